@@ -1,0 +1,17 @@
+# Third-party dependencies. Random123 is header-only (Debian: librandom123-dev); its headers
+# warn, so they are included as SYSTEM. OpenMP drives the CPU backend.
+
+find_path(RANDOM123_INCLUDE_DIR Random123/philox.h
+  HINTS ${RANDOM123_ROOT} ENV RANDOM123_ROOT
+  PATH_SUFFIXES include)
+if(NOT RANDOM123_INCLUDE_DIR)
+  message(FATAL_ERROR "myriad: Random123 headers not found (install librandom123-dev or set RANDOM123_ROOT)")
+endif()
+if(NOT TARGET myriad_random123)
+  add_library(myriad_random123 INTERFACE)
+  target_include_directories(myriad_random123 SYSTEM INTERFACE
+    $<BUILD_INTERFACE:${RANDOM123_INCLUDE_DIR}>)
+endif()
+
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(Threads REQUIRED)

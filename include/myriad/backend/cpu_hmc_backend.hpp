@@ -1,0 +1,154 @@
+#pragma once
+// The CPU backend: an OpenMP loop over chains calling the per-chain HMC transition. Each chain
+// runs all iterations of a call before the next chain starts, so its state stays in cache; the
+// results are identical to running iteration by iteration because every random number is keyed
+// by (seed, chain, iteration, purpose, draw) and the step count by (seed, iteration).
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/ensemble_moments.hpp"
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/mcmc/hmc.hpp"
+#include "myriad/model/concept.hpp"
+
+namespace myriad {
+
+template <class Model, class T>
+class CpuHmcBackend final : public HmcBackend<T> {
+ public:
+  CpuHmcBackend(const Model& model, std::int64_t chains)
+      : model_(model), chains_(chains), dim_(model.dim()), n_quantities_(recorded_quantity_count(model)) {
+    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+    MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
+    MYRIAD_EXPECTS(dim_ > 0, "model dimension must be positive, got ", dim_);
+    const std::size_t n = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains);
+    for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_})
+      array->assign(n, T(0));
+    log_density_.assign(static_cast<std::size_t>(chains), T(0));
+    inverse_metric_.assign(static_cast<std::size_t>(dim_), T(1));
+  }
+
+  std::int64_t chains() const override { return chains_; }
+  int dim() const override { return dim_; }
+  int num_quantities() const override { return n_quantities_; }
+  std::vector<std::string> quantity_names() const override {
+    std::vector<std::string> names;
+    for (int i = 0; i < n_quantities_; ++i) names.push_back(recorded_quantity_name(model_, i));
+    return names;
+  }
+  std::string device_name() const override {
+    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+  }
+
+  std::int64_t initialize(std::uint64_t seed, T radius, int max_tries) override {
+    seed_ = seed;
+    std::int64_t failed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : failed)
+    for (std::int64_t c = 0; c < chains_; ++c) {
+      const RandomStream rng(seed, static_cast<std::uint64_t>(c));
+      const bool ok = initialize_chain(model_, view(position_).chain(c), view(gradient_).chain(c),
+                                       &log_density_[c], rng, radius, max_tries);
+      if (!ok) ++failed;
+    }
+    return failed;
+  }
+
+  void set_inverse_metric(const std::vector<T>& inverse_metric) override {
+    MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim_,
+                   "inverse metric has length ", inverse_metric.size(), ", expected ", dim_);
+    inverse_metric_ = inverse_metric;
+  }
+
+  IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
+                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int chunk_iterations, EnsembleMoments* moments) override {
+    IterationStats total;
+    if (chunk_iterations <= 0) chunk_iterations = n_iterations;
+    for (int done = 0; done < n_iterations; done += chunk_iterations) {
+      const int n = std::min(chunk_iterations, n_iterations - done);
+      if (sink) chunk_.resize(static_cast<std::size_t>(n) * n_quantities_ * chains_);
+      total += run_chunk(settings, first_iteration + static_cast<std::uint32_t>(done), n,
+                         sink ? chunk_.data() : nullptr);
+      if (sink) sink->consume(chunk_.data(), first_draw + done, n);
+    }
+    if (moments) {
+      ensemble_moments_cpu(EnsembleView<const T>{position_.data(), chains_, dim_, chains_},
+                           *moments);
+    }
+    return total;
+  }
+
+  std::vector<T> positions() const override { return position_; }
+
+ private:
+  EnsembleView<T> view(std::vector<T>& array) { return {array.data(), chains_, dim_, chains_}; }
+
+  IterationStats run_chunk(const HmcSettings<T>& settings, std::uint32_t first_iteration, int n,
+                           T* recorded) {
+    std::vector<int> steps(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      steps[i] = jittered_leapfrog_steps(settings.seed, first_iteration + i,
+                                         settings.max_leapfrog_steps, settings.jitter);
+    const EnsembleView<T> position = view(position_), gradient = view(gradient_),
+                          proposal = view(proposal_), momentum = view(momentum_),
+                          proposal_gradient = view(proposal_gradient_);
+    double accept_sum = 0;
+    std::int64_t accepted = 0, divergent = 0, non_finite = 0, evaluations = 0;
+#pragma omp parallel for schedule(static) \
+    reduction(+ : accept_sum, accepted, divergent, non_finite, evaluations)
+    for (std::int64_t c = 0; c < chains_; ++c) {
+      const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+      const HmcChain<T> chain{position.chain(c), gradient.chain(c), &log_density_[c],
+                              proposal.chain(c), momentum.chain(c), proposal_gradient.chain(c)};
+      for (int i = 0; i < n; ++i) {
+        const HmcStep<T> step{settings.step_size, steps[i], inverse_metric_.data(),
+                              settings.max_energy_error};
+        const HmcOutcome<T> out = hmc_transition(model_, chain, rng, first_iteration + i, step);
+        accept_sum += out.accept_prob;
+        accepted += out.accepted;
+        divergent += (out.status & kStatusDivergent) != 0;
+        non_finite += (out.status & kStatusNonFinite) != 0;
+        evaluations += out.gradient_evaluations;
+        if (recorded) {
+          ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * n_quantities_ * chains_ + c,
+                              chains_, n_quantities_};
+          record_quantities(model_, chain.position, slot);
+        }
+      }
+    }
+    IterationStats stats;
+    stats.accept_prob_sum = accept_sum;
+    stats.transitions = chains_ * n;
+    stats.accepted = accepted;
+    stats.divergent = divergent;
+    stats.non_finite = non_finite;
+    stats.gradient_evaluations = evaluations;
+    return stats;
+  }
+
+  Model model_;
+  std::int64_t chains_;
+  int dim_;
+  int n_quantities_;
+  std::uint64_t seed_ = 0;
+  std::vector<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
+  std::vector<T> log_density_;
+  std::vector<T> inverse_metric_;
+  std::vector<T> chunk_;
+};
+
+/// The CPU backend for any model.
+template <class Model, class T>
+std::unique_ptr<HmcBackend<T>> make_cpu_hmc_backend(const Model& model, std::int64_t chains) {
+  return std::make_unique<CpuHmcBackend<Model, T>>(model, chains);
+}
+
+}  // namespace myriad

@@ -1,0 +1,28 @@
+#pragma once
+// Where a run executes. `automatic` picks CUDA when a device is present, else the CPU;
+// asking for `cuda` without a device (or in a build without CUDA) is an error, never a silent
+// fallback.
+
+#include <string>
+
+namespace myriad {
+
+enum class Device { automatic, cpu, cuda };
+
+/// Parses "auto", "cpu" or "cuda"; throws myriad::invalid_argument otherwise.
+Device parse_device(const std::string& name);
+
+/// "auto", "cpu" or "cuda".
+std::string to_string(Device device);
+
+/// True when this build has the CUDA backend and at least one CUDA device is usable.
+bool cuda_device_available();
+
+/// Resolves `automatic` and checks availability; throws myriad::unavailable_error when CUDA is
+/// demanded but absent, naming the reason (no device, or a build without CUDA).
+Device resolve_device(Device requested);
+
+/// A human-readable description, e.g. "cpu (2 OpenMP threads)" or "cuda: NVIDIA H100 (sm_90)".
+std::string describe_device(Device device);
+
+}  // namespace myriad

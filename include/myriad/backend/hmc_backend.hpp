@@ -1,0 +1,103 @@
+#pragma once
+// The backend interface for many-chain HMC (DESIGN.md, "Layers"): one interface, a CPU
+// implementation (OpenMP over chains, backend/cpu_hmc_backend.hpp) and a CUDA implementation
+// (kernels/cuda_hmc_backend.cuh). Both call the same per-chain function, mcmc/hmc.hpp.
+//
+// The host scheduler (run/sample.hpp) drives a backend through phases; the backend owns the
+// ensemble state on its device and never grows its memory with the number of draws: recorded
+// quantities leave in chunks through a DrawSink.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace myriad {
+
+/// Ensemble-wide settings of a run of HMC iterations.
+template <class T>
+struct HmcSettings {
+  std::uint64_t seed = 1;
+  T step_size = T(0.1);
+  int max_leapfrog_steps = 16;  ///< L; the iteration's count is jittered below it
+  T jitter = T(0.5);            ///< fraction of L over which the step count is jittered
+  T max_energy_error = T(1000);
+};
+
+/// Totals over the chains and iterations of one backend call.
+struct IterationStats {
+  double accept_prob_sum = 0;  ///< sum of min(1, exp(−ΔH)) over transitions
+  std::int64_t transitions = 0;
+  std::int64_t accepted = 0;
+  std::int64_t divergent = 0;
+  std::int64_t non_finite = 0;
+  std::int64_t gradient_evaluations = 0;
+
+  double mean_accept_prob() const { return transitions ? accept_prob_sum / transitions : 0.0; }
+  IterationStats& operator+=(const IterationStats& o) {
+    accept_prob_sum += o.accept_prob_sum;
+    transitions += o.transitions;
+    accepted += o.accepted;
+    divergent += o.divergent;
+    non_finite += o.non_finite;
+    gradient_evaluations += o.gradient_evaluations;
+    return *this;
+  }
+};
+
+/// Per-dimension mean and sum of squared deviations of the current positions across chains
+/// (one batch for the parallel Welford update of run/welford.hpp).
+struct EnsembleMoments {
+  std::vector<double> mean;
+  std::vector<double> m2;
+  std::int64_t count = 0;
+};
+
+/// Receives recorded quantities chunk by chunk: values[(i * Q + q) * chains + c] is quantity q
+/// of chain c at iteration first_iteration + i (chain fastest, as the device wrote it).
+template <class T>
+class DrawSink {
+ public:
+  virtual ~DrawSink() = default;
+  virtual void consume(const T* values, std::int64_t first_draw, int n_draws) = 0;
+};
+
+/// Many-chain HMC on one device.
+template <class T>
+class HmcBackend {
+ public:
+  virtual ~HmcBackend() = default;
+
+  virtual std::int64_t chains() const = 0;
+  virtual int dim() const = 0;
+  virtual int num_quantities() const = 0;
+  virtual std::vector<std::string> quantity_names() const = 0;
+  virtual std::string device_name() const = 0;
+
+  /// Draws initial points (uniform in [−radius, radius]^D, retried up to max_tries times while
+  /// non-finite) and evaluates log density and gradient there. Returns the number of chains
+  /// left without a finite initial point.
+  virtual std::int64_t initialize(std::uint64_t seed, T radius, int max_tries) = 0;
+
+  /// Sets the diagonal of the inverse mass matrix (length dim, positive).
+  virtual void set_inverse_metric(const std::vector<T>& inverse_metric) = 0;
+
+  /// Runs iterations first_iteration … first_iteration + n_iterations − 1 (the iteration number
+  /// keys the random numbers). With a sink, the recorded quantities of every iteration are
+  /// delivered to it in chunks of at most chunk_iterations, numbered from first_draw. With
+  /// moments, the per-dimension moments of the positions after the last iteration are written.
+  virtual IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
+                             int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                             int chunk_iterations, EnsembleMoments* moments) = 0;
+
+  /// Current positions as a [dim][chain] host array (tests, checkpoints).
+  virtual std::vector<T> positions() const = 0;
+};
+
+/// The CUDA backend for a model (defined in kernels/cuda_hmc_backend.cuh; instantiated for the
+/// built-in models in the library, and by user code compiled with nvcc for its own models).
+/// The model must hold device-visible data. Throws myriad::unavailable_error without CUDA.
+template <class Model, class T>
+std::unique_ptr<HmcBackend<T>> make_cuda_hmc_backend(const Model& model, std::int64_t chains);
+
+}  // namespace myriad

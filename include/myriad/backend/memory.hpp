@@ -1,0 +1,59 @@
+#pragma once
+// Owning device memory for host code that does not include CUDA headers. Model data (e.g. the
+// design matrix of `logistic`) is uploaded once into a DeviceArray and models hold views of it.
+// The functions are implemented in src/backend/memory.cpp; in a build without CUDA they throw
+// myriad::unavailable_error.
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace myriad {
+
+/// cudaMalloc; throws myriad::cuda_error on failure, unavailable_error without CUDA.
+void* device_allocate(std::size_t bytes);
+/// cudaFree; never throws.
+void device_free(void* pointer) noexcept;
+/// Synchronous host→device and device→host copies.
+void copy_to_device(void* device_destination, const void* host_source, std::size_t bytes);
+void copy_to_host(void* host_destination, const void* device_source, std::size_t bytes);
+
+/// A typed, movable, owning device allocation.
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t size)
+      : data_(static_cast<T*>(device_allocate(size * sizeof(T)))), size_(size) {}
+  explicit DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) { upload(host); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  DeviceArray(DeviceArray&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  DeviceArray& operator=(DeviceArray&& other) noexcept {
+    if (this != &other) {
+      device_free(data_);
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+  ~DeviceArray() { device_free(data_); }
+
+  T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  void upload(const std::vector<T>& host) {
+    copy_to_device(data_, host.data(), (host.size() < size_ ? host.size() : size_) * sizeof(T));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(size_);
+    copy_to_host(host.data(), data_, size_ * sizeof(T));
+    return host;
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace myriad

@@ -1,0 +1,67 @@
+#pragma once
+// Scalar math callable from host and device. Models call myriad::exp, myriad::log, ... so that
+// the same expression works for float, double and the dual numbers of core/dual.hpp, which
+// overload these names.
+
+#include <cmath>
+
+#include "myriad/core/hd.hpp"
+
+namespace myriad {
+
+#define MYRIAD_UNARY_MATH(name)                                                 \
+  MYRIAD_HD MYRIAD_INLINE double name(double x) { return ::name(x); }          \
+  MYRIAD_HD MYRIAD_INLINE float name(float x) { return ::name##f(x); }
+
+MYRIAD_UNARY_MATH(exp)
+MYRIAD_UNARY_MATH(log)
+MYRIAD_UNARY_MATH(log1p)
+MYRIAD_UNARY_MATH(expm1)
+MYRIAD_UNARY_MATH(sqrt)
+MYRIAD_UNARY_MATH(sin)
+MYRIAD_UNARY_MATH(cos)
+MYRIAD_UNARY_MATH(tanh)
+MYRIAD_UNARY_MATH(fabs)
+#undef MYRIAD_UNARY_MATH
+
+MYRIAD_HD MYRIAD_INLINE double pow(double x, double y) { return ::pow(x, y); }
+MYRIAD_HD MYRIAD_INLINE float pow(float x, float y) { return ::powf(x, y); }
+
+#if MYRIAD_DEVICE_CODE
+MYRIAD_HD MYRIAD_INLINE bool isfinite(double x) { return ::isfinite(x); }
+MYRIAD_HD MYRIAD_INLINE bool isfinite(float x) { return ::isfinite(x); }
+#else
+MYRIAD_HD MYRIAD_INLINE bool isfinite(double x) { return std::isfinite(x); }
+MYRIAD_HD MYRIAD_INLINE bool isfinite(float x) { return std::isfinite(x); }
+#endif
+
+template <class T>
+MYRIAD_HD MYRIAD_INLINE T square(const T& x) {
+  return x * x;
+}
+
+/// The plain value of a scalar (overloaded for dual numbers), used for branching.
+MYRIAD_HD MYRIAD_INLINE double value_of(double x) { return x; }
+MYRIAD_HD MYRIAD_INLINE float value_of(float x) { return x; }
+
+template <class T>
+MYRIAD_HD MYRIAD_INLINE bool value_of_positive(const T& x) {
+  return value_of(x) > 0;
+}
+
+/// log(1 + exp(x)) without overflow (softplus).
+template <class T>
+MYRIAD_HD MYRIAD_INLINE T log1p_exp(const T& x) {
+  // For x > 0: x + log1p(exp(-x)); else log1p(exp(x)). Both arguments of exp are <= 0.
+  return value_of_positive(x) ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+/// log N(x; mu, sigma) including the normalising constant.
+template <class X, class M, class S>
+MYRIAD_HD MYRIAD_INLINE auto normal_log_density(const X& x, const M& mu, const S& sigma) {
+  const auto z = (x - mu) / sigma;
+  using Z = decltype(z * z);
+  return Z(-0.91893853320467274178) - log(sigma) - Z(0.5) * z * z;
+}
+
+}  // namespace myriad

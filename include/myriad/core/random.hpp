@@ -1,0 +1,117 @@
+#pragma once
+// Counter-based random streams (DESIGN.md, rule 2): Philox4x32-10 from Random123.
+//
+//   key     = (chain, low 32 bits of seed)
+//   counter = (draw index, purpose tag, iteration, high 32 bits of seed)
+//
+// No generator state is stored: the same (seed, chain, iteration, purpose, draw) gives the same
+// numbers on the CPU and the GPU, for any launch configuration, and a run can resume from its
+// iteration count alone.
+
+#include <cstdint>
+
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC system_header  // Random123 warns under -Wall -Wextra.
+#endif
+#include <Random123/philox.h>
+
+namespace myriad {
+
+/// What a draw is for. Distinct tags keep the streams of different uses independent.
+enum class Purpose : std::uint32_t {
+  initial_point = 1,   ///< initial positions
+  momentum = 2,        ///< HMC momentum refresh
+  accept = 3,          ///< Metropolis accept/reject uniform
+  trajectory = 4,      ///< ensemble-shared jitter of the trajectory length
+  user = 1024,         ///< first tag free for models and extensions
+};
+
+/// Chain index used for streams shared by the whole ensemble (e.g. trajectory jitter).
+constexpr std::uint64_t kEnsembleStream = 0xFFFFFFFFu;
+
+/// One chain's random stream; trivially copyable, cheap to build inside a kernel.
+class RandomStream {
+ public:
+  using Block = r123::Philox4x32::ctr_type;
+
+  MYRIAD_HD RandomStream(std::uint64_t seed, std::uint64_t chain)
+      : chain_(static_cast<std::uint32_t>(chain)),
+        seed_lo_(static_cast<std::uint32_t>(seed)),
+        seed_hi_(static_cast<std::uint32_t>(seed >> 32)) {}
+
+  /// The raw Philox output for (iteration, purpose, draw): four 32-bit words.
+  MYRIAD_HD Block block(std::uint32_t iteration, Purpose purpose, std::uint32_t draw) const {
+    r123::Philox4x32 philox;
+    Block counter = {{draw, static_cast<std::uint32_t>(purpose), iteration, seed_hi_}};
+    r123::Philox4x32::key_type key = {{chain_, seed_lo_}};
+    return philox(counter, key);
+  }
+
+  /// Uniform on the open interval (0, 1): 24 random bits for float, 53 for double.
+  template <class T>
+  MYRIAD_HD T uniform(std::uint32_t iteration, Purpose purpose, std::uint32_t draw) const {
+    const Block b = block(iteration, purpose, draw);
+    return uniform_from_words<T>(b.v[0], b.v[1]);
+  }
+
+  /// Exponential with rate 1.
+  template <class T>
+  MYRIAD_HD T exponential(std::uint32_t iteration, Purpose purpose, std::uint32_t draw) const {
+    return -myriad::log(uniform<T>(iteration, purpose, draw));
+  }
+
+  /// Standard normal number `index` of a sequence; consecutive indices share Philox blocks,
+  /// so fill vectors with fill_normal rather than calling this in a loop.
+  template <class T>
+  MYRIAD_HD T normal(std::uint32_t iteration, Purpose purpose, std::uint32_t index) const {
+    const Block b = block(iteration, purpose, index / 2);
+    T z0, z1;
+    box_muller(uniform_from_words<T>(b.v[0], b.v[1]), uniform_from_words<T>(b.v[2], b.v[3]), z0,
+               z1);
+    return (index % 2 == 0) ? z0 : z1;
+  }
+
+  /// out[i] = normal(iteration, purpose, i) for i < n, two normals per Philox block.
+  template <class T, class Vec>
+  MYRIAD_HD void fill_normal(std::uint32_t iteration, Purpose purpose, Vec& out, int n) const {
+    for (int i = 0; i < n; i += 2) {
+      const Block b = block(iteration, purpose, static_cast<std::uint32_t>(i / 2));
+      T z0, z1;
+      box_muller(uniform_from_words<T>(b.v[0], b.v[1]), uniform_from_words<T>(b.v[2], b.v[3]),
+                 z0, z1);
+      out[i] = z0;
+      if (i + 1 < n) out[i + 1] = z1;
+    }
+  }
+
+  /// Uniform in (0, 1) from two 32-bit words; float uses the top 24 bits of the first.
+  template <class T>
+  MYRIAD_HD static T uniform_from_words(std::uint32_t w0, std::uint32_t w1) {
+    if constexpr (sizeof(T) == sizeof(float)) {
+      (void)w1;
+      return (static_cast<float>(w0 >> 8) + 0.5f) * 5.9604644775390625e-8f;  // 2^-24
+    } else {
+      const std::uint64_t bits = (static_cast<std::uint64_t>(w0) << 21) ^ (w1 >> 11);
+      return (static_cast<double>(bits) + 0.5) * 1.1102230246251565e-16;  // 2^-53
+    }
+  }
+
+ private:
+  // Box-Muller: u1, u2 in (0, 1) give two independent standard normals.
+  template <class T>
+  MYRIAD_HD static void box_muller(T u1, T u2, T& z0, T& z1) {
+    const T radius = myriad::sqrt(T(-2) * myriad::log(u1));
+    const T angle = T(6.283185307179586476925) * u2;
+    z0 = radius * myriad::cos(angle);
+    z1 = radius * myriad::sin(angle);
+  }
+
+  std::uint32_t chain_;
+  std::uint32_t seed_lo_;
+  std::uint32_t seed_hi_;
+};
+
+}  // namespace myriad

@@ -1,0 +1,163 @@
+#pragma once
+// One Hamiltonian Monte Carlo transition for one chain: momentum refresh from N(0, M) with a
+// diagonal mass matrix M, L leapfrog steps, Metropolis accept/reject. Written once for the CPU
+// backend's OpenMP loop and the CUDA kernels (DESIGN.md, rule 1).
+//
+// Hamiltonian H(q, p) = −log π(q) + ½ pᵀ M⁻¹ p; leapfrog (Neal 2011, "MCMC using Hamiltonian
+// dynamics", eq. 5.18–5.20):
+//   p ← p + ε/2 ∇log π(q);  q ← q + ε M⁻¹ p;  p ← p + ε/2 ∇log π(q).
+// A trajectory whose energy error exceeds max_energy_error is divergent (Stan's threshold of
+// 1000); it is rejected and flagged, never dropped.
+
+#include <cstdint>
+
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/mcmc/chain_status.hpp"
+#include "myriad/model/concept.hpp"
+
+namespace myriad {
+
+/// Settings of one HMC iteration, shared by every chain of the ensemble.
+template <class T>
+struct HmcStep {
+  T step_size = T(0.1);
+  int leapfrog_steps = 1;            ///< steps this iteration (already jittered)
+  const T* inverse_metric = nullptr; ///< diagonal of M⁻¹, length dim, visible to the caller's device
+  T max_energy_error = T(1000);
+};
+
+/// Views of one chain's state. position/gradient/log_density hold the current point and are
+/// updated on acceptance; proposal, momentum and proposal_gradient are scratch.
+template <class T>
+struct HmcChain {
+  ChainVector<T> position;
+  ChainVector<T> gradient;
+  T* log_density;
+  ChainVector<T> proposal;
+  ChainVector<T> momentum;
+  ChainVector<T> proposal_gradient;
+};
+
+/// What one transition did.
+template <class T>
+struct HmcOutcome {
+  T accept_prob;         ///< min(1, exp(−ΔH)); 0 for divergent or non-finite trajectories
+  bool accepted;
+  std::uint32_t status;  ///< ChainStatus flags
+  int gradient_evaluations;
+};
+
+/// Number of leapfrog steps for an iteration: the same for every chain (so warps stay
+/// converged), jittered per iteration to avoid periodic trajectories: uniform on
+/// {⌈(1 − jitter)·L⌉, …, L}.
+template <class T>
+MYRIAD_HD int jittered_leapfrog_steps(std::uint64_t seed, std::uint32_t iteration, int max_steps,
+                                      T jitter) {
+  if (jitter <= T(0) || max_steps <= 1) return max_steps < 1 ? 1 : max_steps;
+  const RandomStream ensemble(seed, kEnsembleStream);
+  const double u = ensemble.uniform<double>(iteration, Purpose::trajectory, 0);
+  int low = static_cast<int>(::ceil((1.0 - static_cast<double>(jitter)) * max_steps));
+  if (low < 1) low = 1;
+  const int span = max_steps - low + 1;
+  int steps = low + static_cast<int>(u * span);
+  return steps > max_steps ? max_steps : steps;
+}
+
+/// Kinetic energy ½ pᵀ M⁻¹ p for a diagonal M⁻¹.
+template <class T, class Vec>
+MYRIAD_HD T kinetic_energy(const Vec& momentum, const T* inverse_metric, int dim) {
+  T sum = T(0);
+  for (int i = 0; i < dim; ++i) sum += inverse_metric[i] * momentum[i] * momentum[i];
+  return T(0.5) * sum;
+}
+
+/// One HMC transition of one chain at `iteration` (which keys its random numbers).
+template <class Model, class T>
+MYRIAD_HD HmcOutcome<T> hmc_transition(const Model& model, const HmcChain<T>& chain,
+                                       const RandomStream& rng, std::uint32_t iteration,
+                                       const HmcStep<T>& step) {
+  const int dim = model.dim();
+  const T eps = step.step_size;
+  const T half_eps = T(0.5) * eps;
+  const T* inv_m = step.inverse_metric;
+
+  // p ~ N(0, M): p_i = z_i / sqrt(M⁻¹_ii).
+  rng.fill_normal<T>(iteration, Purpose::momentum, chain.momentum, dim);
+  for (int i = 0; i < dim; ++i) chain.momentum[i] /= myriad::sqrt(inv_m[i]);
+  const T initial_energy = -*chain.log_density + kinetic_energy(chain.momentum, inv_m, dim);
+
+  for (int i = 0; i < dim; ++i) {
+    chain.proposal[i] = chain.position[i];
+    chain.proposal_gradient[i] = chain.gradient[i];
+  }
+  T proposal_log_density = *chain.log_density;
+  int evaluations = 0;
+  for (int s = 0; s < step.leapfrog_steps; ++s) {
+    for (int i = 0; i < dim; ++i) {
+      const T p = chain.momentum[i] + half_eps * chain.proposal_gradient[i];
+      chain.momentum[i] = p;
+      chain.proposal[i] += eps * inv_m[i] * p;
+    }
+    proposal_log_density =
+        log_density_and_gradient(model, chain.proposal, chain.proposal_gradient);
+    ++evaluations;
+    for (int i = 0; i < dim; ++i) chain.momentum[i] += half_eps * chain.proposal_gradient[i];
+    // A non-finite density cannot recover; stop integrating this chain (masked lockstep).
+    if (!myriad::isfinite(proposal_log_density)) break;
+  }
+
+  const T proposal_energy =
+      -proposal_log_density + kinetic_energy(chain.momentum, inv_m, dim);
+  const T log_accept_ratio = initial_energy - proposal_energy;
+
+  HmcOutcome<T> outcome{T(0), false, kStatusOk, evaluations};
+  if (!myriad::isfinite(log_accept_ratio)) {
+    outcome.status = kStatusNonFinite | kStatusDivergent;
+    return outcome;
+  }
+  if (-log_accept_ratio > step.max_energy_error) {
+    outcome.status = kStatusDivergent;
+    return outcome;
+  }
+  outcome.accept_prob = log_accept_ratio >= T(0) ? T(1) : myriad::exp(log_accept_ratio);
+  const T u = rng.uniform<T>(iteration, Purpose::accept, 0);
+  if (myriad::log(u) < log_accept_ratio) {
+    outcome.accepted = true;
+    for (int i = 0; i < dim; ++i) {
+      chain.position[i] = chain.proposal[i];
+      chain.gradient[i] = chain.proposal_gradient[i];
+    }
+    *chain.log_density = proposal_log_density;
+  }
+  return outcome;
+}
+
+/// Draws an initial point uniformly in [−radius, radius]^D (Stan's default with radius 2),
+/// retrying up to max_tries times until log density and gradient are finite. Returns false if
+/// no finite point was found; the host then reports the chain as failed to initialise.
+template <class Model, class T>
+MYRIAD_HD bool initialize_chain(const Model& model, const ChainVector<T>& position,
+                                const ChainVector<T>& gradient, T* log_density,
+                                const RandomStream& rng, T radius, int max_tries) {
+  const int dim = model.dim();
+  for (int attempt = 0; attempt < max_tries; ++attempt) {
+    for (int i = 0; i < dim; ++i) {
+      const T u = rng.uniform<T>(static_cast<std::uint32_t>(attempt), Purpose::initial_point,
+                                 static_cast<std::uint32_t>(i));
+      position[i] = radius * (T(2) * u - T(1));
+    }
+    const T lp = log_density_and_gradient(model, position, gradient);
+    bool finite = myriad::isfinite(lp);
+    for (int i = 0; i < dim && finite; ++i) finite = myriad::isfinite(gradient[i]);
+    if (finite) {
+      *log_density = lp;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace myriad

@@ -1,0 +1,101 @@
+#pragma once
+// The density-model concept (DESIGN.md, "Models").
+//
+// A model is a small trivially copyable struct usable in device code. It provides
+//
+//   MYRIAD_HD int dim() const;                               // number of unconstrained parameters
+//   template <class Vec> MYRIAD_HD auto log_density(const Vec& x) const;
+//
+// where Vec is any indexable view (ChainVector, DenseVector, a pointer, the dual views of
+// model/autodiff.hpp) and the result's type is the element type of Vec. log_density is the
+// unnormalised log density of the unconstrained parameters, Jacobian terms included.
+//
+// Optional members, detected at compile time:
+//
+//   template <class Vec, class Grad>
+//   MYRIAD_HD T log_density_gradient(const Vec& x, Grad& g) const;   // returns log p, writes ∇
+//   MYRIAD_HD int num_quantities() const;                           // recorded quantities
+//   template <class Vec, class Out> MYRIAD_HD void quantities(const Vec& x, Out& out) const;
+//   std::string quantity_name(int i) const;                         // host only
+//
+// Without the gradient member, derivatives come from forward-mode duals; without quantities,
+// the recorded quantities are the parameters themselves, named x[0], x[1], ...
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "myriad/core/hd.hpp"
+#include "myriad/model/autodiff.hpp"
+
+namespace myriad {
+
+namespace detail {
+struct ProbeVector {
+  double* p;
+  MYRIAD_HD double& operator[](int i) const { return p[i]; }
+};
+
+template <class Model, class = void>
+struct has_gradient : std::false_type {};
+template <class Model>
+struct has_gradient<Model, std::void_t<decltype(std::declval<const Model&>().log_density_gradient(
+                               std::declval<const ProbeVector&>(), std::declval<ProbeVector&>()))>>
+    : std::true_type {};
+
+template <class Model, class = void>
+struct has_quantities : std::false_type {};
+template <class Model>
+struct has_quantities<Model, std::void_t<decltype(std::declval<const Model&>().num_quantities())>>
+    : std::true_type {};
+}  // namespace detail
+
+/// True when the model supplies its own gradient.
+template <class Model>
+constexpr bool model_has_gradient = detail::has_gradient<Model>::value;
+
+/// True when the model names its own recorded quantities.
+template <class Model>
+constexpr bool model_has_quantities = detail::has_quantities<Model>::value;
+
+/// log p(x) and ∇ log p(x): the model's own gradient when it has one, else forward duals.
+template <class Model, class Vec, class Grad>
+MYRIAD_HD auto log_density_and_gradient(const Model& model, const Vec& x, Grad& grad) {
+  if constexpr (model_has_gradient<Model>) {
+    return model.log_density_gradient(x, grad);
+  } else {
+    return gradient_by_duals(model, x, grad, model.dim());
+  }
+}
+
+/// Number of quantities recorded per draw.
+template <class Model>
+MYRIAD_HD int recorded_quantity_count(const Model& model) {
+  if constexpr (model_has_quantities<Model>) {
+    return model.num_quantities();
+  } else {
+    return model.dim();
+  }
+}
+
+/// Writes the recorded quantities of position x into out[0 .. num_quantities).
+template <class Model, class Vec, class Out>
+MYRIAD_HD void record_quantities(const Model& model, const Vec& x, Out& out) {
+  if constexpr (model_has_quantities<Model>) {
+    model.quantities(x, out);
+  } else {
+    for (int i = 0; i < model.dim(); ++i) out[i] = x[i];
+  }
+}
+
+/// Name of recorded quantity i (host only).
+template <class Model>
+std::string recorded_quantity_name(const Model& model, int i) {
+  if constexpr (model_has_quantities<Model>) {
+    return model.quantity_name(i);
+  } else {
+    return "x[" + std::to_string(i) + "]";
+  }
+}
+
+}  // namespace myriad

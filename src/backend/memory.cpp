@@ -1,0 +1,58 @@
+#include "myriad/backend/memory.hpp"
+
+#include "myriad/core/error.hpp"
+
+#if defined(MYRIAD_HAS_CUDA)
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace myriad {
+namespace {
+void check(cudaError_t status, const char* call, std::size_t bytes) {
+  if (status != cudaSuccess) {
+    throw cuda_error(detail::concat(call, " (", bytes, " bytes) failed: ",
+                                    cudaGetErrorString(status)));
+  }
+}
+}  // namespace
+
+void* device_allocate(std::size_t bytes) {
+  void* pointer = nullptr;
+  if (bytes == 0) return nullptr;
+  check(cudaMalloc(&pointer, bytes), "cudaMalloc", bytes);
+  return pointer;
+}
+void device_free(void* pointer) noexcept {
+  if (pointer) cudaFree(pointer);
+}
+void copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device", bytes);
+}
+void copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host", bytes);
+}
+}  // namespace myriad
+
+#else
+
+namespace myriad {
+namespace {
+[[noreturn]] void no_cuda() {
+  throw unavailable_error("myriad was built without CUDA: device memory is unavailable");
+}
+}  // namespace
+void* device_allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  no_cuda();
+}
+void device_free(void*) noexcept {}
+void copy_to_device(void*, const void*, std::size_t bytes) {
+  if (bytes) no_cuda();
+}
+void copy_to_host(void*, const void*, std::size_t bytes) {
+  if (bytes) no_cuda();
+}
+}  // namespace myriad
+
+#endif
