@@ -48,12 +48,14 @@ class CpuHmcBackend final : public HmcBackend<T> {
     return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
   }
 
-  std::int64_t initialize(std::uint64_t seed, T radius, int max_tries) override {
-    seed_ = seed;
+  std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
+                          std::int64_t chains_per_init) override {
+    MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : failed)
     for (std::int64_t c = 0; c < chains_; ++c) {
-      const RandomStream rng(seed, static_cast<std::uint64_t>(c));
+      const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
+      const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
       const bool ok = initialize_chain(model_, view(position_).chain(c), view(gradient_).chain(c),
                                        &log_density_[c], rng, radius, max_tries);
       if (!ok) ++failed;
@@ -138,7 +140,6 @@ class CpuHmcBackend final : public HmcBackend<T> {
   std::int64_t chains_;
   int dim_;
   int n_quantities_;
-  std::uint64_t seed_ = 0;
   std::vector<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   std::vector<T> log_density_;
   std::vector<T> inverse_metric_;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace myriad {
@@ -75,9 +76,12 @@ class HmcBackend {
   virtual std::string device_name() const = 0;
 
   /// Draws initial points (uniform in [−radius, radius]^D, retried up to max_tries times while
-  /// non-finite) and evaluates log density and gradient there. Returns the number of chains
-  /// left without a finite initial point.
-  virtual std::int64_t initialize(std::uint64_t seed, T radius, int max_tries) = 0;
+  /// non-finite) and evaluates log density and gradient there. Chains c with equal
+  /// c / chains_per_init share their initial point (the random stream of chain
+  /// (c / chains_per_init) · chains_per_init): superchains for nested R-hat (Margossian et al.).
+  /// Returns the number of chains left without a finite initial point.
+  virtual std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
+                                  std::int64_t chains_per_init) = 0;
 
   /// Sets the diagonal of the inverse mass matrix (length dim, positive).
   virtual void set_inverse_metric(const std::vector<T>& inverse_metric) = 0;
@@ -99,5 +103,11 @@ class HmcBackend {
 /// The model must hold device-visible data. Throws myriad::unavailable_error without CUDA.
 template <class Model, class T>
 std::unique_ptr<HmcBackend<T>> make_cuda_hmc_backend(const Model& model, std::int64_t chains);
+
+/// True when make_cuda_hmc_backend<Model, T> is available to code compiled by a host compiler:
+/// specialised for the built-in models (models/builtin.hpp), whose CUDA backends the library
+/// instantiates. Translation units compiled by nvcc may use any model (run/sample.hpp).
+template <class Model>
+struct has_cuda_backend : std::false_type {};
 
 }  // namespace myriad
