@@ -9,6 +9,7 @@ if(NOT RANDOM123_INCLUDE_DIR)
 endif()
 if(NOT TARGET myriad_random123)
   add_library(myriad_random123 INTERFACE)
+  set_target_properties(myriad_random123 PROPERTIES EXPORT_NAME random123)
   target_include_directories(myriad_random123 SYSTEM INTERFACE
     $<BUILD_INTERFACE:${RANDOM123_INCLUDE_DIR}>)
 endif()

@@ -18,6 +18,7 @@ namespace myriad::models {
 
 template <class T>
 struct Gaussian {
+  using value_type = T;
   int dimension = 2;
   T mean = T(0);
   T sd = T(1);

@@ -1,0 +1,73 @@
+#pragma once
+// The built-in models by name, with their arguments: what `myriad models` lists and what
+// `myriad sample --model NAME --model-arg key=value` runs.
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "myriad/run/sample_config.hpp"
+
+namespace myriad {
+
+/// Floating-point precision of a run's state and arithmetic.
+enum class Precision { float32, float64 };
+
+/// Parses "float"/"float32" or "double"/"float64".
+Precision parse_precision(const std::string& name);
+std::string to_string(Precision precision);
+
+/// One model argument with its default and meaning.
+struct ModelArgument {
+  std::string name;
+  std::string default_value;
+  std::string description;
+};
+
+struct ModelSpec;
+
+/// The arguments of one run of a model: given values checked against the model's argument list,
+/// with defaults for the rest. Accessors throw myriad::invalid_argument naming the model and
+/// argument when a value does not parse.
+class ModelArguments {
+ public:
+  ModelArguments(const ModelSpec& spec, const std::vector<std::pair<std::string, std::string>>& given);
+
+  double number(const std::string& name) const;
+  int integer(const std::string& name) const;
+  std::uint64_t unsigned_integer(const std::string& name) const;
+  /// Every argument with its effective value, in the model's order.
+  const std::vector<std::pair<std::string, std::string>>& values() const { return values_; }
+
+ private:
+  const std::string& raw(const std::string& name) const;
+  std::string model_;
+  std::vector<std::pair<std::string, std::string>> values_;
+};
+
+/// A known posterior mean and standard deviation of a recorded quantity.
+struct ExactMoment {
+  std::string name;
+  double mean;
+  double sd;
+};
+
+/// A built-in model: how to list it and how to run it.
+struct ModelSpec {
+  std::string name;
+  std::string description;
+  std::vector<ModelArgument> arguments;
+  /// Builds the model (uploading data to the device if needed) and samples it.
+  std::function<SampleResult(const ModelArguments&, const SampleConfig&, Precision)> sample;
+  /// Exact posterior moments where the model has them (empty function otherwise).
+  std::function<std::vector<ExactMoment>(const ModelArguments&)> exact;
+};
+
+/// Every built-in model, in listing order.
+const std::vector<ModelSpec>& builtin_models();
+
+/// The built-in model of that name; throws myriad::invalid_argument listing the known names.
+const ModelSpec& find_model(const std::string& name);
+
+}  // namespace myriad

@@ -1,0 +1,87 @@
+#pragma once
+// Settings and results of a many-chain HMC run (the contract between the C++ API, the CLI and
+// the output writers).
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/device.hpp"
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/diag/summary.hpp"
+
+namespace myriad {
+
+/// Progress of a run: phase is "warmup" or "sampling"; done of total iterations.
+struct Progress {
+  const char* phase;
+  std::int64_t done;
+  std::int64_t total;
+};
+
+/// Configuration of myriad::sample. Aggregate with defaults; validated by validate().
+struct SampleConfig {
+  std::int64_t chains = 1024;
+  int warmup = 1000;
+  int draws = 1000;
+  std::uint64_t seed = 1;
+  Device device = Device::automatic;
+  double target_accept = 0.8;     ///< dual-averaging target for the pooled acceptance
+  int leapfrog_steps = 16;        ///< L: maximum leapfrog steps per iteration
+  double jitter = 0.5;            ///< step counts are uniform on {⌈(1 − jitter)L⌉, …, L}
+  double initial_step_size = 0;   ///< 0: found by Stan's doubling/halving heuristic
+  double init_radius = 2;         ///< initial points uniform in [−r, r]^D
+  int init_tries = 100;
+  bool adapt_step_size = true;
+  bool adapt_metric = true;
+  int superchains = 0;            ///< nested R-hat groups; 0 = automatic, 1 = independent chains
+  int chunk_iterations = 0;       ///< draws per device→host chunk; 0 = automatic
+  bool keep_draws = true;         ///< keep the full [chain][draw][quantity] trace on the host
+  std::function<void(const Progress&)> progress;  ///< called between launches, if set
+
+  /// Throws myriad::invalid_argument naming the first bad value.
+  void validate() const;
+};
+
+/// Everything a run produced.
+struct SampleResult {
+  std::string device;
+  std::int64_t chains = 0;
+  int warmup = 0;
+  int draws = 0;
+  std::vector<std::string> names;  ///< recorded quantities
+  std::vector<double> draws_data;  ///< [chain][draw][quantity], if kept
+  std::vector<diag::VariableSummary> summary;
+  int superchains = 1;
+  std::vector<double> nested_rhat;  ///< per quantity (NaN when superchains == 1)
+  double step_size = 0;
+  std::vector<double> inverse_metric;
+  int leapfrog_steps = 0;
+  double jitter = 0;
+  IterationStats warmup_stats;
+  IterationStats sampling_stats;
+  std::int64_t initialisation_failures = 0;
+  double warmup_seconds = 0;
+  double sampling_seconds = 0;
+  double summary_seconds = 0;
+
+  double gradient_evaluations_per_second() const {
+    const double seconds = warmup_seconds + sampling_seconds;
+    const double evaluations =
+        static_cast<double>(warmup_stats.gradient_evaluations + sampling_stats.gradient_evaluations);
+    return seconds > 0 ? evaluations / seconds : 0;
+  }
+};
+
+/// Runs HMC on a backend: initialisation, windowed warm-up (ensemble step size by dual
+/// averaging, diagonal metric from the ensemble's variance), sampling with chunked draws, and
+/// diagnostics. Instantiated for float and double in src/run/run_hmc.cpp.
+template <class T>
+SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config);
+
+/// The number of superchains used for config.superchains == 0: the largest divisor of chains
+/// not above 16 that leaves at least 2 chains per superchain, or 1 if none.
+int automatic_superchains(std::int64_t chains);
+
+}  // namespace myriad

@@ -1,0 +1,116 @@
+#include "command_line.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+namespace myriad::cli {
+
+CommandLine::CommandLine(std::string command, std::vector<OptionSpec> options)
+    : command_(std::move(command)), options_(std::move(options)) {}
+
+const OptionSpec& CommandLine::spec(const std::string& name) const {
+  for (const auto& option : options_)
+    if (option.name == name) return option;
+  throw UsageError{"unknown option --" + name + " for 'myriad " + command_ +
+                   "' (see 'myriad " + command_ + " --help')"};
+}
+
+void CommandLine::parse(int argc, char** argv, int first) {
+  for (int i = first; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0 || word.size() == 2)
+      throw UsageError{"unexpected argument '" + word + "' for 'myriad " + command_ + "'"};
+    std::string name = word.substr(2);
+    std::string value;
+    bool has_inline_value = false;
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_inline_value = true;
+    }
+    const OptionSpec& option = spec(name);
+    if (option.value_name.empty()) {
+      if (has_inline_value) throw UsageError{"option --" + name + " takes no value"};
+      values_[name].push_back("");
+      continue;
+    }
+    if (!has_inline_value) {
+      if (i + 1 >= argc) throw UsageError{"option --" + name + " needs a value (" + option.value_name + ")"};
+      value = argv[++i];
+    }
+    if (!option.repeatable && values_.count(name))
+      throw UsageError{"option --" + name + " given more than once"};
+    values_[name].push_back(value);
+  }
+}
+
+bool CommandLine::has(const std::string& name) const { return values_.count(name) > 0; }
+
+std::string CommandLine::text(const std::string& name) const {
+  const auto it = values_.find(name);
+  if (it != values_.end()) return it->second.back();
+  return spec(name).default_value;
+}
+
+std::vector<std::string> CommandLine::all(const std::string& name) const {
+  const auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+long long CommandLine::integer(const std::string& name, long long min, long long max) const {
+  const std::string value = text(name);
+  char* end = nullptr;
+  errno = 0;
+  const long long parsed = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno == ERANGE)
+    throw UsageError{"--" + name + " must be an integer, got '" + value + "'"};
+  if (parsed < min || parsed > max) {
+    std::ostringstream message;
+    message << "--" << name << " must be ";
+    if (max == std::numeric_limits<long long>::max()) message << ">= " << min;
+    else message << "between " << min << " and " << max;
+    message << ", got " << parsed;
+    throw UsageError{message.str()};
+  }
+  return parsed;
+}
+
+unsigned long long CommandLine::unsigned_integer(const std::string& name) const {
+  const std::string value = text(name);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long parsed = std::strtoull(value.c_str(), &end, 10);
+  if (value.empty() || value[0] == '-' || *end != '\0' || errno == ERANGE)
+    throw UsageError{"--" + name + " must be a non-negative integer, got '" + value + "'"};
+  return parsed;
+}
+
+double CommandLine::number(const std::string& name) const {
+  const std::string value = text(name);
+  char* end = nullptr;
+  errno = 0;
+  const double parsed = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed))
+    throw UsageError{"--" + name + " must be a finite number, got '" + value + "'"};
+  return parsed;
+}
+
+std::string CommandLine::help() const {
+  std::ostringstream out;
+  out << "usage: myriad " << command_ << " [options]\n\noptions:\n";
+  for (const auto& option : options_) {
+    std::string left = "  --" + option.name;
+    if (!option.value_name.empty()) left += " " + option.value_name;
+    out << left;
+    out << std::string(left.size() < 30 ? 30 - left.size() : 1, ' ') << option.help;
+    if (!option.default_value.empty()) out << " (default " << option.default_value << ")";
+    if (option.repeatable) out << " [repeatable]";
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace myriad::cli

@@ -1,0 +1,50 @@
+#pragma once
+// A small command-line parser for `myriad <command> [--option value]...`: options are declared
+// with their help text, values are checked when read, and every error is one line naming the
+// option.
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace myriad::cli {
+
+/// A usage error: printed as one line, exit status 2.
+struct UsageError {
+  std::string message;
+};
+
+struct OptionSpec {
+  std::string name;         ///< without the leading dashes
+  std::string value_name;   ///< empty for flags
+  std::string default_value;
+  std::string help;
+  bool repeatable = false;
+};
+
+class CommandLine {
+ public:
+  CommandLine(std::string command, std::vector<OptionSpec> options);
+
+  /// Parses argv[first..argc); throws UsageError on unknown options or missing values.
+  void parse(int argc, char** argv, int first);
+
+  bool has(const std::string& name) const;
+  bool flag(const std::string& name) const { return has(name); }
+  std::string text(const std::string& name) const;
+  std::vector<std::string> all(const std::string& name) const;
+  long long integer(const std::string& name, long long min, long long max) const;
+  unsigned long long unsigned_integer(const std::string& name) const;
+  double number(const std::string& name) const;
+
+  std::string help() const;
+
+ private:
+  const OptionSpec& spec(const std::string& name) const;
+  std::string command_;
+  std::vector<OptionSpec> options_;
+  std::map<std::string, std::vector<std::string>> values_;
+};
+
+}  // namespace myriad::cli

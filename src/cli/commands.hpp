@@ -1,0 +1,10 @@
+#pragma once
+// The subcommands of the myriad tool. Each returns the process exit status and reports errors by
+// throwing (main turns them into one line on stderr).
+
+namespace myriad::cli {
+
+int sample_command(int argc, char** argv);
+int models_command(int argc, char** argv);
+
+}  // namespace myriad::cli

@@ -1,0 +1,51 @@
+// The myriad command-line tool. Errors become one line on stderr and a non-zero exit status:
+// 2 for usage errors, 1 for everything else (bad data, missing GPU, unwritable output, ...).
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "command_line.hpp"
+#include "commands.hpp"
+
+namespace {
+
+const char* kUsage =
+    "usage: myriad <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  sample    many-chain HMC on a built-in model (myriad sample --help)\n"
+    "  models    list the built-in models and their arguments\n"
+    "  version   print the version\n";
+
+std::string one_line(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  return message;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
+      std::fputs(kUsage, argc < 2 ? stderr : stdout);
+      return argc < 2 ? 2 : 0;
+    }
+    const std::string command = argv[1];
+    if (command == "sample") return myriad::cli::sample_command(argc, argv);
+    if (command == "models") return myriad::cli::models_command(argc, argv);
+    if (command == "version" || command == "--version") {
+      std::printf("myriad %s\n", MYRIAD_VERSION);
+      return 0;
+    }
+    throw myriad::cli::UsageError{"unknown command '" + command + "' (see 'myriad --help')"};
+  } catch (const myriad::cli::UsageError& e) {
+    std::fprintf(stderr, "myriad: error: %s\n", one_line(e.message).c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "myriad: error: %s\n", one_line(e.what()).c_str());
+    return 1;
+  }
+}

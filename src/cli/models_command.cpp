@@ -1,0 +1,24 @@
+// `myriad models`: the built-in models and their arguments.
+
+#include <cstdio>
+
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "myriad/models/registry.hpp"
+
+namespace myriad::cli {
+
+int models_command(int argc, char** argv) {
+  if (argc > 2) throw UsageError{"'myriad models' takes no arguments"};
+  (void)argv;
+  for (const auto& spec : builtin_models()) {
+    std::printf("%s\n    %s\n", spec.name.c_str(), spec.description.c_str());
+    for (const auto& a : spec.arguments)
+      std::printf("    --model-arg %s=<%s>  %s\n", a.name.c_str(), a.default_value.c_str(),
+                  a.description.c_str());
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace myriad::cli

@@ -1,0 +1,107 @@
+#include "run_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace myriad::cli {
+
+namespace {
+using io::json::Array;
+using io::json::Object;
+using io::json::Value;
+
+Value stats_json(const IterationStats& s) {
+  Value v = Object{};
+  v["transitions"] = s.transitions;
+  v["mean_accept_prob"] = s.mean_accept_prob();
+  v["accept_rate"] = s.transitions ? double(s.accepted) / double(s.transitions) : 0.0;
+  v["divergent"] = s.divergent;
+  v["non_finite"] = s.non_finite;
+  v["gradient_evaluations"] = s.gradient_evaluations;
+  return v;
+}
+}  // namespace
+
+Value sample_report(const RunDescription& run, const SampleConfig& config,
+                    const SampleResult& result) {
+  Value report = Object{};
+  report["myriad_version"] = MYRIAD_VERSION;
+  report["method"] = "hmc";
+  report["model"] = run.model;
+  Value args = Object{};
+  for (const auto& [key, value] : run.model_arguments) args[key] = value;
+  report["model_args"] = args;
+
+  Value settings = Object{};
+  settings["chains"] = config.chains;
+  settings["warmup"] = config.warmup;
+  settings["draws"] = config.draws;
+  settings["seed"] = static_cast<std::int64_t>(config.seed);
+  settings["device"] = run.requested_device;
+  settings["precision"] = run.precision;
+  settings["target_accept"] = config.target_accept;
+  settings["leapfrog_steps"] = config.leapfrog_steps;
+  settings["jitter"] = config.jitter;
+  settings["superchains"] = result.superchains;
+  report["settings"] = settings;
+
+  report["device"] = result.device;
+  Value time = Object{};
+  time["warmup_seconds"] = result.warmup_seconds;
+  time["sampling_seconds"] = result.sampling_seconds;
+  time["diagnostics_seconds"] = result.summary_seconds;
+  time["total_seconds"] = run.total_seconds;
+  report["wall_time"] = time;
+
+  const std::int64_t evaluations =
+      result.warmup_stats.gradient_evaluations + result.sampling_stats.gradient_evaluations;
+  report["gradient_evaluations"] = evaluations;
+  report["gradient_evaluations_per_second"] = result.gradient_evaluations_per_second();
+  report["step_size"] = result.step_size;
+  Array metric;
+  for (double v : result.inverse_metric) metric.push_back(v);
+  report["inverse_metric"] = metric;
+  report["acceptance"] = result.sampling_stats.mean_accept_prob();
+  report["divergences"] = result.sampling_stats.divergent;
+  Value failures = Object{};
+  failures["divergent"] = result.sampling_stats.divergent;
+  failures["non_finite"] = result.sampling_stats.non_finite;
+  failures["warmup_divergent"] = result.warmup_stats.divergent;
+  failures["warmup_non_finite"] = result.warmup_stats.non_finite;
+  report["failures"] = failures;
+  report["warmup"] = stats_json(result.warmup_stats);
+  report["sampling"] = stats_json(result.sampling_stats);
+
+  Value diagnostics = Object{};
+  double max_rhat = -std::numeric_limits<double>::infinity();
+  double min_bulk = std::numeric_limits<double>::infinity();
+  double min_tail = std::numeric_limits<double>::infinity();
+  for (const auto& row : result.summary) {
+    if (std::isfinite(row.rhat)) max_rhat = std::max(max_rhat, row.rhat);
+    if (std::isfinite(row.ess_bulk)) min_bulk = std::min(min_bulk, row.ess_bulk);
+    if (std::isfinite(row.ess_tail)) min_tail = std::min(min_tail, row.ess_tail);
+  }
+  diagnostics["max_rhat"] = max_rhat;  // non-finite (no finite value) is written as null
+  diagnostics["min_ess_bulk"] = min_bulk;
+  diagnostics["min_ess_tail"] = min_tail;
+  Value nested = Object{};
+  for (std::size_t q = 0; q < result.nested_rhat.size() && q < result.names.size(); ++q)
+    nested[result.names[q]] = result.nested_rhat[q];
+  diagnostics["nested_rhat"] = nested;
+  report["diagnostics"] = diagnostics;
+
+  if (!run.exact.empty()) {
+    Value exact = Object{};
+    for (const auto& m : run.exact) {
+      Value entry = Object{};
+      entry["mean"] = m.mean;
+      entry["sd"] = m.sd;
+      exact[m.name] = entry;
+    }
+    report["exact"] = exact;
+  }
+  return report;
+}
+
+}  // namespace myriad::cli

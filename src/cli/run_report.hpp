@@ -1,0 +1,28 @@
+#pragma once
+// run.json: settings, device, timings, throughput, adaptation, failure counts and diagnostics
+// of a run (DESIGN.md, "Outputs").
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "myriad/io/json.hpp"
+#include "myriad/models/registry.hpp"
+#include "myriad/run/sample_config.hpp"
+
+namespace myriad::cli {
+
+struct RunDescription {
+  std::string model;
+  std::vector<std::pair<std::string, std::string>> model_arguments;
+  std::string requested_device;
+  std::string precision;
+  std::vector<ExactMoment> exact;
+  double total_seconds = 0;
+};
+
+/// The run.json document for a sampling run.
+io::json::Value sample_report(const RunDescription& run, const SampleConfig& config,
+                              const SampleResult& result);
+
+}  // namespace myriad::cli

@@ -1,0 +1,138 @@
+// The table of built-in models for the CLI.
+
+#include "myriad/models/registry.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "myriad/core/error.hpp"
+#include "myriad/models/builtin.hpp"
+#include "myriad/run/sample.hpp"
+
+namespace myriad {
+
+Precision parse_precision(const std::string& name) {
+  if (name == "double" || name == "float64") return Precision::float64;
+  if (name == "float" || name == "float32") return Precision::float32;
+  throw invalid_argument("unknown precision '" + name + "' (use double or float)");
+}
+
+std::string to_string(Precision precision) {
+  return precision == Precision::float64 ? "double" : "float";
+}
+
+ModelArguments::ModelArguments(const ModelSpec& spec,
+                               const std::vector<std::pair<std::string, std::string>>& given)
+    : model_(spec.name) {
+  for (const auto& argument : spec.arguments) values_.emplace_back(argument.name, argument.default_value);
+  for (const auto& [key, value] : given) {
+    bool known = false;
+    for (auto& entry : values_) {
+      if (entry.first == key) {
+        entry.second = value;
+        known = true;
+      }
+    }
+    if (!known) {
+      std::string names;
+      for (const auto& argument : spec.arguments) names += (names.empty() ? "" : ", ") + argument.name;
+      throw invalid_argument("unknown argument '" + key + "' for model " + spec.name +
+                             (names.empty() ? " (it takes none)" : " (known: " + names + ")"));
+    }
+  }
+}
+
+const std::string& ModelArguments::raw(const std::string& name) const {
+  for (const auto& entry : values_)
+    if (entry.first == name) return entry.second;
+  throw invalid_argument(model_ + ": no argument named '" + name + "'");
+}
+
+double ModelArguments::number(const std::string& name) const {
+  const std::string& text = raw(name);
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value))
+    throw invalid_argument(model_ + ": argument " + name + "='" + text + "' is not a finite number");
+  return value;
+}
+
+int ModelArguments::integer(const std::string& name) const {
+  const std::string& text = raw(name);
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < std::numeric_limits<int>::min() ||
+      value > std::numeric_limits<int>::max())
+    throw invalid_argument(model_ + ": argument " + name + "='" + text + "' is not an integer");
+  return static_cast<int>(value);
+}
+
+std::uint64_t ModelArguments::unsigned_integer(const std::string& name) const {
+  const std::string& text = raw(name);
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE)
+    throw invalid_argument(model_ + ": argument " + name + "='" + text +
+                           "' is not a non-negative integer");
+  return value;
+}
+
+namespace {
+
+/// Runs `make<T>()`'s model in the requested precision.
+template <class Make>
+SampleResult sample_in(Precision precision, const SampleConfig& config, Make make) {
+  if (precision == Precision::float32) return sample(make(float{}), config);
+  return sample(make(double{}), config);
+}
+
+ModelSpec gaussian_spec() {
+  ModelSpec spec;
+  spec.name = "gaussian";
+  spec.description =
+      "equicorrelated normal N(mean, sd^2 [(1-rho) I + rho 11']); exact answer known";
+  spec.arguments = {{"dim", "100", "dimension"},
+                    {"rho", "0.5", "correlation between every pair of coordinates"},
+                    {"mean", "0", "mean of every coordinate"},
+                    {"sd", "1", "standard deviation of every coordinate"}};
+  spec.sample = [](const ModelArguments& a, const SampleConfig& config, Precision precision) {
+    return sample_in(precision, config, [&](auto t) {
+      using T = decltype(t);
+      return models::Gaussian<T>::make(a.integer("dim"), a.number("rho"), a.number("mean"),
+                                       a.number("sd"));
+    });
+  };
+  spec.exact = [](const ModelArguments& a) {
+    std::vector<ExactMoment> exact;
+    const auto g = models::Gaussian<double>::make(a.integer("dim"), a.number("rho"),
+                                                  a.number("mean"), a.number("sd"));
+    for (int i = 0; i < g.dim(); ++i)
+      exact.push_back({"x[" + std::to_string(i) + "]", g.mean, g.sd});
+    return exact;
+  };
+  return spec;
+}
+
+}  // namespace
+
+const std::vector<ModelSpec>& builtin_models() {
+  static const std::vector<ModelSpec> models = {gaussian_spec()};
+  return models;
+}
+
+const ModelSpec& find_model(const std::string& name) {
+  std::string names;
+  for (const auto& spec : builtin_models()) {
+    if (spec.name == name) return spec;
+    names += (names.empty() ? "" : ", ") + spec.name;
+  }
+  throw invalid_argument("unknown model '" + name + "' (available: " + names +
+                         "; see 'myriad models')");
+}
+
+}  // namespace myriad

@@ -1,0 +1,228 @@
+// The host scheduler for many-chain HMC: initialise → warm-up → sample → diagnose.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "myriad/core/error.hpp"
+#include "myriad/diag/draws_view.hpp"
+#include "myriad/diag/nested_rhat.hpp"
+#include "myriad/diag/summary.hpp"
+#include "myriad/mcmc/dual_averaging.hpp"
+#include "myriad/mcmc/warmup_schedule.hpp"
+#include "myriad/mcmc/welford.hpp"
+#include "myriad/run/sample_config.hpp"
+
+namespace myriad {
+
+void SampleConfig::validate() const {
+  MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+  MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "chains must be below 2^32, got ", chains);
+  MYRIAD_EXPECTS(warmup >= 0, "warmup must be >= 0, got ", warmup);
+  MYRIAD_EXPECTS(draws > 0, "draws must be positive, got ", draws);
+  MYRIAD_EXPECTS(static_cast<std::int64_t>(warmup) + draws + 200 < 0xFFFFFFFFll,
+                 "warmup + draws must be below 2^32");
+  MYRIAD_EXPECTS(target_accept > 0 && target_accept < 1,
+                 "target_accept must lie in (0, 1), got ", target_accept);
+  MYRIAD_EXPECTS(leapfrog_steps >= 1, "leapfrog_steps must be >= 1, got ", leapfrog_steps);
+  MYRIAD_EXPECTS(jitter >= 0 && jitter <= 1, "jitter must lie in [0, 1], got ", jitter);
+  MYRIAD_EXPECTS(std::isfinite(initial_step_size) && initial_step_size >= 0,
+                 "initial_step_size must be >= 0 (0 = automatic), got ", initial_step_size);
+  MYRIAD_EXPECTS(adapt_step_size || initial_step_size > 0,
+                 "a fixed step size (no adaptation) needs initial_step_size > 0");
+  MYRIAD_EXPECTS(std::isfinite(init_radius) && init_radius > 0,
+                 "init_radius must be positive, got ", init_radius);
+  MYRIAD_EXPECTS(init_tries >= 1, "init_tries must be >= 1, got ", init_tries);
+  MYRIAD_EXPECTS(superchains >= 0, "superchains must be >= 0, got ", superchains);
+  MYRIAD_EXPECTS(superchains == 0 || chains % superchains == 0, "superchains (", superchains,
+                 ") must divide chains (", chains, ")");
+  MYRIAD_EXPECTS(chunk_iterations >= 0, "chunk_iterations must be >= 0, got ", chunk_iterations);
+}
+
+int automatic_superchains(std::int64_t chains) {
+  for (int k = 16; k >= 2; --k)
+    if (chains % k == 0 && chains / k >= 2) return k;
+  return 1;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Transposes device-layout chunks [draw][quantity][chain] into the host trace
+/// [chain][draw][quantity] in double.
+template <class T>
+class TraceSink final : public DrawSink<T> {
+ public:
+  TraceSink(std::vector<double>& trace, std::int64_t chains, int draws, int quantities,
+            const SampleConfig& config)
+      : trace_(trace), chains_(chains), draws_(draws), quantities_(quantities), config_(config) {}
+
+  void consume(const T* values, std::int64_t first_draw, int n_draws) override {
+    if (!trace_.empty()) {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t c = 0; c < chains_; ++c) {
+        for (int i = 0; i < n_draws; ++i) {
+          double* out = trace_.data() + (c * draws_ + first_draw + i) * quantities_;
+          const T* in = values + static_cast<std::int64_t>(i) * quantities_ * chains_ + c;
+          for (int q = 0; q < quantities_; ++q) out[q] = static_cast<double>(in[q * chains_]);
+        }
+      }
+    }
+    if (config_.progress) config_.progress({"sampling", first_draw + n_draws, draws_});
+  }
+
+ private:
+  std::vector<double>& trace_;
+  std::int64_t chains_;
+  int draws_;
+  int quantities_;
+  const SampleConfig& config_;
+};
+
+/// Stan's heuristic for a first step size: double or halve ε until the pooled acceptance of a
+/// one-step trajectory crosses 0.8. Each probe is a real HMC iteration (a valid move).
+template <class T>
+double find_initial_step_size(HmcBackend<T>& backend, HmcSettings<T> settings,
+                              std::uint32_t& iteration, IterationStats& stats) {
+  double step = 1.0;
+  settings.max_leapfrog_steps = 1;
+  settings.jitter = T(0);
+  int direction = 0;
+  for (int probe = 0; probe < 60; ++probe) {
+    settings.step_size = T(step);
+    const IterationStats s = backend.run(settings, iteration++, 1, nullptr, 0, 0, nullptr);
+    stats += s;
+    const int want = s.mean_accept_prob() > 0.8 ? 1 : -1;
+    if (direction == 0) direction = want;
+    if (want != direction) break;
+    step = direction > 0 ? step * 2 : step / 2;
+    if (step < 1e-10 || step > 1e7) break;
+  }
+  return step;
+}
+
+}  // namespace
+
+template <class T>
+SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
+  config.validate();
+  MYRIAD_EXPECTS(backend.chains() == config.chains, "backend has ", backend.chains(),
+                 " chains but the configuration asks for ", config.chains);
+  SampleResult result;
+  result.device = backend.device_name();
+  result.chains = config.chains;
+  result.warmup = config.warmup;
+  result.draws = config.draws;
+  result.names = backend.quantity_names();
+  result.leapfrog_steps = config.leapfrog_steps;
+  result.jitter = config.jitter;
+  result.superchains =
+      config.superchains == 0 ? automatic_superchains(config.chains) : config.superchains;
+  const int dim = backend.dim();
+  const int quantities = backend.num_quantities();
+
+  // Initialisation: chains of one superchain share their initial point.
+  const auto warmup_start = Clock::now();
+  const std::int64_t failed =
+      backend.initialize(config.seed, T(config.init_radius), config.init_tries,
+                         config.chains / result.superchains);
+  if (failed > 0) {
+    throw invalid_argument(detail::concat(
+        "could not find a finite initial point for ", failed, " of ", config.chains,
+        " chains after ", config.init_tries,
+        " tries (log density or gradient not finite in [-", config.init_radius, ", ",
+        config.init_radius, "]^", dim, ")"));
+  }
+
+  HmcSettings<T> settings;
+  settings.seed = config.seed;
+  settings.max_leapfrog_steps = config.leapfrog_steps;
+  settings.jitter = T(config.jitter);
+  std::vector<T> inverse_metric(dim, T(1));
+  backend.set_inverse_metric(inverse_metric);
+
+  // Iteration numbers key the random numbers; they run on across phases.
+  std::uint32_t iteration = 0;
+  double step = config.initial_step_size;
+  if (step == 0) step = find_initial_step_size(backend, settings, iteration, result.warmup_stats);
+
+  // Warm-up: one iteration per launch so that the pooled acceptance steers the step size.
+  const WarmupSchedule schedule = WarmupSchedule::make(config.warmup, config.adapt_metric);
+  DualAveraging adapter(step, DualAveraging::Options{config.target_accept});
+  WelfordVariance variance(dim);
+  EnsembleMoments moments;
+  const int progress_every = std::max(1, config.warmup / 100);
+  for (int w = 0; w < config.warmup; ++w) {
+    settings.step_size = T(config.adapt_step_size ? adapter.step_size() : step);
+    const bool collect = schedule.in_metric_window(w);
+    const IterationStats s =
+        backend.run(settings, iteration++, 1, nullptr, 0, 0, collect ? &moments : nullptr);
+    result.warmup_stats += s;
+    if (config.adapt_step_size) adapter.update(s.mean_accept_prob());
+    if (collect) variance.add(moments);
+    if (collect && schedule.ends_window(w)) {
+      // Stan's regularisation towards 1e-3 · I: (n/(n+5))·var + 1e-3·5/(n+5).
+      const double n = static_cast<double>(variance.count());
+      for (int d = 0; d < dim; ++d) {
+        const double v = (n / (n + 5.0)) * variance.variance(d) + 1e-3 * (5.0 / (n + 5.0));
+        inverse_metric[d] = T(v);
+      }
+      backend.set_inverse_metric(inverse_metric);
+      variance.reset();
+      if (config.adapt_step_size) adapter.restart(adapter.step_size());
+    }
+    if (config.progress && (w + 1) % progress_every == 0)
+      config.progress({"warmup", w + 1, config.warmup});
+  }
+  if (config.adapt_step_size && config.warmup > 0) step = adapter.final_step_size();
+  result.step_size = step;
+  result.inverse_metric.assign(inverse_metric.begin(), inverse_metric.end());
+  result.warmup_seconds = seconds_since(warmup_start);
+
+  // Sampling: fused chunks of iterations, draws streamed to the host.
+  const auto sampling_start = Clock::now();
+  settings.step_size = T(step);
+  int chunk = config.chunk_iterations;
+  if (chunk == 0) {
+    const double bytes_per_draw =
+        static_cast<double>(quantities) * static_cast<double>(config.chains) * sizeof(T);
+    chunk = static_cast<int>(std::clamp(64.0 * 1024 * 1024 / bytes_per_draw, 1.0, 250.0));
+  }
+  chunk = std::min(chunk, config.draws);
+  if (config.keep_draws) {
+    result.draws_data.assign(
+        static_cast<std::size_t>(config.chains) * config.draws * quantities, 0.0);
+  }
+  TraceSink<T> sink(result.draws_data, config.chains, config.draws, quantities, config);
+  result.sampling_stats =
+      backend.run(settings, iteration, config.draws, &sink, 0, chunk, nullptr);
+  result.sampling_seconds = seconds_since(sampling_start);
+
+  // Diagnostics over the whole trace.
+  const auto summary_start = Clock::now();
+  if (config.keep_draws) {
+    result.summary = diag::summarize_all(result.draws_data.data(), config.chains, config.draws,
+                                         quantities, result.names);
+    result.nested_rhat.assign(quantities, std::numeric_limits<double>::quiet_NaN());
+    if (result.superchains > 1) {
+#pragma omp parallel for schedule(dynamic)
+      for (int q = 0; q < quantities; ++q) {
+        const diag::DrawsView view = diag::quantity_view(result.draws_data.data(), config.chains,
+                                                         config.draws, quantities, q);
+        result.nested_rhat[q] = diag::nested_rhat(view, result.superchains);
+      }
+    }
+  }
+  result.summary_seconds = seconds_since(summary_start);
+  return result;
+}
+
+template SampleResult run_hmc<float>(HmcBackend<float>&, const SampleConfig&);
+template SampleResult run_hmc<double>(HmcBackend<double>&, const SampleConfig&);
+
+}  // namespace myriad
