@@ -118,10 +118,70 @@ ModelSpec gaussian_spec() {
   return spec;
 }
 
+ModelSpec logistic_spec() {
+  ModelSpec spec;
+  spec.name = "logistic";
+  spec.description =
+      "Bayesian logistic regression on synthetic data (intercept + n x (d-1) N(0,1) covariates, "
+      "beta ~ N(0, prior_sd^2 I)) drawn from data_seed";
+  spec.arguments = {{"n", "1000", "observations"},
+                    {"d", "10", "coefficients, intercept included"},
+                    {"prior_sd", "10", "prior standard deviation of each coefficient"},
+                    {"data_seed", "1", "seed of the synthetic data"}};
+  spec.sample = [](const ModelArguments& a, const SampleConfig& config, Precision precision) {
+    const auto run = [&](auto t) {
+      using T = decltype(t);
+      auto data = models::LogisticData<T>::synthetic(a.integer("n"), a.integer("d"),
+                                                     a.unsigned_integer("data_seed"));
+      SampleConfig resolved = config;
+      resolved.device = choose_device<models::Logistic<T>>(config.device);
+      const T prior_sd = T(a.number("prior_sd"));
+      // The data live on the device the chains run on; uploaded once.
+      const auto model = resolved.device == Device::cuda ? data.device_model(prior_sd)
+                                                         : data.host_model(prior_sd);
+      return sample(model, resolved);
+    };
+    return precision == Precision::float32 ? run(float{}) : run(double{});
+  };
+  return spec;
+}
+
+ModelSpec eight_schools_spec() {
+  ModelSpec spec;
+  spec.name = "eight_schools";
+  spec.description =
+      "eight schools (Rubin 1981), non-centred: mu ~ N(0,5), tau ~ half-Cauchy(0,5), "
+      "theta_j = mu + tau eta_j";
+  spec.sample = [](const ModelArguments&, const SampleConfig& config, Precision precision) {
+    return sample_in(precision, config,
+                     [&](auto t) { return models::EightSchools<decltype(t)>::make(); });
+  };
+  return spec;
+}
+
+ModelSpec funnel_spec() {
+  ModelSpec spec;
+  spec.name = "funnel";
+  spec.description =
+      "Neal's funnel: v ~ N(0,3), x_i ~ N(0, exp(v/2)); divergences expected in the neck";
+  spec.arguments = {{"dim", "10", "dimension (v and dim-1 coordinates)"}};
+  spec.sample = [](const ModelArguments& a, const SampleConfig& config, Precision precision) {
+    return sample_in(precision, config, [&](auto t) {
+      return models::Funnel<decltype(t)>::make(a.integer("dim"));
+    });
+  };
+  spec.exact = [](const ModelArguments& a) {
+    models::Funnel<double>::make(a.integer("dim"));  // validates
+    return std::vector<ExactMoment>{{"v", 0.0, 3.0}};
+  };
+  return spec;
+}
+
 }  // namespace
 
 const std::vector<ModelSpec>& builtin_models() {
-  static const std::vector<ModelSpec> models = {gaussian_spec()};
+  static const std::vector<ModelSpec> models = {gaussian_spec(), logistic_spec(),
+                                                eight_schools_spec(), funnel_spec()};
   return models;
 }
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Bad input: a one-line error naming the problem, a non-zero exit status, and no output
+# directory (nor staging leftovers) that could pass for a result.
+set -uo pipefail
+myriad=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect_error <pattern> <args...>: fails unless myriad exits non-zero with one stderr line
+# matching the pattern and leaves no output directory.
+expect_error() {
+  local pattern=$1
+  shift
+  rm -rf "$work/out"
+  "$myriad" "$@" >"$work/stdout" 2>"$work/stderr"
+  local status=$?
+  local lines
+  lines=$(wc -l <"$work/stderr")
+  if [ $status -eq 0 ] || [ "$lines" -ne 1 ] || ! grep -q -- "$pattern" "$work/stderr"; then
+    echo "FAIL: myriad $* -> status $status, stderr:"; cat "$work/stderr"; failures=$((failures + 1))
+  fi
+  if [ -e "$work/out" ] || [ -n "$(find "$work" -maxdepth 1 -name '.out.*')" ]; then
+    echo "FAIL: myriad $* left output behind"; failures=$((failures + 1))
+  fi
+}
+
+common=(--warmup 10 --draws 10 --device cpu --output "$work/out")
+expect_error "unknown model 'nosuch'" sample --model nosuch "${common[@]}"
+expect_error "unknown argument 'bogus' for model gaussian" sample --model gaussian --model-arg bogus=1 "${common[@]}"
+expect_error "rho must lie in" sample --model gaussian --model-arg rho=1.5 "${common[@]}"
+expect_error "is not a finite number" sample --model gaussian --model-arg rho=nan "${common[@]}"
+expect_error "chains must be" sample --model gaussian --chains 0 "${common[@]}"
+expect_error "chains must be" sample --model gaussian --chains -5 "${common[@]}"
+expect_error "draws must be" sample --model gaussian --warmup 10 --draws 0 --device cpu --output "$work/out"
+expect_error "unknown option --bogus" sample --model gaussian --bogus "${common[@]}"
+expect_error "--output is required" sample --model gaussian
+expect_error "unknown device" sample --model gaussian --warmup 10 --draws 10 --device tpu --output "$work/out"
+expect_error "unknown command" frobnicate
+
+# An output path under a regular file cannot be created: error before any sampling.
+touch "$work/file"
+rm -rf "$work/out"
+"$myriad" sample --model gaussian --warmup 10 --draws 10 --device cpu --output "$work/file/out" 2>"$work/stderr"
+if [ $? -eq 0 ] || [ "$(wc -l <"$work/stderr")" -ne 1 ] || ! grep -q "file/out" "$work/stderr"; then
+  echo "FAIL: unwritable output accepted"; cat "$work/stderr"; failures=$((failures + 1))
+fi
+
+# --device cuda without a usable GPU is a clear error (skipped where a GPU is present).
+if ! (command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1); then
+  expect_error "no CUDA device\|built without CUDA" sample --model gaussian --warmup 10 --draws 10 --device cuda --output "$work/out"
+fi
+
+[ $failures -eq 0 ] && echo "bad input: ok"
+exit $failures

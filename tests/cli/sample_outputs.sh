@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `myriad sample` writes summary.csv (exact header), draws.npy (chains x draws x quantities) and
+# run.json with the promised fields, and prints the summary and throughput.
+set -euo pipefail
+myriad=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$myriad" sample --model gaussian --model-arg dim=3 --model-arg rho=0.25 --chains 64 \
+  --warmup 100 --draws 50 --seed 7 --device cpu --output "$work/run" >"$work/stdout"
+
+grep -q "gradient evaluations/s" "$work/stdout"
+grep -q "^x\[0\]" <(sed 's/^ *//' "$work/stdout")
+[ "$(head -1 "$work/run/summary.csv")" = "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ]
+[ "$(wc -l <"$work/run/summary.csv")" -eq 4 ]
+# .npy header: magic, then the shape (chains, draws, quantities).
+head -c 6 "$work/run/draws.npy" | od -c | grep -q "N   U   M   P   Y"
+head -c 128 "$work/run/draws.npy" | grep -aq "'shape': (64, 50, 3)"
+# Data size: 64 * 50 * 3 doubles after a 64- or 128-byte header.
+size=$(stat -c %s "$work/run/draws.npy")
+[ $(( (size - 64 * 50 * 3 * 8) % 64 )) -eq 0 ]
+for key in '"model": "gaussian"' '"method": "hmc"' '"chains": 64' '"seed": 7' '"device"' \
+           '"wall_time"' '"gradient_evaluations_per_second"' '"step_size"' '"acceptance"' \
+           '"divergences"' '"failures"' '"nested_rhat"' '"exact"'; do
+  grep -q "$key" "$work/run/run.json" || { echo "run.json lacks $key"; exit 1; }
+done
+# No staging directories are left behind.
+[ -z "$(find "$work" -maxdepth 1 -name '.*partial*')" ]
+
+# Re-running into the same directory replaces the previous run.
+"$myriad" sample --model gaussian --model-arg dim=2 --chains 8 --warmup 20 --draws 10 \
+  --device cpu --output "$work/run" --quiet
+head -c 128 "$work/run/draws.npy" | grep -aq "'shape': (8, 10, 2)"
+
+# `myriad models` lists every built-in model with its arguments.
+"$myriad" models >"$work/models"
+for model in gaussian logistic eight_schools funnel; do
+  grep -q "^$model" "$work/models" || { echo "models lacks $model"; exit 1; }
+done
+echo "sample outputs: ok"

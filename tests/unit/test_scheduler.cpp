@@ -1,0 +1,154 @@
+// The host scheduler: reproducibility for a fixed seed, invariance to chunking and thread count
+// (counter-based randomness), warm-up windows, dual averaging and the Welford merge.
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <random>
+
+#include "myriad/mcmc/dual_averaging.hpp"
+#include "myriad/mcmc/warmup_schedule.hpp"
+#include "myriad/mcmc/welford.hpp"
+#include "myriad/models/gaussian.hpp"
+#include "myriad/run/sample.hpp"
+
+namespace myriad {
+namespace {
+
+SampleConfig small_config() {
+  SampleConfig config;
+  config.chains = 37;  // not a multiple of anything convenient
+  config.warmup = 60;
+  config.draws = 25;
+  config.seed = 99;
+  config.device = Device::cpu;
+  return config;
+}
+
+TEST(Scheduler, SameSeedSameDraws) {
+  const auto model = models::Gaussian<double>::make(3, 0.2);
+  const SampleResult a = sample(model, small_config());
+  const SampleResult b = sample(model, small_config());
+  EXPECT_EQ(a.draws_data, b.draws_data);
+  SampleConfig other = small_config();
+  other.seed = 100;
+  EXPECT_NE(a.draws_data, sample(model, other).draws_data);
+}
+
+TEST(Scheduler, DrawsDoNotDependOnChunkingOrThreads) {
+  const auto model = models::Gaussian<double>::make(3, 0.2);
+  const SampleResult reference = sample(model, small_config());
+  SampleConfig chunked = small_config();
+  chunked.chunk_iterations = 4;
+  EXPECT_EQ(reference.draws_data, sample(model, chunked).draws_data);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const SampleResult serial = sample(model, small_config());
+  omp_set_num_threads(threads);
+  EXPECT_EQ(reference.draws_data, serial.draws_data);
+}
+
+TEST(Scheduler, ResultShapesAndCounts) {
+  const auto model = models::Gaussian<double>::make(3, 0.2);
+  const SampleConfig config = small_config();
+  const SampleResult r = sample(model, config);
+  EXPECT_EQ(r.draws_data.size(), static_cast<std::size_t>(config.chains * config.draws * 3));
+  EXPECT_EQ(r.summary.size(), 3u);
+  EXPECT_EQ(r.sampling_stats.transitions, config.chains * config.draws);
+  EXPECT_GT(r.sampling_stats.gradient_evaluations, 0);
+  EXPECT_GT(r.step_size, 0);
+  EXPECT_EQ(r.superchains, 1);  // 37 is prime: no automatic grouping
+}
+
+TEST(Scheduler, RejectsBadConfiguration) {
+  const auto model = models::Gaussian<double>::make(3, 0.2);
+  SampleConfig config = small_config();
+  config.chains = 0;
+  EXPECT_THROW(sample(model, config), invalid_argument);
+  config = small_config();
+  config.superchains = 5;  // does not divide 37
+  EXPECT_THROW(sample(model, config), invalid_argument);
+  config = small_config();
+  config.target_accept = 1.5;
+  EXPECT_THROW(sample(model, config), invalid_argument);
+}
+
+TEST(Scheduler, NonFiniteInitialPointsAreAnError) {
+  struct NowhereFinite {
+    MYRIAD_HD int dim() const { return 2; }
+    template <class Vec>
+    MYRIAD_HD auto log_density(const Vec& x) const {
+      return x[0] * 0 + std::numeric_limits<double>::quiet_NaN();
+    }
+  };
+  SampleConfig config = small_config();
+  config.init_tries = 3;
+  EXPECT_THROW(sample(NowhereFinite{}, config), invalid_argument);
+}
+
+TEST(Scheduler, AutomaticSuperchains) {
+  EXPECT_EQ(automatic_superchains(4096), 16);
+  EXPECT_EQ(automatic_superchains(24), 12);
+  EXPECT_EQ(automatic_superchains(37), 1);
+  EXPECT_EQ(automatic_superchains(2), 1);
+}
+
+TEST(WarmupSchedule, StanWindowsForOneThousandIterations) {
+  // Stan's defaults: 75 / 25, 50, 100, 200, 500 (the last absorbs the rest) / 50.
+  const WarmupSchedule s = WarmupSchedule::make(1000, true);
+  const std::vector<int> expected = {99, 149, 249, 449, 949};
+  EXPECT_EQ(s.window_ends, expected);
+  EXPECT_FALSE(s.in_metric_window(74));
+  EXPECT_TRUE(s.in_metric_window(75));
+  EXPECT_FALSE(s.in_metric_window(950));
+}
+
+TEST(WarmupSchedule, ShortWarmupUsesProportionalBuffers) {
+  const WarmupSchedule s = WarmupSchedule::make(100, true);
+  EXPECT_EQ(s.metric_start, 15);
+  ASSERT_EQ(s.window_ends.size(), 1u);
+  EXPECT_EQ(s.window_ends[0], 89);
+  EXPECT_FALSE(WarmupSchedule::make(10, true).adapt_metric);
+}
+
+TEST(DualAveraging, ConvergesToStepSizeMeetingTheTarget) {
+  // A synthetic acceptance curve α(ε) = exp(−ε²): the fixed point of δ = α is ε* = √(−log δ).
+  DualAveraging adapter(1.0, DualAveraging::Options{0.8});
+  double eps = adapter.step_size();
+  for (int t = 0; t < 2000; ++t) eps = adapter.update(std::exp(-eps * eps));
+  EXPECT_NEAR(adapter.final_step_size(), std::sqrt(-std::log(0.8)), 0.01);
+}
+
+TEST(Welford, BatchMergeEqualsDirectVariance) {
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> normal(3.0, 2.0);
+  std::vector<double> all;
+  WelfordVariance welford(1);
+  for (int batch = 0; batch < 7; ++batch) {
+    std::vector<double> xs(13 + batch);
+    for (double& x : xs) x = normal(rng);
+    EnsembleMoments m;
+    m.count = static_cast<std::int64_t>(xs.size());
+    double mean = 0;
+    for (double x : xs) mean += x;
+    mean /= xs.size();
+    double m2 = 0;
+    for (double x : xs) m2 += (x - mean) * (x - mean);
+    m.mean = {mean};
+    m.m2 = {m2};
+    welford.add(m);
+    all.insert(all.end(), xs.begin(), xs.end());
+  }
+  double mean = 0;
+  for (double x : all) mean += x;
+  mean /= all.size();
+  double var = 0;
+  for (double x : all) var += (x - mean) * (x - mean);
+  var /= (all.size() - 1);
+  EXPECT_NEAR(welford.mean()[0], mean, 1e-12);
+  EXPECT_NEAR(welford.variance(0), var, 1e-12);
+}
+
+}  // namespace
+}  // namespace myriad
