@@ -25,9 +25,7 @@ constexpr size_t kAlignment = 64;
 const char* descr(Dtype dtype) { return dtype == Dtype::float32 ? "<f4" : "<f8"; }
 size_t item_size(Dtype dtype) { return dtype == Dtype::float32 ? 4 : 8; }
 
-std::string errno_text(int error) {
-  return error != 0 ? std::strerror(error) : "unknown error";
-}
+std::string errno_text(int error) { return error != 0 ? std::strerror(error) : "unknown error"; }
 
 /// prod(shape), checking that every extent is non-negative and that the byte count fits.
 int64_t element_count(const std::vector<int64_t>& shape, Dtype dtype) {
@@ -194,27 +192,25 @@ void NpyWriter::append_values(const T* values, size_t n) {
                  "' would exceed its shape ", shape_tuple(shape_), " (", appended_, " of ",
                  expected_, " values written)");
   if (n == 0) return;
-  const bool same_type = (dtype_ == Dtype::float64) == std::is_same<T, double>::value;
-  if (same_type) {
-    write_bytes(values, n * sizeof(T));
-  } else {
-    // Convert through a small buffer instead of a copy of the whole block.
-    constexpr size_t kChunk = 4096;
-    if (dtype_ == Dtype::float32) {
-      float buffer[kChunk];
-      for (size_t start = 0; start < n; start += kChunk) {
-        const size_t count = std::min(kChunk, n - start);
-        for (size_t i = 0; i < count; ++i) buffer[i] = float(values[start + i]);
-        write_bytes(buffer, count * sizeof(float));
-      }
+  const auto write_as = [&](auto stored_type_tag) {
+    using Stored = decltype(stored_type_tag);
+    if constexpr (std::is_same_v<Stored, T>) {
+      write_bytes(values, n * sizeof(T));
     } else {
-      double buffer[kChunk];
+      // Convert through a small buffer instead of a copy of the whole block.
+      constexpr size_t kChunk = 4096;
+      Stored buffer[kChunk];
       for (size_t start = 0; start < n; start += kChunk) {
         const size_t count = std::min(kChunk, n - start);
-        for (size_t i = 0; i < count; ++i) buffer[i] = double(values[start + i]);
-        write_bytes(buffer, count * sizeof(double));
+        for (size_t i = 0; i < count; ++i) buffer[i] = Stored(values[start + i]);
+        write_bytes(buffer, count * sizeof(Stored));
       }
     }
+  };
+  if (dtype_ == Dtype::float32) {
+    write_as(float{});
+  } else {
+    write_as(double{});
   }
   appended_ += int64_t(n);
 }

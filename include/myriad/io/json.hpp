@@ -56,6 +56,9 @@ class Value {
   Value(std::string value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   /// A string (UTF-8).
   Value(const char* value) : data_(std::string(value)) {}  // NOLINT(google-explicit-constructor)
+  /// Other pointers would silently convert to bool; they are almost always a mistake.
+  template <class T>
+  Value(const T* pointer) = delete;
   /// An array.
   Value(Array value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   /// An object.

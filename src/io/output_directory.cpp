@@ -1,0 +1,140 @@
+#include "myriad/io/output_directory.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "myriad/core/error.hpp"
+
+namespace myriad::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string pid_suffix() { return std::to_string(long(::getpid())); }
+
+bool is_run_file(const std::string& name) {
+  return std::any_of(kRunFileNames.begin(), kRunFileNames.end(),
+                     [&](const char* run_file) { return name == run_file; });
+}
+
+[[noreturn]] void cannot_create(const std::string& path, const std::string& reason) {
+  throw io_error("cannot create output directory '" + path + "': " + reason);
+}
+
+/// Checks that `final_path` either does not exist or is a directory holding only a previous
+/// run's files, which are the only ones a commit may delete. Returns whether it exists.
+bool check_replaceable(const fs::path& final_path) {
+  const std::string shown = final_path.string();
+  std::error_code error;
+  const fs::file_status status = fs::status(final_path, error);
+  // "Not found" includes a missing or non-directory parent; creating the parent reports that.
+  if (status.type() == fs::file_type::not_found) return false;
+  if (error) cannot_create(shown, error.message());
+  if (!fs::is_directory(status)) cannot_create(shown, "it exists and is not a directory");
+  fs::directory_iterator entries(final_path, error);
+  for (; !error && entries != fs::directory_iterator(); entries.increment(error)) {
+    const std::string name = entries->path().filename().string();
+    if (!is_run_file(name) || !entries->is_regular_file()) {
+      throw io_error("output directory '" + shown + "' exists and holds other files (such as '" +
+                     name + "'); choose a new directory");
+    }
+  }
+  if (error) cannot_create(shown, error.message());
+  return true;
+}
+
+}  // namespace
+
+OutputDirectory::OutputDirectory(const std::string& final_path) {
+  if (final_path.empty()) cannot_create(final_path, "the path is empty");
+  fs::path target(final_path);
+  // "runs/a/" names the directory "runs/a".
+  while (!target.has_filename() && target.has_relative_path()) target = target.parent_path();
+  const std::string name = target.filename().string();
+  if (name.empty() || name == "." || name == "..") {
+    cannot_create(final_path, "the path must end in a directory name");
+  }
+  final_path_ = target.string();
+  check_replaceable(target);
+
+  fs::path parent = target.parent_path();
+  if (parent.empty()) parent = ".";
+  std::error_code error;
+  fs::create_directories(parent, error);
+  if (error) cannot_create(final_path_, error.message());
+
+  const fs::path staging = parent / ("." + name + ".partial-" + pid_suffix());
+  staging_path_ = staging.string();
+  old_path_ = (parent / ("." + name + ".old-" + pid_suffix())).string();
+  // A directory of this name can only be the leftover of a killed process with our pid.
+  fs::remove_all(staging, error);
+  if (error) cannot_create(final_path_, error.message());
+  if (!fs::create_directory(staging, error) || error) {
+    cannot_create(final_path_, error ? error.message() : "staging directory already exists");
+  }
+}
+
+OutputDirectory::~OutputDirectory() {
+  if (committed_) return;
+  std::error_code ignored;  // a destructor must not throw; a leftover is harmless (hidden)
+  fs::remove_all(staging_path_, ignored);
+}
+
+std::string OutputDirectory::path(const std::string& file_name) const {
+  MYRIAD_EXPECTS(is_run_file(file_name), "'", file_name,
+                 "' is not one of the files a run writes (summary.csv, draws.npy, run.json)");
+  return (fs::path(staging_path_) / file_name).string();
+}
+
+void OutputDirectory::commit() {
+  MYRIAD_EXPECTS(!committed_, "output directory '", final_path_, "' was already committed");
+  // Checked again: the user may have put files there while the run was sampling.
+  const bool replacing = check_replaceable(final_path_);
+  std::error_code error;
+  if (replacing) {
+    fs::remove_all(old_path_, error);
+    if (!error) fs::rename(final_path_, old_path_, error);
+    if (error) {
+      throw io_error("cannot replace output directory '" + final_path_ + "': " + error.message());
+    }
+  }
+  fs::rename(staging_path_, final_path_, error);
+  if (error) {
+    const std::string reason = error.message();
+    if (replacing) fs::rename(old_path_, final_path_, error);  // put the previous run back
+    throw io_error("cannot move results into output directory '" + final_path_ + "': " + reason);
+  }
+  committed_ = true;
+  // The previous run is gone from the final path already; failing to delete its hidden copy
+  // leaves only clutter, not a wrong result, so it is not an error.
+  if (replacing) fs::remove_all(old_path_, error);
+}
+
+void write_text_file_atomically(const std::string& path, const std::string& contents) {
+  const std::string temporary = path + ".tmp-" + pid_suffix();
+  const auto fail = [&](int error_number) {
+    std::remove(temporary.c_str());
+    throw io_error("cannot write '" + path +
+                   "': " + (error_number != 0 ? std::strerror(error_number) : "unknown error"));
+  };
+  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (file == nullptr) fail(errno);
+  errno = 0;
+  bool ok = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size() &&
+            std::fflush(file) == 0;
+  int error_number = ok ? 0 : errno;
+  if (std::fclose(file) != 0 && ok) {
+    ok = false;
+    error_number = errno;
+  }
+  if (!ok) fail(error_number);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) fail(errno);
+}
+
+}  // namespace myriad::io

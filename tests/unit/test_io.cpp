@@ -1,0 +1,596 @@
+// Output writing: .npy, JSON, summary.csv and the staged output directory.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "myriad/core/error.hpp"
+#include "myriad/diag/summary.hpp"
+#include "myriad/io/json.hpp"
+#include "myriad/io/npy.hpp"
+#include "myriad/io/output_directory.hpp"
+#include "myriad/io/summary_csv.hpp"
+
+namespace fs = std::filesystem;
+using myriad::io::Dtype;
+using myriad::io::NpyWriter;
+using myriad::io::OutputDirectory;
+namespace json = myriad::io::json;
+
+namespace {
+
+/// A fresh, empty directory under the system temporary directory, removed with its contents.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() {
+    static std::atomic<int> counter{0};
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    root_ = fs::temp_directory_path() /
+            ("myriad-io-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
+             (test != nullptr ? test->name() : "test"));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+
+  /// `name` inside the scratch directory.
+  std::string operator/(const std::string& name) const { return (root_ / name).string(); }
+  const fs::path& root() const { return root_; }
+
+ private:
+  fs::path root_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const std::string& path, const std::string& contents) {
+  std::ofstream(path, std::ios::binary) << contents;
+}
+
+std::vector<std::string> entries_of(const fs::path& directory) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+uint64_t bits_of(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+/// Expects `statement` to throw `Error` whose message contains every one of `parts`.
+template <class Error, class Statement>
+void expect_error_containing(Statement statement, std::vector<std::string> parts) {
+  try {
+    statement();
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    for (const std::string& part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos) << "message: " << message;
+    }
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+  }
+}
+
+class IoNpy : public ::testing::Test {
+ protected:
+  ScratchDirectory scratch_;
+};
+
+class IoJson : public ::testing::Test {};
+
+class IoSummaryCsv : public ::testing::Test {
+ protected:
+  ScratchDirectory scratch_;
+};
+
+class IoOutputDirectory : public ::testing::Test {
+ protected:
+  ScratchDirectory scratch_;
+};
+
+// --- .npy ----------------------------------------------------------------------------------
+
+TEST_F(IoNpy, HeaderIsAMultipleOf64BytesForManyShapes) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {}, {0}, {5}, {2, 3}, {4096, 1000, 12}, {1, 2, 3, 4, 5, 6, 7, 8}, {int64_t(1) << 40, 3}};
+  for (const Dtype dtype : {Dtype::float32, Dtype::float64}) {
+    for (const auto& shape : shapes) {
+      const std::string header = myriad::io::npy_header(shape, dtype);
+      ASSERT_EQ(header.size() % 64, 0u) << header;
+      EXPECT_EQ(header.compare(0, 6, "\x93NUMPY"), 0);
+      EXPECT_EQ(header[6], 1);  // version 1.0
+      EXPECT_EQ(header[7], 0);
+      const size_t length = size_t(uint8_t(header[8])) | size_t(uint8_t(header[9])) << 8;
+      EXPECT_EQ(length + 10, header.size());
+      EXPECT_EQ(header.back(), '\n');
+    }
+  }
+}
+
+TEST_F(IoNpy, HeaderDictIsTheNumpyLiteral) {
+  const std::string header = myriad::io::npy_header({2, 3, 4}, Dtype::float64);
+  EXPECT_EQ(header.substr(10, header.find_last_not_of(" \n") - 9),
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3, 4), }");
+  EXPECT_NE(myriad::io::npy_header({5}, Dtype::float32).find("'descr': '<f4'"), std::string::npos);
+  EXPECT_NE(myriad::io::npy_header({5}, Dtype::float32).find("'shape': (5,)"), std::string::npos);
+  EXPECT_NE(myriad::io::npy_header({}, Dtype::float64).find("'shape': ()"), std::string::npos);
+}
+
+TEST_F(IoNpy, DoublesRoundTripBitExactly) {
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1.0 / 3.0,
+                                DBL_MIN,
+                                DBL_TRUE_MIN,
+                                DBL_MAX,
+                                -1e-300,
+                                std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::quiet_NaN()};
+  std::mt19937_64 engine(20240611);
+  std::uniform_real_distribution<double> uniform(-1e6, 1e6);
+  while (values.size() < 2 * 3 * 4) values.push_back(uniform(engine));
+  const std::string path = scratch_ / "draws.npy";
+  myriad::io::write_npy(path, values.data(), {2, 3, 4});
+
+  EXPECT_EQ(fs::file_size(path), 128u + values.size() * sizeof(double));
+  const myriad::io::NpyArray array = myriad::io::read_npy(path);
+  EXPECT_EQ(array.shape, (std::vector<int64_t>{2, 3, 4}));
+  ASSERT_EQ(array.values.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(bits_of(array.values[i]), bits_of(values[i])) << "index " << i;
+  }
+}
+
+TEST_F(IoNpy, FloatsRoundTripExactly) {
+  const std::vector<float> values = {1.5f, -2.25f, FLT_MIN, FLT_MAX, 0.1f, -0.0f};
+  const std::string path = scratch_ / "f.npy";
+  myriad::io::write_npy(path, values.data(), {3, 2});
+  EXPECT_NE(read_file(path).find("'<f4'"), std::string::npos);
+  const myriad::io::NpyArray array = myriad::io::read_npy(path);
+  EXPECT_EQ(array.shape, (std::vector<int64_t>{3, 2}));
+  ASSERT_EQ(array.values.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(bits_of(array.values[i]), bits_of(double(values[i])));
+  }
+}
+
+TEST_F(IoNpy, ScalarAndEmptyArrays) {
+  const double scalar = 42.0;
+  myriad::io::write_npy(scratch_ / "scalar.npy", &scalar, {});
+  const auto read_scalar = myriad::io::read_npy(scratch_ / "scalar.npy");
+  EXPECT_TRUE(read_scalar.shape.empty());
+  EXPECT_EQ(read_scalar.values, std::vector<double>{42.0});
+
+  myriad::io::write_npy(scratch_ / "empty.npy", static_cast<const double*>(nullptr), {0, 3});
+  const auto read_empty = myriad::io::read_npy(scratch_ / "empty.npy");
+  EXPECT_EQ(read_empty.shape, (std::vector<int64_t>{0, 3}));
+  EXPECT_TRUE(read_empty.values.empty());
+}
+
+TEST_F(IoNpy, StreamingWriterProducesTheSameBytesAsWriteNpy) {
+  std::vector<double> values(4 * 25 * 3);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(double(i));
+  myriad::io::write_npy(scratch_ / "whole.npy", values.data(), {4, 25, 3});
+
+  NpyWriter writer(scratch_ / "streamed.npy", {4, 25, 3});
+  for (size_t start = 0; start < values.size(); start += 7) {
+    writer.append(values.data() + start, std::min<size_t>(7, values.size() - start));
+  }
+  EXPECT_EQ(writer.appended(), writer.expected());
+  writer.close();
+  EXPECT_EQ(read_file(scratch_ / "streamed.npy"), read_file(scratch_ / "whole.npy"));
+}
+
+TEST_F(IoNpy, Float32WriterConvertsDoubles) {
+  const std::vector<double> values = {0.1, 1e10, -3.0};
+  NpyWriter writer(scratch_ / "f4.npy", {3}, Dtype::float32);
+  writer.append(values.data(), values.size());
+  writer.close();
+  const auto array = myriad::io::read_npy(scratch_ / "f4.npy");
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(array.values[i], double(float(values[i])));
+}
+
+TEST_F(IoNpy, WriterThrowsOnTooFewValuesAndLeavesNoFile) {
+  const std::string path = scratch_ / "short.npy";
+  const std::vector<double> values(5, 1.0);
+  NpyWriter writer(path, {2, 3});
+  writer.append(values.data(), values.size());
+  expect_error_containing<myriad::io_error>([&] { writer.close(); },
+                                            {path, "needs 6 values", "5 were written"});
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(IoNpy, WriterRejectsTooManyValues) {
+  const std::vector<double> values(7, 1.0);
+  NpyWriter writer(scratch_ / "long.npy", {2, 3});
+  EXPECT_THROW(writer.append(values.data(), values.size()), myriad::invalid_argument);
+  writer.append(values.data(), 6);  // the failed append wrote nothing
+  writer.close();
+}
+
+TEST_F(IoNpy, WriterDestroyedWithoutCloseRemovesItsFile) {
+  const std::string path = scratch_ / "abandoned.npy";
+  {
+    NpyWriter writer(path, {3});
+    const double value = 1.0;
+    writer.append(&value, 1);
+    EXPECT_TRUE(fs::exists(path));
+  }
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(IoNpy, OpenFailureNamesThePathAndTheReason) {
+  const std::string path = scratch_ / "missing/draws.npy";
+  const double value = 0.0;
+  expect_error_containing<myriad::io_error>([&] { myriad::io::write_npy(path, &value, {1}); },
+                                            {path, "No such file or directory"});
+}
+
+TEST_F(IoNpy, RejectsNegativeExtents) {
+  EXPECT_THROW(NpyWriter(scratch_ / "x.npy", {2, -1}), myriad::invalid_argument);
+}
+
+TEST_F(IoNpy, ReaderRejectsOtherFiles) {
+  write_file(scratch_ / "not.npy", "hello, this is not an array");
+  EXPECT_THROW(myriad::io::read_npy(scratch_ / "not.npy"), myriad::invalid_argument);
+  EXPECT_THROW(myriad::io::read_npy(scratch_ / "absent.npy"), myriad::io_error);
+  // A valid header whose data is one value short.
+  const double values[2] = {1.0, 2.0};
+  myriad::io::write_npy(scratch_ / "t.npy", values, {2});
+  const std::string bytes = read_file(scratch_ / "t.npy");
+  write_file(scratch_ / "t.npy", bytes.substr(0, bytes.size() - 8));
+  EXPECT_THROW(myriad::io::read_npy(scratch_ / "t.npy"), myriad::invalid_argument);
+}
+
+// --- JSON ----------------------------------------------------------------------------------
+
+TEST_F(IoJson, DumpsScalars) {
+  EXPECT_EQ(json::Value().dump(), "null");
+  EXPECT_EQ(json::Value(true).dump(), "true");
+  EXPECT_EQ(json::Value(false).dump(), "false");
+  EXPECT_EQ(json::Value(42).dump(), "42");
+  EXPECT_EQ(json::Value(int64_t(-7)).dump(), "-7");
+  EXPECT_EQ(json::Value(size_t(12)).dump(), "12");
+  EXPECT_EQ(json::Value(1.5).dump(), "1.5");
+  EXPECT_EQ(json::Value(0.1).dump(), "0.1");
+  EXPECT_EQ(json::Value(3.0).dump(), "3.0");  // stays a double when read back
+  EXPECT_EQ(json::Value(-0.0).dump(), "-0.0");
+  EXPECT_EQ(json::Value(1e300).dump(), "1e+300");
+  EXPECT_EQ(json::Value(123456789.125).dump(), "123456789.125");
+  EXPECT_EQ(json::Value(1428547813435902208.0).dump(), "1.4285478134359022e+18");
+  EXPECT_EQ(json::Value("text").dump(), "\"text\"");
+}
+
+// A stray pointer must not become a JSON boolean.
+static_assert(!std::is_constructible_v<json::Value, const int*>);
+static_assert(std::is_constructible_v<json::Value, const char*>);
+
+TEST_F(IoJson, NonFiniteDoublesBecomeNull) {
+  json::Value doc;
+  doc["nan"] = std::nan("");
+  doc["inf"] = std::numeric_limits<double>::infinity();
+  doc["-inf"] = -std::numeric_limits<double>::infinity();
+  EXPECT_EQ(doc.dump(0), R"({"nan":null,"inf":null,"-inf":null})");
+  EXPECT_TRUE(myriad::io::parse_json(doc.dump()).at("nan").is_null());
+}
+
+TEST_F(IoJson, EscapesStringsPerRfc8259) {
+  const std::string text = std::string("q\"b\\s/n\nt\tr\rb\bf\f") + '\x01' + '\x1f' + "\xc3\xa9";
+  const std::string dumped = json::Value(text).dump();
+  EXPECT_EQ(dumped, "\"q\\\"b\\\\s/n\\nt\\tr\\rb\\bf\\f\\u0001\\u001f\xc3\xa9\"");
+  EXPECT_EQ(myriad::io::parse_json(dumped).as_string(), text);
+  // Escapes a writer may use that this one does not, and a surrogate pair (U+1F600).
+  EXPECT_EQ(myriad::io::parse_json(R"("\u00e9\/\ud83d\ude00\u0041")").as_string(),
+            "\xc3\xa9/\xf0\x9f\x98\x80"
+            "A");
+}
+
+TEST_F(IoJson, NestedStructuresRoundTripInInsertionOrder) {
+  json::Value run;
+  run["model"] = "eight_schools";
+  run["settings"]["chains"] = 4096;
+  run["settings"]["adapt"] = true;
+  run["settings"]["warmup"] = json::Value();
+  run["failures"] = json::Object{{"divergent", 3}, {"nonfinite", 0}};
+  run["step_size"] = json::Array{0.1, 0.2, json::Array{}, json::Object{}};
+  run["log_z"]["estimate"] = -12.25;
+  run["alpha"] = "last";
+
+  for (const int indent : {2, 0, 4}) {
+    const json::Value back = myriad::io::parse_json(run.dump(indent));
+    EXPECT_EQ(back, run) << run.dump(indent);
+  }
+  std::vector<std::string> keys;
+  for (const auto& member : run.as_object()) keys.push_back(member.first);
+  EXPECT_EQ(keys, (std::vector<std::string>{"model", "settings", "failures", "step_size", "log_z",
+                                            "alpha"}));
+  EXPECT_EQ(run.at("settings").at("chains").as_int(), 4096);
+  EXPECT_EQ(run.at("step_size").at(1).as_double(), 0.2);
+}
+
+TEST_F(IoJson, PrettyLayout) {
+  json::Value doc;
+  doc["a"] = 1;
+  doc["b"] = json::Array{true, json::Value()};
+  doc["c"] = json::Object{};
+  EXPECT_EQ(doc.dump(), "{\n  \"a\": 1,\n  \"b\": [\n    true,\n    null\n  ],\n  \"c\": {}\n}");
+}
+
+TEST_F(IoJson, DoublesRoundTripExactlyWithAtMost17Digits) {
+  std::vector<double> values = {
+      0.1,      1.0 / 3.0,   2.0 / 3.0,     1e-300, DBL_TRUE_MIN,       DBL_MIN, DBL_MAX,
+      -DBL_MAX, DBL_EPSILON, 123456789.125, 1e16,   9007199254740993.0, -0.0};
+  std::mt19937_64 engine(7);
+  while (values.size() < 2000) {
+    const uint64_t bits = engine();
+    double value;
+    std::memcpy(&value, &bits, sizeof value);
+    if (std::isfinite(value)) values.push_back(value);
+  }
+  for (const double value : values) {
+    const std::string text = json::Value(value).dump();
+    const json::Value back = myriad::io::parse_json(text);
+    ASSERT_EQ(back.type(), json::Type::number) << text;
+    EXPECT_EQ(bits_of(back.as_double()), bits_of(value)) << text;
+    // Significant digits: those of the mantissa after any leading zeros.
+    std::string mantissa = text.substr(0, text.find('e'));
+    if (mantissa.size() >= 2 && mantissa.compare(mantissa.size() - 2, 2, ".0") == 0) {
+      mantissa.resize(mantissa.size() - 2);  // the ".0" that marks an integral double
+    }
+    mantissa.erase(std::remove(mantissa.begin(), mantissa.end(), '.'), mantissa.end());
+    mantissa.erase(std::remove(mantissa.begin(), mantissa.end(), '-'), mantissa.end());
+    mantissa.erase(0, std::min(mantissa.size(), mantissa.find_first_not_of('0')));
+    EXPECT_LE(mantissa.size(), 17u) << text;
+  }
+}
+
+TEST_F(IoJson, IntegersStayIntegers) {
+  for (const int64_t value :
+       {int64_t(0), std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
+    const json::Value back = myriad::io::parse_json(json::Value(value).dump());
+    ASSERT_EQ(back.type(), json::Type::integer);
+    EXPECT_EQ(back.as_int(), value);
+  }
+  // Beyond int64: a double.
+  EXPECT_EQ(myriad::io::parse_json("18446744073709551616").type(), json::Type::number);
+  EXPECT_EQ(myriad::io::parse_json("1.0e2").as_double(), 100.0);
+}
+
+TEST_F(IoJson, ParseErrorsNameTheByteOffset) {
+  expect_error_containing<myriad::invalid_argument>([] { myriad::io::parse_json(R"({"a": tru})"); },
+                                                    {"byte 6"});
+  expect_error_containing<myriad::invalid_argument>([] { myriad::io::parse_json("[1, 2"); },
+                                                    {"byte 5"});
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "01", "1.", "-", "\"\\x\"", "\"a\nb\"",
+                          "\"\\ud800\"", "nul", "[1] 2", "{'a': 1}", "+1", ".5", "1e"}) {
+    EXPECT_THROW(myriad::io::parse_json(bad), myriad::invalid_argument) << bad;
+  }
+  EXPECT_THROW(myriad::io::parse_json(std::string(100000, '[')), myriad::invalid_argument);
+}
+
+TEST_F(IoJson, AccessorsCheckTypes) {
+  json::Value doc = myriad::io::parse_json(R"({"n": 1, "s": "x", "a": [1]})");
+  EXPECT_THROW(doc.at("s").as_int(), myriad::invalid_argument);
+  EXPECT_THROW(doc.at("missing"), myriad::invalid_argument);
+  EXPECT_THROW(doc.at("a").at(1), myriad::invalid_argument);
+  EXPECT_EQ(doc.at("n").as_double(), 1.0);
+  EXPECT_TRUE(doc.contains("a"));
+  EXPECT_FALSE(doc.contains("b"));
+  doc["a"].push_back("more");
+  EXPECT_EQ(doc.at("a").size(), 2u);
+}
+
+// --- summary.csv ---------------------------------------------------------------------------
+
+std::vector<myriad::diag::VariableSummary> example_rows() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  return {
+      {"mu", 4.3721234, 3.29, 0.0412, -1.2, 4.37, 9.8, 1.00213, 3912.7, 2876.2},
+      {"theta[1,2]", -1e-7, 1e7, 0.5, -0.25, 0.0, 123456789.0, nan, nan, 12.0},
+      {"a_variable_with_a_very_long_name", 1, 2, 3, 4, 5, 6, 1.5, 7.4, 8.6},
+  };
+}
+
+TEST_F(IoSummaryCsv, HeaderLineIsExact) {
+  const std::string path = scratch_ / "summary.csv";
+  myriad::io::write_summary_csv(path, example_rows());
+  const std::string text = read_file(path);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail");
+  EXPECT_EQ(entries_of(scratch_.root()), std::vector<std::string>{"summary.csv"});
+}
+
+TEST_F(IoSummaryCsv, RowsUseSixSignificantDigitsAndNan) {
+  std::istringstream lines(myriad::io::format_summary_csv(example_rows()));
+  std::string line;
+  std::getline(lines, line);
+  std::getline(lines, line);
+  EXPECT_EQ(line, "mu,4.37212,3.29,0.0412,-1.2,4.37,9.8,1.00213,3912.7,2876.2");
+  std::getline(lines, line);
+  EXPECT_EQ(line, "\"theta[1,2]\",-1e-07,1e+07,0.5,-0.25,0,1.23457e+08,nan,nan,12");
+  std::getline(lines, line);
+  EXPECT_EQ(line, "a_variable_with_a_very_long_name,1,2,3,4,5,6,1.5,7.4,8.6");
+  EXPECT_FALSE(std::getline(lines, line));
+}
+
+TEST_F(IoSummaryCsv, WriteFailureNamesThePath) {
+  const std::string path = scratch_ / "missing/summary.csv";
+  expect_error_containing<myriad::io_error>(
+      [&] { myriad::io::write_summary_csv(path, example_rows()); },
+      {path, "No such file or directory"});
+}
+
+TEST_F(IoSummaryCsv, TableAlignsColumnsAndTruncatesLongNames) {
+  const std::string table = myriad::io::format_summary_table(example_rows());
+  std::istringstream lines(table);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 4u) << table;
+  for (const std::string& row : rows) EXPECT_EQ(row.size(), rows[0].size()) << table;
+  // Every column ends at the same position on every line (right-aligned numbers).
+  for (const char* column : {"mean", "rhat", "ess_tail"}) {
+    const size_t end = rows[0].find(column) + std::strlen(column);
+    for (const std::string& row : rows) {
+      EXPECT_NE(row[end - 1], ' ') << column << "\n" << table;
+      EXPECT_TRUE(end == row.size() || row[end] == ' ') << column << "\n" << table;
+    }
+  }
+  EXPECT_EQ(rows[0].substr(0, 8), "variable");
+  EXPECT_EQ(rows[3].substr(0, 24), "a_variable_with_a_ver...");
+  EXPECT_EQ(rows[3][24], ' ');
+  EXPECT_NE(rows[1].find("  1.002  "), std::string::npos) << table;  // rhat, 3 decimals
+  EXPECT_NE(rows[1].find("  3913  "), std::string::npos) << table;   // ess as an integer
+  EXPECT_NE(rows[2].find("  nan  "), std::string::npos) << table;
+}
+
+// --- output directory ----------------------------------------------------------------------
+
+void write_run_files(const OutputDirectory& out, const std::string& tag) {
+  write_file(out.path("summary.csv"), "summary " + tag);
+  const double draws[2] = {1.0, 2.0};
+  myriad::io::write_npy(out.path("draws.npy"), draws, {1, 2, 1});
+  myriad::io::write_text_file_atomically(out.path("run.json"), "{\"tag\": \"" + tag + "\"}\n");
+}
+
+TEST_F(IoOutputDirectory, StagesUntilCommit) {
+  const std::string final_path = scratch_ / "run1";
+  OutputDirectory out(final_path);
+  EXPECT_TRUE(fs::is_directory(out.staging_path()));
+  EXPECT_EQ(fs::path(out.staging_path()).parent_path(), scratch_.root());
+  EXPECT_EQ(fs::path(out.staging_path()).filename().string(),
+            ".run1.partial-" + std::to_string(::getpid()));
+  EXPECT_EQ(fs::path(out.path("run.json")).parent_path().string(), out.staging_path());
+
+  write_run_files(out, "a");
+  EXPECT_FALSE(fs::exists(final_path));
+  out.commit();
+  EXPECT_TRUE(out.committed());
+  EXPECT_EQ(entries_of(final_path),
+            (std::vector<std::string>{"draws.npy", "run.json", "summary.csv"}));
+  EXPECT_EQ(read_file(final_path + "/summary.csv"), "summary a");
+  EXPECT_EQ(entries_of(scratch_.root()), std::vector<std::string>{"run1"});
+  EXPECT_THROW(out.commit(), myriad::invalid_argument);
+}
+
+TEST_F(IoOutputDirectory, DestructionWithoutCommitLeavesNothing) {
+  {
+    OutputDirectory out(scratch_ / "run1");
+    write_run_files(out, "a");
+  }
+  EXPECT_TRUE(entries_of(scratch_.root()).empty());
+}
+
+TEST_F(IoOutputDirectory, ReplacesAPreviousRun) {
+  const std::string final_path = scratch_ / "run1";
+  {
+    OutputDirectory first(final_path);
+    write_run_files(first, "first");
+    first.commit();
+  }
+  OutputDirectory second(final_path);
+  write_file(second.path("run.json"), "second");
+  // Until the commit, the previous run stays intact.
+  EXPECT_EQ(read_file(final_path + "/summary.csv"), "summary first");
+  second.commit();
+  EXPECT_EQ(entries_of(final_path), std::vector<std::string>{"run.json"});
+  EXPECT_EQ(read_file(final_path + "/run.json"), "second");
+  EXPECT_EQ(entries_of(scratch_.root()), std::vector<std::string>{"run1"});  // no .old-, .partial-
+}
+
+TEST_F(IoOutputDirectory, RefusesADirectoryWithForeignFiles) {
+  const std::string final_path = scratch_ / "mine";
+  fs::create_directories(final_path);
+  write_file(final_path + "/thesis.tex", "precious");
+  write_file(final_path + "/run.json", "{}");
+  expect_error_containing<myriad::io_error>(
+      [&] { OutputDirectory out(final_path); },
+      {final_path, "holds other files", "thesis.tex", "choose a new directory"});
+  EXPECT_EQ(read_file(final_path + "/thesis.tex"), "precious");
+  EXPECT_EQ(entries_of(scratch_.root()), std::vector<std::string>{"mine"});
+}
+
+TEST_F(IoOutputDirectory, RefusesAtCommitIfForeignFilesAppeared) {
+  const std::string final_path = scratch_ / "run1";
+  OutputDirectory out(final_path);
+  write_run_files(out, "a");
+  fs::create_directories(final_path);
+  write_file(final_path + "/notes.txt", "added during the run");
+  EXPECT_THROW(out.commit(), myriad::io_error);
+  EXPECT_EQ(entries_of(final_path), std::vector<std::string>{"notes.txt"});
+}
+
+TEST_F(IoOutputDirectory, FailsUnderARegularFile) {
+  // Tests may run as root, where permission bits do not stop writes; a file as parent does.
+  write_file(scratch_ / "file", "x");
+  const std::string final_path = scratch_ / "file/run1";
+  expect_error_containing<myriad::io_error>(
+      [&] { OutputDirectory out(final_path); },
+      {"cannot create output directory '" + final_path + "'", "Not a directory"});
+}
+
+TEST_F(IoOutputDirectory, FailsWhenThePathIsARegularFile) {
+  const std::string final_path = scratch_ / "file";
+  write_file(final_path, "x");
+  expect_error_containing<myriad::io_error>([&] { OutputDirectory out(final_path); },
+                                            {final_path, "not a directory"});
+  EXPECT_EQ(read_file(final_path), "x");
+}
+
+TEST_F(IoOutputDirectory, CreatesMissingParentsAndAcceptsATrailingSlash) {
+  OutputDirectory out(scratch_ / "a/b/run1/");
+  EXPECT_EQ(out.final_path(), scratch_ / "a/b/run1");
+  write_run_files(out, "a");
+  out.commit();
+  EXPECT_TRUE(fs::is_regular_file(scratch_ / "a/b/run1/draws.npy"));
+}
+
+TEST_F(IoOutputDirectory, OnlyRunFilesMayBeWritten) {
+  OutputDirectory out(scratch_ / "run1");
+  EXPECT_THROW(out.path("notes.txt"), myriad::invalid_argument);
+  EXPECT_THROW(out.path("../run.json"), myriad::invalid_argument);
+}
+
+TEST_F(IoOutputDirectory, RejectsPathsWithoutADirectoryName) {
+  EXPECT_THROW(OutputDirectory out(""), myriad::io_error);
+  EXPECT_THROW(OutputDirectory out(scratch_ / "."), myriad::io_error);
+}
+
+TEST_F(IoOutputDirectory, TextFilesAreReplacedAtomically) {
+  const std::string path = scratch_ / "run.json";
+  myriad::io::write_text_file_atomically(path, "one");
+  myriad::io::write_text_file_atomically(path, "two");
+  EXPECT_EQ(read_file(path), "two");
+  EXPECT_EQ(entries_of(scratch_.root()), std::vector<std::string>{"run.json"});
+}
+
+}  // namespace
