@@ -108,14 +108,7 @@ int sample_command(int argc, char** argv) {
   io::json::Value report = sample_report(run, config, result);
   report["wall_time"]["output_seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
-  {
-    const std::string path = output.path("run.json");
-    std::FILE* file = std::fopen(path.c_str(), "w");
-    if (!file) throw io_error("cannot write '" + path + "'");
-    const std::string text = report.dump() + "\n";
-    const bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-    if (std::fclose(file) != 0 || !ok) throw io_error("cannot write '" + path + "'");
-  }
+  io::write_text_file_atomically(output.path("run.json"), report.dump() + "\n");
   output.commit();
 
   if (!quiet) {

@@ -1,8 +1,9 @@
 #pragma once
-// The CPU backend: an OpenMP loop over chains calling the per-chain HMC transition. Each chain
-// runs all iterations of a call before the next chain starts, so its state stays in cache; the
-// results are identical to running iteration by iteration because every random number is keyed
-// by (seed, chain, iteration, purpose, draw) and the step count by (seed, iteration).
+// The CPU backend: an OpenMP loop over chains calling the per-chain HMC transition. State is
+// stored [chain][dim] (each chain's vectors contiguous), and each chain runs all iterations of
+// a call before the next chain starts, so its state stays in cache. The results are identical
+// to the GPU's [dim][chain] iteration-major order because every random number is keyed by
+// (seed, chain, iteration, purpose, draw) and the step count by (seed, iteration).
 
 #include <omp.h>
 
@@ -82,16 +83,22 @@ class CpuHmcBackend final : public HmcBackend<T> {
       if (sink) sink->consume(chunk_.data(), first_draw + done, n);
     }
     if (moments) {
-      ensemble_moments_cpu(EnsembleView<const T>{position_.data(), chains_, dim_, chains_},
+      ensemble_moments_cpu(EnsembleView<const T>{position_.data(), chains_, dim_, 1, dim_},
                            *moments);
     }
     return total;
   }
 
-  std::vector<T> positions() const override { return position_; }
+  std::vector<T> positions() const override {
+    // The interface's layout is [dim][chain].
+    std::vector<T> out(position_.size());
+    for (std::int64_t c = 0; c < chains_; ++c)
+      for (int d = 0; d < dim_; ++d) out[static_cast<std::size_t>(d) * chains_ + c] = position_[c * dim_ + d];
+    return out;
+  }
 
  private:
-  EnsembleView<T> view(std::vector<T>& array) { return {array.data(), chains_, dim_, chains_}; }
+  EnsembleView<T> view(std::vector<T>& array) { return {array.data(), chains_, dim_, 1, dim_}; }
 
   IterationStats run_chunk(const HmcSettings<T>& settings, std::uint32_t first_iteration, int n,
                            T* recorded) {

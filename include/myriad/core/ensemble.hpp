@@ -20,19 +20,25 @@ struct ChainVector {
   MYRIAD_HD T& operator[](int i) const { return data[static_cast<std::int64_t>(i) * stride]; }
 };
 
-/// A [dim][chain] array of values.
+/// An ensemble of `chains` vectors of length `dim`: element d of chain c lives at
+/// data[d * stride + c * chain_stride]. The GPU layout is [dim][chain] (chain_stride = 1,
+/// stride ≥ chains: coalesced across a warp); the CPU backend uses [chain][dim] (stride = 1,
+/// chain_stride = dim: one chain's vector in consecutive cache lines). Per-chain code sees
+/// only ChainVector and works with either.
 template <class T>
 struct EnsembleView {
   T* data = nullptr;
   std::int64_t chains = 0;
   int dim = 0;
-  std::int64_t stride = 0;  ///< distance between consecutive dimensions (>= chains)
+  std::int64_t stride = 0;        ///< distance between consecutive dimensions of one chain
+  std::int64_t chain_stride = 1;  ///< distance between the same dimension of adjacent chains
 
   MYRIAD_HD T& operator()(int d, std::int64_t chain) const {
-    return data[static_cast<std::int64_t>(d) * stride + chain];
+    return data[static_cast<std::int64_t>(d) * stride + chain * chain_stride];
   }
-  MYRIAD_HD ChainVector<T> chain(std::int64_t c) const { return {data + c, stride, dim}; }
-  MYRIAD_HD std::int64_t size() const { return static_cast<std::int64_t>(dim) * stride; }
+  MYRIAD_HD ChainVector<T> chain(std::int64_t c) const {
+    return {data + c * chain_stride, stride, dim};
+  }
 };
 
 /// A plain contiguous vector view (host scratch, per-thread arrays, tests).
