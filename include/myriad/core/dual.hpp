@@ -47,6 +47,8 @@ struct Dual {
   MYRIAD_HD friend bool operator>(const Dual& a, const Dual& b) { return a.val > b.val; }
   MYRIAD_HD friend bool operator<=(const Dual& a, const Dual& b) { return a.val <= b.val; }
   MYRIAD_HD friend bool operator>=(const Dual& a, const Dual& b) { return a.val >= b.val; }
+  MYRIAD_HD friend bool operator==(const Dual& a, const Dual& b) { return a.val == b.val; }
+  MYRIAD_HD friend bool operator!=(const Dual& a, const Dual& b) { return a.val != b.val; }
 };
 
 template <class T>
@@ -103,7 +105,10 @@ MYRIAD_HD MYRIAD_INLINE Dual<T> fabs(const Dual<T>& x) {
 /// x^y for a constant exponent y.
 template <class T, class S, class = std::enable_if_t<std::is_arithmetic<S>::value>>
 MYRIAD_HD MYRIAD_INLINE Dual<T> pow(const Dual<T>& x, S y) {
-  const T p = pow(x.val, T(y - 1));
+  // The exponent is passed as the innermost scalar so that nested duals recurse into this
+  // overload (T(y - 1) would be a dual, for which no pow overload exists).
+  using Scalar = decltype(value_of(x));
+  const T p = pow(x.val, Scalar(y) - Scalar(1));
   return {p * x.val, T(y) * p * x.eps};
 }
 template <class T>

@@ -50,7 +50,7 @@ class RandomStream {
     return philox(counter, key);
   }
 
-  /// Uniform on the open interval (0, 1): 24 random bits for float, 53 for double.
+  /// Uniform on the open interval (0, 1): 23 random bits for float, 52 for double.
   template <class T>
   MYRIAD_HD T uniform(std::uint32_t iteration, Purpose purpose, std::uint32_t draw) const {
     const Block b = block(iteration, purpose, draw);
@@ -87,15 +87,18 @@ class RandomStream {
     }
   }
 
-  /// Uniform in (0, 1) from two 32-bit words; float uses the top 24 bits of the first.
+  /// Uniform in (0, 1) from two 32-bit words: (k + ½)/2^b with k the top b bits, b = 23 for
+  /// float (from the first word) and 52 for double. k + ½ needs b + 1 significant bits, so every
+  /// value is exact and the largest is 1 − 2^−(b+1) < 1 (Random123's u01fixedpt "open_open"
+  /// convention); with b = 24 or 53, k + ½ would round up to 2^b and give exactly 1.
   template <class T>
   MYRIAD_HD static T uniform_from_words(std::uint32_t w0, std::uint32_t w1) {
     if constexpr (sizeof(T) == sizeof(float)) {
       (void)w1;
-      return (static_cast<float>(w0 >> 8) + 0.5f) * 5.9604644775390625e-8f;  // 2^-24
+      return (static_cast<float>(w0 >> 9) + 0.5f) * 1.1920928955078125e-7f;  // 2^-23
     } else {
-      const std::uint64_t bits = (static_cast<std::uint64_t>(w0) << 21) ^ (w1 >> 11);
-      return (static_cast<double>(bits) + 0.5) * 1.1102230246251565e-16;  // 2^-53
+      const std::uint64_t bits = (static_cast<std::uint64_t>(w0) << 20) ^ (w1 >> 12);
+      return (static_cast<double>(bits) + 0.5) * 2.220446049250313080847e-16;  // 2^-52
     }
   }
 
