@@ -1,0 +1,130 @@
+#pragma once
+// `eight_schools`: the hierarchical model of the SAT coaching experiments (Rubin 1981,
+// "Estimation in parallel randomized experiments", J. Educ. Stat. 6(4); Gelman et al.,
+// "Bayesian Data Analysis", 3rd ed., §5.5), in the non-centred parameterisation that removes the
+// funnel between τ and the school effects (Betancourt & Girolami 2015, "Hamiltonian Monte Carlo
+// for hierarchical models"):
+//
+//   μ ~ N(0, 5²),  τ ~ HalfCauchy(0, 5),  η_j ~ N(0, 1),  θ_j = μ + τ η_j,
+//   y_j ~ N(θ_j, σ_j²),  j = 1, …, 8.
+//
+// Parameters are z = (μ, log τ, η_1, …, η_8). With τ = e^ℓ the density of ℓ carries the Jacobian
+// dτ/dℓ = τ, so
+//   log p(z) = log N(μ; 0, 5) + log(2/(5π)) − log(1 + τ²/25) + ℓ
+//              + Σ_j [log N(η_j; 0, 1) + log N(y_j; μ + τ η_j, σ_j)],
+// every normalising constant included, so that log Z is the marginal likelihood log p(y).
+// log(1 + τ²/25) is evaluated as log1p_exp(2(ℓ − log 5)), which does not overflow for large ℓ.
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "myriad/core/error.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+
+namespace myriad::models {
+
+template <class T>
+struct EightSchools {
+  static constexpr int kSchools = 8;
+  static constexpr double kMuSd = 5.0;                        ///< prior sd of μ
+  static constexpr double kLogMuSd = 1.6094379124341003;      ///< log 5
+  static constexpr double kTauScale = 5.0;                    ///< half-Cauchy scale s of τ
+  static constexpr double kLogTauScale = 1.6094379124341003;  ///< log 5
+  /// log(2 / (π s)): the half-Cauchy density is 2 / (π s (1 + τ²/s²)) on τ > 0.
+  static constexpr double kLogHalfCauchyNormaliser = -2.061020617723555;
+  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
+
+  /// Observed effects y_j and their standard errors σ_j (BDA3, Table 5.2).
+  T y[kSchools] = {T(28), T(8), T(-3), T(7), T(-1), T(1), T(18), T(12)};
+  T sigma[kSchools] = {T(15), T(10), T(16), T(11), T(9), T(11), T(10), T(18)};
+
+  /// The model with the standard data.
+  static EightSchools make() { return EightSchools{}; }
+
+  /// The model with other data for the same eight-group structure; σ_j must be positive.
+  static EightSchools make(const std::array<double, kSchools>& effects,
+                           const std::array<double, kSchools>& standard_errors) {
+    EightSchools model;
+    for (int j = 0; j < kSchools; ++j) {
+      MYRIAD_EXPECTS(std::isfinite(effects[j]), "eight_schools: y[", j, "] must be finite, got ",
+                     effects[j]);
+      MYRIAD_EXPECTS(std::isfinite(standard_errors[j]) && standard_errors[j] > 0,
+                     "eight_schools: sigma[", j, "] must be positive, got ", standard_errors[j]);
+      model.y[j] = T(effects[j]);
+      model.sigma[j] = T(standard_errors[j]);
+    }
+    return model;
+  }
+
+  MYRIAD_HD int dim() const { return kSchools + 2; }
+
+  /// log p(μ, log τ, η) as in the header comment, generic over the scalar (duals included).
+  template <class Vec>
+  MYRIAD_HD auto log_density(const Vec& z) const {
+    using S = std::decay_t<decltype(z[0])>;
+    const S mu = z[0];
+    const S log_tau = z[1];
+    const S tau = exp(log_tau);
+    S lp = normal_log_density(mu, S(0), S(kMuSd)) + S(kLogHalfCauchyNormaliser) -
+           log1p_exp(S(2) * (log_tau - S(kLogTauScale))) + log_tau;
+    for (int j = 0; j < kSchools; ++j) {
+      const S eta = z[2 + j];
+      lp += normal_log_density(eta, S(0), S(1)) +
+            normal_log_density(S(y[j]), mu + tau * eta, S(sigma[j]));
+    }
+    return lp;
+  }
+
+  /// With r_j = (y_j − θ_j)/σ_j² and s = sigmoid(2(ℓ − log 5)):
+  ///   ∂/∂μ = −μ/25 + Σ r_j,   ∂/∂ℓ = 1 − 2s + τ Σ η_j r_j,   ∂/∂η_j = −η_j + τ r_j.
+  template <class Vec, class Grad>
+  MYRIAD_HD T log_density_gradient(const Vec& z, Grad& grad) const {
+    const T mu = z[0];
+    const T log_tau = z[1];
+    const T tau = myriad::exp(log_tau);
+    // log(1 + e^t) and its derivative sigmoid(t) from one exponential, e = e^{−|t|}.
+    const T t = T(2) * (log_tau - T(kLogTauScale));
+    const T e = myriad::exp(-myriad::fabs(t));
+    const T softplus = (t > T(0) ? t : T(0)) + myriad::log1p(e);
+    const T sigmoid = t >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+
+    T lp = T(-kLogSqrtTwoPi - kLogMuSd) - T(0.5) * mu * mu / T(kMuSd * kMuSd) +
+           T(kLogHalfCauchyNormaliser) - softplus + log_tau;
+    T d_mu = -mu / T(kMuSd * kMuSd);
+    T d_log_tau = T(1) - T(2) * sigmoid;
+    for (int j = 0; j < kSchools; ++j) {
+      const T eta = z[2 + j];
+      const T inv_var = T(1) / (sigma[j] * sigma[j]);
+      const T resid = y[j] - (mu + tau * eta);
+      const T r = resid * inv_var;
+      lp += T(-2 * kLogSqrtTwoPi) - myriad::log(sigma[j]) - T(0.5) * (eta * eta + resid * r);
+      d_mu += r;
+      d_log_tau += tau * eta * r;
+      grad[2 + j] = -eta + tau * r;
+    }
+    grad[0] = d_mu;
+    grad[1] = d_log_tau;
+    return lp;
+  }
+
+  /// Recorded quantities: μ, τ and the school effects θ_j = μ + τ η_j.
+  MYRIAD_HD int num_quantities() const { return kSchools + 2; }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& z, Out& out) const {
+    const T mu = z[0];
+    const T tau = myriad::exp(T(z[1]));
+    out[0] = mu;
+    out[1] = tau;
+    for (int j = 0; j < kSchools; ++j) out[2 + j] = mu + tau * T(z[2 + j]);
+  }
+  std::string quantity_name(int i) const {
+    if (i == 0) return "mu";
+    if (i == 1) return "tau";
+    return "theta[" + std::to_string(i - 2) + "]";
+  }
+};
+
+}  // namespace myriad::models

@@ -1,0 +1,225 @@
+#pragma once
+// `logistic`: Bayesian logistic regression with independent normal priors,
+//
+//   β_j ~ N(0, s²),   y_i ~ Bernoulli(σ(η_i)),   η = Xβ,   σ(t) = 1 / (1 + e^{−t}),
+//
+// for an n × d design matrix X (row-major; synthetic data put the intercept, a column of ones,
+// in column 0). The log density, every normalising constant included (so log Z = log p(y)), is
+//   log p(β) = Σ_i [y_i η_i − log(1 + e^{η_i})] − ½ Σ_j β_j²/s² − d (½ log 2π + log s),
+// and its gradient is ∇ log p = Xᵀ(y − σ(η)) − β/s² (e.g. Bishop, "Pattern Recognition and
+// Machine Learning", eq. 4.91 with the prior added).
+//
+// Logistic<T> is the trivially copyable view that chains evaluate; LogisticData<T> owns the
+// data on the host and, on demand, one copy on the device. Every chain reads the same row of X
+// at the same time, so on a GPU the reads of X and y are broadcasts served from cache.
+// CLI defaults: n = 1000, d = 10, s = prior_sd = 10.
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "myriad/backend/memory.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+
+namespace myriad::models {
+
+template <class T>
+struct Logistic {
+  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
+
+  const T* x = nullptr;  ///< n × d design matrix, row-major, visible where the chains run
+  const T* y = nullptr;  ///< n labels in {0, 1}
+  int n = 0;             ///< observations
+  int d = 0;             ///< coefficients (columns of X)
+  T prior_sd = T(10);    ///< s: prior standard deviation of every β_j
+
+  /// A view of caller-owned data (host or device pointers); checks sizes and prior_sd only.
+  static Logistic make(const T* x, const T* y, int n, int d, double prior_sd) {
+    MYRIAD_EXPECTS(n >= 1, "logistic: n must be >= 1, got ", n);
+    MYRIAD_EXPECTS(d >= 1, "logistic: d must be >= 1, got ", d);
+    MYRIAD_EXPECTS(x != nullptr && y != nullptr, "logistic: x and y must not be null");
+    MYRIAD_EXPECTS(std::isfinite(prior_sd) && prior_sd > 0,
+                   "logistic: prior_sd must be positive, got ", prior_sd);
+    return Logistic{x, y, n, d, T(prior_sd)};
+  }
+
+  MYRIAD_HD int dim() const { return d; }
+
+  /// log p(β) as in the header comment, generic over the scalar (duals included).
+  template <class Vec>
+  MYRIAD_HD auto log_density(const Vec& beta) const {
+    using S = std::decay_t<decltype(beta[0])>;
+    S sum_sq = S(0);
+    for (int j = 0; j < d; ++j) sum_sq += beta[j] * beta[j];
+    S lp = S(log_prior_normaliser()) - S(0.5) * sum_sq / S(prior_sd * prior_sd);
+    for (int i = 0; i < n; ++i) {
+      const T* row = x + static_cast<std::int64_t>(i) * d;
+      S eta = S(0);
+      for (int j = 0; j < d; ++j) eta += S(row[j]) * beta[j];
+      lp += S(y[i]) * eta - log1p_exp(eta);
+    }
+    return lp;
+  }
+
+  /// log p(β) and ∇ log p(β) = Xᵀ(y − σ(Xβ)) − β/s² in one pass over the rows of X.
+  template <class Vec, class Grad>
+  MYRIAD_HD T log_density_gradient(const Vec& beta, Grad& grad) const {
+    const T prior_precision = T(1) / (prior_sd * prior_sd);
+    T sum_sq = T(0);
+    for (int j = 0; j < d; ++j) {
+      const T b = beta[j];
+      sum_sq += b * b;
+      grad[j] = -prior_precision * b;
+    }
+    T lp = log_prior_normaliser() - T(0.5) * prior_precision * sum_sq;
+    for (int i = 0; i < n; ++i) {
+      const T* row = x + static_cast<std::int64_t>(i) * d;
+      T eta = T(0);
+      for (int j = 0; j < d; ++j) eta += row[j] * beta[j];
+      // log(1 + e^η) and σ(η) from one exponential e = e^{−|η|}; neither overflows:
+      //   log(1 + e^η) = max(η, 0) + log(1 + e),  σ(η) = 1/(1 + e) for η ≥ 0, e/(1 + e) else.
+      const T e = myriad::exp(-myriad::fabs(eta));
+      const T softplus = (eta > T(0) ? eta : T(0)) + myriad::log1p(e);
+      const T sigmoid = (eta >= T(0) ? T(1) : e) / (T(1) + e);
+      lp += y[i] * eta - softplus;
+      const T residual = y[i] - sigmoid;
+      for (int j = 0; j < d; ++j) grad[j] += residual * row[j];
+    }
+    return lp;
+  }
+
+  /// Recorded quantities: the coefficients, named beta[0], …, beta[d−1].
+  MYRIAD_HD int num_quantities() const { return d; }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& beta, Out& out) const {
+    for (int j = 0; j < d; ++j) out[j] = beta[j];
+  }
+  std::string quantity_name(int i) const { return "beta[" + std::to_string(i) + "]"; }
+
+  /// −d (½ log 2π + log s): the normalising constant of the N(0, s² I) prior.
+  MYRIAD_HD T log_prior_normaliser() const {
+    return T(-d) * (T(kLogSqrtTwoPi) + myriad::log(prior_sd));
+  }
+};
+
+/// Owning host container of logistic-regression data: X (n × d, row-major) and y, with an
+/// optional device copy that is uploaded once, the first time device_model() is called.
+/// Movable, not copyable (it may own device memory).
+template <class T>
+class LogisticData {
+ public:
+  /// Purpose tags of the synthetic-data streams (core/random.hpp), one per kind of draw.
+  static constexpr std::uint32_t kDesignPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
+  static constexpr std::uint32_t kBetaPurpose = static_cast<std::uint32_t>(Purpose::user) + 1;
+  static constexpr std::uint32_t kLabelPurpose = static_cast<std::uint32_t>(Purpose::user) + 2;
+
+  /// Synthetic data: X_i0 = 1 (intercept), X_ij ~ N(0, 1) for j ≥ 1, true β ~ N(0, I_d),
+  /// y_i ~ Bernoulli(σ(x_iᵀβ)). Row i draws from RandomStream(seed, i) (X with tag user + 0,
+  /// the label's uniform with tag user + 2), β from RandomStream(seed, 0) with tag user + 1, all
+  /// at iteration 0 and in double, so every machine and both precisions see the same data
+  /// (up to the last-ulp differences between libm implementations of log, sin and cos).
+  static LogisticData synthetic(int n, int d, std::uint64_t seed) {
+    MYRIAD_EXPECTS(n >= 1, "logistic: n must be >= 1, got ", n);
+    MYRIAD_EXPECTS(d >= 1, "logistic: d must be >= 1, got ", d);
+    LogisticData data;
+    data.n_ = n;
+    data.d_ = d;
+    std::vector<double> beta(static_cast<std::size_t>(d));
+    RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kBetaPurpose), beta, d);
+    data.true_beta_.assign(beta.begin(), beta.end());
+
+    data.x_.resize(static_cast<std::size_t>(n) * d);
+    data.y_.resize(static_cast<std::size_t>(n));
+    std::vector<double> row(static_cast<std::size_t>(d));
+    for (int i = 0; i < n; ++i) {
+      const RandomStream stream(seed, static_cast<std::uint64_t>(i));
+      row[0] = 1.0;
+      if (d > 1) {
+        std::vector<double> covariates(static_cast<std::size_t>(d - 1));
+        stream.fill_normal<double>(0, static_cast<Purpose>(kDesignPurpose), covariates, d - 1);
+        for (int j = 1; j < d; ++j) row[j] = covariates[j - 1];
+      }
+      double eta = 0.0;
+      for (int j = 0; j < d; ++j) eta += row[j] * beta[j];
+      const double p = 1.0 / (1.0 + std::exp(-eta));
+      const double u = stream.uniform<double>(0, static_cast<Purpose>(kLabelPurpose), 0);
+      for (int j = 0; j < d; ++j) data.x_[static_cast<std::size_t>(i) * d + j] = T(row[j]);
+      data.y_[i] = u < p ? T(1) : T(0);
+    }
+    return data;
+  }
+
+  /// Caller-supplied data; x is n × d row-major (include a column of ones for an intercept).
+  /// Throws myriad::invalid_argument naming the first bad entry.
+  static LogisticData from_arrays(std::vector<T> x, std::vector<T> y, int n, int d) {
+    MYRIAD_EXPECTS(n >= 1, "logistic: n must be >= 1, got ", n);
+    MYRIAD_EXPECTS(d >= 1, "logistic: d must be >= 1, got ", d);
+    const std::size_t expected = static_cast<std::size_t>(n) * static_cast<std::size_t>(d);
+    MYRIAD_EXPECTS(x.size() == expected, "logistic: x has ", x.size(),
+                   " entries, expected n*d = ", n, "*", d, " = ", expected);
+    MYRIAD_EXPECTS(y.size() == static_cast<std::size_t>(n), "logistic: y has ", y.size(),
+                   " entries, expected n = ", n);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < d; ++j) {
+        MYRIAD_EXPECTS(std::isfinite(x[static_cast<std::size_t>(i) * d + j]), "logistic: x[", i,
+                       "][", j, "] is not finite");
+      }
+      MYRIAD_EXPECTS(y[i] == T(0) || y[i] == T(1), "logistic: y[", i, "] must be 0 or 1, got ",
+                     y[i]);
+    }
+    LogisticData data;
+    data.n_ = n;
+    data.d_ = d;
+    data.x_ = std::move(x);
+    data.y_ = std::move(y);
+    return data;
+  }
+
+  int n() const { return n_; }
+  int d() const { return d_; }
+  /// X, row-major n × d.
+  const std::vector<T>& x() const { return x_; }
+  /// Labels in {0, 1}.
+  const std::vector<T>& y() const { return y_; }
+  /// The coefficients the synthetic data were drawn from; empty for from_arrays data.
+  const std::vector<T>& true_beta() const { return true_beta_; }
+
+  /// A model viewing the host copy (CPU backend); valid while this object lives.
+  Logistic<T> host_model(T prior_sd) const {
+    return Logistic<T>::make(x_.data(), y_.data(), n_, d_, static_cast<double>(prior_sd));
+  }
+
+  /// A model viewing the device copy, uploading X and y on the first call. Throws
+  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
+  /// Valid while this object lives.
+  Logistic<T> device_model(T prior_sd) {
+    host_model(prior_sd);  // validates prior_sd before any upload
+    if (device_x_.size() == 0) {
+      DeviceArray<T> device_x(x_);
+      DeviceArray<T> device_y(y_);
+      device_x_ = std::move(device_x);
+      device_y_ = std::move(device_y);
+    }
+    return Logistic<T>::make(device_x_.data(), device_y_.data(), n_, d_,
+                             static_cast<double>(prior_sd));
+  }
+
+ private:
+  LogisticData() = default;
+
+  int n_ = 0;
+  int d_ = 0;
+  std::vector<T> x_;
+  std::vector<T> y_;
+  std::vector<T> true_beta_;
+  DeviceArray<T> device_x_;
+  DeviceArray<T> device_y_;
+};
+
+}  // namespace myriad::models
