@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "myriad/mcmc/dual_averaging.hpp"
@@ -74,14 +75,16 @@ TEST(Scheduler, RejectsBadConfiguration) {
   EXPECT_THROW(sample(model, config), invalid_argument);
 }
 
+/// A model whose density is NaN everywhere: no initial point can be found.
+struct NowhereFinite {
+  MYRIAD_HD int dim() const { return 2; }
+  template <class Vec>
+  MYRIAD_HD auto log_density(const Vec& x) const {
+    return x[0] * 0 + std::numeric_limits<double>::quiet_NaN();
+  }
+};
+
 TEST(Scheduler, NonFiniteInitialPointsAreAnError) {
-  struct NowhereFinite {
-    MYRIAD_HD int dim() const { return 2; }
-    template <class Vec>
-    MYRIAD_HD auto log_density(const Vec& x) const {
-      return x[0] * 0 + std::numeric_limits<double>::quiet_NaN();
-    }
-  };
   SampleConfig config = small_config();
   config.init_tries = 3;
   EXPECT_THROW(sample(NowhereFinite{}, config), invalid_argument);
