@@ -1,0 +1,507 @@
+#pragma once
+// The CUDA backend of many-chain HMC (backend/hmc_backend.hpp): device-resident SoA ensemble
+// state, one thread per chain running the per-chain transition of mcmc/hmc.hpp, and recorded
+// draws streamed to the host in chunks while the next chunk computes.
+//
+// The library instantiates make_cuda_hmc_backend for its built-in models (kernels/builtin_*.cu).
+// For a model of your own, include this header in a .cu file compiled by nvcc and instantiate
+//
+//   template std::unique_ptr<myriad::HmcBackend<double>>
+//   myriad::make_cuda_hmc_backend<MyModel, double>(const MyModel&, std::int64_t);
+//
+// Streams and memory. Ensemble arrays are [dim][chain] with a stride of chains rounded up to a
+// multiple of 32, so every dimension's row starts on a 128-byte boundary. Kernels run on a
+// compute stream; recorded chunks leave through a second (copy) stream into two pinned host
+// buffers, so that chunk k + 1 computes while chunk k is copied and handed to the sink:
+//
+//   compute: | chunk 0 | chunk 1 | chunk 2 | ...
+//   copy:              | copy 0  | copy 1  | ...
+//   host:                        | sink 0  | sink 1 | ...
+//
+// Device memory is the state (5 · dim + 1 values per chain), per-chain statistics, and two
+// chunk buffers of chunk_iterations × quantities × chains values: it does not grow with the
+// number of draws.
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cuda_try.cuh"
+#include "hmc_kernels.cuh"
+#include "myriad/backend/device.hpp"
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/model/concept.hpp"
+
+namespace myriad {
+
+namespace cuda_detail {
+
+/// Owning cudaMalloc allocation of `size` elements.
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t size) : size_(size) {
+    if (size > 0) MYRIAD_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&data_), size * sizeof(T)));
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  ~DeviceBuffer() { release(); }
+
+  T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  void release() noexcept {
+    if (data_) cudaFree(data_);  // never throws: destructors run during unwinding
+    data_ = nullptr;
+  }
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Owning page-locked host allocation (cudaMallocHost): the target of asynchronous copies.
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t size) : size_(size) {
+    if (size > 0)
+      MYRIAD_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&data_), size * sizeof(T)));
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  ~PinnedBuffer() { release(); }
+
+  T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  void release() noexcept {
+    if (data_) cudaFreeHost(data_);
+    data_ = nullptr;
+  }
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Owning non-blocking stream: it does not synchronise with the legacy default stream.
+class Stream {
+ public:
+  Stream() { MYRIAD_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream() {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  cudaStream_t get() const { return stream_; }
+  void synchronize() const { MYRIAD_CUDA_TRY(cudaStreamSynchronize(stream_)); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// Owning event used for ordering only (no timing, which makes record/wait cheaper).
+class Event {
+ public:
+  Event() { MYRIAD_CUDA_TRY(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() {
+    if (event_) cudaEventDestroy(event_);
+  }
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+/// n rounded up to a multiple of m.
+inline std::int64_t round_up(std::int64_t n, std::int64_t m) { return (n + m - 1) / m * m; }
+
+/// Blocks for a grid-stride kernel over n items: enough to cover n, at most one full wave of
+/// resident blocks (more would only queue behind the first wave and add tail imbalance).
+template <class Kernel>
+int grid_size(Kernel kernel, int block_size, std::int64_t n, int sm_count) {
+  int blocks_per_sm = 0;
+  MYRIAD_CUDA_TRY(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_size, 0));
+  const std::int64_t wave = static_cast<std::int64_t>(sm_count) * std::max(blocks_per_sm, 1);
+  const std::int64_t needed = (n + block_size - 1) / block_size;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min(needed, wave)));
+}
+
+}  // namespace cuda_detail
+
+/// Many-chain HMC on the current CUDA device (see the file comment for streams and memory).
+/// Model must be trivially copyable and hold only device-visible data: it is passed to the
+/// kernels by value.
+template <class Model, class T>
+class CudaHmcBackend final : public HmcBackend<T> {
+  static_assert(std::is_trivially_copyable<Model>::value,
+                "a model is passed to kernels by value and must be trivially copyable");
+
+ public:
+  /// Allocates the ensemble state of `chains` chains on the current device. Throws
+  /// myriad::unavailable_error when no CUDA device is usable, myriad::invalid_argument for a bad
+  /// chain count or model dimension, myriad::cuda_error when allocation fails.
+  CudaHmcBackend(const Model& model, std::int64_t chains)
+      : model_(model),
+        chains_(chains),
+        stride_(cuda_detail::round_up(chains, 32)),
+        dim_(model.dim()),
+        n_quantities_(recorded_quantity_count(model)),
+        device_(checked_device(chains, dim_)) {
+    cudaDeviceProp properties{};
+    MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
+    sm_count_ = properties.multiProcessorCount;
+    device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
+                   std::to_string(properties.minor) + ")";
+
+    const auto state_size = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(stride_);
+    for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_}) {
+      *array = cuda_detail::DeviceBuffer<T>(state_size);
+    }
+    log_density_ = cuda_detail::DeviceBuffer<T>(static_cast<std::size_t>(stride_));
+    initialized_ = cuda_detail::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(chains_));
+    const auto n = static_cast<std::size_t>(chains_);
+    accept_prob_sum_ = cuda_detail::DeviceBuffer<double>(n);
+    for (auto* array : {&accepted_, &divergent_, &non_finite_, &gradient_evaluations_}) {
+      *array = cuda_detail::DeviceBuffer<std::int64_t>(n);
+    }
+    inverse_metric_ = cuda_detail::DeviceBuffer<T>(static_cast<std::size_t>(dim_));
+    reduce_scratch_ = cuda_detail::DeviceBuffer<kernels::StatisticsTotals>(kMaxReduceBlocks + 1);
+
+    // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
+    // stays quiet and positions() of an uninitialised ensemble reads zeros, like the CPU.
+    for (auto* array :
+         {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_, &log_density_}) {
+      MYRIAD_CUDA_TRY(cudaMemsetAsync(array->data(), 0, array->size() * sizeof(T), compute_.get()));
+    }
+    set_inverse_metric(std::vector<T>(static_cast<std::size_t>(dim_), T(1)));
+
+    init_grid_ = cuda_detail::grid_size(kernels::initialize_chains_kernel<Model, T>,
+                                        kernels::kChainBlockSize, chains_, sm_count_);
+    iterations_grid_ = cuda_detail::grid_size(kernels::hmc_iterations_kernel<Model, T>,
+                                              kernels::kChainBlockSize, chains_, sm_count_);
+  }
+
+  CudaHmcBackend(const CudaHmcBackend&) = delete;
+  CudaHmcBackend& operator=(const CudaHmcBackend&) = delete;
+
+  /// Waits for work in flight (copies into the pinned buffers) before the buffers are freed.
+  ~CudaHmcBackend() override {
+    cudaStreamSynchronize(compute_.get());
+    cudaStreamSynchronize(copy_.get());
+  }
+
+  std::int64_t chains() const override { return chains_; }
+  int dim() const override { return dim_; }
+  int num_quantities() const override { return n_quantities_; }
+  std::vector<std::string> quantity_names() const override {
+    std::vector<std::string> names;
+    for (int i = 0; i < n_quantities_; ++i) names.push_back(recorded_quantity_name(model_, i));
+    return names;
+  }
+  /// e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
+  std::string device_name() const override { return device_name_; }
+
+  std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
+                          std::int64_t chains_per_init) override {
+    MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
+    kernels::initialize_chains_kernel<Model, T>
+        <<<init_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+            model_, view(position_), view(gradient_), log_density_.data(), initialized_.data(),
+            seed, radius, max_tries, chains_per_init);
+    MYRIAD_CHECK_LAUNCH();
+    return reduce_sum<std::int64_t>(kernels::LoadInitializationFailure{initialized_.data()});
+  }
+
+  void set_inverse_metric(const std::vector<T>& inverse_metric) override {
+    MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim_, "inverse metric has length ",
+                   inverse_metric.size(), ", expected ", dim_);
+    for (std::size_t i = 0; i < inverse_metric.size(); ++i) {
+      MYRIAD_EXPECTS(inverse_metric[i] > T(0), "inverse metric entries must be positive, entry ", i,
+                     " is ", inverse_metric[i]);
+    }
+    // Kernels in flight may read the old metric: copy behind them on the same stream, and wait
+    // because the host vector is pageable and the caller may free it on return.
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(inverse_metric_.data(), inverse_metric.data(),
+                                    inverse_metric.size() * sizeof(T), cudaMemcpyHostToDevice,
+                                    compute_.get()));
+    compute_.synchronize();
+  }
+
+  IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
+                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int chunk_iterations, EnsembleMoments* moments) override {
+    MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be non-negative, got ", n_iterations);
+    if (chunk_iterations <= 0 || chunk_iterations > n_iterations) {
+      chunk_iterations = std::max(n_iterations, 1);
+    }
+    const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
+    if (sink != nullptr)
+      reserve_chunks(static_cast<std::size_t>(chunk_iterations * values_per_iteration));
+
+    const kernels::ChainStatisticsView stats = statistics_view();
+    MYRIAD_CUDA_TRY(
+        cudaMemsetAsync(stats.accept_prob_sum, 0, chains_ * sizeof(double), compute_.get()));
+    for (std::int64_t* count :
+         {stats.accepted, stats.divergent, stats.non_finite, stats.gradient_evaluations}) {
+      MYRIAD_CUDA_TRY(cudaMemsetAsync(count, 0, chains_ * sizeof(std::int64_t), compute_.get()));
+    }
+
+    // The chunk whose copy is in flight and not yet handed to the sink.
+    struct Pending {
+      int buffer;
+      int done;
+      int n;
+    };
+    bool has_pending = false;
+    Pending pending{};
+    const auto deliver = [&](const Pending& chunk) {
+      MYRIAD_CUDA_TRY(cudaEventSynchronize(chunk_copied_[chunk.buffer].get()));
+      sink->consume(host_chunk_[chunk.buffer].data(), first_draw + chunk.done, chunk.n);
+    };
+
+    int chunk_index = 0;
+    for (int done = 0; done < n_iterations; done += chunk_iterations, ++chunk_index) {
+      const int n = std::min(chunk_iterations, n_iterations - done);
+      const int buffer = chunk_index % 2;
+      T* recorded = nullptr;
+      if (sink != nullptr) {
+        recorded = device_chunk_[buffer].data();
+        // The buffer's previous chunk (two back) must have left the device before the kernel
+        // overwrites it. (Waiting on a never-recorded event is a no-op.)
+        MYRIAD_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), chunk_copied_[buffer].get(), 0));
+      }
+      kernels::hmc_iterations_kernel<Model, T>
+          <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+              model_, ensemble_view(), settings, inverse_metric_.data(),
+              first_iteration + static_cast<std::uint32_t>(done), n, recorded, n_quantities_,
+              stats);
+      MYRIAD_CHECK_LAUNCH();
+      if (sink == nullptr) continue;
+
+      MYRIAD_CUDA_TRY(cudaEventRecord(chunk_computed_[buffer].get(), compute_.get()));
+      MYRIAD_CUDA_TRY(cudaStreamWaitEvent(copy_.get(), chunk_computed_[buffer].get(), 0));
+      MYRIAD_CUDA_TRY(
+          cudaMemcpyAsync(host_chunk_[buffer].data(), recorded,
+                          static_cast<std::size_t>(n * values_per_iteration) * sizeof(T),
+                          cudaMemcpyDeviceToHost, copy_.get()));
+      MYRIAD_CUDA_TRY(cudaEventRecord(chunk_copied_[buffer].get(), copy_.get()));
+      // Chunk k is now queued; hand chunk k − 1 to the sink while the device works on chunk k.
+      if (has_pending) deliver(pending);
+      pending = Pending{buffer, done, n};
+      has_pending = true;
+    }
+    if (has_pending) deliver(pending);
+
+    const kernels::StatisticsTotals totals =
+        reduce_sum<kernels::StatisticsTotals>(kernels::LoadChainStatistics{stats});
+    IterationStats result;
+    result.accept_prob_sum = totals.accept_prob_sum;
+    result.transitions = chains_ * n_iterations;
+    result.accepted = totals.accepted;
+    result.divergent = totals.divergent;
+    result.non_finite = totals.non_finite;
+    result.gradient_evaluations = totals.gradient_evaluations;
+    if (moments != nullptr) compute_moments(*moments);
+    return result;
+  }
+
+  std::vector<T> positions() const override {
+    std::vector<T> host(static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains_));
+    // Drop the stride padding: the host array is [dim][chain] with stride chains.
+    MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(host.data(), chains_ * sizeof(T), position_.data(),
+                                      stride_ * sizeof(T), chains_ * sizeof(T), dim_,
+                                      cudaMemcpyDeviceToHost, compute_.get()));
+    compute_.synchronize();
+    return host;
+  }
+
+ private:
+  /// Validates the arguments and returns the current device. Runs in the member initialisers,
+  /// before the streams are created, so that a missing device reads as unavailable_error rather
+  /// than as a failed cudaStreamCreate.
+  static int checked_device(std::int64_t chains, int dim) {
+    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+    MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
+    MYRIAD_EXPECTS(dim > 0, "model dimension must be positive, got ", dim);
+    if (!cuda_device_available()) {
+      throw unavailable_error("the CUDA backend was requested but no CUDA device is available");
+    }
+    int device = 0;
+    MYRIAD_CUDA_TRY(cudaGetDevice(&device));
+    return device;
+  }
+
+  /// Upper bound on the blocks of the first reduction pass (the second pass is one block).
+  static constexpr int kMaxReduceBlocks = 1024;
+
+  EnsembleView<T> view(const cuda_detail::DeviceBuffer<T>& array) const {
+    return {array.data(), chains_, dim_, stride_};
+  }
+  kernels::HmcEnsembleView<T> ensemble_view() const {
+    return {view(position_), view(gradient_),          view(proposal_),
+            view(momentum_), view(proposal_gradient_), log_density_.data()};
+  }
+  kernels::ChainStatisticsView statistics_view() const {
+    return {accept_prob_sum_.data(), accepted_.data(), divergent_.data(), non_finite_.data(),
+            gradient_evaluations_.data()};
+  }
+
+  /// Grows (never shrinks) the two device and two pinned chunk buffers to `values` each.
+  void reserve_chunks(std::size_t values) {
+    if (device_chunk_[0].size() >= values) return;
+    // Earlier copies into the pinned buffers have been delivered, but be explicit before freeing.
+    copy_.synchronize();
+    compute_.synchronize();
+    for (int b = 0; b < 2; ++b) {
+      device_chunk_[b] = cuda_detail::DeviceBuffer<T>(values);
+      host_chunk_[b] = cuda_detail::PinnedBuffer<T>(values);
+    }
+  }
+
+  /// Σ load(c) over the chains, by two launches of reduce_sum_kernel (blocks, then one block
+  /// over the block sums) on the compute stream; waits for the result.
+  template <class Value, class Load>
+  Value reduce_sum(Load load) const {
+    static_assert(sizeof(Value) <= sizeof(kernels::StatisticsTotals), "scratch too small");
+    auto* scratch = reinterpret_cast<Value*>(reduce_scratch_.data());
+    const int blocks =
+        std::min(cuda_detail::grid_size(kernels::reduce_sum_kernel<Value, Load>,
+                                        kernels::kReduceBlockSize, chains_, sm_count_),
+                 kMaxReduceBlocks);
+    kernels::reduce_sum_kernel<Value, Load>
+        <<<blocks, kernels::kReduceBlockSize, 0, compute_.get()>>>(chains_, load, scratch);
+    MYRIAD_CHECK_LAUNCH();
+    kernels::reduce_sum_kernel<Value, kernels::LoadPartial<Value>>
+        <<<1, kernels::kReduceBlockSize, 0, compute_.get()>>>(
+            blocks, kernels::LoadPartial<Value>{scratch}, scratch + blocks);
+    MYRIAD_CHECK_LAUNCH();
+    Value total{};
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(&total, scratch + blocks, sizeof(Value), cudaMemcpyDeviceToHost,
+                                    compute_.get()));
+    compute_.synchronize();
+    return total;
+  }
+
+  /// Per-dimension mean and M2 of the positions, two passes as in ensemble_moments_cpu.
+  void compute_moments(EnsembleMoments& out) {
+    // Split the chains of each dimension over enough blocks to fill the device about twice,
+    // but never more blocks than a dimension has 256-chain slices.
+    const std::int64_t slices =
+        (chains_ + kernels::kReduceBlockSize - 1) / kernels::kReduceBlockSize;
+    const std::int64_t wanted = std::max<std::int64_t>(1, 2 * 8 * sm_count_ / dim_);
+    const int blocks_x =
+        static_cast<int>(std::min<std::int64_t>({slices, wanted, kMaxReduceBlocks}));
+    const int blocks_y = std::min(dim_, 65535);
+    const std::size_t partials_size = static_cast<std::size_t>(dim_) * blocks_x;
+    if (moment_partials_.size() < partials_size) {
+      compute_.synchronize();
+      moment_partials_ = cuda_detail::DeviceBuffer<double>(partials_size);
+    }
+    if (moment_results_.size() < 2 * static_cast<std::size_t>(dim_)) {
+      moment_results_ = cuda_detail::DeviceBuffer<double>(2 * static_cast<std::size_t>(dim_));
+    }
+    double* mean = moment_results_.data();
+    double* m2 = moment_results_.data() + dim_;
+    const EnsembleView<const T> x{position_.data(), chains_, dim_, stride_};
+    const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
+    const int finish_blocks = std::min(dim_, 65535);
+
+    kernels::dimension_partial_sums_kernel<T, kernels::IdentityTerm>
+        <<<grid, kernels::kReduceBlockSize, 0, compute_.get()>>>(x, kernels::IdentityTerm{},
+                                                                 moment_partials_.data());
+    MYRIAD_CHECK_LAUNCH();
+    kernels::finish_dimension_sums_kernel<double>
+        <<<finish_blocks, kernels::kReduceBlockSize, 0, compute_.get()>>>(
+            moment_partials_.data(), blocks_x, dim_, static_cast<double>(chains_), mean);
+    MYRIAD_CHECK_LAUNCH();
+    kernels::dimension_partial_sums_kernel<T, kernels::SquaredDeviationTerm>
+        <<<grid, kernels::kReduceBlockSize, 0, compute_.get()>>>(
+            x, kernels::SquaredDeviationTerm{mean}, moment_partials_.data());
+    MYRIAD_CHECK_LAUNCH();
+    kernels::finish_dimension_sums_kernel<double>
+        <<<finish_blocks, kernels::kReduceBlockSize, 0, compute_.get()>>>(moment_partials_.data(),
+                                                                          blocks_x, dim_, 1.0, m2);
+    MYRIAD_CHECK_LAUNCH();
+
+    out.mean.assign(static_cast<std::size_t>(dim_), 0.0);
+    out.m2.assign(static_cast<std::size_t>(dim_), 0.0);
+    out.count = chains_;
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.mean.data(), mean, dim_ * sizeof(double),
+                                    cudaMemcpyDeviceToHost, compute_.get()));
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.m2.data(), m2, dim_ * sizeof(double),
+                                    cudaMemcpyDeviceToHost, compute_.get()));
+    compute_.synchronize();
+  }
+
+  Model model_;
+  std::int64_t chains_;
+  std::int64_t stride_;
+  int dim_;
+  int n_quantities_;
+  int device_;  // initialised before the streams below (see checked_device)
+  int sm_count_ = 1;
+  std::string device_name_;
+  int init_grid_ = 1;
+  int iterations_grid_ = 1;
+
+  // Declared before the buffers so that they are destroyed after them; the destructor body has
+  // already waited for both streams.
+  cuda_detail::Stream compute_;
+  cuda_detail::Stream copy_;
+  cuda_detail::Event chunk_computed_[2];
+  cuda_detail::Event chunk_copied_[2];
+
+  cuda_detail::DeviceBuffer<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
+  cuda_detail::DeviceBuffer<T> log_density_;
+  cuda_detail::DeviceBuffer<std::uint8_t> initialized_;
+  cuda_detail::DeviceBuffer<double> accept_prob_sum_;
+  cuda_detail::DeviceBuffer<std::int64_t> accepted_, divergent_, non_finite_, gradient_evaluations_;
+  cuda_detail::DeviceBuffer<T> inverse_metric_;
+  cuda_detail::DeviceBuffer<kernels::StatisticsTotals> reduce_scratch_;
+  cuda_detail::DeviceBuffer<double> moment_partials_, moment_results_;
+  cuda_detail::DeviceBuffer<T> device_chunk_[2];
+  cuda_detail::PinnedBuffer<T> host_chunk_[2];
+};
+
+/// The CUDA backend for `model` with `chains` chains on the current device (declared in
+/// backend/hmc_backend.hpp).
+template <class Model, class T>
+std::unique_ptr<HmcBackend<T>> make_cuda_hmc_backend(const Model& model, std::int64_t chains) {
+  return std::make_unique<CudaHmcBackend<Model, T>>(model, chains);
+}
+
+}  // namespace myriad

@@ -1,0 +1,258 @@
+#pragma once
+// CUDA kernels of the many-chain HMC backend (kernels/cuda_hmc_backend.cuh launches them).
+//
+// Each kernel is a grid-stride loop that calls the per-chain code of include/myriad (the same
+// functions the CPU backend calls in its OpenMP loop), one chain per thread, so the launch
+// configuration never changes a chain's result. Ensemble arrays are [dim][chain] with the chain
+// index fastest, so the threads of a warp touch consecutive addresses. Indices are 64-bit:
+// dim × chains overflows 32 bits at a million chains.
+//
+// The kernels are templates instantiated per model; they get hidden visibility (MYRIAD_KERNEL)
+// so that several shared objects can each instantiate the same kernel without the dynamic
+// linker merging their registrations (the reason CUB marks its kernels hidden).
+
+#include <cstdint>
+
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/mcmc/chain_status.hpp"
+#include "myriad/mcmc/hmc.hpp"
+#include "myriad/model/concept.hpp"
+
+/// Declares a kernel: __global__ with hidden visibility (STYLE.md, "Layering").
+#define MYRIAD_KERNEL __global__ __attribute__((visibility("hidden")))
+
+namespace myriad::kernels {
+
+/// Threads per block of the per-chain kernels. 128 rather than 256: every thread runs a whole
+/// trajectory with its own registers, so blocks are few and heavy; smaller blocks balance the
+/// last wave better and, with __launch_bounds__(128), let the compiler give models with
+/// dual-number gradients up to 255 registers per thread instead of spilling.
+constexpr int kChainBlockSize = 128;
+
+/// Threads per block of the reductions (statistics, moments): a power of two for the tree.
+constexpr int kReduceBlockSize = 256;
+
+/// Global index of the calling thread and the stride of a grid-stride loop, in 64 bits.
+__device__ __forceinline__ std::int64_t global_thread_index() {
+  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ std::int64_t grid_stride() {
+  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+}
+
+/// Device views of the ensemble state of HMC, all [dim][chain] with one stride.
+template <class T>
+struct HmcEnsembleView {
+  EnsembleView<T> position;           ///< current points
+  EnsembleView<T> gradient;           ///< ∇ log π at the current points
+  EnsembleView<T> proposal;           ///< scratch: trajectory position
+  EnsembleView<T> momentum;           ///< scratch: trajectory momentum
+  EnsembleView<T> proposal_gradient;  ///< scratch: ∇ log π along the trajectory
+  T* log_density;                     ///< log π at the current points, one per chain
+
+  /// The per-chain view that hmc_transition takes.
+  MYRIAD_HD HmcChain<T> chain(std::int64_t c) const {
+    return {position.chain(c), gradient.chain(c), log_density + c,
+            proposal.chain(c), momentum.chain(c), proposal_gradient.chain(c)};
+  }
+};
+
+/// Per-chain statistics accumulated over the iterations of one backend call, one entry per
+/// chain; each thread updates only its own chain's entries, so no atomics are needed.
+struct ChainStatisticsView {
+  double* accept_prob_sum;
+  std::int64_t* accepted;
+  std::int64_t* divergent;
+  std::int64_t* non_finite;
+  std::int64_t* gradient_evaluations;
+};
+
+/// Totals of ChainStatisticsView over chains. An aggregate without member initialisers so that
+/// it can live in __shared__ memory; value-initialise it (StatisticsTotals{}) to get zeros.
+struct StatisticsTotals {
+  double accept_prob_sum;
+  std::int64_t accepted;
+  std::int64_t divergent;
+  std::int64_t non_finite;
+  std::int64_t gradient_evaluations;
+
+  MYRIAD_HD StatisticsTotals& operator+=(const StatisticsTotals& o) {
+    accept_prob_sum += o.accept_prob_sum;
+    accepted += o.accepted;
+    divergent += o.divergent;
+    non_finite += o.non_finite;
+    gradient_evaluations += o.gradient_evaluations;
+    return *this;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Per-chain kernels
+
+/// Draws each chain's initial point (mcmc/hmc.hpp, initialize_chain) and writes
+/// initialized[c] = 1 when a finite point was found, else 0. Chains c with equal
+/// c / chains_per_init draw from the stream of the superchain's first chain and so share their
+/// initial point (HmcBackend::initialize).
+template <class Model, class T>
+MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+    initialize_chains_kernel(Model model, EnsembleView<T> position, EnsembleView<T> gradient,
+                             T* log_density, std::uint8_t* initialized, std::uint64_t seed,
+                             T radius, int max_tries, std::int64_t chains_per_init) {
+  for (std::int64_t c = global_thread_index(); c < position.chains; c += grid_stride()) {
+    const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
+    const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
+    const bool ok = initialize_chain(model, position.chain(c), gradient.chain(c), log_density + c,
+                                     rng, radius, max_tries);
+    initialized[c] = ok ? 1 : 0;
+  }
+}
+
+/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of every chain in one
+/// launch (fused: the state stays put between iterations and launch overhead is paid once per
+/// chunk). When `recorded` is not null, quantity q of chain c after iteration i goes to
+/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects, so that
+/// the chunk leaves the device in one contiguous copy. Statistics are added to `stats`.
+template <class Model, class T>
+MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+    hmc_iterations_kernel(Model model, HmcEnsembleView<T> state, HmcSettings<T> settings,
+                          const T* inverse_metric, std::uint32_t first_iteration, int n_iterations,
+                          T* recorded, int n_quantities, ChainStatisticsView stats) {
+  const std::int64_t chains = state.position.chains;
+  for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
+    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+    const HmcChain<T> chain = state.chain(c);
+    double accept_prob_sum = 0;
+    std::int64_t accepted = 0, divergent = 0, non_finite = 0, evaluations = 0;
+    for (int i = 0; i < n_iterations; ++i) {
+      const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
+      // The step count depends on (seed, iteration) only, so every thread computes the same
+      // number and the warp stays converged through the leapfrog loop.
+      const HmcStep<T> step{settings.step_size,
+                            jittered_leapfrog_steps(settings.seed, iteration,
+                                                    settings.max_leapfrog_steps, settings.jitter),
+                            inverse_metric, settings.max_energy_error};
+      const HmcOutcome<T> out = hmc_transition(model, chain, rng, iteration, step);
+      accept_prob_sum += static_cast<double>(out.accept_prob);
+      accepted += out.accepted ? 1 : 0;
+      divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
+      non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
+      evaluations += out.gradient_evaluations;
+      if (recorded != nullptr) {
+        const ChainVector<T> slot{
+            recorded + static_cast<std::int64_t>(i) * n_quantities * chains + c, chains,
+            n_quantities};
+        record_quantities(model, chain.position, slot);
+      }
+    }
+    stats.accept_prob_sum[c] += accept_prob_sum;
+    stats.accepted[c] += accepted;
+    stats.divergent[c] += divergent;
+    stats.non_finite[c] += non_finite;
+    stats.gradient_evaluations[c] += evaluations;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions. A shared-memory tree in a fixed order rather than atomics, so that a total is the
+// same bits for the same grid on every run.
+
+/// Sum of `value` over the block, valid in thread 0. Ends with a barrier, so a block may call
+/// it repeatedly (once per dimension, say).
+template <class Value, int BlockSize>
+__device__ Value block_sum(Value value) {
+  static_assert((BlockSize & (BlockSize - 1)) == 0, "block size must be a power of two");
+  __shared__ Value partial[BlockSize];
+  partial[threadIdx.x] = value;
+  __syncthreads();
+  for (int half = BlockSize / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  const Value total = partial[0];
+  __syncthreads();
+  return total;
+}
+
+/// Reads the statistics of chain c as one StatisticsTotals term.
+struct LoadChainStatistics {
+  ChainStatisticsView stats;
+  __device__ StatisticsTotals operator()(std::int64_t c) const {
+    return {stats.accept_prob_sum[c], stats.accepted[c], stats.divergent[c], stats.non_finite[c],
+            stats.gradient_evaluations[c]};
+  }
+};
+
+/// 1 for a chain that found no finite initial point, else 0.
+struct LoadInitializationFailure {
+  const std::uint8_t* initialized;
+  __device__ std::int64_t operator()(std::int64_t c) const { return initialized[c] ? 0 : 1; }
+};
+
+/// Reads entry i of an array of partial sums (the second pass of reduce_sum).
+template <class Value>
+struct LoadPartial {
+  const Value* partials;
+  __device__ Value operator()(std::int64_t i) const { return partials[i]; }
+};
+
+/// block_sums[blockIdx.x] = Σ load(i) over the indices i < n that this block's grid-stride loop
+/// visits. Launched twice by reduce_sum: over the terms, then with one block over the partials.
+template <class Value, class Load>
+MYRIAD_KERNEL void __launch_bounds__(kReduceBlockSize)
+    reduce_sum_kernel(std::int64_t n, Load load, Value* block_sums) {
+  Value sum{};
+  for (std::int64_t i = global_thread_index(); i < n; i += grid_stride()) sum += load(i);
+  sum = block_sum<Value, kReduceBlockSize>(sum);
+  if (threadIdx.x == 0) block_sums[blockIdx.x] = sum;
+}
+
+/// Σ_c x(d, c) as a term of the per-dimension sums below.
+struct IdentityTerm {
+  __device__ double operator()(double x, int) const { return x; }
+};
+
+/// (x(d, c) − mean[d])², for the second pass of the moments.
+struct SquaredDeviationTerm {
+  const double* mean;
+  __device__ double operator()(double x, int d) const {
+    const double deviation = x - mean[d];
+    return deviation * deviation;
+  }
+};
+
+/// partials[d · gridDim.x + blockIdx.x] = this block's share of Σ_c term(x(d, c), d), in
+/// double. Blocks tile chains along x and dimensions along y (looping when dim > gridDim.y).
+template <class T, class Term>
+MYRIAD_KERNEL void __launch_bounds__(kReduceBlockSize)
+    dimension_partial_sums_kernel(EnsembleView<const T> x, Term term, double* partials) {
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (int d = static_cast<int>(blockIdx.y); d < x.dim; d += static_cast<int>(gridDim.y)) {
+    double sum = 0;
+    for (std::int64_t c = first; c < x.chains; c += stride)
+      sum += term(static_cast<double>(x(d, c)), d);
+    sum = block_sum<double, kReduceBlockSize>(sum);
+    if (threadIdx.x == 0) partials[static_cast<std::int64_t>(d) * gridDim.x + blockIdx.x] = sum;
+  }
+}
+
+/// out[d] = (Σ_b partials[d · blocks + b]) / divisor, one block per dimension (looping when dim
+/// exceeds the grid). Dividing, not multiplying by 1 / divisor, matches the rounding of the
+/// mean in ensemble_moments_cpu. A template only so that it lives in the header with the rest.
+template <class Value>
+MYRIAD_KERNEL void __launch_bounds__(kReduceBlockSize)
+    finish_dimension_sums_kernel(const Value* partials, int blocks, int dim, Value divisor,
+                                 Value* out) {
+  for (int d = static_cast<int>(blockIdx.x); d < dim; d += static_cast<int>(gridDim.x)) {
+    Value sum{};
+    for (int b = static_cast<int>(threadIdx.x); b < blocks; b += blockDim.x)
+      sum += partials[static_cast<std::int64_t>(d) * blocks + b];
+    sum = block_sum<Value, kReduceBlockSize>(sum);
+    if (threadIdx.x == 0) out[d] = sum / divisor;
+  }
+}
+
+}  // namespace myriad::kernels

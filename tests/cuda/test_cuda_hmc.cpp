@@ -1,0 +1,394 @@
+// The CUDA backend against the CPU backend (DESIGN.md, rule 1: one per-chain code path).
+// Compiled by the host compiler: it reaches the CUDA backend through make_cuda_hmc_backend, which
+// the library instantiates for the built-in models. Every test skips without a CUDA device.
+//
+// What "agree" means, and why the tolerances are what they are:
+//  * Initial points are bit-identical: the uniform draws are integer arithmetic plus one exact
+//    scaling, and radius · (2u − 1) rounds the same everywhere (2u is exact, so contracting
+//    2u − 1 into an FMA changes nothing).
+//  * Trajectories agree to rounding, not bits: the momenta come from log, sqrt, sin and cos,
+//    which differ by an ulp or two between glibc and CUDA's libdevice, and nvcc contracts
+//    a · b + c into FMAs where g++ (baseline x86-64, no FMA) rounds twice. The leapfrog map of
+//    these targets is stable at the step sizes used, so such differences grow about linearly
+//    with the number of steps: ≲ 5 iterations × 8 steps × ~10 operations of a few ulp each, i.e.
+//    ~10³ ulp relative. Hence kPositionTolerance: 2e-3 for float (ulp 6e-8 → 6e-5, with a
+//    margin of 30 for the condition of the map) and 1e-9 for double (ulp 1.1e-16 → 1.1e-13).
+//  * Accept/reject decisions agree unless log u falls within the energy difference's rounding
+//    error δ of log r. log u has density ≤ 1, so the chance is ≤ δ per transition: ~1e-4 in
+//    float (energies ~10 with ~10³ ulp of error), ~1e-12 in double. With a few hundred
+//    transitions per comparison, at most one flipped chain is tolerated in float and none in
+//    double; flipped chains are excluded from the position comparison (their trajectories
+//    legitimately part ways).
+//  * Launch configuration and chunking change nothing: each chain's arithmetic is the same code
+//    in the same order whatever the grid, so chunked and unchunked CUDA runs are bit-identical.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/cpu_hmc_backend.hpp"
+#include "myriad/backend/device.hpp"
+#include "myriad/backend/ensemble_moments.hpp"
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/models/builtin.hpp"
+
+namespace myriad {
+namespace {
+
+#if defined(MYRIAD_HAS_CUDA)
+constexpr const char* kNoDeviceReason = "no CUDA device: the CUDA backend cannot run here";
+#else
+constexpr const char* kNoDeviceReason = "no CUDA device: myriad was built without CUDA";
+#endif
+
+/// Every test starts with this: without a device there is nothing to compare.
+#define MYRIAD_SKIP_WITHOUT_CUDA() \
+  if (!cuda_device_available()) GTEST_SKIP() << kNoDeviceReason
+
+template <class T>
+constexpr double kPositionTolerance = sizeof(T) == sizeof(float) ? 2e-3 : 1e-9;
+template <class T>
+constexpr int kAllowedFlippedChains = sizeof(T) == sizeof(float) ? 1 : 0;
+
+/// Keeps every delivered chunk and checks that chunks arrive in order, without gaps.
+template <class T>
+class RecordingSink final : public DrawSink<T> {
+ public:
+  RecordingSink(std::int64_t chains, int quantities, std::int64_t first_draw)
+      : chains_(chains), quantities_(quantities), next_draw_(first_draw) {}
+
+  void consume(const T* values, std::int64_t first_draw, int n_draws) override {
+    EXPECT_EQ(first_draw, next_draw_) << "chunks out of order or with a gap";
+    next_draw_ = first_draw + n_draws;
+    chunk_sizes.push_back(n_draws);
+    values_.insert(values_.end(), values, values + n_draws * quantities_ * chains_);
+  }
+
+  /// Quantity q of chain c at draw i (counted from the first draw of the run).
+  T at(int i, int q, std::int64_t c) const {
+    return values_[static_cast<std::size_t>(
+        (static_cast<std::int64_t>(i) * quantities_ + q) * chains_ + c)];
+  }
+  int draws() const { return static_cast<int>(values_.size() / (quantities_ * chains_)); }
+  const std::vector<T>& values() const { return values_; }
+
+  std::vector<int> chunk_sizes;
+
+ private:
+  std::int64_t chains_;
+  int quantities_;
+  std::int64_t next_draw_;
+  std::vector<T> values_;
+};
+
+template <class T>
+HmcSettings<T> test_settings(std::uint64_t seed) {
+  HmcSettings<T> settings;
+  settings.seed = seed;
+  settings.step_size = T(0.2);
+  settings.max_leapfrog_steps = 8;
+  settings.jitter = T(0.5);
+  return settings;
+}
+
+/// |a − b| ≤ tolerance · max(1, |a|, |b|).
+template <class T>
+bool close(T a, T b, double tolerance) {
+  const double scale = std::max({1.0, std::fabs(double(a)), std::fabs(double(b))});
+  return std::fabs(double(a) - double(b)) <= tolerance * scale;
+}
+
+/// Per chain and draw: did the recorded quantities change from the previous draw (an accepted
+/// proposal)? Draw 0 compares with `initial`, the same quantities before the run.
+template <class T>
+std::vector<std::vector<bool>> moves(const RecordingSink<T>& sink, const RecordingSink<T>& initial,
+                                     std::int64_t chains, int quantities) {
+  std::vector<std::vector<bool>> moved(static_cast<std::size_t>(chains));
+  for (std::int64_t c = 0; c < chains; ++c) {
+    for (int i = 0; i < sink.draws(); ++i) {
+      bool changed = false;
+      for (int q = 0; q < quantities; ++q) {
+        const T before = i == 0 ? initial.at(0, q, c) : sink.at(i - 1, q, c);
+        changed = changed || sink.at(i, q, c) != before;
+      }
+      moved[c].push_back(changed);
+    }
+  }
+  return moved;
+}
+
+/// Runs the CPU and CUDA backends of one model from the same seed and compares initial points,
+/// decisions, draws, statistics and moments as described at the top of the file.
+template <class T, class Model>
+void expect_backends_agree(const Model& cpu_model, const Model& cuda_model, std::int64_t chains,
+                           const std::string& what, std::int64_t chains_per_init = 1) {
+  SCOPED_TRACE(what + ", chains = " + std::to_string(chains));
+  const std::uint64_t seed = 20261122;
+  const int iterations = 5;
+  auto cpu = make_cpu_hmc_backend<Model, T>(cpu_model, chains);
+  auto cuda = make_cuda_hmc_backend<Model, T>(cuda_model, chains);
+  ASSERT_EQ(cuda->chains(), chains);
+  ASSERT_EQ(cuda->dim(), cpu->dim());
+  ASSERT_EQ(cuda->num_quantities(), cpu->num_quantities());
+  EXPECT_EQ(cuda->quantity_names(), cpu->quantity_names());
+  const int dim = cpu->dim();
+  const int quantities = cpu->num_quantities();
+
+  EXPECT_EQ(cpu->initialize(seed, T(2), 100, chains_per_init),
+            cuda->initialize(seed, T(2), 100, chains_per_init));
+  ASSERT_EQ(cpu->positions(), cuda->positions()) << "initial points differ";
+
+  std::vector<T> inverse_metric(static_cast<std::size_t>(dim));
+  for (int i = 0; i < dim; ++i) inverse_metric[i] = T(0.75) + T(0.125) * T(i % 4);
+  cpu->set_inverse_metric(inverse_metric);
+  cuda->set_inverse_metric(inverse_metric);
+
+  // The recorded quantities at the initial points (identical on both backends), from which
+  // the first draw's decision is read.
+  const std::vector<T> initial_positions = cpu->positions();
+  std::vector<T> initial_quantities(static_cast<std::size_t>(quantities * chains));
+  for (std::int64_t c = 0; c < chains; ++c) {
+    const ChainVector<T> position{const_cast<T*>(initial_positions.data()) + c, chains, dim};
+    ChainVector<T> slot{initial_quantities.data() + c, chains, quantities};
+    record_quantities(cpu_model, position, slot);
+  }
+  RecordingSink<T> initial(chains, quantities, 0);
+  initial.consume(initial_quantities.data(), 0, 1);
+
+  RecordingSink<T> cpu_draws(chains, quantities, 7), cuda_draws(chains, quantities, 7);
+  EnsembleMoments cpu_moments, cuda_moments;
+  const HmcSettings<T> settings = test_settings<T>(seed);
+  const IterationStats cpu_stats =
+      cpu->run(settings, 0, iterations, &cpu_draws, 7, 2, &cpu_moments);
+  const IterationStats cuda_stats =
+      cuda->run(settings, 0, iterations, &cuda_draws, 7, 2, &cuda_moments);
+  ASSERT_EQ(cuda_draws.draws(), iterations);
+  EXPECT_EQ(cuda_draws.chunk_sizes, (std::vector<int>{2, 2, 1}));
+
+  // Decisions: a draw equal to its predecessor is a rejection (or a divergence).
+  const auto cpu_moves = moves(cpu_draws, initial, chains, quantities);
+  const auto cuda_moves = moves(cuda_draws, initial, chains, quantities);
+  std::vector<bool> flipped(static_cast<std::size_t>(chains), false);
+  int n_flipped = 0;
+  for (std::int64_t c = 0; c < chains; ++c) {
+    if (cpu_moves[c] != cuda_moves[c]) {
+      flipped[c] = true;
+      ++n_flipped;
+    }
+  }
+  EXPECT_LE(n_flipped, kAllowedFlippedChains<T>)
+      << "accept/reject decisions differ in more chains than rounding explains";
+
+  // Draws and final positions of the chains whose decisions agree.
+  int mismatches = 0;
+  for (std::int64_t c = 0; c < chains; ++c) {
+    if (flipped[c]) continue;
+    for (int i = 0; i < iterations; ++i)
+      for (int q = 0; q < quantities; ++q) {
+        const T a = cpu_draws.at(i, q, c), b = cuda_draws.at(i, q, c);
+        if (!close(a, b, kPositionTolerance<T>) && ++mismatches <= 5) {
+          ADD_FAILURE() << "draw " << i << ", quantity " << q << ", chain " << c << ": cpu " << a
+                        << " vs cuda " << b;
+        }
+      }
+  }
+  const std::vector<T> cpu_positions = cpu->positions(), cuda_positions = cuda->positions();
+  ASSERT_EQ(cuda_positions.size(), static_cast<std::size_t>(dim * chains));
+  for (int d = 0; d < dim; ++d)
+    for (std::int64_t c = 0; c < chains; ++c) {
+      if (flipped[c]) continue;
+      const std::size_t k = static_cast<std::size_t>(d * chains + c);
+      if (!close(cpu_positions[k], cuda_positions[k], kPositionTolerance<T>) && ++mismatches <= 5)
+        ADD_FAILURE() << "final position " << d << " of chain " << c << ": cpu " << cpu_positions[k]
+                      << " vs cuda " << cuda_positions[k];
+    }
+  EXPECT_EQ(mismatches, 0);
+
+  // Statistics: counts are exact where decisions agree (a flipped chain changes `accepted` by at
+  // most one per iteration); the step counts are shared, so gradient evaluations match unless a
+  // trajectory turned non-finite, which these targets do not at this step size.
+  EXPECT_EQ(cuda_stats.transitions, cpu_stats.transitions);
+  EXPECT_NEAR(double(cuda_stats.accepted), double(cpu_stats.accepted), n_flipped * iterations);
+  EXPECT_EQ(cuda_stats.divergent, cpu_stats.divergent);
+  EXPECT_EQ(cuda_stats.non_finite, cpu_stats.non_finite);
+  EXPECT_EQ(cuda_stats.gradient_evaluations, cpu_stats.gradient_evaluations);
+  EXPECT_NEAR(cuda_stats.accept_prob_sum, cpu_stats.accept_prob_sum,
+              (n_flipped + 1) * iterations * 1e3 * kPositionTolerance<T>);
+
+  // Moments: the device reduction against the CPU reduction of the same (device) positions
+  // differs only in summation order, ~n ε relative; against the CPU backend by the position
+  // tolerance (when no chain flipped).
+  EnsembleMoments reference;
+  ensemble_moments_cpu(EnsembleView<const T>{cuda_positions.data(), chains, dim, chains},
+                       reference);
+  ASSERT_EQ(cuda_moments.count, chains);
+  ASSERT_EQ(cuda_moments.mean.size(), static_cast<std::size_t>(dim));
+  for (int d = 0; d < dim; ++d) {
+    EXPECT_NEAR(cuda_moments.mean[d], reference.mean[d],
+                1e-12 * (1 + std::fabs(reference.mean[d])));
+    EXPECT_NEAR(cuda_moments.m2[d], reference.m2[d], 1e-12 * (1 + std::fabs(reference.m2[d])));
+    if (n_flipped == 0) {
+      EXPECT_NEAR(cuda_moments.mean[d], cpu_moments.mean[d],
+                  kPositionTolerance<T> * (1 + std::fabs(cpu_moments.mean[d])));
+      EXPECT_NEAR(cuda_moments.m2[d], cpu_moments.m2[d],
+                  chains * 4 * kPositionTolerance<T> * (1 + std::fabs(cpu_moments.m2[d])));
+    }
+  }
+}
+
+template <class T>
+class CudaHmc : public ::testing::Test {};
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaHmc, Precisions);
+
+TYPED_TEST(CudaHmc, GaussianAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  const auto model = models::Gaussian<T>::make(5, 0.5, 1.0, 2.0);
+  // One chain, a count that is not a multiple of 32 (exercises the stride padding), and a few
+  // warps with a partial last one.
+  for (std::int64_t chains : {1, 33, 257})
+    expect_backends_agree<T>(model, model, chains, "gaussian");
+}
+
+TYPED_TEST(CudaHmc, SuperchainsShareInitialPointsLikeTheCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  const auto model = models::Gaussian<T>::make(3, 0.2);
+  expect_backends_agree<T>(model, model, 70, "gaussian, 8 chains per initial point", 8);
+}
+
+TYPED_TEST(CudaHmc, FunnelAndEightSchoolsAgreeWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  expect_backends_agree<T>(models::Funnel<T>::make(4), models::Funnel<T>::make(4), 65, "funnel");
+  expect_backends_agree<T>(models::EightSchools<T>::make(), models::EightSchools<T>::make(), 65,
+                           "eight_schools");
+}
+
+TYPED_TEST(CudaHmc, LogisticWithDeviceDataAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  // Small n: a float log density summed over n terms carries ~n ulp of error, which would make
+  // decision flips likely at the CLI's n = 1000.
+  auto data = models::LogisticData<T>::synthetic(40, 3, 7);
+  expect_backends_agree<T>(data.host_model(T(10)), data.device_model(T(10)), 96, "logistic");
+}
+
+TYPED_TEST(CudaHmc, ChunkingDoesNotChangeResults) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  const auto model = models::Gaussian<T>::make(4, 0.3);
+  const std::int64_t chains = 100;
+  const int iterations = 10;
+  const HmcSettings<T> settings = test_settings<T>(5);
+  std::vector<std::vector<T>> draws, positions;
+  std::vector<IterationStats> stats;
+  for (int chunk : {0, 1, 3, 10, 64}) {
+    SCOPED_TRACE("chunk_iterations = " + std::to_string(chunk));
+    auto cuda = make_cuda_hmc_backend<models::Gaussian<T>, T>(model, chains);
+    ASSERT_EQ(cuda->initialize(5, T(2), 100, 1), 0);
+    RecordingSink<T> sink(chains, cuda->num_quantities(), 100);
+    // Two calls, as the scheduler makes them: iteration numbering continues across calls.
+    stats.push_back(cuda->run(settings, 0, 4, &sink, 100, chunk, nullptr));
+    stats.back() += cuda->run(settings, 4, iterations - 4, &sink, 104, chunk, nullptr);
+    const int expected_chunks =
+        chunk <= 0 ? 2 : (4 + chunk - 1) / chunk + (iterations - 4 + chunk - 1) / chunk;
+    EXPECT_EQ(static_cast<int>(sink.chunk_sizes.size()), expected_chunks);
+    draws.push_back(sink.values());
+    positions.push_back(cuda->positions());
+  }
+  for (std::size_t k = 1; k < draws.size(); ++k) {
+    EXPECT_EQ(draws[k], draws[0]) << "recorded draws depend on the chunk size";
+    EXPECT_EQ(positions[k], positions[0]);
+    EXPECT_EQ(stats[k].accepted, stats[0].accepted);
+    EXPECT_EQ(stats[k].divergent, stats[0].divergent);
+    EXPECT_EQ(stats[k].gradient_evaluations, stats[0].gradient_evaluations);
+    // Per-chain acceptance sums are added once per chunk, so the association (not the terms)
+    // changes with the chunk size: equal to double rounding.
+    EXPECT_NEAR(stats[k].accept_prob_sum, stats[0].accept_prob_sum,
+                1e-12 * stats[0].accept_prob_sum);
+  }
+}
+
+TYPED_TEST(CudaHmc, ChainCountDoesNotChangeAChainsResult) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  // A different chain count changes the grid (and the stride); chain c's draws must not change.
+  const auto model = models::Gaussian<T>::make(3, 0.4);
+  const HmcSettings<T> settings = test_settings<T>(11);
+  std::vector<std::vector<T>> first_chain;
+  for (std::int64_t chains : {1, 31, 32, 1000, 40000}) {
+    auto cuda = make_cuda_hmc_backend<models::Gaussian<T>, T>(model, chains);
+    ASSERT_EQ(cuda->initialize(11, T(2), 100, 1), 0);
+    RecordingSink<T> sink(chains, 3, 0);
+    cuda->run(settings, 0, 6, &sink, 0, 4, nullptr);
+    std::vector<T> mine;
+    for (int i = 0; i < 6; ++i)
+      for (int q = 0; q < 3; ++q) mine.push_back(sink.at(i, q, 0));
+    first_chain.push_back(mine);
+  }
+  for (std::size_t k = 1; k < first_chain.size(); ++k) EXPECT_EQ(first_chain[k], first_chain[0]);
+}
+
+TYPED_TEST(CudaHmc, DivergencesAndNonFiniteTrajectoriesAreCountedLikeTheCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  // The funnel with a huge step: e^{−v} overflows along the trajectory (non-finite) or the
+  // energy error explodes (divergent). Both backends must count the same chains.
+  const auto model = models::Funnel<T>::make(6);
+  const std::int64_t chains = 200;
+  auto cpu = make_cpu_hmc_backend<models::Funnel<T>, T>(model, chains);
+  auto cuda = make_cuda_hmc_backend<models::Funnel<T>, T>(model, chains);
+  cpu->initialize(3, T(2), 100, 1);
+  cuda->initialize(3, T(2), 100, 1);
+  HmcSettings<T> settings = test_settings<T>(3);
+  settings.step_size = T(4);
+  settings.max_leapfrog_steps = 4;
+  const IterationStats a = cpu->run(settings, 0, 1, nullptr, 0, 0, nullptr);
+  const IterationStats b = cuda->run(settings, 0, 1, nullptr, 0, 0, nullptr);
+  EXPECT_GT(a.divergent, 0);
+  EXPECT_EQ(b.divergent, a.divergent);
+  EXPECT_EQ(b.non_finite, a.non_finite);
+  EXPECT_EQ(b.gradient_evaluations, a.gradient_evaluations);
+  EXPECT_EQ(b.transitions, a.transitions);
+}
+
+TEST(CudaHmcBackend, ValidatesArguments) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  const auto model = models::Gaussian<double>::make(3, 0.2);
+  EXPECT_THROW((make_cuda_hmc_backend<models::Gaussian<double>, double>(model, 0)),
+               invalid_argument);
+  auto cuda = make_cuda_hmc_backend<models::Gaussian<double>, double>(model, 10);
+  EXPECT_THROW(cuda->set_inverse_metric({1.0, 1.0}), invalid_argument);
+  EXPECT_THROW(cuda->set_inverse_metric({1.0, 0.0, 1.0}), invalid_argument);
+  EXPECT_THROW(cuda->initialize(1, 2.0, 10, 0), invalid_argument);
+  EXPECT_THROW(cuda->run(test_settings<double>(1), 0, -1, nullptr, 0, 0, nullptr),
+               invalid_argument);
+}
+
+TEST(CudaHmcBackend, NamesTheDeviceAndZeroIterationsDoNothing) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  const auto model = models::Gaussian<double>::make(2, 0.0);
+  auto cuda = make_cuda_hmc_backend<models::Gaussian<double>, double>(model, 64);
+  EXPECT_NE(cuda->device_name().find("(sm_"), std::string::npos) << cuda->device_name();
+  cuda->initialize(2, 2.0, 10, 1);
+  const std::vector<double> before = cuda->positions();
+  RecordingSink<double> sink(64, 2, 0);
+  EnsembleMoments moments;
+  const IterationStats stats = cuda->run(test_settings<double>(2), 0, 0, &sink, 0, 8, &moments);
+  EXPECT_EQ(stats.transitions, 0);
+  EXPECT_EQ(stats.gradient_evaluations, 0);
+  EXPECT_TRUE(sink.chunk_sizes.empty());
+  EXPECT_EQ(cuda->positions(), before);
+  EXPECT_EQ(moments.count, 64);
+}
+
+}  // namespace
+}  // namespace myriad
