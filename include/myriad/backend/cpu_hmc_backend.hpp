@@ -109,10 +109,9 @@ class CpuHmcBackend final : public HmcBackend<T> {
     const EnsembleView<T> position = view(position_), gradient = view(gradient_),
                           proposal = view(proposal_), momentum = view(momentum_),
                           proposal_gradient = view(proposal_gradient_);
-    double accept_sum = 0;
-    std::int64_t accepted = 0, divergent = 0, non_finite = 0, evaluations = 0;
+    std::int64_t accept_fixed = 0, accepted = 0, divergent = 0, non_finite = 0, evaluations = 0;
 #pragma omp parallel for schedule(static) \
-    reduction(+ : accept_sum, accepted, divergent, non_finite, evaluations)
+    reduction(+ : accept_fixed, accepted, divergent, non_finite, evaluations)
     for (std::int64_t c = 0; c < chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
       const HmcChain<T> chain{position.chain(c), gradient.chain(c), &log_density_[c],
@@ -121,7 +120,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
         const HmcStep<T> step{settings.step_size, steps[i], inverse_metric_.data(),
                               settings.max_energy_error};
         const HmcOutcome<T> out = hmc_transition(model_, chain, rng, first_iteration + i, step);
-        accept_sum += out.accept_prob;
+        accept_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
         accepted += out.accepted;
         divergent += (out.status & kStatusDivergent) != 0;
         non_finite += (out.status & kStatusNonFinite) != 0;
@@ -134,7 +133,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
       }
     }
     IterationStats stats;
-    stats.accept_prob_sum = accept_sum;
+    stats.accept_prob_fixed = accept_fixed;
     stats.transitions = chains_ * n;
     stats.accepted = accepted;
     stats.divergent = divergent;

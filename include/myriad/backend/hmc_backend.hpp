@@ -25,18 +25,29 @@ struct HmcSettings {
   T max_energy_error = T(1000);
 };
 
+/// Acceptance probabilities are summed in 2^-32 fixed point. Integer addition is associative,
+/// so the pooled acceptance that steers the ensemble's step size is bit-identical for any thread
+/// count, grid size or reduction order, and runs stay reproducible across launch configurations.
+constexpr double kAcceptProbScale = 4294967296.0;
+
+/// min(1, exp(−ΔH)) in [0, 1] as a 2^-32 fixed-point integer.
+inline constexpr std::int64_t accept_prob_to_fixed(double accept_prob) {
+  return static_cast<std::int64_t>(accept_prob * kAcceptProbScale + 0.5);
+}
+
 /// Totals over the chains and iterations of one backend call.
 struct IterationStats {
-  double accept_prob_sum = 0;  ///< sum of min(1, exp(−ΔH)) over transitions
+  std::int64_t accept_prob_fixed = 0;  ///< Σ accept_prob_to_fixed(min(1, exp(−ΔH)))
   std::int64_t transitions = 0;
   std::int64_t accepted = 0;
   std::int64_t divergent = 0;
   std::int64_t non_finite = 0;
   std::int64_t gradient_evaluations = 0;
 
-  double mean_accept_prob() const { return transitions ? accept_prob_sum / transitions : 0.0; }
+  double accept_prob_sum() const { return static_cast<double>(accept_prob_fixed) / kAcceptProbScale; }
+  double mean_accept_prob() const { return transitions ? accept_prob_sum() / transitions : 0.0; }
   IterationStats& operator+=(const IterationStats& o) {
-    accept_prob_sum += o.accept_prob_sum;
+    accept_prob_fixed += o.accept_prob_fixed;
     transitions += o.transitions;
     accepted += o.accepted;
     divergent += o.divergent;

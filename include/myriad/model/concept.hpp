@@ -12,6 +12,7 @@
 //
 // Optional members, detected at compile time:
 //
+//   using value_type = T;                                           // precision (default double)
 //   template <class Vec, class Grad>
 //   MYRIAD_HD T log_density_gradient(const Vec& x, Grad& g) const;   // returns log p, writes ∇
 //   MYRIAD_HD int num_quantities() const;                           // recorded quantities

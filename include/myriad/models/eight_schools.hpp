@@ -28,6 +28,7 @@ namespace myriad::models {
 
 template <class T>
 struct EightSchools {
+  using value_type = T;
   static constexpr int kSchools = 8;
   static constexpr double kMuSd = 5.0;                        ///< prior sd of μ
   static constexpr double kLogMuSd = 1.6094379124341003;      ///< log 5

@@ -20,6 +20,7 @@ namespace myriad::models {
 
 template <class T>
 struct Funnel {
+  using value_type = T;
   /// Standard deviation of v (Neal's value).
   static constexpr double kVSd = 3.0;
   static constexpr double kLogVSd = 1.0986122886681098;            ///< log 3

@@ -31,6 +31,7 @@ namespace myriad::models {
 
 template <class T>
 struct Logistic {
+  using value_type = T;
   static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
 
   const T* x = nullptr;  ///< n × d design matrix, row-major, visible where the chains run
