@@ -194,8 +194,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
     log_density_ = cuda_detail::DeviceBuffer<T>(static_cast<std::size_t>(stride_));
     initialized_ = cuda_detail::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(chains_));
     const auto n = static_cast<std::size_t>(chains_);
-    accept_prob_sum_ = cuda_detail::DeviceBuffer<double>(n);
-    for (auto* array : {&accepted_, &divergent_, &non_finite_, &gradient_evaluations_}) {
+    for (auto* array :
+         {&accept_prob_fixed_, &accepted_, &divergent_, &non_finite_, &gradient_evaluations_}) {
       *array = cuda_detail::DeviceBuffer<std::int64_t>(n);
     }
     inverse_metric_ = cuda_detail::DeviceBuffer<T>(static_cast<std::size_t>(dim_));
@@ -273,10 +273,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
       reserve_chunks(static_cast<std::size_t>(chunk_iterations * values_per_iteration));
 
     const kernels::ChainStatisticsView stats = statistics_view();
-    MYRIAD_CUDA_TRY(
-        cudaMemsetAsync(stats.accept_prob_sum, 0, chains_ * sizeof(double), compute_.get()));
-    for (std::int64_t* count :
-         {stats.accepted, stats.divergent, stats.non_finite, stats.gradient_evaluations}) {
+    for (std::int64_t* count : {stats.accept_prob_fixed, stats.accepted, stats.divergent,
+                                stats.non_finite, stats.gradient_evaluations}) {
       MYRIAD_CUDA_TRY(cudaMemsetAsync(count, 0, chains_ * sizeof(std::int64_t), compute_.get()));
     }
 
@@ -329,7 +327,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
     const kernels::StatisticsTotals totals =
         reduce_sum<kernels::StatisticsTotals>(kernels::LoadChainStatistics{stats});
     IterationStats result;
-    result.accept_prob_sum = totals.accept_prob_sum;
+    result.accept_prob_fixed = totals.accept_prob_fixed;
     result.transitions = chains_ * n_iterations;
     result.accepted = totals.accepted;
     result.divergent = totals.divergent;
@@ -376,7 +374,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
             view(momentum_), view(proposal_gradient_), log_density_.data()};
   }
   kernels::ChainStatisticsView statistics_view() const {
-    return {accept_prob_sum_.data(), accepted_.data(), divergent_.data(), non_finite_.data(),
+    return {accept_prob_fixed_.data(), accepted_.data(), divergent_.data(), non_finite_.data(),
             gradient_evaluations_.data()};
   }
 
@@ -488,8 +486,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
   cuda_detail::DeviceBuffer<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   cuda_detail::DeviceBuffer<T> log_density_;
   cuda_detail::DeviceBuffer<std::uint8_t> initialized_;
-  cuda_detail::DeviceBuffer<double> accept_prob_sum_;
-  cuda_detail::DeviceBuffer<std::int64_t> accepted_, divergent_, non_finite_, gradient_evaluations_;
+  cuda_detail::DeviceBuffer<std::int64_t> accept_prob_fixed_, accepted_, divergent_, non_finite_,
+      gradient_evaluations_;
   cuda_detail::DeviceBuffer<T> inverse_metric_;
   cuda_detail::DeviceBuffer<kernels::StatisticsTotals> reduce_scratch_;
   cuda_detail::DeviceBuffer<double> moment_partials_, moment_results_;

@@ -63,7 +63,7 @@ struct HmcEnsembleView {
 /// Per-chain statistics accumulated over the iterations of one backend call, one entry per
 /// chain; each thread updates only its own chain's entries, so no atomics are needed.
 struct ChainStatisticsView {
-  double* accept_prob_sum;
+  std::int64_t* accept_prob_fixed;  ///< Σ accept_prob_to_fixed(min(1, e^{−ΔH})), 2^-32 units
   std::int64_t* accepted;
   std::int64_t* divergent;
   std::int64_t* non_finite;
@@ -71,16 +71,18 @@ struct ChainStatisticsView {
 };
 
 /// Totals of ChainStatisticsView over chains. An aggregate without member initialisers so that
-/// it can live in __shared__ memory; value-initialise it (StatisticsTotals{}) to get zeros.
+/// it can live in __shared__ memory; value-initialise it (StatisticsTotals{}) to get zeros. All
+/// integers (acceptance in fixed point, hmc_backend.hpp), so the totals are exact and the same
+/// for any grid or reduction order.
 struct StatisticsTotals {
-  double accept_prob_sum;
+  std::int64_t accept_prob_fixed;
   std::int64_t accepted;
   std::int64_t divergent;
   std::int64_t non_finite;
   std::int64_t gradient_evaluations;
 
   MYRIAD_HD StatisticsTotals& operator+=(const StatisticsTotals& o) {
-    accept_prob_sum += o.accept_prob_sum;
+    accept_prob_fixed += o.accept_prob_fixed;
     accepted += o.accepted;
     divergent += o.divergent;
     non_finite += o.non_finite;
@@ -124,8 +126,8 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
   for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
     const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
     const HmcChain<T> chain = state.chain(c);
-    double accept_prob_sum = 0;
-    std::int64_t accepted = 0, divergent = 0, non_finite = 0, evaluations = 0;
+    std::int64_t accept_prob_fixed = 0, accepted = 0, divergent = 0, non_finite = 0,
+                 evaluations = 0;
     for (int i = 0; i < n_iterations; ++i) {
       const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
       // The step count depends on (seed, iteration) only, so every thread computes the same
@@ -135,7 +137,7 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
                                                     settings.max_leapfrog_steps, settings.jitter),
                             inverse_metric, settings.max_energy_error};
       const HmcOutcome<T> out = hmc_transition(model, chain, rng, iteration, step);
-      accept_prob_sum += static_cast<double>(out.accept_prob);
+      accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
       accepted += out.accepted ? 1 : 0;
       divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
       non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
@@ -147,7 +149,7 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
         record_quantities(model, chain.position, slot);
       }
     }
-    stats.accept_prob_sum[c] += accept_prob_sum;
+    stats.accept_prob_fixed[c] += accept_prob_fixed;
     stats.accepted[c] += accepted;
     stats.divergent[c] += divergent;
     stats.non_finite[c] += non_finite;
@@ -156,8 +158,8 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reductions. A shared-memory tree in a fixed order rather than atomics, so that a total is the
-// same bits for the same grid on every run.
+// Reductions: a shared-memory tree in a fixed order rather than atomics, so that even the
+// floating-point sums (moments) are the same bits for the same grid on every run.
 
 /// Sum of `value` over the block, valid in thread 0. Ends with a barrier, so a block may call
 /// it repeatedly (once per dimension, say).
@@ -180,7 +182,7 @@ __device__ Value block_sum(Value value) {
 struct LoadChainStatistics {
   ChainStatisticsView stats;
   __device__ StatisticsTotals operator()(std::int64_t c) const {
-    return {stats.accept_prob_sum[c], stats.accepted[c], stats.divergent[c], stats.non_finite[c],
+    return {stats.accept_prob_fixed[c], stats.accepted[c], stats.divergent[c], stats.non_finite[c],
             stats.gradient_evaluations[c]};
   }
 };

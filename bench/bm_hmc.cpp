@@ -1,0 +1,157 @@
+// BM_hmc/<model>/<device>/chains:N — many-chain HMC through the backend interface
+// (backend/hmc_backend.hpp), as the scheduler drives it: one benchmark iteration is one HMC
+// iteration of every chain, L = 8 leapfrog steps without jitter, nothing recorded. Items:
+// gradient evaluations, as the backend counts them (a trajectory cut short by a non-finite
+// density counts only the steps it took).
+//
+// Timing: wall-clock (UseRealTime). HmcBackend::run returns the iteration's statistics, which
+// needs the device's reduction to finish, so on CUDA the wall time covers the kernels and the
+// launch and synchronisation overhead of one call; device work is not isolated with events
+// here (a host-compiled benchmark cannot reach the streams). CPU: 2^10–2^14 chains; CUDA:
+// 2^10–2^20, skipped with an error when no device is present.
+//
+// Counters: bytes_per_grad and flops_per_grad (roofline.hpp); on CUDA also roofline_fraction,
+// achieved FLOP rate over min(peak FLOPs, intensity × peak bandwidth) of the device.
+// Models: the CLI's defaults; gaussian also in float ("gaussian_f32") for the precision
+// comparison.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/cpu_hmc_backend.hpp"
+#include "myriad/backend/device.hpp"
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/models/builtin.hpp"
+#include "roofline.hpp"
+
+namespace myriad::bench {
+namespace {
+
+constexpr int kLeapfrogSteps = 8;
+
+/// The backend for a model on `device`, or null with the reason in `why`.
+template <class Model, class T>
+std::unique_ptr<HmcBackend<T>> make_backend(const Model& model, std::int64_t chains, Device device,
+                                            std::string& why) {
+  if (device == Device::cpu) return make_cpu_hmc_backend<Model, T>(model, chains);
+  if (!cuda_device_available()) {
+    why = "no CUDA device: CUDA benchmarks skipped";
+    return nullptr;
+  }
+  try {
+    return make_cuda_hmc_backend<Model, T>(model, chains);
+  } catch (const std::exception& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+template <class T, class MakeModel>
+void hmc_benchmark(benchmark::State& state, Device device, MakeModel make_model, T step_size,
+                   const GradientCost& cost) {
+  const std::int64_t chains = state.range(0);
+  if (device == Device::cuda && !cuda_device_available()) {
+    state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
+    return;
+  }
+  const auto model = make_model(device);
+  std::string why;
+  auto backend = make_backend<std::decay_t<decltype(model)>, T>(model, chains, device, why);
+  if (!backend) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  if (backend->initialize(1, T(2), 100, 1) != 0) {
+    state.SkipWithError("some chains found no finite initial point");
+    return;
+  }
+  HmcSettings<T> settings;
+  settings.seed = 1;
+  settings.step_size = step_size;
+  settings.max_leapfrog_steps = kLeapfrogSteps;
+  settings.jitter = T(0);
+  // Two untimed iterations: first-launch costs (module load, occupancy queries) stay out.
+  backend->run(settings, 0, 2, nullptr, 0, 0, nullptr);
+
+  std::uint32_t iteration = 2;
+  IterationStats total;
+  for (auto _ : state) {
+    total += backend->run(settings, iteration++, 1, nullptr, 0, 0, nullptr);
+  }
+  state.SetItemsProcessed(total.gradient_evaluations);
+  const Roofline roofline = hmc_roofline(cost, backend->dim(), sizeof(T), kLeapfrogSteps);
+  state.counters["bytes_per_grad"] = roofline.bytes;
+  state.counters["flops_per_grad"] = roofline.flops;
+  state.counters["accept_rate"] = total.mean_accept_prob();
+  if (device == Device::cuda) {
+    const std::optional<DevicePeak> peak = cuda_device_peak();
+    if (peak && peak->fp64_flops > 0) {
+      // A rate counter is divided by the elapsed time: FLOPs done / attainable FLOP rate / s.
+      state.counters["roofline_fraction"] =
+          benchmark::Counter(static_cast<double>(total.gradient_evaluations) * roofline.flops /
+                                 peak->attainable_flops(roofline, sizeof(T)),
+                             benchmark::Counter::kIsRate);
+    }
+    state.SetLabel(backend->device_name());
+  }
+}
+
+void register_hmc_benchmarks() {
+  static auto logistic_data = models::LogisticData<double>::synthetic(1000, 10, 1);
+  for (const Device device : {Device::cpu, Device::cuda}) {
+    const std::string where = "/" + to_string(device);
+    const auto configure = [device](benchmark::internal::Benchmark* b) {
+      b->ArgName("chains")->RangeMultiplier(4)->UseRealTime();
+      if (device == Device::cpu) {
+        b->Range(1 << 10, 1 << 14);
+      } else {
+        b->Range(1 << 10, 1 << 20);
+      }
+    };
+    configure(benchmark::RegisterBenchmark(
+        ("BM_hmc/gaussian" + where).c_str(), [device](benchmark::State& s) {
+          hmc_benchmark<double>(
+              s, device, [](Device) { return models::Gaussian<double>::make(100, 0.5); }, 0.1,
+              gaussian_gradient_cost(100));
+        }));
+    configure(benchmark::RegisterBenchmark(
+        ("BM_hmc/gaussian_f32" + where).c_str(), [device](benchmark::State& s) {
+          hmc_benchmark<float>(
+              s, device, [](Device) { return models::Gaussian<float>::make(100, 0.5); }, 0.1f,
+              gaussian_gradient_cost(100));
+        }));
+    configure(benchmark::RegisterBenchmark(
+        ("BM_hmc/logistic" + where).c_str(), [device](benchmark::State& s) {
+          hmc_benchmark<double>(
+              s, device,
+              [](Device d) {
+                return d == Device::cuda ? logistic_data.device_model(10.0)
+                                         : logistic_data.host_model(10.0);
+              },
+              0.02, logistic_gradient_cost(1000, 10));
+        }));
+    configure(benchmark::RegisterBenchmark(
+        ("BM_hmc/eight_schools" + where).c_str(), [device](benchmark::State& s) {
+          hmc_benchmark<double>(
+              s, device, [](Device) { return models::EightSchools<double>::make(); }, 0.2,
+              eight_schools_gradient_cost());
+        }));
+    configure(benchmark::RegisterBenchmark(
+        ("BM_hmc/funnel" + where).c_str(), [device](benchmark::State& s) {
+          hmc_benchmark<double>(
+              s, device, [](Device) { return models::Funnel<double>::make(10); }, 0.1,
+              funnel_gradient_cost(10));
+        }));
+  }
+}
+
+[[maybe_unused]] const int registered = (register_hmc_benchmarks(), 0);
+
+}  // namespace
+}  // namespace myriad::bench
