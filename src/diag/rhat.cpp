@@ -210,13 +210,13 @@ class RankedDraws::ScoreScatter {
  public:
   ScoreScatter(RankedDraws& owner, int64_t size)
       : owner_(owner), size_(size), buckets_((size >> kBlockBits) + 1) {
-    owner_.scattered_.resize(static_cast<size_t>(size));
+    owner_.scattered_.resize(static_cast<size_t>(buckets_ * kBucketStride));
     owner_.bucket_ends_.resize(static_cast<size_t>(buckets_));
     restart();
   }
 
   void restart() {
-    for (int64_t b = 0; b < buckets_; ++b) owner_.bucket_ends_[b] = b << kBlockBits;
+    for (int64_t b = 0; b < buckets_; ++b) owner_.bucket_ends_[b] = b * kBucketStride;
     ranks_below_ = 0;
     group_size_ = 0;
   }
@@ -240,11 +240,18 @@ class RankedDraws::ScoreScatter {
   void finish(std::vector<double>& out) {
     close_group();
     out.resize(static_cast<size_t>(size_));
-    for (const ScoredIndex& s : owner_.scattered_) out[s.index] = s.score;
+    for (int64_t b = 0; b < buckets_; ++b) {
+      for (int64_t i = b * kBucketStride; i < owner_.bucket_ends_[b]; ++i) {
+        out[owner_.scattered_[i].index] = owner_.scattered_[i].score;
+      }
+    }
   }
 
  private:
   static constexpr int kBlockBits = 14;  // blocks of 128 KiB stay in L2; 256 write streams
+  // Buckets are 2^kBlockBits entries plus 3 cache lines apart: with a power-of-two spacing all
+  // write streams would map to the same cache sets and evict each other.
+  static constexpr int64_t kBucketStride = (int64_t{1} << kBlockBits) + 12;
 
   void close_group() {
     if (group_size_ == 1) {
@@ -328,10 +335,11 @@ void RankedDraws::rank_split_draws() {
   while (left >= 0 && right < split_size) {
     const double from_left = std::fabs(split_sorted[left] - median);
     const double from_right = std::fabs(split_sorted[right] - median);
-    const bool take_left = from_left <= from_right;
-    scatter.add(take_left ? from_left : from_right, index_at(take_left ? left : right));
-    left -= take_left ? 1 : 0;
-    right += take_left ? 0 : 1;
+    // Branch-free selection: which side comes next is a coin flip for symmetric draws.
+    const int64_t take_left = from_left <= from_right ? 1 : 0;
+    scatter.add(std::min(from_left, from_right), index_at(right + take_left * (left - right)));
+    left -= take_left;
+    right += 1 - take_left;
   }
   for (; left >= 0; --left) scatter.add(std::fabs(split_sorted[left] - median), index_at(left));
   for (; right < split_size; ++right) {
