@@ -18,7 +18,7 @@ double nested_rhat(DrawsView draws, int superchains) {
   const int64_t n_count = draws.draws;
   if (n_count < 1 || draws.data == nullptr) return kNaN;
 
-  // Margossian et al. (2024), Sec. 3: superchain means θ̄_{··k} and the within-superchain
+  // Margossian et al. (2024), eqs. (15)–(19): superchain means θ̄_{··k} and the within-superchain
   // variance terms B̃_k (between its chains) and W̃_k (within its chains).
   std::vector<double> chain_means(static_cast<size_t>(m_count));
   double sum_of_superchain_means = 0.0;

@@ -31,16 +31,16 @@ double effective_sample_size(DrawsView chains);
 /// ESS of the raw split chains: the one that goes with the mean (mcse_mean).
 double ess_basic(DrawsView draws);
 
-/// Bulk ESS: ESS of the rank-normalised split chains (Vehtari et al. 2021, Sec. 4.3).
+/// Bulk ESS: ESS of the rank-normalised split chains (Vehtari et al. 2021, Sec. 4).
 double ess_bulk(DrawsView draws);
 
 /// ESS of the split indicator chains I(x ≤ threshold): the ESS for estimating
-/// P(x ≤ threshold), and so for the quantile at that threshold (Vehtari et al. 2021, Sec. 4.3).
+/// P(x ≤ threshold), and so for the quantile at that threshold (Vehtari et al. 2021, Sec. 4).
 /// NaN when the indicator is constant.
 double ess_below(DrawsView draws, double threshold);
 
 /// Tail ESS: min(ess_below(q₀.₀₅), ess_below(q₀.₉₅)) with the type-7 quantiles of all draws
-/// (Vehtari et al. 2021, Sec. 4.3).
+/// (Vehtari et al. 2021, Sec. 4).
 double ess_tail(DrawsView draws);
 
 /// Monte Carlo standard error of the mean: sd / sqrt(ess_basic), sd over all draws pooled

@@ -2,7 +2,8 @@
 // Nested R-hat for many short chains: C. C. Margossian, M. D. Hoffman, P. Sountsov,
 // L. Riou-Durand, A. Vehtari and A. Gelman (2024), "Nested R-hat: Assessing the convergence of
 // Markov chain Monte Carlo when running many short chains", Bayesian Analysis,
-// doi:10.1214/24-BA1453 (arXiv:2110.13017), Sec. 3.
+// doi:10.1214/24-BA1453; the estimators below are eqs. (15)–(19) of the 2023 arXiv version
+// (arXiv:2110.13017), the numbering the posterior R package cites.
 
 #include "myriad/diag/draws_view.hpp"
 

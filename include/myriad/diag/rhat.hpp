@@ -25,16 +25,16 @@ namespace myriad::diag {
 double potential_scale_reduction(DrawsView chains);
 
 /// Classic split-R-hat of the raw values: potential_scale_reduction of the 2·chains half
-/// chains (Vehtari et al. 2021, Sec. 2, which is BDA3's split R̂).
+/// chains (BDA3, Sec. 11.4; reviewed in Vehtari et al. 2021).
 double split_rhat_basic(DrawsView draws);
 
-/// Rank-normalised split-R-hat (Vehtari et al. 2021, Sec. 4.1–4.2): the maximum of
+/// Rank-normalised split-R-hat (Vehtari et al. 2021, Sec. 4): the maximum of
 /// R̂_bulk = potential_scale_reduction(z) and R̂_tail = potential_scale_reduction(z_fold),
 /// where z are the rank-normalised split draws and z_fold those of |x − median(x)|.
 double rhat(DrawsView draws);
 
 /// One quantity's draws copied once, sorted once, and rank-normalised (Vehtari et al. 2021,
-/// Sec. 4.1): with r the rank of a split draw among all S split draws pooled (average ranks
+/// Sec. 4): with r the rank of a split draw among all S split draws pooled (average ranks
 /// for ties), its normal score is z = Φ⁻¹((r − 3/8) / (S + 1/4)), Blom's (1958) offsets as in
 /// posterior and ArviZ. (The arXiv version of the paper prints S − 1/4; the reference
 /// implementations use S − 2·3/8 + 1 = S + 1/4.) The folded scores are those of
