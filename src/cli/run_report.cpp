@@ -29,6 +29,19 @@ Value stats_json(const IterationStats& s) {
 }
 }  // namespace
 
+DiagnosticExtremes diagnostic_extremes(const SampleResult& result) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  DiagnosticExtremes worst{nan, nan, nan, nan};
+  // std::fmax/fmin return the other argument when one is NaN.
+  for (const auto& row : result.summary) {
+    worst.max_rhat = std::fmax(worst.max_rhat, row.rhat);
+    worst.min_ess_bulk = std::fmin(worst.min_ess_bulk, row.ess_bulk);
+    worst.min_ess_tail = std::fmin(worst.min_ess_tail, row.ess_tail);
+  }
+  for (double v : result.nested_rhat) worst.max_nested_rhat = std::fmax(worst.max_nested_rhat, v);
+  return worst;
+}
+
 Value sample_report(const RunDescription& run, const SampleConfig& config,
                     const SampleResult& result) {
   Value report = Object{};
@@ -43,6 +56,7 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
   settings["chains"] = config.chains;
   settings["warmup"] = config.warmup;
   settings["draws"] = config.draws;
+  settings["thin"] = config.thin;
   settings["seed"] = static_cast<std::int64_t>(config.seed);
   settings["device"] = run.requested_device;
   settings["precision"] = run.precision;
@@ -80,17 +94,11 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
   report["sampling"] = stats_json(result.sampling_stats);
 
   Value diagnostics = Object{};
-  double max_rhat = -std::numeric_limits<double>::infinity();
-  double min_bulk = std::numeric_limits<double>::infinity();
-  double min_tail = std::numeric_limits<double>::infinity();
-  for (const auto& row : result.summary) {
-    if (std::isfinite(row.rhat)) max_rhat = std::max(max_rhat, row.rhat);
-    if (std::isfinite(row.ess_bulk)) min_bulk = std::min(min_bulk, row.ess_bulk);
-    if (std::isfinite(row.ess_tail)) min_tail = std::min(min_tail, row.ess_tail);
-  }
-  diagnostics["max_rhat"] = max_rhat;  // non-finite (no finite value) is written as null
-  diagnostics["min_ess_bulk"] = min_bulk;
-  diagnostics["min_ess_tail"] = min_tail;
+  const DiagnosticExtremes worst = diagnostic_extremes(result);
+  diagnostics["max_rhat"] = worst.max_rhat;  // NaN (no finite value) is written as null
+  diagnostics["max_nested_rhat"] = worst.max_nested_rhat;
+  diagnostics["min_ess_bulk"] = worst.min_ess_bulk;
+  diagnostics["min_ess_tail"] = worst.min_ess_tail;
   Value nested = Object{};
   for (std::size_t q = 0; q < result.nested_rhat.size() && q < result.names.size(); ++q)
     nested[result.names[q]] = result.nested_rhat[q];

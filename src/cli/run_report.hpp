@@ -21,6 +21,15 @@ struct RunDescription {
   double total_seconds = 0;
 };
 
+/// The worst convergence diagnostics over all quantities (NaN values skipped; NaN if none).
+struct DiagnosticExtremes {
+  double max_rhat;
+  double max_nested_rhat;
+  double min_ess_bulk;
+  double min_ess_tail;
+};
+DiagnosticExtremes diagnostic_extremes(const SampleResult& result);
+
 /// The run.json document for a sampling run.
 io::json::Value sample_report(const RunDescription& run, const SampleConfig& config,
                               const SampleResult& result);

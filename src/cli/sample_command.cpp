@@ -28,6 +28,7 @@ std::vector<OptionSpec> sample_options() {
       {"chains", "N", "1024", "number of chains"},
       {"warmup", "W", "1000", "warm-up iterations per chain"},
       {"draws", "D", "1000", "recorded draws per chain"},
+      {"thin", "T", "1", "keep every T-th draw in draws.npy and the diagnostics"},
       {"seed", "S", "1", "random seed"},
       {"device", "auto|cpu|cuda", "auto", "where to run"},
       {"output", "DIR", "", "output directory (summary.csv, draws.npy, run.json)"},
@@ -67,6 +68,7 @@ int sample_command(int argc, char** argv) {
   config.chains = line.integer("chains", 1, 0xFFFFFFFFll - 1);
   config.warmup = static_cast<int>(line.integer("warmup", 0, 100000000));
   config.draws = static_cast<int>(line.integer("draws", 1, 100000000));
+  config.thin = static_cast<int>(line.integer("thin", 1, 100000000));
   config.seed = line.unsigned_integer("seed");
   config.leapfrog_steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
   config.jitter = line.number("jitter");
@@ -101,7 +103,7 @@ int sample_command(int argc, char** argv) {
 
   const auto write_start = std::chrono::steady_clock::now();
   io::write_summary_csv(output.path("summary.csv"), result.summary);
-  const std::vector<std::int64_t> shape = {result.chains, result.draws,
+  const std::vector<std::int64_t> shape = {result.chains, result.kept_draws,
                                            static_cast<std::int64_t>(result.names.size())};
   io::write_npy(output.path("draws.npy"), result.draws_data.data(), shape);
   run.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -112,6 +114,7 @@ int sample_command(int argc, char** argv) {
   output.commit();
 
   if (!quiet) {
+    const DiagnosticExtremes worst = diagnostic_extremes(result);
     std::cout << io::format_summary_table(result.summary);
     const double evaluations = double(result.warmup_stats.gradient_evaluations +
                                       result.sampling_stats.gradient_evaluations);
@@ -119,13 +122,16 @@ int sample_command(int argc, char** argv) {
         "\n%s: %lld chains x (%d warmup + %d draws) on %s\n"
         "  %.3g gradient evaluations in %.2f s: %.3g gradient evaluations/s\n"
         "  step size %.4g, acceptance %.3f, divergences %lld, non-finite %lld\n"
+        "  max R-hat %.4f, max nested R-hat %.4f (%d superchains), min ESS bulk %.0f, tail %.0f\n"
         "  wrote %s/{summary.csv,draws.npy,run.json}\n",
         spec.name.c_str(), static_cast<long long>(result.chains), result.warmup, result.draws,
         result.device.c_str(), evaluations, result.warmup_seconds + result.sampling_seconds,
         result.gradient_evaluations_per_second(), result.step_size,
         result.sampling_stats.mean_accept_prob(),
         static_cast<long long>(result.sampling_stats.divergent),
-        static_cast<long long>(result.sampling_stats.non_finite), output.final_path().c_str());
+        static_cast<long long>(result.sampling_stats.non_finite), worst.max_rhat,
+        worst.max_nested_rhat, result.superchains, worst.min_ess_bulk, worst.min_ess_tail,
+        output.final_path().c_str());
   }
   return 0;
 }

@@ -38,6 +38,7 @@ void SampleConfig::validate() const {
   MYRIAD_EXPECTS(superchains == 0 || chains % superchains == 0, "superchains (", superchains,
                  ") must divide chains (", chains, ")");
   MYRIAD_EXPECTS(chunk_iterations >= 0, "chunk_iterations must be >= 0, got ", chunk_iterations);
+  MYRIAD_EXPECTS(thin >= 1 && thin <= draws, "thin must lie in [1, draws], got ", thin);
 }
 
 int automatic_superchains(std::int64_t chains) {
@@ -54,32 +55,39 @@ double seconds_since(Clock::time_point start) {
 }
 
 /// Transposes device-layout chunks [draw][quantity][chain] into the host trace
-/// [chain][draw][quantity] in double.
+/// [chain][kept draw][quantity] in double, keeping every thin-th draw.
 template <class T>
 class TraceSink final : public DrawSink<T> {
  public:
-  TraceSink(std::vector<double>& trace, std::int64_t chains, int draws, int quantities,
+  TraceSink(std::vector<double>& trace, std::int64_t chains, int kept_draws, int quantities,
             const SampleConfig& config)
-      : trace_(trace), chains_(chains), draws_(draws), quantities_(quantities), config_(config) {}
+      : trace_(trace),
+        chains_(chains),
+        kept_draws_(kept_draws),
+        quantities_(quantities),
+        config_(config) {}
 
   void consume(const T* values, std::int64_t first_draw, int n_draws) override {
     if (!trace_.empty()) {
+      const int thin = config_.thin;
 #pragma omp parallel for schedule(static)
       for (std::int64_t c = 0; c < chains_; ++c) {
         for (int i = 0; i < n_draws; ++i) {
-          double* out = trace_.data() + (c * draws_ + first_draw + i) * quantities_;
+          const std::int64_t draw = first_draw + i;
+          if (draw % thin != 0) continue;
+          double* out = trace_.data() + (c * kept_draws_ + draw / thin) * quantities_;
           const T* in = values + static_cast<std::int64_t>(i) * quantities_ * chains_ + c;
           for (int q = 0; q < quantities_; ++q) out[q] = static_cast<double>(in[q * chains_]);
         }
       }
     }
-    if (config_.progress) config_.progress({"sampling", first_draw + n_draws, draws_});
+    if (config_.progress) config_.progress({"sampling", first_draw + n_draws, config_.draws});
   }
 
  private:
   std::vector<double>& trace_;
   std::int64_t chains_;
-  int draws_;
+  int kept_draws_;
   int quantities_;
   const SampleConfig& config_;
 };
@@ -194,11 +202,12 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
     chunk = static_cast<int>(std::clamp(64.0 * 1024 * 1024 / bytes_per_draw, 1.0, 250.0));
   }
   chunk = std::min(chunk, config.draws);
+  result.kept_draws = (config.draws + config.thin - 1) / config.thin;
   if (config.keep_draws) {
     result.draws_data.assign(
-        static_cast<std::size_t>(config.chains) * config.draws * quantities, 0.0);
+        static_cast<std::size_t>(config.chains) * result.kept_draws * quantities, 0.0);
   }
-  TraceSink<T> sink(result.draws_data, config.chains, config.draws, quantities, config);
+  TraceSink<T> sink(result.draws_data, config.chains, result.kept_draws, quantities, config);
   result.sampling_stats =
       backend.run(settings, iteration, config.draws, &sink, 0, chunk, nullptr);
   result.sampling_seconds = seconds_since(sampling_start);
@@ -206,14 +215,14 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   // Diagnostics over the whole trace.
   const auto summary_start = Clock::now();
   if (config.keep_draws) {
-    result.summary = diag::summarize_all(result.draws_data.data(), config.chains, config.draws,
-                                         quantities, result.names);
+    result.summary = diag::summarize_all(result.draws_data.data(), config.chains,
+                                         result.kept_draws, quantities, result.names);
     result.nested_rhat.assign(quantities, std::numeric_limits<double>::quiet_NaN());
     if (result.superchains > 1) {
 #pragma omp parallel for schedule(dynamic)
       for (int q = 0; q < quantities; ++q) {
-        const diag::DrawsView view = diag::quantity_view(result.draws_data.data(), config.chains,
-                                                         config.draws, quantities, q);
+        const diag::DrawsView view = diag::quantity_view(
+            result.draws_data.data(), config.chains, result.kept_draws, quantities, q);
         result.nested_rhat[q] = diag::nested_rhat(view, result.superchains);
       }
     }

@@ -25,7 +25,7 @@ inline int quantity_index(const SampleResult& result, const std::string& name) {
 /// Draws of f(quantity q) as a [chain][draw] array.
 template <class F>
 std::vector<double> transformed_draws(const SampleResult& result, int q, F f) {
-  const std::int64_t n = result.chains * result.draws;
+  const std::int64_t n = result.chains * result.kept_draws;
   const std::int64_t stride = static_cast<std::int64_t>(result.names.size());
   std::vector<double> out(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) out[i] = f(result.draws_data[i * stride + q]);
@@ -41,7 +41,7 @@ struct MomentCheck {
 template <class F>
 MomentCheck mean_of(const SampleResult& result, int q, F f) {
   const std::vector<double> values = transformed_draws(result, q, f);
-  const diag::DrawsView view{values.data(), result.chains, result.draws, result.draws, 1};
+  const diag::DrawsView view{values.data(), result.chains, result.kept_draws, result.kept_draws, 1};
   double sum = 0;
   for (double v : values) sum += v;
   return {sum / static_cast<double>(values.size()), diag::mcse_mean(view)};

@@ -59,11 +59,11 @@ TEST(StatHmcGaussianCorrelation, RecoversPairwiseCorrelation) {
   const auto model = models::Gaussian<double>::make(4, rho);
   const SampleResult result = sample(model, gaussian_config());
   // E[x0 x1] = ρ for unit variances; MCSE from the product's own ESS.
-  const std::int64_t n = result.chains * result.draws;
+  const std::int64_t n = result.chains * result.kept_draws;
   std::vector<double> products(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i)
     products[i] = result.draws_data[i * 4 + 0] * result.draws_data[i * 4 + 1];
-  const diag::DrawsView view{products.data(), result.chains, result.draws, result.draws, 1};
+  const diag::DrawsView view{products.data(), result.chains, result.kept_draws, result.kept_draws, 1};
   double sum = 0;
   for (double p : products) sum += p;
   testing::expect_within_mcse({sum / n, diag::mcse_mean(view)}, rho, "E[x0 x1]");

@@ -62,6 +62,19 @@ TEST(Scheduler, ResultShapesAndCounts) {
   EXPECT_EQ(r.superchains, 1);  // 37 is prime: no automatic grouping
 }
 
+TEST(Scheduler, ThinningKeepsEveryThinthDraw) {
+  const auto model = models::Gaussian<double>::make(3, 0.2);
+  const SampleResult all = sample(model, small_config());
+  SampleConfig config = small_config();
+  config.thin = 4;
+  const SampleResult thinned = sample(model, config);
+  ASSERT_EQ(thinned.kept_draws, 7);  // draws 0, 4, ..., 24 of 25
+  for (std::int64_t c = 0; c < config.chains; ++c)
+    for (int k = 0; k < thinned.kept_draws; ++k)
+      for (int q = 0; q < 3; ++q)
+        ASSERT_EQ(thinned.draws_data[(c * 7 + k) * 3 + q], all.draws_data[(c * 25 + 4 * k) * 3 + q]);
+}
+
 TEST(Scheduler, RejectsBadConfiguration) {
   const auto model = models::Gaussian<double>::make(3, 0.2);
   SampleConfig config = small_config();

@@ -37,7 +37,8 @@ struct SampleConfig {
   bool adapt_metric = true;
   int superchains = 0;            ///< nested R-hat groups; 0 = automatic, 1 = independent chains
   int chunk_iterations = 0;       ///< draws per device→host chunk; 0 = automatic
-  bool keep_draws = true;         ///< keep the full [chain][draw][quantity] trace on the host
+  int thin = 1;                   ///< keep every thin-th draw in the trace (and diagnostics)
+  bool keep_draws = true;         ///< keep the [chain][draw][quantity] trace on the host
   std::function<void(const Progress&)> progress;  ///< called between launches, if set
 
   /// Throws myriad::invalid_argument naming the first bad value.
@@ -49,9 +50,10 @@ struct SampleResult {
   std::string device;
   std::int64_t chains = 0;
   int warmup = 0;
-  int draws = 0;
+  int draws = 0;                   ///< sampling iterations per chain
+  int kept_draws = 0;              ///< draws per chain in the trace: ⌈draws / thin⌉
   std::vector<std::string> names;  ///< recorded quantities
-  std::vector<double> draws_data;  ///< [chain][draw][quantity], if kept
+  std::vector<double> draws_data;  ///< [chain][kept draw][quantity], if kept
   std::vector<diag::VariableSummary> summary;
   int superchains = 1;
   std::vector<double> nested_rhat;  ///< per quantity (NaN when superchains == 1)
