@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -67,12 +68,17 @@ class CpuHmcBackend final : public HmcBackend<T> {
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
     MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim_,
                    "inverse metric has length ", inverse_metric.size(), ", expected ", dim_);
+    for (int d = 0; d < dim_; ++d)
+      MYRIAD_EXPECTS(std::isfinite(static_cast<double>(inverse_metric[d])) && inverse_metric[d] > 0,
+                     "inverse metric entry ", d, " must be positive and finite, got ",
+                     inverse_metric[d]);
     inverse_metric_ = inverse_metric;
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
+    MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
     IterationStats total;
     if (chunk_iterations <= 0) chunk_iterations = n_iterations;
     for (int done = 0; done < n_iterations; done += chunk_iterations) {

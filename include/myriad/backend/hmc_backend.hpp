@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "myriad/core/hd.hpp"
+
 namespace myriad {
 
 /// Ensemble-wide settings of a run of HMC iterations.
@@ -31,7 +33,7 @@ struct HmcSettings {
 constexpr double kAcceptProbScale = 4294967296.0;
 
 /// min(1, exp(−ΔH)) in [0, 1] as a 2^-32 fixed-point integer.
-inline constexpr std::int64_t accept_prob_to_fixed(double accept_prob) {
+MYRIAD_HD inline constexpr std::int64_t accept_prob_to_fixed(double accept_prob) {
   return static_cast<std::int64_t>(accept_prob * kAcceptProbScale + 0.5);
 }
 

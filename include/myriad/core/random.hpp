@@ -13,8 +13,10 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC system_header  // Random123 warns under -Wall -Wextra.
+// Philox needs no SSE; without it every file including this header preprocesses ~50k fewer
+// lines (about 1 s per nvcc job).
+#ifndef R123_USE_SSE
+#define R123_USE_SSE 0
 #endif
 #include <Random123/philox.h>
 
