@@ -416,13 +416,12 @@ class CudaHmcBackend final : public HmcBackend<T> {
 
   /// Per-dimension mean and M2 of the positions, two passes as in ensemble_moments_cpu.
   void compute_moments(EnsembleMoments& out) {
-    // Split the chains of each dimension over enough blocks to fill the device about twice,
-    // but never more blocks than a dimension has 256-chain slices.
+    // Split the chains of each dimension over one block per 256-chain slice, up to a cap. The
+    // split depends on the chain count alone, never on the device (SM count), so the summation
+    // order, and with it the adapted metric and every later draw, is the same on any GPU.
     const std::int64_t slices =
         (chains_ + kernels::kReduceBlockSize - 1) / kernels::kReduceBlockSize;
-    const std::int64_t wanted = std::max<std::int64_t>(1, 2 * 8 * sm_count_ / dim_);
-    const int blocks_x =
-        static_cast<int>(std::min<std::int64_t>({slices, wanted, kMaxReduceBlocks}));
+    const int blocks_x = static_cast<int>(std::min<std::int64_t>(slices, kMaxReduceBlocks));
     const int blocks_y = std::min(dim_, 65535);
     const std::size_t partials_size = static_cast<std::size_t>(dim_) * blocks_x;
     if (moment_partials_.size() < partials_size) {
