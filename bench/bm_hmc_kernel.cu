@@ -31,7 +31,7 @@ constexpr int kLeapfrogSteps = 8;
 constexpr int kIterationsPerLaunch = 4;
 
 template <class T>
-using Buffer = cuda_detail::DeviceBuffer<T>;
+using Buffer = DeviceArray<T>;
 
 template <class Model, class T>
 void kernel_benchmark(benchmark::State& state, const Model& model, T step_size,

@@ -37,6 +37,7 @@
 #include "hmc_kernels.cuh"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/concept.hpp"
@@ -44,40 +45,6 @@
 namespace myriad {
 
 namespace cuda_detail {
-
-/// Owning cudaMalloc allocation of `size` elements.
-template <class T>
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t size) : size_(size) {
-    if (size > 0) MYRIAD_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&data_), size * sizeof(T)));
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-      release();
-      data_ = std::exchange(o.data_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-    }
-    return *this;
-  }
-  ~DeviceBuffer() { release(); }
-
-  T* data() const { return data_; }
-  std::size_t size() const { return size_; }
-
- private:
-  void release() noexcept {
-    if (data_) cudaFree(data_);  // never throws: destructors run during unwinding
-    data_ = nullptr;
-  }
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 /// Owning page-locked host allocation (cudaMallocHost): the target of asynchronous copies.
 template <class T>
@@ -189,17 +156,17 @@ class CudaHmcBackend final : public HmcBackend<T> {
 
     const auto state_size = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(stride_);
     for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_}) {
-      *array = cuda_detail::DeviceBuffer<T>(state_size);
+      *array = DeviceArray<T>(state_size);
     }
-    log_density_ = cuda_detail::DeviceBuffer<T>(static_cast<std::size_t>(stride_));
-    initialized_ = cuda_detail::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(chains_));
+    log_density_ = DeviceArray<T>(static_cast<std::size_t>(stride_));
+    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     const auto n = static_cast<std::size_t>(chains_);
     for (auto* array :
          {&accept_prob_fixed_, &accepted_, &divergent_, &non_finite_, &gradient_evaluations_}) {
-      *array = cuda_detail::DeviceBuffer<std::int64_t>(n);
+      *array = DeviceArray<std::int64_t>(n);
     }
-    inverse_metric_ = cuda_detail::DeviceBuffer<T>(static_cast<std::size_t>(dim_));
-    reduce_scratch_ = cuda_detail::DeviceBuffer<kernels::StatisticsTotals>(kMaxReduceBlocks + 1);
+    inverse_metric_ = DeviceArray<T>(static_cast<std::size_t>(dim_));
+    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kMaxReduceBlocks + 1);
 
     // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
     // stays quiet and positions() of an uninitialised ensemble reads zeros, like the CPU.
@@ -228,9 +195,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   int dim() const override { return dim_; }
   int num_quantities() const override { return n_quantities_; }
   std::vector<std::string> quantity_names() const override {
-    std::vector<std::string> names;
-    for (int i = 0; i < n_quantities_; ++i) names.push_back(recorded_quantity_name(model_, i));
-    return names;
+    return recorded_quantity_names(model_);
   }
   /// e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
   std::string device_name() const override { return device_name_; }
@@ -366,7 +331,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   /// Upper bound on the blocks of the first reduction pass (the second pass is one block).
   static constexpr int kMaxReduceBlocks = 1024;
 
-  EnsembleView<T> view(const cuda_detail::DeviceBuffer<T>& array) const {
+  EnsembleView<T> view(const DeviceArray<T>& array) const {
     return {array.data(), chains_, dim_, stride_};
   }
   kernels::HmcEnsembleView<T> ensemble_view() const {
@@ -385,7 +350,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
     copy_.synchronize();
     compute_.synchronize();
     for (int b = 0; b < 2; ++b) {
-      device_chunk_[b] = cuda_detail::DeviceBuffer<T>(values);
+      device_chunk_[b] = DeviceArray<T>(values);
       host_chunk_[b] = cuda_detail::PinnedBuffer<T>(values);
     }
   }
@@ -426,10 +391,10 @@ class CudaHmcBackend final : public HmcBackend<T> {
     const std::size_t partials_size = static_cast<std::size_t>(dim_) * blocks_x;
     if (moment_partials_.size() < partials_size) {
       compute_.synchronize();
-      moment_partials_ = cuda_detail::DeviceBuffer<double>(partials_size);
+      moment_partials_ = DeviceArray<double>(partials_size);
     }
     if (moment_results_.size() < 2 * static_cast<std::size_t>(dim_)) {
-      moment_results_ = cuda_detail::DeviceBuffer<double>(2 * static_cast<std::size_t>(dim_));
+      moment_results_ = DeviceArray<double>(2 * static_cast<std::size_t>(dim_));
     }
     double* mean = moment_results_.data();
     double* m2 = moment_results_.data() + dim_;
@@ -482,15 +447,15 @@ class CudaHmcBackend final : public HmcBackend<T> {
   cuda_detail::Event chunk_computed_[2];
   cuda_detail::Event chunk_copied_[2];
 
-  cuda_detail::DeviceBuffer<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
-  cuda_detail::DeviceBuffer<T> log_density_;
-  cuda_detail::DeviceBuffer<std::uint8_t> initialized_;
-  cuda_detail::DeviceBuffer<std::int64_t> accept_prob_fixed_, accepted_, divergent_, non_finite_,
+  DeviceArray<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
+  DeviceArray<T> log_density_;
+  DeviceArray<std::uint8_t> initialized_;
+  DeviceArray<std::int64_t> accept_prob_fixed_, accepted_, divergent_, non_finite_,
       gradient_evaluations_;
-  cuda_detail::DeviceBuffer<T> inverse_metric_;
-  cuda_detail::DeviceBuffer<kernels::StatisticsTotals> reduce_scratch_;
-  cuda_detail::DeviceBuffer<double> moment_partials_, moment_results_;
-  cuda_detail::DeviceBuffer<T> device_chunk_[2];
+  DeviceArray<T> inverse_metric_;
+  DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
+  DeviceArray<double> moment_partials_, moment_results_;
+  DeviceArray<T> device_chunk_[2];
   cuda_detail::PinnedBuffer<T> host_chunk_[2];
 };
 

@@ -42,9 +42,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
   int dim() const override { return dim_; }
   int num_quantities() const override { return n_quantities_; }
   std::vector<std::string> quantity_names() const override {
-    std::vector<std::string> names;
-    for (int i = 0; i < n_quantities_; ++i) names.push_back(recorded_quantity_name(model_, i));
-    return names;
+    return recorded_quantity_names(model_);
   }
   std::string device_name() const override {
     return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";

@@ -25,6 +25,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "myriad/core/hd.hpp"
 #include "myriad/model/autodiff.hpp"
@@ -97,6 +98,15 @@ std::string recorded_quantity_name(const Model& model, int i) {
   } else {
     return "x[" + std::to_string(i) + "]";
   }
+}
+
+/// Names of all recorded quantities (host only).
+template <class Model>
+std::vector<std::string> recorded_quantity_names(const Model& model) {
+  std::vector<std::string> names;
+  for (int i = 0; i < recorded_quantity_count(model); ++i)
+    names.push_back(recorded_quantity_name(model, i));
+  return names;
 }
 
 }  // namespace myriad

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "myriad/backend/memory.hpp"
+#include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
@@ -132,7 +133,8 @@ class LogisticData {
     data.n_ = n;
     data.d_ = d;
     std::vector<double> beta(static_cast<std::size_t>(d));
-    RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kBetaPurpose), beta, d);
+    DenseVector<double> beta_view{beta.data(), d};  // fill_normal is MYRIAD_HD: no std::vector
+    RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kBetaPurpose), beta_view, d);
     data.true_beta_.assign(beta.begin(), beta.end());
 
     data.x_.resize(static_cast<std::size_t>(n) * d);
@@ -141,11 +143,9 @@ class LogisticData {
     for (int i = 0; i < n; ++i) {
       const RandomStream stream(seed, static_cast<std::uint64_t>(i));
       row[0] = 1.0;
-      if (d > 1) {
-        std::vector<double> covariates(static_cast<std::size_t>(d - 1));
-        stream.fill_normal<double>(0, static_cast<Purpose>(kDesignPurpose), covariates, d - 1);
-        for (int j = 1; j < d; ++j) row[j] = covariates[j - 1];
-      }
+      // Covariates 1..d−1 are normals 0..d−2 of the row's stream.
+      DenseVector<double> covariates{row.data() + 1, d - 1};
+      stream.fill_normal<double>(0, static_cast<Purpose>(kDesignPurpose), covariates, d - 1);
       double eta = 0.0;
       for (int j = 0; j < d; ++j) eta += row[j] * beta[j];
       const double p = 1.0 / (1.0 + std::exp(-eta));
