@@ -1,0 +1,121 @@
+#pragma once
+// The generator-model concept for constrained HMC (Graham & Storkey 2017; DESIGN.md, "Models").
+//
+// A simulator maps random inputs u ∈ ℝ^N with prior density ρ to outputs x = g_x(u) ∈ ℝ^M and
+// is conditioned exactly on observed data x̄ (the constraint g_x(u) = x̄). A generator is a small
+// trivially copyable struct, usable in device code, with
+//
+//   using value_type = double;                                // constraint path: FP64
+//   MYRIAD_HD int input_dim() const;                          // N
+//   MYRIAD_HD int output_dim() const;                         // M (≤ N)
+//   MYRIAD_HD value_type observed(int m) const;               // x̄_m
+//   template <class Vec, class Out>
+//   MYRIAD_HD void generate(const Vec& u, Out& x) const;      // x = g_x(u), generic scalar
+//   template <class Vec>
+//   MYRIAD_HD auto log_prior(const Vec& u) const;             // log ρ(u), generic scalar
+//
+// Optional members, detected at compile time:
+//
+//   template <class Vec, class Grad>
+//   MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const;  // returns log ρ
+//   template <class Vec, class Jac>
+//   MYRIAD_HD void jacobian(const Vec& u, Jac& J) const;      // J(m, n) = ∂g_m/∂u_n, generic
+//                                                            // scalar (duals give ∂J for the
+//                                                            // log-det gradient)
+//   static constexpr GramStructure gram_structure = ...;     // see below
+//   MYRIAD_HD int num_parameters() const;                     // K for the structured forms
+//   template <class Vec, class Params, class Noise>
+//   MYRIAD_HD void structured_jacobian(const Vec& u, Params& B, Noise& T) const;
+//   template <class Out> MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt,
+//                                                  Out& u) const;  // a point on the manifold
+//   MYRIAD_HD int num_quantities() const;  quantities(u, out);  std::string quantity_name(int);
+//
+// Structured Jacobians (constrained-hmc.md §10). With u = (u₁ ∈ ℝ^K, u₂ ∈ ℝ^M), J = [B T]:
+//   diagonal_plus_low_rank:   T = diag(d) (independent observations, e.g. GLD); Noise is a
+//                             vector, T(m) = d_m;
+//   triangular_plus_low_rank: T lower triangular with positive diagonal (Markov observations,
+//                             e.g. Lotka–Volterra); Noise is an M × M matrix view, T(m, j) for
+//                             j ≤ m (entries above the diagonal are never read or written).
+//   dense:                    the default; J is formed from jacobian() or by dual numbers.
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "myriad/core/hd.hpp"
+#include "myriad/core/random.hpp"
+
+namespace myriad {
+
+/// How a generator's Gram matrix J Jᵀ is factorised.
+enum class GramStructure { dense, diagonal_plus_low_rank, triangular_plus_low_rank };
+
+namespace detail {
+struct GeneratorProbeVector {
+  double* p;
+  MYRIAD_HD double& operator[](int i) const { return p[i]; }
+};
+struct GeneratorProbeMatrix {
+  double* p;
+  MYRIAD_HD double& operator()(int i, int j) const { return p[i + j]; }
+};
+
+template <class G, class = void>
+struct has_jacobian : std::false_type {};
+template <class G>
+struct has_jacobian<G, std::void_t<decltype(std::declval<const G&>().jacobian(
+                           std::declval<const GeneratorProbeVector&>(),
+                           std::declval<GeneratorProbeMatrix&>()))>> : std::true_type {};
+
+template <class G, class = void>
+struct has_log_prior_gradient : std::false_type {};
+template <class G>
+struct has_log_prior_gradient<
+    G, std::void_t<decltype(std::declval<const G&>().log_prior_gradient(
+           std::declval<const GeneratorProbeVector&>(), std::declval<GeneratorProbeVector&>()))>>
+    : std::true_type {};
+
+template <class G, class = void>
+struct gram_structure_of {
+  static constexpr GramStructure value = GramStructure::dense;
+};
+template <class G>
+struct gram_structure_of<G, std::void_t<decltype(G::gram_structure)>> {
+  static constexpr GramStructure value = G::gram_structure;
+};
+
+template <class G, class = void>
+struct has_initialize : std::false_type {};
+template <class G>
+struct has_initialize<G, std::void_t<decltype(std::declval<const G&>().initialize(
+                             std::declval<const RandomStream&>(), std::uint32_t{},
+                             std::declval<GeneratorProbeVector&>()))>> : std::true_type {};
+}  // namespace detail
+
+/// True when the generator supplies an analytic (generic-scalar) Jacobian.
+template <class G>
+constexpr bool generator_has_jacobian = detail::has_jacobian<G>::value;
+
+/// True when the generator supplies ∇ log ρ.
+template <class G>
+constexpr bool generator_has_log_prior_gradient = detail::has_log_prior_gradient<G>::value;
+
+/// True when the generator can place a chain on its manifold itself.
+template <class G>
+constexpr bool generator_has_initialize = detail::has_initialize<G>::value;
+
+/// The generator's declared Gram structure (dense by default).
+template <class G>
+constexpr GramStructure generator_gram_structure = detail::gram_structure_of<G>::value;
+
+/// log ρ(u) of a standard normal prior, for generators whose inputs are N(0, I).
+template <class Vec>
+MYRIAD_HD auto standard_normal_log_prior(const Vec& u, int n) {
+  using S = std::decay_t<decltype(u[0])>;
+  S sum = S(0);
+  for (int i = 0; i < n; ++i) sum += u[i] * u[i];
+  return S(-0.91893853320467274178 * n) - S(0.5) * sum;
+}
+
+}  // namespace myriad
