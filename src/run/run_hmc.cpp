@@ -12,7 +12,9 @@
 #include "myriad/mcmc/dual_averaging.hpp"
 #include "myriad/mcmc/warmup_schedule.hpp"
 #include "myriad/mcmc/welford.hpp"
+#include "myriad/mcmc/step_size_search.hpp"
 #include "myriad/run/sample_config.hpp"
+#include "trace.hpp"
 
 namespace myriad {
 
@@ -49,70 +51,6 @@ int automatic_superchains(std::int64_t chains) {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// Transposes device-layout chunks [draw][quantity][chain] into the host trace
-/// [chain][kept draw][quantity] in double, keeping every thin-th draw.
-template <class T>
-class TraceSink final : public DrawSink<T> {
- public:
-  TraceSink(std::vector<double>& trace, std::int64_t chains, int kept_draws, int quantities,
-            const SampleConfig& config)
-      : trace_(trace),
-        chains_(chains),
-        kept_draws_(kept_draws),
-        quantities_(quantities),
-        config_(config) {}
-
-  void consume(const T* values, std::int64_t first_draw, int n_draws) override {
-    if (!trace_.empty()) {
-      const int thin = config_.thin;
-#pragma omp parallel for schedule(static)
-      for (std::int64_t c = 0; c < chains_; ++c) {
-        for (int i = 0; i < n_draws; ++i) {
-          const std::int64_t draw = first_draw + i;
-          if (draw % thin != 0) continue;
-          double* out = trace_.data() + (c * kept_draws_ + draw / thin) * quantities_;
-          const T* in = values + static_cast<std::int64_t>(i) * quantities_ * chains_ + c;
-          for (int q = 0; q < quantities_; ++q) out[q] = static_cast<double>(in[q * chains_]);
-        }
-      }
-    }
-    if (config_.progress) config_.progress({"sampling", first_draw + n_draws, config_.draws});
-  }
-
- private:
-  std::vector<double>& trace_;
-  std::int64_t chains_;
-  int kept_draws_;
-  int quantities_;
-  const SampleConfig& config_;
-};
-
-/// Stan's heuristic for a first step size: double or halve ε until the pooled acceptance of a
-/// one-step trajectory crosses 0.8. Each probe is a real HMC iteration (a valid move).
-template <class T>
-double find_initial_step_size(HmcBackend<T>& backend, HmcSettings<T> settings,
-                              std::uint32_t& iteration, IterationStats& stats) {
-  double step = 1.0;
-  settings.max_leapfrog_steps = 1;
-  settings.jitter = T(0);
-  int direction = 0;
-  for (int probe = 0; probe < 60; ++probe) {
-    settings.step_size = T(step);
-    const IterationStats s = backend.run(settings, iteration++, 1, nullptr, 0, 0, nullptr);
-    stats += s;
-    const int want = s.mean_accept_prob() > 0.8 ? 1 : -1;
-    if (direction == 0) direction = want;
-    if (want != direction) break;
-    step = direction > 0 ? step * 2 : step / 2;
-    if (step < 1e-10 || step > 1e7) break;
-  }
-  return step;
-}
 
 }  // namespace
 
@@ -157,7 +95,18 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   // Iteration numbers key the random numbers; they run on across phases.
   std::uint32_t iteration = 0;
   double step = config.initial_step_size;
-  if (step == 0) step = find_initial_step_size(backend, settings, iteration, result.warmup_stats);
+  if (step == 0) {
+    // One-step trajectories without jitter; each probe is a real iteration (a valid move).
+    HmcSettings<T> probe_settings = settings;
+    probe_settings.max_leapfrog_steps = 1;
+    probe_settings.jitter = T(0);
+    step = find_reasonable_step_size([&](double eps) {
+      probe_settings.step_size = T(eps);
+      const IterationStats s = backend.run(probe_settings, iteration++, 1, nullptr, 0, 0, nullptr);
+      result.warmup_stats += s;
+      return s.mean_accept_prob();
+    });
+  }
 
   // Warm-up: one iteration per launch so that the pooled acceptance steers the step size.
   const WarmupSchedule schedule = WarmupSchedule::make(config.warmup, config.adapt_metric);
@@ -195,39 +144,12 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   // Sampling: fused chunks of iterations, draws streamed to the host.
   const auto sampling_start = Clock::now();
   settings.step_size = T(step);
-  int chunk = config.chunk_iterations;
-  if (chunk == 0) {
-    const double bytes_per_draw =
-        static_cast<double>(quantities) * static_cast<double>(config.chains) * sizeof(T);
-    chunk = static_cast<int>(std::clamp(64.0 * 1024 * 1024 / bytes_per_draw, 1.0, 250.0));
-  }
-  chunk = std::min(chunk, config.draws);
-  result.kept_draws = (config.draws + config.thin - 1) / config.thin;
-  if (config.keep_draws) {
-    result.draws_data.assign(
-        static_cast<std::size_t>(config.chains) * result.kept_draws * quantities, 0.0);
-  }
-  TraceSink<T> sink(result.draws_data, config.chains, result.kept_draws, quantities, config);
+  TraceSink<T> sink(result, config, quantities);
   result.sampling_stats =
-      backend.run(settings, iteration, config.draws, &sink, 0, chunk, nullptr);
+      backend.run(settings, iteration, config.draws, &sink, 0,
+                  chunk_iterations_for(config, quantities, sizeof(T)), nullptr);
   result.sampling_seconds = seconds_since(sampling_start);
-
-  // Diagnostics over the whole trace.
-  const auto summary_start = Clock::now();
-  if (config.keep_draws) {
-    result.summary = diag::summarize_all(result.draws_data.data(), config.chains,
-                                         result.kept_draws, quantities, result.names);
-    result.nested_rhat.assign(quantities, std::numeric_limits<double>::quiet_NaN());
-    if (result.superchains > 1) {
-#pragma omp parallel for schedule(dynamic)
-      for (int q = 0; q < quantities; ++q) {
-        const diag::DrawsView view = diag::quantity_view(
-            result.draws_data.data(), config.chains, result.kept_draws, quantities, q);
-        result.nested_rhat[q] = diag::nested_rhat(view, result.superchains);
-      }
-    }
-  }
-  result.summary_seconds = seconds_since(summary_start);
+  diagnose_trace(result, config);
   return result;
 }
 

@@ -45,6 +45,11 @@ struct IterationStats {
   std::int64_t divergent = 0;
   std::int64_t non_finite = 0;
   std::int64_t gradient_evaluations = 0;
+  // Constrained HMC only (zero for HMC).
+  std::int64_t not_converged = 0;
+  std::int64_t not_reversible = 0;
+  std::int64_t cholesky_failures = 0;
+  std::int64_t newton_iterations = 0;  ///< position-projection iterations, forward and reverse
 
   double accept_prob_sum() const { return static_cast<double>(accept_prob_fixed) / kAcceptProbScale; }
   double mean_accept_prob() const { return transitions ? accept_prob_sum() / transitions : 0.0; }
@@ -55,6 +60,10 @@ struct IterationStats {
     divergent += o.divergent;
     non_finite += o.non_finite;
     gradient_evaluations += o.gradient_evaluations;
+    not_converged += o.not_converged;
+    not_reversible += o.not_reversible;
+    cholesky_failures += o.cholesky_failures;
+    newton_iterations += o.newton_iterations;
     return *this;
   }
 };

@@ -11,6 +11,10 @@ enum ChainStatus : std::uint32_t {
   kStatusOk = 0,
   kStatusDivergent = 1u << 0,  ///< energy error above the divergence threshold
   kStatusNonFinite = 1u << 1,  ///< log density or energy became NaN/inf along the trajectory
+  // Constrained HMC (constrained-hmc.md §7); each rejects the transition.
+  kStatusNotConverged = 1u << 2,    ///< a position projection hit its iteration cap
+  kStatusNotReversible = 1u << 3,   ///< the reverse sub-step failed or missed the start point
+  kStatusCholeskyFailure = 1u << 4, ///< J Jᵀ lost positive definiteness (rank loss)
 };
 
 }  // namespace myriad

@@ -60,6 +60,24 @@ constexpr bool model_has_gradient = detail::has_gradient<Model>::value;
 template <class Model>
 constexpr bool model_has_quantities = detail::has_quantities<Model>::value;
 
+namespace detail {
+template <class Model, class = void>
+struct has_dim : std::false_type {};
+template <class Model>
+struct has_dim<Model, std::void_t<decltype(std::declval<const Model&>().dim())>> : std::true_type {};
+}  // namespace detail
+
+/// The number of parameters of a density model (dim()) or of inputs of a generator
+/// (input_dim(), model/generator.hpp).
+template <class Model>
+MYRIAD_HD int parameter_count(const Model& model) {
+  if constexpr (detail::has_dim<Model>::value) {
+    return model.dim();
+  } else {
+    return model.input_dim();
+  }
+}
+
 /// log p(x) and ∇ log p(x): the model's own gradient when it has one, else forward duals.
 template <class Model, class Vec, class Grad>
 MYRIAD_HD auto log_density_and_gradient(const Model& model, const Vec& x, Grad& grad) {
@@ -76,7 +94,7 @@ MYRIAD_HD int recorded_quantity_count(const Model& model) {
   if constexpr (model_has_quantities<Model>) {
     return model.num_quantities();
   } else {
-    return model.dim();
+    return parameter_count(model);
   }
 }
 
@@ -86,7 +104,7 @@ MYRIAD_HD void record_quantities(const Model& model, const Vec& x, Out& out) {
   if constexpr (model_has_quantities<Model>) {
     model.quantities(x, out);
   } else {
-    for (int i = 0; i < model.dim(); ++i) out[i] = x[i];
+    for (int i = 0; i < parameter_count(model); ++i) out[i] = x[i];
   }
 }
 
