@@ -1,0 +1,65 @@
+#pragma once
+// The backend interface for many-chain constrained HMC: like HmcBackend (backend/hmc_backend.hpp)
+// but with the constrained transition's settings and per-chain scratch for the Jacobian and Gram
+// factors. Implementations: CPU (backend/cpu_chmc_backend.hpp); CUDA to follow the same shape.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/mcmc/constrained_hmc.hpp"
+
+namespace myriad {
+
+/// Ensemble-wide settings of a run of constrained-HMC iterations.
+template <class T>
+struct ChmcSettings {
+  std::uint64_t seed = 1;
+  ChmcStep<T> step;       ///< δt, N_g, tolerances; step.steps is drawn per iteration
+  int min_steps = 4;      ///< N_s is uniform on {min_steps, …, max_steps}, shared by all chains
+  int max_steps = 8;
+};
+
+/// N_s for an iteration: uniform on {lo, …, hi} from the ensemble stream, the same for every
+/// chain (constrained-hmc.md §7: valid because N_s does not depend on the state).
+MYRIAD_HD inline int uniform_trajectory_steps(std::uint64_t seed, std::uint32_t iteration, int lo,
+                                              int hi) {
+  if (hi <= lo) return lo;
+  const RandomStream ensemble(seed, kEnsembleStream);
+  const double u = ensemble.uniform<double>(iteration, Purpose::trajectory, 0);
+  const int steps = lo + static_cast<int>(u * (hi - lo + 1));
+  return steps > hi ? hi : steps;
+}
+
+/// Many-chain constrained HMC on one device.
+template <class T>
+class ChmcBackend {
+ public:
+  virtual ~ChmcBackend() = default;
+
+  virtual std::int64_t chains() const = 0;
+  virtual int input_dim() const = 0;
+  virtual int num_quantities() const = 0;
+  virtual std::vector<std::string> quantity_names() const = 0;
+  virtual std::string device_name() const = 0;
+
+  /// Places every chain on the manifold (the generator's initialize(), up to max_tries
+  /// attempts). Chains c with equal c / chains_per_init share their initial point. Returns the
+  /// number of chains left without one.
+  virtual std::int64_t initialize(std::uint64_t seed, int max_tries,
+                                  std::int64_t chains_per_init) = 0;
+
+  /// Runs iterations first_iteration … first_iteration + n_iterations − 1, delivering recorded
+  /// quantities to the sink (if any) in chunks as HmcBackend::run does.
+  virtual IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
+                             int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                             int chunk_iterations) = 0;
+
+  /// Current positions u as a [dim][chain] host array.
+  virtual std::vector<T> positions() const = 0;
+};
+
+}  // namespace myriad

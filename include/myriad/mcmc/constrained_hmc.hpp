@@ -1,0 +1,326 @@
+#pragma once
+// One constrained-HMC transition for one chain (Graham & Storkey 2017; constrained-hmc.md §3–§7,
+// pseudo-code §13): the chain moves on the manifold {u : g_x(u) = x̄} with potential
+//   φ(u) = −log ρ(u) + ½ log|J Jᵀ|                                   (§2)
+// using the geodesic integrator P∘B(δt/2)∘(P∘A(δt/N_g))^{N_g}∘P∘B(δt/2) (§3), symmetric
+// quasi-Newton position projections with J and the Gram factor frozen at the start of each
+// inner step (§4), momentum projections (§5), a reversibility check after every inner step
+// (§6), and a Metropolis accept (§7). Every failure rejects the transition and is reported as a
+// status flag; none is an error. The constraint path runs in the generator's value_type
+// (double: tolerances near 1e-9 need it).
+
+#include <cstdint>
+
+#include "myriad/core/dual.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/linalg/dense_ops.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+#include "myriad/mcmc/chain_status.hpp"
+#include "myriad/mcmc/constraint_factor.hpp"
+#include "myriad/model/autodiff.hpp"
+#include "myriad/model/generator.hpp"
+
+namespace myriad {
+
+/// Settings of one constrained-HMC iteration, shared by all chains. Defaults: the Mici set of
+/// tolerances (constrained-hmc.md §14).
+template <class T>
+struct ChmcStep {
+  T step_size = T(0.25);      ///< δt
+  int steps = 5;              ///< N_s outer steps this iteration (drawn per iteration, shared)
+  int inner_steps = 3;        ///< N_g geodesic sub-steps per outer step
+  T constraint_tol = T(1e-9); ///< ‖g_x(v) − x̄‖∞ at convergence
+  T position_tol = T(1e-8);   ///< ‖Δv‖∞ of the next update at convergence
+  T reverse_tol = T(2e-8);    ///< ‖u_r − u‖∞ of the reverse sub-step
+  T divergence_tol = T(1e10); ///< ‖g_x(v) − x̄‖∞ above which a projection has diverged
+  int max_iterations = 50;    ///< I_max of a projection
+};
+
+/// The factor type for a generator's declared Gram structure.
+template <class Generator, class T>
+struct constraint_factor_for {
+  using type = DenseConstraintFactor<T>;
+};
+
+/// Offsets of one chain's constrained-HMC scratch (elements of its ChainWorkspace<T>).
+struct ChmcLayout {
+  int n, m, k;
+  std::int64_t factor_size;
+  // Vectors of length N: proposal, momentum, proposal gradient, sub-step start, iterate, update.
+  MYRIAD_HD std::int64_t proposal() const { return 0; }
+  MYRIAD_HD std::int64_t momentum() const { return n; }
+  MYRIAD_HD std::int64_t proposal_gradient() const { return 2 * std::int64_t(n); }
+  MYRIAD_HD std::int64_t start() const { return 3 * std::int64_t(n); }
+  MYRIAD_HD std::int64_t iterate() const { return 4 * std::int64_t(n); }
+  MYRIAD_HD std::int64_t update() const { return 5 * std::int64_t(n); }
+  // Vectors of length M: residual.
+  MYRIAD_HD std::int64_t residual() const { return 6 * std::int64_t(n); }
+  // Two factors (start and end point of a sub-step) and C = G⁻¹J (M × N).
+  MYRIAD_HD std::int64_t factor(int which) const {
+    return 6 * std::int64_t(n) + m + which * factor_size;
+  }
+  MYRIAD_HD std::int64_t c_matrix() const { return factor(2); }
+  MYRIAD_HD std::int64_t size() const { return c_matrix() + std::int64_t(m) * n; }
+  /// Dual scratch (ChainWorkspace<Dual<T>>): ∂J (M × N) and an M-vector.
+  MYRIAD_HD std::int64_t dual_size() const { return std::int64_t(m) * n + m; }
+  /// Nested-dual scratch (ChainWorkspace<Dual<Dual<T>>>): an M-vector.
+  MYRIAD_HD std::int64_t nested_size() const { return m; }
+};
+
+template <class Generator, class T>
+MYRIAD_HD ChmcLayout chmc_layout(const Generator& g) {
+  int k = 0;
+  if constexpr (generator_gram_structure<Generator> != GramStructure::dense) k = g.num_parameters();
+  using Factor = typename constraint_factor_for<Generator, T>::type;
+  return {g.input_dim(), g.output_dim(), k,
+          Factor::workspace_size(g.output_dim(), g.input_dim(), k)};
+}
+
+/// Views of one chain's state (u, φ, ∇φ: updated on acceptance) and scratch.
+template <class T>
+struct ChmcChain {
+  ChainVector<T> position;  ///< u, on the manifold
+  ChainVector<T> gradient;  ///< ∇φ(u)
+  T* potential;             ///< φ(u)
+  ChainWorkspace<T> work;
+  ChainWorkspace<Dual<T>> dual_work;
+  ChainWorkspace<Dual<Dual<T>>> nested_work;
+};
+
+/// What one transition did.
+template <class T>
+struct ChmcOutcome {
+  T accept_prob;
+  bool accepted;
+  std::uint32_t status;  ///< ChainStatus flags
+  int gradient_evaluations;
+  int newton_iterations;
+};
+
+/// The per-chain machinery of constrained HMC for one generator (a bundle of views, built
+/// inside the kernel or the OpenMP loop).
+template <class Generator, class T>
+class ConstrainedChain {
+ public:
+  using Factor = typename constraint_factor_for<Generator, T>::type;
+
+  MYRIAD_HD ConstrainedChain(const Generator& g, const ChmcChain<T>& chain)
+      : g_(g), c_(chain), layout_(chmc_layout<Generator, T>(g)) {
+    n_ = layout_.n;
+    m_ = layout_.m;
+    factor_[0] = Factor::at(c_.work, layout_.factor(0), m_, n_, layout_.k);
+    factor_[1] = Factor::at(c_.work, layout_.factor(1), m_, n_, layout_.k);
+    dual_jacobian_ = c_.dual_work.matrix(0, m_, n_);
+    dual_outputs_ = c_.dual_work.vector(std::int64_t(m_) * n_, m_);
+    nested_outputs_ = c_.nested_work.vector(0, m_);
+  }
+
+  /// Evaluates J, the Gram factor, φ and ∇φ at the chain's position (after initialisation).
+  /// Returns a ChainStatus (kStatusOk on success).
+  MYRIAD_HD std::uint32_t evaluate_current() {
+    Factor& f = factor_[0];
+    if (!f.evaluate(g_, c_.position, dual_outputs_)) return kStatusCholeskyFailure;
+    return potential_and_gradient(c_.position, f, c_.potential, c_.gradient);
+  }
+
+  /// One transition at `iteration` (keys the momentum and accept draws).
+  MYRIAD_HD ChmcOutcome<T> transition(const RandomStream& rng, std::uint32_t iteration,
+                                      const ChmcStep<T>& step) {
+    ChmcOutcome<T> out{T(0), false, kStatusOk, 0, 0};
+    ChainVector<T> u = c_.work.vector(layout_.proposal(), n_);
+    ChainVector<T> p = c_.work.vector(layout_.momentum(), n_);
+    ChainVector<T> grad = c_.work.vector(layout_.proposal_gradient(), n_);
+    int current = 0;  // index of the factor at u
+
+    // J and L at the start point: recomputed rather than cached across transitions (one
+    // Jacobian per transition against N_s·N_g per trajectory).
+    if (!factor_[current].evaluate(g_, c_.position, dual_outputs_)) {
+      out.status = kStatusCholeskyFailure;
+      return out;
+    }
+    rng.fill_normal<T>(iteration, Purpose::momentum, p, n_);
+    project_momentum(p, factor_[current]);
+    const T initial_energy = *c_.potential + T(0.5) * linalg::dot(p, p, n_);
+
+    for (int i = 0; i < n_; ++i) {
+      u[i] = c_.position[i];
+      grad[i] = c_.gradient[i];
+    }
+    kick(p, grad, T(0.5) * step.step_size, factor_[current]);
+    const T h = step.step_size / T(step.inner_steps);
+    T potential = T(0);
+    for (int s = 0; s < step.steps; ++s) {
+      for (int j = 0; j < step.inner_steps; ++j) {
+        const std::uint32_t status = geodesic_step(u, p, h, current, step, out.newton_iterations);
+        if (status != kStatusOk) {
+          out.status = status;
+          return out;
+        }
+        current = 1 - current;
+      }
+      const std::uint32_t status = potential_and_gradient(u, factor_[current], &potential, grad);
+      ++out.gradient_evaluations;
+      if (status != kStatusOk) {
+        out.status = status;
+        return out;
+      }
+      kick(p, grad, s + 1 < step.steps ? step.step_size : T(0.5) * step.step_size,
+           factor_[current]);
+    }
+    const T final_energy = potential + T(0.5) * linalg::dot(p, p, n_);
+    const T log_accept_ratio = initial_energy - final_energy;
+    if (!myriad::isfinite(log_accept_ratio)) {
+      out.status = kStatusNonFinite;
+      return out;
+    }
+    out.accept_prob = log_accept_ratio >= T(0) ? T(1) : myriad::exp(log_accept_ratio);
+    const T uniform = rng.uniform<T>(iteration, Purpose::accept, 0);
+    if (myriad::log(uniform) < log_accept_ratio) {
+      out.accepted = true;
+      for (int i = 0; i < n_; ++i) {
+        c_.position[i] = u[i];
+        c_.gradient[i] = grad[i];
+      }
+      *c_.potential = potential;
+    }
+    return out;
+  }
+
+  /// Symmetric quasi-Newton projection of v onto the manifold along range(Jᵀ) of the frozen
+  /// factor f (§4): v ← v − Jᵀ G⁻¹ (g_x(v) − x̄) until ‖r‖∞ < constraint_tol and the next
+  /// update ‖Δ‖∞ < position_tol (returned without applying it, as Mici does).
+  template <class Vec>
+  MYRIAD_HD std::uint32_t project_position(Vec& v, const Factor& f, const ChmcStep<T>& step,
+                                           int& iterations) {
+    ChainVector<T> r = c_.work.vector(layout_.residual(), m_);
+    ChainVector<T> delta = c_.work.vector(layout_.update(), n_);
+    for (int it = 0; it < step.max_iterations; ++it) {
+      ++iterations;
+      g_.generate(v, r);
+      T r_norm = T(0);
+      bool finite = true;
+      for (int i = 0; i < m_; ++i) {
+        r[i] -= g_.observed(i);
+        finite = finite && myriad::isfinite(r[i]);
+        r_norm = r_norm > myriad::fabs(r[i]) ? r_norm : myriad::fabs(r[i]);
+      }
+      if (!finite) return kStatusNonFinite;
+      if (r_norm > step.divergence_tol) return kStatusDivergent;
+      f.gram_solve(r);
+      f.apply_transpose(r, delta);
+      const T delta_norm = linalg::max_abs(delta, n_);
+      if (r_norm < step.constraint_tol && delta_norm < step.position_tol) return kStatusOk;
+      for (int i = 0; i < n_; ++i) v[i] -= delta[i];
+    }
+    return kStatusNotConverged;
+  }
+
+  /// p ← (I − Jᵀ G⁻¹ J) p: the orthogonal projection onto the tangent space (§5).
+  template <class Vec>
+  MYRIAD_HD void project_momentum(Vec& p, const Factor& f) {
+    ChainVector<T> w = c_.work.vector(layout_.residual(), m_);
+    ChainVector<T> delta = c_.work.vector(layout_.update(), n_);
+    f.apply(p, w);
+    f.gram_solve(w);
+    f.apply_transpose(w, delta);
+    for (int i = 0; i < n_; ++i) p[i] -= delta[i];
+  }
+
+ private:
+  /// p ← P(p − t ∇φ).
+  template <class Vec, class Grad>
+  MYRIAD_HD void kick(Vec& p, const Grad& grad, T t, const Factor& f) {
+    for (int i = 0; i < n_; ++i) p[i] -= t * grad[i];
+    project_momentum(p, f);
+  }
+
+  /// One inner step of length h from u with the factor `current` at u (§3, §6, GEOSTEP of §13):
+  /// forward projection, J and L at the new point into the other factor, momentum, reverse
+  /// check. On success u and p hold the new point and tangent momentum.
+  template <class Vec>
+  MYRIAD_HD std::uint32_t geodesic_step(Vec& u, Vec& p, T h, int current, const ChmcStep<T>& step,
+                                        int& iterations) {
+    ChainVector<T> start = c_.work.vector(layout_.start(), n_);
+    ChainVector<T> v = c_.work.vector(layout_.iterate(), n_);
+    for (int i = 0; i < n_; ++i) {
+      start[i] = u[i];
+      v[i] = u[i] + h * p[i];
+    }
+    std::uint32_t status = project_position(v, factor_[current], step, iterations);
+    if (status != kStatusOk) return status;
+    Factor& next = factor_[1 - current];
+    if (!next.evaluate(g_, v, dual_outputs_)) return kStatusCholeskyFailure;
+    // RATTLE momentum (u' − u)/h, projected at u'.
+    for (int i = 0; i < n_; ++i) {
+      u[i] = v[i];
+      p[i] = (v[i] - start[i]) / h;
+    }
+    project_momentum(p, next);
+    // Reverse sub-step from (u', −p') must return to u (§6).
+    for (int i = 0; i < n_; ++i) v[i] = u[i] - h * p[i];
+    status = project_position(v, next, step, iterations);
+    if (status != kStatusOk) return kStatusNotReversible;
+    T distance = T(0);
+    for (int i = 0; i < n_; ++i) {
+      const T d = myriad::fabs(v[i] - start[i]);
+      distance = distance > d ? distance : d;
+    }
+    return distance > step.reverse_tol ? kStatusNotReversible : kStatusOk;
+  }
+
+  /// φ(u) = −log ρ(u) + ½ log|G| and ∇φ with the factor f evaluated at u.
+  template <class Vec, class Grad>
+  MYRIAD_HD std::uint32_t potential_and_gradient(const Vec& u, const Factor& f, T* potential,
+                                                 Grad& grad) {
+    T log_prior;
+    if constexpr (generator_has_log_prior_gradient<Generator>) {
+      log_prior = g_.log_prior_gradient(u, grad);
+    } else {
+      log_prior = gradient_by_duals(PriorAsDensity{&g_}, u, grad, n_);
+    }
+    for (int i = 0; i < n_; ++i) grad[i] = -grad[i];
+    MatrixView<T> c = c_.work.matrix(layout_.c_matrix(), m_, n_);
+    f.add_half_log_det_gradient(g_, u, grad, c, dual_jacobian_, dual_outputs_, nested_outputs_);
+    *potential = -log_prior + f.half_log_det();
+    bool finite = myriad::isfinite(*potential);
+    for (int i = 0; i < n_ && finite; ++i) finite = myriad::isfinite(grad[i]);
+    return finite ? kStatusOk : kStatusNonFinite;
+  }
+
+  /// The prior as a density model, for gradient_by_duals.
+  struct PriorAsDensity {
+    const Generator* g;
+    template <class Vec>
+    MYRIAD_HD auto log_density(const Vec& u) const {
+      return g->log_prior(u);
+    }
+  };
+
+  const Generator& g_;
+  ChmcChain<T> c_;
+  ChmcLayout layout_;
+  int n_, m_;
+  Factor factor_[2];
+  MatrixView<Dual<T>> dual_jacobian_;
+  ChainVector<Dual<T>> dual_outputs_;
+  ChainVector<Dual<Dual<T>>> nested_outputs_;
+};
+
+/// Places a chain on the manifold with the generator's initialize() (retried up to max_tries
+/// attempts keyed by the attempt number) and evaluates φ and ∇φ there. False if no attempt
+/// succeeded.
+template <class Generator, class T>
+MYRIAD_HD bool initialize_constrained_chain(const Generator& g, const ChmcChain<T>& chain,
+                                            const RandomStream& rng, int max_tries) {
+  ConstrainedChain<Generator, T> machine(g, chain);
+  for (int attempt = 0; attempt < max_tries; ++attempt) {
+    ChainVector<T> u = chain.position;
+    if (!g.initialize(rng, static_cast<std::uint32_t>(attempt), u)) continue;
+    if (machine.evaluate_current() == kStatusOk) return true;
+  }
+  return false;
+}
+
+}  // namespace myriad
