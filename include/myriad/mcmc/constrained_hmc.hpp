@@ -10,6 +10,7 @@
 // (double: tolerances near 1e-9 need it).
 
 #include <cstdint>
+#include <type_traits>
 
 #include "myriad/core/dual.hpp"
 #include "myriad/core/hd.hpp"
@@ -41,7 +42,9 @@ struct ChmcStep {
 /// The factor type for a generator's declared Gram structure.
 template <class Generator, class T>
 struct constraint_factor_for {
-  using type = DenseConstraintFactor<T>;
+  static constexpr GramStructure structure = generator_gram_structure<Generator>;
+  using type = std::conditional_t<structure == GramStructure::dense, DenseConstraintFactor<T>,
+                                  StructuredConstraintFactor<T, structure>>;
 };
 
 /// Offsets of one chain's constrained-HMC scratch (elements of its ChainWorkspace<T>).
@@ -298,7 +301,7 @@ class ConstrainedChain {
     }
   };
 
-  const Generator& g_;
+  Generator g_;  // by value: a small struct of views, never dangling
   ChmcChain<T> c_;
   ChmcLayout layout_;
   int n_, m_;

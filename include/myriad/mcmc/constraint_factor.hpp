@@ -23,6 +23,7 @@
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/dense_ops.hpp"
 #include "myriad/linalg/matrix_view.hpp"
+#include "myriad/linalg/structured_gram.hpp"
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/autodiff.hpp"
 #include "myriad/model/generator.hpp"
@@ -119,6 +120,150 @@ struct DenseConstraintFactor {
         for (int col = 0; col < n; ++col) {
           g.generate(SeededNestedDualView<Vec>{u, i, col}, nested_outputs);
           for (int r = 0; r < m; ++r) sum += c(r, col) * nested_outputs[r].eps.eps;
+        }
+      }
+      grad[i] += sum;
+    }
+  }
+};
+
+/// The diagonal of a square block, written by structured_jacobian as noise[m] (or noise(m)).
+template <class T>
+struct DiagonalView {
+  T* data;
+  std::int64_t stride;
+  int size;
+  MYRIAD_HD T& operator[](int i) const { return data[static_cast<std::int64_t>(i) * stride]; }
+  MYRIAD_HD T& operator()(int i) const { return (*this)[i]; }
+};
+
+/// J = [B T] with B = ∂x/∂u₁ (M × K) and T = ∂x/∂u₂ diagonal or lower triangular
+/// (constrained-hmc.md §10.1, §10.2). J is stored in the dense M × N layout, but only the B
+/// block and the diagonal (or lower triangle) of the T block are written or read, and every
+/// product and solve uses the structure: O(MK + M) (diagonal) or O(MK + M²/2) (triangular)
+/// per J v, and the Gram factorisations of linalg/structured_gram.hpp.
+template <class T, GramStructure Structure>
+struct StructuredConstraintFactor {
+  static constexpr bool kDiagonal = Structure == GramStructure::diagonal_plus_low_rank;
+  using Gram = std::conditional_t<kDiagonal, linalg::DiagonalPlusLowRankGram<T>,
+                                  linalg::TriangularPlusLowRankGram<T>>;
+
+  MatrixView<T> jacobian;  ///< [B T], M × N (N = K + M)
+  ChainWorkspace<T> work;
+  std::int64_t gram_offset;
+  int m;
+  int n;
+  int k;
+
+  MYRIAD_HD static std::int64_t workspace_size(int m, int n, int k) {
+    return static_cast<std::int64_t>(m) * n + Gram::workspace_size(m, k);
+  }
+  MYRIAD_HD static StructuredConstraintFactor at(const ChainWorkspace<T>& ws, std::int64_t offset,
+                                                 int m, int n, int k) {
+    return {ws.matrix(offset, m, n), ws, offset + static_cast<std::int64_t>(m) * n, m, n, k};
+  }
+
+  MYRIAD_HD Gram gram() const {
+    return Gram::from_jacobian(jacobian.as_const(), k, work, gram_offset);
+  }
+
+  /// The B block and the T block (diagonal or lower triangle) of a J-shaped matrix.
+  template <class S>
+  MYRIAD_HD static MatrixView<S> parameter_block(MatrixView<S> j, int k) {
+    return {j.data, j.rows, k, j.row_stride, j.col_stride};
+  }
+  template <class S>
+  MYRIAD_HD static auto noise_block(MatrixView<S> j, int k) {
+    if constexpr (kDiagonal) {
+      return DiagonalView<S>{j.data + static_cast<std::int64_t>(k) * j.col_stride,
+                             j.row_stride + j.col_stride, j.rows};
+    } else {
+      return MatrixView<S>{j.data + static_cast<std::int64_t>(k) * j.col_stride, j.rows, j.rows,
+                           j.row_stride, j.col_stride};
+    }
+  }
+
+  template <class Generator, class Vec, class DualScratch>
+  MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& /*dual_outputs*/) {
+    MatrixView<T> b = parameter_block(jacobian, k);
+    auto t = noise_block(jacobian, k);
+    g.structured_jacobian(u, b, t);
+    return gram().factor();
+  }
+
+  /// out = B v₁ + T v₂.
+  template <class Vec, class Out>
+  MYRIAD_HD void apply(const Vec& v, Out& out) const {
+    for (int i = 0; i < m; ++i) {
+      T sum = T(0);
+      for (int p = 0; p < k; ++p) sum += jacobian(i, p) * v[p];
+      if constexpr (kDiagonal) {
+        sum += jacobian(i, k + i) * v[k + i];
+      } else {
+        for (int j = 0; j <= i; ++j) sum += jacobian(i, k + j) * v[k + j];
+      }
+      out[i] = sum;
+    }
+  }
+  /// out = [Bᵀ w; Tᵀ w].
+  template <class Vec, class Out>
+  MYRIAD_HD void apply_transpose(const Vec& w, Out& out) const {
+    for (int p = 0; p < k; ++p) {
+      T sum = T(0);
+      for (int i = 0; i < m; ++i) sum += jacobian(i, p) * w[i];
+      out[p] = sum;
+    }
+    for (int j = 0; j < m; ++j) {
+      if constexpr (kDiagonal) {
+        out[k + j] = jacobian(j, k + j) * w[j];
+      } else {
+        T sum = T(0);
+        for (int i = j; i < m; ++i) sum += jacobian(i, k + j) * w[i];
+        out[k + j] = sum;
+      }
+    }
+  }
+  template <class Vec>
+  MYRIAD_HD void gram_solve(Vec& v) const {
+    gram().solve(v);
+  }
+  MYRIAD_HD T half_log_det() const { return T(0.5) * gram().log_det(); }
+
+  /// grad += Σ_mn C_mn ∂J_mn/∂u_i, C = G⁻¹J, summed over the structurally non-zero entries only;
+  /// ∂J/∂u_i from structured_jacobian evaluated on duals seeded along e_i. For the diagonal form
+  /// only C_{j, K+j} = (G⁻¹)_jj d_j of the noise columns is needed.
+  template <class Generator, class Vec, class Grad, class DualMatrix, class DualScratch,
+            class NestedScratch>
+  MYRIAD_HD void add_half_log_det_gradient(const Generator& g, const Vec& u, Grad& grad,
+                                           MatrixView<T> c, DualMatrix& dual_jacobian,
+                                           DualScratch& /*dual_outputs*/,
+                                           NestedScratch& /*nested_outputs*/) const {
+    const Gram factor = gram();
+    for (int col = 0; col < k; ++col) {
+      ChainVector<T> column = c.column(col);
+      for (int i = 0; i < m; ++i) column[i] = jacobian(i, col);
+      factor.solve(column);
+    }
+    if constexpr (kDiagonal) {
+      for (int j = 0; j < m; ++j) c(j, k + j) = factor.inverse_diagonal(j) * jacobian(j, k + j);
+    } else {
+      for (int col = 0; col < m; ++col) {
+        ChainVector<T> column = c.column(k + col);
+        for (int i = 0; i < m; ++i) column[i] = i >= col ? jacobian(i, k + col) : T(0);
+        factor.solve(column);
+      }
+    }
+    auto dual_b = parameter_block(dual_jacobian, k);
+    auto dual_t = noise_block(dual_jacobian, k);
+    for (int i = 0; i < n; ++i) {
+      g.structured_jacobian(SeededDualView<Vec>{u, i}, dual_b, dual_t);
+      T sum = T(0);
+      for (int r = 0; r < m; ++r) {
+        for (int p = 0; p < k; ++p) sum += c(r, p) * dual_b(r, p).eps;
+        if constexpr (kDiagonal) {
+          sum += c(r, k + r) * dual_t[r].eps;
+        } else {
+          for (int j = 0; j <= r; ++j) sum += c(r, k + j) * dual_t(r, j).eps;
         }
       }
       grad[i] += sum;

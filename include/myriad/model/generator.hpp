@@ -32,7 +32,7 @@
 //
 // Structured Jacobians (constrained-hmc.md §10). With u = (u₁ ∈ ℝ^K, u₂ ∈ ℝ^M), J = [B T]:
 //   diagonal_plus_low_rank:   T = diag(d) (independent observations, e.g. GLD); Noise is a
-//                             vector, T(m) = d_m;
+//                             vector, written as T[m] = d_m (T(m) = d_m also works);
 //   triangular_plus_low_rank: T lower triangular with positive diagonal (Markov observations,
 //                             e.g. Lotka–Volterra); Noise is an M × M matrix view, T(m, j) for
 //                             j ≤ m (entries above the diagonal are never read or written).
