@@ -1,0 +1,79 @@
+#pragma once
+// Per-chain Cholesky factorisation A = L Lᵀ of a small symmetric positive-definite matrix, in
+// place, for one thread (tier (a) of DESIGN.md rule 6) on the CPU or in a CUDA kernel. Constrained
+// HMC factors the Gram matrix G = J Jᵀ of every chain after every geodesic sub-step
+// (constrained-hmc.md §13, GEOSTEP) and reads log|G| off the diagonal of L (§2, §13).
+//
+// The matrix is any MatrixView: row-major scratch on the CPU, [element][chain] workspace on the
+// GPU (matrix_view.hpp), column-major batches (linalg/batched_cholesky.hpp). Only the lower
+// triangle is read and written; the strict upper triangle is never touched, so a caller may keep
+// other data there.
+
+#include <cstdint>
+#include <type_traits>
+
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+
+namespace myriad::linalg {
+
+/// Factors the n × n symmetric positive-definite matrix whose lower triangle `a` holds into
+/// A = L Lᵀ, overwriting the lower triangle (diagonal included) with L. Returns LAPACK's `info`:
+/// 0 on success, or k > 0 when the pivot of column k (1-based) is not positive or not finite
+/// (A is not numerically positive definite: indefinite, singular, or holding NaN/Inf). On
+/// failure, columns 1..k−1 hold their columns of L, column k and beyond are as on entry, and
+/// nothing past column k has been read.
+///
+/// Cholesky–Crout, column by column (Golub & Van Loan, Matrix Computations, 4th ed., Alg. 4.2.1
+/// in dot-product form; Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., §10.1):
+///   d_j  = a_jj − Σ_{k<j} l_jk²,  l_jj = √d_j,
+///   l_ij = (a_ij − Σ_{k<j} l_ik l_jk) / l_jj   for i > j.
+/// Backward stable: the computed L satisfies L Lᵀ = A + ΔA with |ΔA| ≤ γ_{n+1} |L| |Lᵀ|,
+/// γ_k = k u / (1 − k u), u the unit roundoff (Higham, Theorem 10.3); dividing by l_jj as a
+/// multiplication by 1/l_jj (as LAPACK's dpotf2 does) adds one rounding: γ_{n+2}. The inner
+/// products run along rows of L, which are contiguous in a row-major view. Every non-finite entry
+/// of L would reach a later pivot through Σ l_ik², so success implies a finite L.
+///
+/// O(n³/3) multiply-adds, no scratch.
+template <class T>
+MYRIAD_HD int cholesky_in_place_info(MatrixView<T> a) {
+  static_assert(!std::is_const<T>::value, "cholesky_in_place_info overwrites its argument");
+  const int n = a.rows;
+  for (int j = 0; j < n; ++j) {
+    T pivot = a(j, j);
+    for (int k = 0; k < j; ++k) pivot -= a(j, k) * a(j, k);
+    // !(pivot > 0) also catches NaN.
+    if (!(pivot > T(0)) || !isfinite(pivot)) return j + 1;
+    const T l_jj = sqrt(pivot);
+    a(j, j) = l_jj;
+    const T inverse_l_jj = T(1) / l_jj;
+    for (int i = j + 1; i < n; ++i) {
+      T s = a(i, j);
+      for (int k = 0; k < j; ++k) s -= a(i, k) * a(j, k);
+      a(i, j) = s * inverse_l_jj;
+    }
+  }
+  return 0;
+}
+
+/// Factors A = L Lᵀ in place (see cholesky_in_place_info); false when A is not numerically
+/// positive definite (a non-positive or non-finite pivot), which constrained HMC counts as a
+/// Cholesky failure of the chain (constrained-hmc.md §13, CHOL_FAIL).
+template <class T>
+MYRIAD_HD bool cholesky_in_place(MatrixView<T> a) {
+  return cholesky_in_place_info(a) == 0;
+}
+
+/// log|A| = log|L Lᵀ| = 2 Σ_i log l_ii from a Cholesky factor (lower triangle of `l`). Summing
+/// logarithms cannot overflow where the product of pivots would (|G| for M = 250 outputs easily
+/// leaves the double range). `l` may be a view of T or of const T.
+template <class T>
+MYRIAD_HD std::remove_const_t<T> log_det_from_cholesky(MatrixView<T> l) {
+  using Value = std::remove_const_t<T>;
+  Value sum = Value(0);
+  for (int i = 0; i < l.rows; ++i) sum += log(static_cast<Value>(l(i, i)));
+  return Value(2) * sum;
+}
+
+}  // namespace myriad::linalg

@@ -1,0 +1,282 @@
+#pragma once
+// Structured Gram matrices of directed generative models (constrained-hmc.md §10). When the
+// Jacobian of the generator splits as J = [B T] with B = ∂x/∂u₁ dense M × K (K "parameter"
+// inputs) and T = ∂x/∂u₂ M × M (one noise input per observation), then
+//   G = J Jᵀ = B Bᵀ + T Tᵀ,
+// and log|G| and G⁻¹v cost O(MK² + K³) to set up and O(MK) (diagonal T) or O(M² + MK)
+// (triangular T) per solve, instead of the M³/6 of a dense Cholesky: for the generalised-lambda
+// model (M = 250, K = 4) about 4k multiply-adds against 16M (§10.1). No M × M matrix is formed.
+//
+// Both factorisations are small structs of views built from one chain's ChainWorkspace
+// (linalg/matrix_view.hpp) at an element offset; `workspace_size(M, K)` gives the elements they
+// use there. `factor()` computes the factorisation into the workspace; log_det(), solve(),
+// solve_columns() and (diagonal case) inverse_diagonal() then read it. Everything lives in the
+// workspace (the cached log-determinant included), so a struct rebuilt over the same views in a
+// later kernel launch sees the same factorisation. The methods use a K-element scratch inside the
+// workspace: one chain's struct must not be used by two threads at once.
+//
+// Conditioning. Both reduce G to the K × K capacitance S, which is I plus a positive
+// semi-definite matrix, hence SPD with λ_min(S) ≥ 1 in exact arithmetic: its Cholesky fails only
+// on overflow or non-finite input. The accuracy of solve() is that of a backward-stable solve with
+// G, ‖Δx‖/‖x‖ ≲ c · M · κ₂(G) · u, but ‖S‖ grows like ‖B‖²/min d_i², so tiny d_i (or tiny T_ii)
+// make S, and with it G, ill-conditioned (§10.1, last bullet).
+
+#include <cstdint>
+
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/dense_ops.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+#include "myriad/linalg/triangular.hpp"
+
+namespace myriad::linalg {
+
+/// The same vector, read-only.
+template <class T>
+MYRIAD_HD ChainVector<const T> read_only(ChainVector<T> v) {
+  return {v.data, v.stride, v.size};
+}
+
+namespace detail {
+
+/// s ← I_K + Σ_i r_i r_iᵀ over the rows r_i of the M × K matrix `rows` (lower triangle of the
+/// K × K `s` only): the capacitance of both structured Gram matrices. Rows are read contiguously.
+template <class T, class U>
+MYRIAD_HD void identity_plus_gram_of_columns(MatrixView<U> rows, MatrixView<T> s) {
+  const int k = rows.cols;
+  for (int a = 0; a < k; ++a)
+    for (int c = 0; c <= a; ++c) s(a, c) = a == c ? T(1) : T(0);
+  for (int i = 0; i < rows.rows; ++i)
+    for (int a = 0; a < k; ++a) {
+      const T r_ia = rows(i, a);
+      for (int c = 0; c <= a; ++c) s(a, c) += r_ia * rows(i, c);
+    }
+}
+
+}  // namespace detail
+
+/// G = B Bᵀ + diag(d²) for J = [B diag(d)], d > 0: independent observations with one scalar
+/// noise input each (constrained-hmc.md §10.1, generalised-lambda model). With D = diag(d²) and
+/// the K × K capacitance S = I_K + Bᵀ D⁻¹ B = L_S L_Sᵀ,
+///   log|G| = Σ_i log d_i² + 2 Σ_j log (L_S)_jj         (matrix determinant lemma:
+///            |D + B Bᵀ| = |D| · |I_K + Bᵀ D⁻¹ B|; Harville, Matrix Algebra from a
+///            Statistician's Perspective, Thm 18.1.1),
+///   G⁻¹ v  = D⁻¹ v − D⁻¹ B S⁻¹ Bᵀ D⁻¹ v                 (Woodbury identity; Golub & Van Loan,
+///            Matrix Computations, 4th ed., §2.1.4).
+/// S is accumulated from the scaled rows b_i / d_i, which keeps 1/d_i² out of the arithmetic.
+///
+/// Workspace at `offset` (elements): [0, K²) S and then L_S (K × K, row-major in the element
+/// index, lower triangle), [K², K² + K) scratch, [K² + K] log|G|.
+template <class T>
+struct DiagonalPlusLowRankGram {
+  MatrixView<const T> b;      ///< B, M × K
+  ChainVector<const T> d;     ///< d, M (G's noise block is diag(d)²)
+  MatrixView<T> capacitance;  ///< S = I + Bᵀ D⁻¹ B; after factor(), L_S in its lower triangle
+  ChainVector<T> scratch;     ///< K elements
+  T* log_det_cache;           ///< the workspace element holding log|G| after factor()
+
+  /// Elements of the workspace used for M observations and K parameter inputs.
+  MYRIAD_HD static constexpr std::int64_t workspace_size(int m, int k) {
+    static_cast<void>(m);  // S and the scratch are K-sized; B and d are the caller's
+    return static_cast<std::int64_t>(k) * k + k + 1;
+  }
+
+  /// Views over B, d and the chain's workspace at element `offset`.
+  MYRIAD_HD DiagonalPlusLowRankGram(MatrixView<const T> b_block, ChainVector<const T> diagonal,
+                                    ChainWorkspace<T> workspace, std::int64_t offset)
+      : b(b_block),
+        d(diagonal),
+        capacitance(workspace.matrix(offset, b_block.cols, b_block.cols)),
+        scratch(workspace.vector(offset + static_cast<std::int64_t>(b_block.cols) * b_block.cols,
+                                 b_block.cols)),
+        log_det_cache(&workspace[offset + workspace_size(b_block.rows, b_block.cols) - 1]) {}
+
+  /// From the M × (K + M) Jacobian J = [B diag(d)]: B is its first K columns and d the
+  /// diagonal of the remaining M × M block, J(i, K + i). The off-diagonal entries of that
+  /// block are not read (they are zero for this structure).
+  MYRIAD_HD static DiagonalPlusLowRankGram from_jacobian(MatrixView<const T> j, int k,
+                                                         ChainWorkspace<T> workspace,
+                                                         std::int64_t offset) {
+    const MatrixView<const T> b_block{j.data, j.rows, k, j.row_stride, j.col_stride};
+    const ChainVector<const T> diagonal{j.data + static_cast<std::int64_t>(k) * j.col_stride,
+                                        j.row_stride + j.col_stride, j.rows};
+    return {b_block, diagonal, workspace, offset};
+  }
+
+  /// Forms and factors S and caches log|G|. False (and the chain's Gram matrix unusable) when
+  /// some d_i is not positive and finite, S is not numerically positive definite, or log|G| is
+  /// not finite. O(MK² + K³).
+  MYRIAD_HD bool factor() const {
+    const int m = b.rows;
+    const int k = b.cols;
+    T log_d = T(0);
+    for (int i = 0; i < m; ++i) {
+      const T d_i = d[i];
+      if (!(d_i > T(0)) || !isfinite(d_i)) return false;
+      log_d += log(d_i);
+    }
+    // S = I + Σ_i (b_i / d_i)(b_i / d_i)ᵀ, one scaled row of B at a time in the scratch.
+    for (int a = 0; a < k; ++a)
+      for (int c = 0; c <= a; ++c) capacitance(a, c) = a == c ? T(1) : T(0);
+    for (int i = 0; i < m; ++i) {
+      const T inverse_d_i = T(1) / d[i];
+      for (int a = 0; a < k; ++a) scratch[a] = b(i, a) * inverse_d_i;
+      for (int a = 0; a < k; ++a)
+        for (int c = 0; c <= a; ++c) capacitance(a, c) += scratch[a] * scratch[c];
+    }
+    if (!cholesky_in_place(capacitance)) return false;
+    // log|G| = Σ log d_i² + log|S|.
+    const T log_det_g = T(2) * log_d + log_det_from_cholesky(capacitance);
+    *log_det_cache = log_det_g;
+    return isfinite(log_det_g);
+  }
+
+  /// log|G| = log|J Jᵀ| (after a successful factor()).
+  MYRIAD_HD T log_det() const { return *log_det_cache; }
+
+  /// v ← G⁻¹ v = D⁻¹ v − D⁻¹ B S⁻¹ Bᵀ D⁻¹ v (Woodbury), in place, for any indexable v of length M.
+  /// 2MK + M multiply-adds, M divisions and 2 triangular solves of size K.
+  template <class Vector>
+  MYRIAD_HD void solve(Vector&& v) const {
+    const int m = b.rows;
+    const int k = b.cols;
+    for (int i = 0; i < m; ++i) v[i] = v[i] / (d[i] * d[i]);  // y = D⁻¹ v
+    for (int a = 0; a < k; ++a) scratch[a] = T(0);            // z = Bᵀ y
+    for (int i = 0; i < m; ++i) {
+      const T y_i = v[i];
+      for (int a = 0; a < k; ++a) scratch[a] += b(i, a) * y_i;
+    }
+    cholesky_solve(capacitance.as_const(), scratch);  // z ← S⁻¹ z
+    for (int i = 0; i < m; ++i) {                     // v = y − D⁻¹ B z
+      T bz = T(0);
+      for (int a = 0; a < k; ++a) bz += b(i, a) * scratch[a];
+      v[i] -= bz / (d[i] * d[i]);
+    }
+  }
+
+  /// V ← G⁻¹ V for an M × r matrix (e.g. C = G⁻¹ J of the log-determinant gradient, §8).
+  template <class U>
+  MYRIAD_HD void solve_columns(MatrixView<U> v) const {
+    for (int c = 0; c < v.cols; ++c) solve(v.column(c));
+  }
+
+  /// (G⁻¹)_mm = (1 − b̃_mᵀ S⁻¹ b̃_m) / d_m² with b̃_m = b_m / d_m the scaled row m of B (the
+  /// diagonal of the Woodbury form above; b̃ᵀ S⁻¹ b̃ = ‖L_S⁻¹ b̃‖²). These are the weights of the
+  /// log-determinant gradient when output m couples only u₁ and u₂,m (constrained-hmc.md §8,
+  /// "structured models"). O(K²). Relative accuracy degrades like u / (1 − b̃ᵀ S⁻¹ b̃) when
+  /// d_m ≪ ‖b_m‖, where the subtraction cancels.
+  MYRIAD_HD T inverse_diagonal(int m) const {
+    const int k = b.cols;
+    const T inverse_d_m = T(1) / d[m];
+    for (int a = 0; a < k; ++a) scratch[a] = b(m, a) * inverse_d_m;
+    solve_lower(capacitance.as_const(), scratch);
+    T t = T(0);
+    for (int a = 0; a < k; ++a) t += scratch[a] * scratch[a];
+    return (T(1) - t) * (inverse_d_m * inverse_d_m);
+  }
+};
+
+/// G = B Bᵀ + T Tᵀ for J = [B T] with T lower triangular with positive diagonal: Markov
+/// observations with their noise inputs ordered like the outputs (constrained-hmc.md §10.2,
+/// Lotka–Volterra). T is then the Cholesky factor of T Tᵀ. With W = T⁻¹ B (M × K, K triangular
+/// solves) G = T (I_M + W Wᵀ) Tᵀ, and with S = I_K + Wᵀ W = L_S L_Sᵀ:
+///   log|G| = 2 Σ_i log T_ii + log|S|                      (|I_M + W Wᵀ| = |I_K + Wᵀ W|, the
+///            matrix determinant lemma / Sylvester's identity),
+///   G⁻¹ v  = T⁻ᵀ (I − W S⁻¹ Wᵀ) T⁻¹ v                      (Woodbury on I_M + W Wᵀ),
+/// the parallel alternative ([derived] in §10.2) to K sequential rank-1 updates of T.
+/// O(KM² + MK² + K³) to factor; each solve is two triangular solves of size M plus O(MK).
+///
+/// Workspace at `offset` (elements): [0, MK) W (M × K, row-major in the element index),
+/// [MK, MK + K²) S and then L_S, [MK + K², MK + K² + K) scratch, [MK + K² + K] log|G|.
+template <class T>
+struct TriangularPlusLowRankGram {
+  MatrixView<const T> b;  ///< B, M × K
+  MatrixView<const T> t;  ///< T, M × M lower triangular (the strict upper triangle is not read)
+  MatrixView<T> w;        ///< W = T⁻¹ B after factor()
+  MatrixView<T> capacitance;  ///< S = I + Wᵀ W; after factor(), L_S in its lower triangle
+  ChainVector<T> scratch;     ///< K elements
+  T* log_det_cache;           ///< the workspace element holding log|G| after factor()
+
+  /// Elements of the workspace used for M observations and K parameter inputs.
+  MYRIAD_HD static constexpr std::int64_t workspace_size(int m, int k) {
+    return static_cast<std::int64_t>(m) * k + static_cast<std::int64_t>(k) * k + k + 1;
+  }
+
+  /// Views over B, T and the chain's workspace at element `offset`.
+  MYRIAD_HD TriangularPlusLowRankGram(MatrixView<const T> b_block,
+                                      MatrixView<const T> triangular_block,
+                                      ChainWorkspace<T> workspace, std::int64_t offset)
+      : b(b_block),
+        t(triangular_block),
+        w(workspace.matrix(offset, b_block.rows, b_block.cols)),
+        capacitance(
+            workspace.matrix(offset + static_cast<std::int64_t>(b_block.rows) * b_block.cols,
+                             b_block.cols, b_block.cols)),
+        scratch(workspace.vector(offset + static_cast<std::int64_t>(b_block.rows) * b_block.cols +
+                                     static_cast<std::int64_t>(b_block.cols) * b_block.cols,
+                                 b_block.cols)),
+        log_det_cache(&workspace[offset + workspace_size(b_block.rows, b_block.cols) - 1]) {}
+
+  /// From the M × (K + M) Jacobian J = [B T]: B is its first K columns, T the remaining M × M
+  /// block.
+  MYRIAD_HD static TriangularPlusLowRankGram from_jacobian(MatrixView<const T> j, int k,
+                                                           ChainWorkspace<T> workspace,
+                                                           std::int64_t offset) {
+    const MatrixView<const T> b_block{j.data, j.rows, k, j.row_stride, j.col_stride};
+    const MatrixView<const T> triangular_block{j.data + static_cast<std::int64_t>(k) * j.col_stride,
+                                               j.rows, j.rows, j.row_stride, j.col_stride};
+    return {b_block, triangular_block, workspace, offset};
+  }
+
+  /// Computes W = T⁻¹ B, forms and factors S, and caches log|G|. False when some T_ii is not
+  /// positive and finite, S is not numerically positive definite (e.g. W overflowed), or log|G|
+  /// is not finite. O(KM² + MK² + K³).
+  MYRIAD_HD bool factor() const {
+    const int m = b.rows;
+    const int k = b.cols;
+    T log_t = T(0);
+    for (int i = 0; i < m; ++i) {
+      const T t_ii = t(i, i);
+      if (!(t_ii > T(0)) || !isfinite(t_ii)) return false;
+      log_t += log(t_ii);
+    }
+    for (int i = 0; i < m; ++i)
+      for (int a = 0; a < k; ++a) w(i, a) = b(i, a);
+    solve_lower_columns(t, w);  // W = T⁻¹ B
+    detail::identity_plus_gram_of_columns(w.as_const(), capacitance);
+    if (!cholesky_in_place(capacitance)) return false;
+    // log|G| = log|T|² + log|S|.
+    const T log_det_g = T(2) * log_t + log_det_from_cholesky(capacitance);
+    *log_det_cache = log_det_g;
+    return isfinite(log_det_g);
+  }
+
+  /// log|G| = log|J Jᵀ| (after a successful factor()).
+  MYRIAD_HD T log_det() const { return *log_det_cache; }
+
+  /// v ← G⁻¹ v = T⁻ᵀ (v' − W S⁻¹ Wᵀ v') with v' = T⁻¹ v, in place, for any indexable v of
+  /// length M. M² + 2MK multiply-adds and 2 triangular solves of size K.
+  template <class Vector>
+  MYRIAD_HD void solve(Vector&& v) const {
+    solve_lower(t, v);                                // v' = T⁻¹ v
+    multiply_transpose(w.as_const(), v, scratch);     // z = Wᵀ v'
+    cholesky_solve(capacitance.as_const(), scratch);  // z ← S⁻¹ z
+    const int k = b.cols;
+    for (int i = 0; i < b.rows; ++i) {  // v' ← v' − W z
+      T wz = T(0);
+      for (int a = 0; a < k; ++a) wz += w(i, a) * scratch[a];
+      v[i] -= wz;
+    }
+    solve_lower_transpose(t, v);  // v ← T⁻ᵀ v'
+  }
+
+  /// V ← G⁻¹ V for an M × r matrix (e.g. C = G⁻¹ J of the log-determinant gradient, §8).
+  template <class U>
+  MYRIAD_HD void solve_columns(MatrixView<U> v) const {
+    for (int c = 0; c < v.cols; ++c) solve(v.column(c));
+  }
+};
+
+}  // namespace myriad::linalg
