@@ -12,6 +12,7 @@
 
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/diag/ess.hpp"
+#include "myriad/run/sample_abc.hpp"
 #include "myriad/run/sample_constrained.hpp"
 
 namespace myriad {
@@ -300,6 +301,44 @@ TEST(ConstrainedHmc, SphereIsSampledUniformly) {
               (long long)s.divergent, (long long)s.transitions);
   EXPECT_LE(failures + s.accepted, s.transitions);
   EXPECT_NEAR(s.mean_accept_prob(), 0.8, 0.1);
+}
+
+}  // namespace
+}  // namespace myriad
+
+namespace myriad {
+namespace {
+
+TEST(AbcBaselines, RejectionMcmcAndHmcRunOnASphere) {
+  TestSphere sphere;
+  AbcConfig config;
+  config.chains = 32;
+  config.warmup = 100;
+  config.draws = 200;
+  config.seed = 2;
+  config.device = Device::cpu;
+  config.epsilon = 0.5;
+  AbcRejectionSummary summary;
+  const SampleResult rejected = sample_abc_rejection(sphere, config, summary);
+  EXPECT_EQ(summary.simulations, config.chains * config.draws);
+  // ‖u‖² ~ χ²₄ and |‖u‖² − 2.25| ≤ 0.5 has prior probability ≈ 0.19: acceptances are plentiful.
+  EXPECT_GT(summary.accepted, summary.simulations / 10);
+  EXPECT_EQ(rejected.chains, summary.accepted);
+  for (std::int64_t s = 0; s < summary.accepted; ++s) {
+    double r2 = 0;
+    for (int i = 0; i < sphere.n; ++i) r2 += std::pow(rejected.draws_data[s * sphere.n + i], 2);
+    ASSERT_LE(std::abs(r2 - 2.25), 0.5);
+  }
+  const SampleResult mcmc = sample_abc_mcmc(sphere, config);
+  EXPECT_GT(mcmc.sampling_stats.accepted, 0);
+  for (std::int64_t d = 0; d < mcmc.chains * mcmc.kept_draws; ++d) {
+    double r2 = 0;
+    for (int i = 0; i < sphere.n; ++i) r2 += std::pow(mcmc.draws_data[d * sphere.n + i], 2);
+    ASSERT_LE(std::abs(r2 - 2.25), 0.5 + 1e-12);  // the uniform kernel never leaves the ball
+  }
+  SampleConfig hmc = config;
+  const SampleResult abc_hmc = sample_abc_hmc(sphere, 0.1, hmc);
+  EXPECT_GT(abc_hmc.sampling_stats.accepted, 0);
 }
 
 }  // namespace

@@ -28,6 +28,10 @@
 //   MYRIAD_HD void structured_jacobian(const Vec& u, Params& B, Noise& T) const;
 //   template <class Out> MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt,
 //                                                  Out& u) const;  // a point on the manifold
+//   template <class Out> MYRIAD_HD void sample_prior(const RandomStream& rng,
+//                                                   std::uint32_t iteration, Out& u) const;
+//                                                   // u ~ ρ (needed by the ABC baselines;
+//                                                   // default: standard normal inputs)
 //   MYRIAD_HD int num_quantities() const;  quantities(u, out);  std::string quantity_name(int);
 //
 // Structured Jacobians (constrained-hmc.md §10). With u = (u₁ ∈ ℝ^K, u₂ ∈ ℝ^M), J = [B T]:
@@ -92,6 +96,28 @@ struct has_initialize<G, std::void_t<decltype(std::declval<const G&>().initializ
                              std::declval<const RandomStream&>(), std::uint32_t{},
                              std::declval<GeneratorProbeVector&>()))>> : std::true_type {};
 }  // namespace detail
+
+namespace detail {
+template <class G, class = void>
+struct has_sample_prior : std::false_type {};
+template <class G>
+struct has_sample_prior<G, std::void_t<decltype(std::declval<const G&>().sample_prior(
+                               std::declval<const RandomStream&>(), std::uint32_t{},
+                               std::declval<GeneratorProbeVector&>()))>> : std::true_type {};
+}  // namespace detail
+
+/// u ~ ρ: the generator's own sampler, or standard normal inputs (draws keyed by
+/// (iteration, purpose, input index)).
+template <class G, class Out>
+MYRIAD_HD void sample_generator_prior(const G& g, const RandomStream& rng, std::uint32_t iteration,
+                                      Purpose purpose, Out& u) {
+  if constexpr (detail::has_sample_prior<G>::value) {
+    (void)purpose;
+    g.sample_prior(rng, iteration, u);
+  } else {
+    rng.fill_normal<typename G::value_type>(iteration, purpose, u, g.input_dim());
+  }
+}
 
 /// True when the generator supplies an analytic (generic-scalar) Jacobian.
 template <class G>

@@ -1,0 +1,183 @@
+#pragma once
+// Backends for the ABC baselines (mcmc/abc.hpp): ABC rejection and pseudo-marginal ABC-MCMC.
+// The CPU implementation is an OpenMP loop over chains or simulations; a CUDA one would follow
+// the HMC backends' shape.
+
+#include <omp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/mcmc/abc.hpp"
+#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/model/concept.hpp"
+
+namespace myriad {
+
+/// Accepted draws of an ABC rejection run: recorded quantities of every simulation within ε.
+struct AbcRejectionResult {
+  std::int64_t simulations = 0;
+  std::int64_t accepted = 0;
+  std::int64_t non_finite = 0;
+  std::vector<double> quantities;  ///< [accepted][quantity], in simulation order
+};
+
+template <class T>
+class AbcBackend {
+ public:
+  virtual ~AbcBackend() = default;
+  virtual std::int64_t chains() const = 0;
+  virtual int num_quantities() const = 0;
+  virtual std::vector<std::string> quantity_names() const = 0;
+  virtual std::string device_name() const = 0;
+  /// K: the inputs ABC-MCMC moves by random walk (abc_parameter_count).
+  virtual int parameter_count() const = 0;
+
+  /// ABC rejection: simulations s = first … first + n − 1 from the prior (stream (seed, s)),
+  /// keeping those with ‖x − x̄‖₂ ≤ ε.
+  virtual AbcRejectionResult rejection(std::uint64_t seed, std::int64_t first, std::int64_t n,
+                                       T epsilon) = 0;
+
+  /// Starts every ABC-MCMC chain at a point on the manifold (distance 0: inside any kernel).
+  virtual std::int64_t initialize(std::uint64_t seed, int max_tries, const AbcStep<T>& step) = 0;
+
+  /// ABC-MCMC iterations, delivering recorded quantities to the sink as HmcBackend::run does.
+  virtual IterationStats run(std::uint64_t seed, const AbcStep<T>& step,
+                             std::uint32_t first_iteration, int n_iterations, DrawSink<T>* sink,
+                             std::int64_t first_draw, int chunk_iterations) = 0;
+};
+
+template <class Generator, class T>
+class CpuAbcBackend final : public AbcBackend<T> {
+ public:
+  CpuAbcBackend(const Generator& g, std::int64_t chains)
+      : g_(g), chains_(chains), n_(g.input_dim()), m_(g.output_dim()) {
+    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+    const auto c = static_cast<std::size_t>(chains);
+    position_.assign(c * n_, T(0));
+    proposal_.assign(c * n_, T(0));
+    prior_draw_.assign(c * n_, T(0));
+    outputs_.assign(c * m_, T(0));
+    log_kernel_.assign(c, T(0));
+  }
+
+  std::int64_t chains() const override { return chains_; }
+  int num_quantities() const override { return recorded_quantity_count(g_); }
+  std::vector<std::string> quantity_names() const override { return recorded_quantity_names(g_); }
+  std::string device_name() const override {
+    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+  }
+  int parameter_count() const override { return abc_parameter_count(g_); }
+
+  AbcRejectionResult rejection(std::uint64_t seed, std::int64_t first, std::int64_t n,
+                               T epsilon) override {
+    const int q = num_quantities();
+    std::vector<char> keep(static_cast<std::size_t>(n), 0);
+    std::vector<T> recorded(static_cast<std::size_t>(n) * q);
+    std::int64_t non_finite = 0;
+#pragma omp parallel reduction(+ : non_finite)
+    {
+      std::vector<T> u(n_), x(m_);
+      DenseVector<T> u_view{u.data(), n_}, x_view{x.data(), m_};
+#pragma omp for schedule(static)
+      for (std::int64_t s = 0; s < n; ++s) {
+        const RandomStream rng(seed, static_cast<std::uint64_t>(first + s));
+        sample_generator_prior(g_, rng, 0, Purpose::user, u_view);
+        const T distance = abc_squared_distance(g_, u_view, x_view);
+        if (!myriad::isfinite(distance)) {
+          ++non_finite;
+          continue;
+        }
+        if (distance <= epsilon * epsilon) {
+          keep[s] = 1;
+          DenseVector<T> slot{recorded.data() + s * q, q};
+          record_quantities(g_, u_view, slot);
+        }
+      }
+    }
+    AbcRejectionResult result;
+    result.simulations = n;
+    result.non_finite = non_finite;
+    for (std::int64_t s = 0; s < n; ++s) {
+      if (!keep[s]) continue;
+      ++result.accepted;
+      for (int j = 0; j < q; ++j) result.quantities.push_back(recorded[s * q + j]);
+    }
+    return result;
+  }
+
+  std::int64_t initialize(std::uint64_t seed, int max_tries, const AbcStep<T>& step) override {
+    std::int64_t failed = 0;
+#pragma omp parallel for schedule(dynamic) reduction(+ : failed)
+    for (std::int64_t c = 0; c < chains_; ++c) {
+      const RandomStream rng(seed, static_cast<std::uint64_t>(c));
+      const AbcChain<T> state = chain(c);
+      bool ok = false;
+      for (int attempt = 0; attempt < max_tries && !ok; ++attempt) {
+        if (!g_.initialize(rng, static_cast<std::uint32_t>(attempt), state.position)) continue;
+        const T distance = abc_squared_distance(g_, state.position, state.outputs);
+        *state.log_kernel = abc_log_kernel(step.kernel, distance, step.epsilon);
+        ok = myriad::isfinite(*state.log_kernel);
+      }
+      if (!ok) ++failed;
+    }
+    return failed;
+  }
+
+  IterationStats run(std::uint64_t seed, const AbcStep<T>& step, std::uint32_t first_iteration,
+                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int chunk_iterations) override {
+    IterationStats total;
+    if (chunk_iterations <= 0) chunk_iterations = std::max(n_iterations, 1);
+    const int q = num_quantities();
+    for (int done = 0; done < n_iterations; done += chunk_iterations) {
+      const int n = std::min(chunk_iterations, n_iterations - done);
+      if (sink) chunk_.resize(static_cast<std::size_t>(n) * q * chains_);
+      std::int64_t accept_fixed = 0, accepted = 0, non_finite = 0;
+#pragma omp parallel for schedule(static) reduction(+ : accept_fixed, accepted, non_finite)
+      for (std::int64_t c = 0; c < chains_; ++c) {
+        const RandomStream rng(seed, static_cast<std::uint64_t>(c));
+        const AbcChain<T> state = chain(c);
+        for (int i = 0; i < n; ++i) {
+          const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(done + i);
+          const AbcOutcome<T> out = abc_mcmc_transition(g_, state, rng, iteration, step);
+          accept_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
+          accepted += out.accepted;
+          non_finite += out.non_finite;
+          if (sink) {
+            ChainVector<T> slot{chunk_.data() + static_cast<std::int64_t>(i) * q * chains_ + c,
+                                chains_, q};
+            record_quantities(g_, state.position, slot);
+          }
+        }
+      }
+      IterationStats stats;
+      stats.accept_prob_fixed = accept_fixed;
+      stats.transitions = chains_ * n;
+      stats.accepted = accepted;
+      stats.non_finite = non_finite;
+      total += stats;
+      if (sink) sink->consume(chunk_.data(), first_draw + done, n);
+    }
+    return total;
+  }
+
+ private:
+  AbcChain<T> chain(std::int64_t c) {
+    return {ChainVector<T>{position_.data() + c * n_, 1, n_}, log_kernel_.data() + c,
+            ChainVector<T>{proposal_.data() + c * n_, 1, n_},
+            ChainVector<T>{prior_draw_.data() + c * n_, 1, n_},
+            ChainVector<T>{outputs_.data() + c * m_, 1, m_}};
+  }
+
+  Generator g_;
+  std::int64_t chains_;
+  int n_, m_;
+  std::vector<T> position_, proposal_, prior_draw_, outputs_, log_kernel_, chunk_;
+};
+
+}  // namespace myriad
