@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
 #include "hmc_kernels.cuh"
 #include "myriad/backend/device.hpp"
@@ -41,93 +42,9 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/concept.hpp"
+#include "reduction.cuh"
 
 namespace myriad {
-
-namespace cuda_detail {
-
-/// Owning page-locked host allocation (cudaMallocHost): the target of asynchronous copies.
-template <class T>
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t size) : size_(size) {
-    if (size > 0)
-      MYRIAD_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&data_), size * sizeof(T)));
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  PinnedBuffer(PinnedBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    if (this != &o) {
-      release();
-      data_ = std::exchange(o.data_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-    }
-    return *this;
-  }
-  ~PinnedBuffer() { release(); }
-
-  T* data() const { return data_; }
-  std::size_t size() const { return size_; }
-
- private:
-  void release() noexcept {
-    if (data_) cudaFreeHost(data_);
-    data_ = nullptr;
-  }
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
-};
-
-/// Owning non-blocking stream: it does not synchronise with the legacy default stream.
-class Stream {
- public:
-  Stream() { MYRIAD_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t get() const { return stream_; }
-  void synchronize() const { MYRIAD_CUDA_TRY(cudaStreamSynchronize(stream_)); }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
-/// Owning event used for ordering only (no timing, which makes record/wait cheaper).
-class Event {
- public:
-  Event() { MYRIAD_CUDA_TRY(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  ~Event() {
-    if (event_) cudaEventDestroy(event_);
-  }
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-/// n rounded up to a multiple of m.
-inline std::int64_t round_up(std::int64_t n, std::int64_t m) { return (n + m - 1) / m * m; }
-
-/// Blocks for a grid-stride kernel over n items: enough to cover n, at most one full wave of
-/// resident blocks (more would only queue behind the first wave and add tail imbalance).
-template <class Kernel>
-int grid_size(Kernel kernel, int block_size, std::int64_t n, int sm_count) {
-  int blocks_per_sm = 0;
-  MYRIAD_CUDA_TRY(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_size, 0));
-  const std::int64_t wave = static_cast<std::int64_t>(sm_count) * std::max(blocks_per_sm, 1);
-  const std::int64_t needed = (n + block_size - 1) / block_size;
-  return static_cast<int>(std::max<std::int64_t>(1, std::min(needed, wave)));
-}
-
-}  // namespace cuda_detail
 
 /// Many-chain HMC on the current CUDA device (see the file comment for streams and memory).
 /// Model must be trivially copyable and hold only device-visible data: it is passed to the
@@ -166,7 +83,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
       *array = DeviceArray<std::int64_t>(n);
     }
     inverse_metric_ = DeviceArray<T>(static_cast<std::size_t>(dim_));
-    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kMaxReduceBlocks + 1);
+    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
 
     // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
     // stays quiet and positions() of an uninitialised ensemble reads zeros, like the CPU.
@@ -328,9 +245,6 @@ class CudaHmcBackend final : public HmcBackend<T> {
     return device;
   }
 
-  /// Upper bound on the blocks of the first reduction pass (the second pass is one block).
-  static constexpr int kMaxReduceBlocks = 1024;
-
   EnsembleView<T> view(const DeviceArray<T>& array) const {
     return {array.data(), chains_, dim_, stride_};
   }
@@ -355,28 +269,12 @@ class CudaHmcBackend final : public HmcBackend<T> {
     }
   }
 
-  /// Σ load(c) over the chains, by two launches of reduce_sum_kernel (blocks, then one block
-  /// over the block sums) on the compute stream; waits for the result.
+  /// Σ load(c) over the chains on the compute stream (reduction.cuh); waits for the result.
   template <class Value, class Load>
   Value reduce_sum(Load load) const {
     static_assert(sizeof(Value) <= sizeof(kernels::StatisticsTotals), "scratch too small");
-    auto* scratch = reinterpret_cast<Value*>(reduce_scratch_.data());
-    const int blocks =
-        std::min(cuda_detail::grid_size(kernels::reduce_sum_kernel<Value, Load>,
-                                        kernels::kReduceBlockSize, chains_, sm_count_),
-                 kMaxReduceBlocks);
-    kernels::reduce_sum_kernel<Value, Load>
-        <<<blocks, kernels::kReduceBlockSize, 0, compute_.get()>>>(chains_, load, scratch);
-    MYRIAD_CHECK_LAUNCH();
-    kernels::reduce_sum_kernel<Value, kernels::LoadPartial<Value>>
-        <<<1, kernels::kReduceBlockSize, 0, compute_.get()>>>(
-            blocks, kernels::LoadPartial<Value>{scratch}, scratch + blocks);
-    MYRIAD_CHECK_LAUNCH();
-    Value total{};
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(&total, scratch + blocks, sizeof(Value), cudaMemcpyDeviceToHost,
-                                    compute_.get()));
-    compute_.synchronize();
-    return total;
+    return cuda_detail::reduce_sum<Value>(
+        chains_, load, reinterpret_cast<Value*>(reduce_scratch_.data()), sm_count_, compute_.get());
   }
 
   /// Per-dimension mean and M2 of the positions, two passes as in ensemble_moments_cpu.
@@ -386,7 +284,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
     // order, and with it the adapted metric and every later draw, is the same on any GPU.
     const std::int64_t slices =
         (chains_ + kernels::kReduceBlockSize - 1) / kernels::kReduceBlockSize;
-    const int blocks_x = static_cast<int>(std::min<std::int64_t>(slices, kMaxReduceBlocks));
+    const int blocks_x =
+        static_cast<int>(std::min<std::int64_t>(slices, kernels::kMaxReduceBlocks));
     const int blocks_y = std::min(dim_, 65535);
     const std::size_t partials_size = static_cast<std::size_t>(dim_) * blocks_x;
     if (moment_partials_.size() < partials_size) {

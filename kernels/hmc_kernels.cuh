@@ -4,15 +4,13 @@
 // Each kernel is a grid-stride loop that calls the per-chain code of include/myriad (the same
 // functions the CPU backend calls in its OpenMP loop), one chain per thread, so the launch
 // configuration never changes a chain's result. Ensemble arrays are [dim][chain] with the chain
-// index fastest, so the threads of a warp touch consecutive addresses. Indices are 64-bit:
-// dim × chains overflows 32 bits at a million chains.
-//
-// The kernels are templates instantiated per model; they get hidden visibility (MYRIAD_KERNEL)
-// so that several shared objects can each instantiate the same kernel without the dynamic
-// linker merging their registrations (the reason CUB marks its kernels hidden).
+// index fastest, so the threads of a warp touch consecutive addresses. The kernel plumbing
+// (MYRIAD_KERNEL, block sizes, 64-bit indexing) is in kernel_common.cuh and the sums over chains
+// in reduction.cuh, shared with the constrained-HMC kernels.
 
 #include <cstdint>
 
+#include "kernel_common.cuh"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
@@ -20,28 +18,9 @@
 #include "myriad/mcmc/chain_status.hpp"
 #include "myriad/mcmc/hmc.hpp"
 #include "myriad/model/concept.hpp"
-
-/// Declares a kernel: __global__ with hidden visibility (STYLE.md, "Layering").
-#define MYRIAD_KERNEL __global__ __attribute__((visibility("hidden")))
+#include "reduction.cuh"
 
 namespace myriad::kernels {
-
-/// Threads per block of the per-chain kernels. 128 rather than 256: every thread runs a whole
-/// trajectory with its own registers, so blocks are few and heavy; smaller blocks balance the
-/// last wave better and, with __launch_bounds__(128), let the compiler give models with
-/// dual-number gradients up to 255 registers per thread instead of spilling.
-constexpr int kChainBlockSize = 128;
-
-/// Threads per block of the reductions (statistics, moments): a power of two for the tree.
-constexpr int kReduceBlockSize = 256;
-
-/// Global index of the calling thread and the stride of a grid-stride loop, in 64 bits.
-__device__ __forceinline__ std::int64_t global_thread_index() {
-  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ std::int64_t grid_stride() {
-  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-}
 
 /// Device views of the ensemble state of HMC, all [dim][chain] with one stride.
 template <class T>
@@ -68,27 +47,6 @@ struct ChainStatisticsView {
   std::int64_t* divergent;
   std::int64_t* non_finite;
   std::int64_t* gradient_evaluations;
-};
-
-/// Totals of ChainStatisticsView over chains. An aggregate without member initialisers so that
-/// it can live in __shared__ memory; value-initialise it (StatisticsTotals{}) to get zeros. All
-/// integers (acceptance in fixed point, hmc_backend.hpp), so the totals are exact and the same
-/// for any grid or reduction order.
-struct StatisticsTotals {
-  std::int64_t accept_prob_fixed;
-  std::int64_t accepted;
-  std::int64_t divergent;
-  std::int64_t non_finite;
-  std::int64_t gradient_evaluations;
-
-  MYRIAD_HD StatisticsTotals& operator+=(const StatisticsTotals& o) {
-    accept_prob_fixed += o.accept_prob_fixed;
-    accepted += o.accepted;
-    divergent += o.divergent;
-    non_finite += o.non_finite;
-    gradient_evaluations += o.gradient_evaluations;
-    return *this;
-  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -158,58 +116,22 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reductions: a shared-memory tree in a fixed order rather than atomics, so that even the
-// floating-point sums (moments) are the same bits for the same grid on every run.
+// Reductions (reduction.cuh): the statistics' loader and the per-dimension moments.
 
-/// Sum of `value` over the block, valid in thread 0. Ends with a barrier, so a block may call
-/// it repeatedly (once per dimension, say).
-template <class Value, int BlockSize>
-__device__ Value block_sum(Value value) {
-  static_assert((BlockSize & (BlockSize - 1)) == 0, "block size must be a power of two");
-  __shared__ Value partial[BlockSize];
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int half = BlockSize / 2; half > 0; half /= 2) {
-    if (static_cast<int>(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  const Value total = partial[0];
-  __syncthreads();
-  return total;
-}
-
-/// Reads the statistics of chain c as one StatisticsTotals term.
+/// Reads the statistics of chain c as one StatisticsTotals term (the constrained-HMC counters
+/// are zero).
 struct LoadChainStatistics {
   ChainStatisticsView stats;
   __device__ StatisticsTotals operator()(std::int64_t c) const {
-    return {stats.accept_prob_fixed[c], stats.accepted[c], stats.divergent[c], stats.non_finite[c],
-            stats.gradient_evaluations[c]};
+    StatisticsTotals t{};
+    t.accept_prob_fixed = stats.accept_prob_fixed[c];
+    t.accepted = stats.accepted[c];
+    t.divergent = stats.divergent[c];
+    t.non_finite = stats.non_finite[c];
+    t.gradient_evaluations = stats.gradient_evaluations[c];
+    return t;
   }
 };
-
-/// 1 for a chain that found no finite initial point, else 0.
-struct LoadInitializationFailure {
-  const std::uint8_t* initialized;
-  __device__ std::int64_t operator()(std::int64_t c) const { return initialized[c] ? 0 : 1; }
-};
-
-/// Reads entry i of an array of partial sums (the second pass of reduce_sum).
-template <class Value>
-struct LoadPartial {
-  const Value* partials;
-  __device__ Value operator()(std::int64_t i) const { return partials[i]; }
-};
-
-/// block_sums[blockIdx.x] = Σ load(i) over the indices i < n that this block's grid-stride loop
-/// visits. Launched twice by reduce_sum: over the terms, then with one block over the partials.
-template <class Value, class Load>
-MYRIAD_KERNEL void __launch_bounds__(kReduceBlockSize)
-    reduce_sum_kernel(std::int64_t n, Load load, Value* block_sums) {
-  Value sum{};
-  for (std::int64_t i = global_thread_index(); i < n; i += grid_stride()) sum += load(i);
-  sum = block_sum<Value, kReduceBlockSize>(sum);
-  if (threadIdx.x == 0) block_sums[blockIdx.x] = sum;
-}
 
 /// Σ_c x(d, c) as a term of the per-dimension sums below.
 struct IdentityTerm {
