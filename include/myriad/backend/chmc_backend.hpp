@@ -62,4 +62,19 @@ class ChmcBackend {
   virtual std::vector<T> positions() const = 0;
 };
 
+/// The CUDA backend for a generator (defined in kernels/cuda_chmc_backend.cuh; instantiated for
+/// the built-in generators in the library, and by user code compiled with nvcc for its own).
+/// The generator must be trivially copyable and hold device-visible data. Throws
+/// myriad::unavailable_error without CUDA or a device, myriad::invalid_argument when the
+/// ensemble's state and scratch do not fit in free device memory.
+template <class Generator, class T>
+std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator& generator,
+                                                       std::int64_t chains);
+
+/// True when make_cuda_chmc_backend<Generator, double> is available to code compiled by a host
+/// compiler: specialised for the built-in generators (models/builtin_generators.hpp). Translation
+/// units compiled by nvcc may use any generator (run/sample_constrained.hpp).
+template <class Generator>
+struct has_cuda_chmc_backend : std::false_type {};
+
 }  // namespace myriad

@@ -1,12 +1,18 @@
 #pragma once
 // myriad::sample_constrained — many-chain constrained HMC for a generator model conditioned
-// exactly on its observed data (Graham & Storkey 2017):
+// exactly on its observed data (Graham & Storkey 2017), on the CPU or a CUDA device:
 //
 //   auto sphere = myriad::models::Sphere::make(5, 1.0);
 //   myriad::ChmcConfig config;
 //   config.chains = 1024;
 //   myriad::SampleResult result = myriad::sample_constrained(sphere, config);
+//
+// Code compiled by a host compiler can run any generator on the CPU and the built-in generators
+// on CUDA (include models/builtin_generators.hpp, which declares that the library holds their
+// kernels); a translation unit compiled by nvcc can run any generator on CUDA (the kernels are
+// instantiated there), as run/sample.hpp does for density models.
 
+#include <cstdint>
 #include <memory>
 
 #include "myriad/backend/chmc_backend.hpp"
@@ -15,22 +21,65 @@
 #include "myriad/core/error.hpp"
 #include "myriad/run/chmc_config.hpp"
 
+#if defined(__CUDACC__)
+#include "myriad/kernels/cuda_chmc_backend.cuh"
+#endif
+
 namespace myriad {
 
 /// Runs constrained HMC on a backend (src/run/run_chmc.cpp; double precision).
 template <class T>
 SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config);
 
-/// Samples a generator conditioned on its observed data. The CUDA backend for constrained HMC
-/// is not built yet: `cuda` is an error and `automatic` runs on the CPU.
+/// True when this translation unit can build a CUDA constrained-HMC backend for Generator.
+template <class Generator>
+constexpr bool cuda_chmc_backend_reachable() {
+#if defined(__CUDACC__)
+  return true;
+#else
+  return has_cuda_chmc_backend<Generator>::value;
+#endif
+}
+
+/// The device a constrained-HMC run of Generator will use: `automatic` picks CUDA only when a
+/// device is present and the generator can run there; `cuda` without one is an error.
+template <class Generator>
+Device choose_constrained_device(Device requested) {
+  if (requested == Device::automatic && !cuda_chmc_backend_reachable<Generator>()) {
+    return Device::cpu;
+  }
+  const Device device = resolve_device(requested);
+  if (device == Device::cuda && !cuda_chmc_backend_reachable<Generator>()) {
+    throw unavailable_error(
+        "this generator has no CUDA constrained-HMC backend here: compile the code that calls "
+        "myriad::sample_constrained with nvcc (or use --device cpu)");
+  }
+  return device;
+}
+
+/// A constrained-HMC backend for Generator on a resolved device (cpu or cuda).
+template <class Generator, class T = double>
+std::unique_ptr<ChmcBackend<T>> make_chmc_backend(const Generator& generator, std::int64_t chains,
+                                                  Device device) {
+  if (device == Device::cuda) {
+    if constexpr (cuda_chmc_backend_reachable<Generator>()) {
+      return make_cuda_chmc_backend<Generator, T>(generator, chains);
+    } else {
+      throw unavailable_error(
+          "this generator has no CUDA constrained-HMC backend in this translation unit");
+    }
+  }
+  return make_cpu_chmc_backend<Generator, T>(generator, chains);
+}
+
+/// Samples a generator conditioned on its observed data. Device selection: config.device
+/// (choose_constrained_device). The generator must hold data the chosen device can read (a
+/// built-in generator's device_model() for CUDA).
 template <class Generator>
 SampleResult sample_constrained(const Generator& generator, const ChmcConfig& config) {
   config.validate_constrained();
-  if (config.device == Device::cuda) {
-    throw unavailable_error(
-        "constrained HMC has no CUDA backend yet; use --device cpu (or auto)");
-  }
-  auto backend = make_cpu_chmc_backend<Generator, double>(generator, config.chains);
+  const Device device = choose_constrained_device<Generator>(config.device);
+  auto backend = make_chmc_backend<Generator, double>(generator, config.chains, device);
   return run_chmc(*backend, config);
 }
 

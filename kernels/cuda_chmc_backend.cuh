@@ -1,0 +1,372 @@
+#pragma once
+// The CUDA backend of many-chain constrained HMC (backend/chmc_backend.hpp): device-resident
+// state and scratch, one thread per chain running the per-chain transition of
+// mcmc/constrained_hmc.hpp (kernels/chmc_kernels.cuh), and recorded draws streamed to the host in
+// chunks while the next chunk computes, as CudaHmcBackend does (kernels/cuda_hmc_backend.cuh).
+//
+// The library instantiates make_cuda_chmc_backend for its built-in generators
+// (kernels/builtin_chmc_*.cu). For a generator of your own, include this header in a .cu file
+// compiled by nvcc and instantiate
+//
+//   template std::unique_ptr<myriad::ChmcBackend<double>>
+//   myriad::make_cuda_chmc_backend<MyGenerator, double>(const MyGenerator&, std::int64_t);
+//
+// Memory. Every per-chain array is [element][chain] with a stride of chains rounded up to a
+// multiple of 32, so every element's row starts on a 128-byte boundary and a warp's accesses
+// coalesce. Per chain (ChmcLayout of mcmc/constrained_hmc.hpp; dense Gram structure):
+//
+//   u, ∇φ, φ                        2N + 1                          values of T
+//   T workspace                      6N + M + 2(MN + M²) + MN        (J and L at the two ends of
+//                                                                    a sub-step, C = G⁻¹J)
+//   Dual<T> workspace                MN + M                          (∂J along one direction)
+//   Dual<Dual<T>> workspace          M                               (nested-dual outputs)
+//   statistics, initialisation flag  9 · 8 + 1                       bytes
+//
+// i.e. 8(5MN + 2M² + 8N + 7M + 1) + 73 bytes in double (a dual is two values, a nested dual
+// four), dominated by the Jacobians: ~0.98 MB per chain at M = 100, N = 200, so 2^14 chains need
+// ~16 GB. The constructor compares the total with
+// cudaMemGetInfo's free memory and throws myriad::invalid_argument naming the bytes per chain and
+// the number of chains that would fit, rather than failing inside cudaMalloc. Two chunk buffers
+// of chunk_iterations × quantities × chains values come on top (checked the same way); device
+// memory does not grow with the number of draws.
+//
+// Streams: kernels on a compute stream, chunk copies on a copy stream into two pinned host
+// buffers (chunk k + 1 computes while chunk k is copied and handed to the sink).
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "chmc_kernels.cuh"
+#include "cuda_buffers.cuh"
+#include "cuda_try.cuh"
+#include "myriad/backend/chmc_backend.hpp"
+#include "myriad/backend/device.hpp"
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/memory.hpp"
+#include "myriad/core/dual.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/model/concept.hpp"
+#include "reduction.cuh"
+
+namespace myriad {
+
+/// Many-chain constrained HMC on the current CUDA device (see the file comment for layout,
+/// memory and streams). Generator must be trivially copyable and hold only device-visible data:
+/// it is passed to the kernels by value.
+template <class Generator, class T>
+class CudaChmcBackend final : public ChmcBackend<T> {
+  static_assert(std::is_trivially_copyable<Generator>::value,
+                "a generator is passed to kernels by value and must be trivially copyable");
+
+ public:
+  /// Number of per-chain statistics counters (kernels::ChmcStatisticsView).
+  static constexpr int kCounters = 9;
+
+  /// Device bytes per chain of the state, scratch, statistics and initialisation flag (the
+  /// table in the file comment); chunk buffers not included.
+  static std::int64_t bytes_per_chain(const ChmcLayout& layout) {
+    return static_cast<std::int64_t>(sizeof(T)) * (2 * std::int64_t(layout.n) + 1 + layout.size()) +
+           static_cast<std::int64_t>(sizeof(Dual<T>)) * layout.dual_size() +
+           static_cast<std::int64_t>(sizeof(Dual<Dual<T>>)) * layout.nested_size() +
+           kCounters * static_cast<std::int64_t>(sizeof(std::int64_t)) + 1;
+  }
+
+  /// Allocates the state and scratch of `chains` chains on the current device. Throws
+  /// myriad::unavailable_error when no CUDA device is usable, myriad::invalid_argument for a bad
+  /// chain count or generator shape or when the arrays exceed the free device memory,
+  /// myriad::cuda_error when a CUDA call fails.
+  CudaChmcBackend(const Generator& generator, std::int64_t chains)
+      : generator_(generator),
+        chains_(chains),
+        stride_(cuda_detail::round_up(chains, 32)),
+        layout_(chmc_layout<Generator, T>(generator)),
+        n_quantities_(recorded_quantity_count(generator)),
+        device_(checked_device(chains, layout_)) {
+    cudaDeviceProp properties{};
+    MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
+    sm_count_ = properties.multiProcessorCount;
+    device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
+                   std::to_string(properties.minor) + ")";
+    check_fits(bytes_per_chain(layout_) * stride_, "the constrained-HMC state and scratch");
+
+    const auto stride = static_cast<std::size_t>(stride_);
+    const auto n = static_cast<std::size_t>(layout_.n);
+    position_ = DeviceArray<T>(n * stride);
+    gradient_ = DeviceArray<T>(n * stride);
+    potential_ = DeviceArray<T>(stride);
+    work_ = DeviceArray<T>(static_cast<std::size_t>(layout_.size()) * stride);
+    dual_work_ = DeviceArray<Dual<T>>(static_cast<std::size_t>(layout_.dual_size()) * stride);
+    nested_work_ =
+        DeviceArray<Dual<Dual<T>>>(static_cast<std::size_t>(layout_.nested_size()) * stride);
+    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
+    counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(chains_));
+    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
+
+    // Defined contents everywhere, the stride padding and scratch included, so that a
+    // sanitizer's initcheck stays quiet and positions() of an uninitialised ensemble reads
+    // zeros, like the CPU backend (all-zero bytes are 0.0 for T and its duals).
+    zero(position_);
+    zero(gradient_);
+    zero(potential_);
+    zero(work_);
+    zero(dual_work_);
+    zero(nested_work_);
+    zero(initialized_);
+    zero(counters_);
+    compute_.synchronize();
+
+    init_grid_ = cuda_detail::grid_size(kernels::initialize_constrained_chains_kernel<Generator, T>,
+                                        kernels::kChainBlockSize, chains_, sm_count_);
+    iterations_grid_ = cuda_detail::grid_size(kernels::chmc_iterations_kernel<Generator, T>,
+                                              kernels::kChainBlockSize, chains_, sm_count_);
+  }
+
+  CudaChmcBackend(const CudaChmcBackend&) = delete;
+  CudaChmcBackend& operator=(const CudaChmcBackend&) = delete;
+
+  /// Waits for work in flight (copies into the pinned buffers) before the buffers are freed.
+  ~CudaChmcBackend() override {
+    cudaStreamSynchronize(compute_.get());
+    cudaStreamSynchronize(copy_.get());
+  }
+
+  std::int64_t chains() const override { return chains_; }
+  int input_dim() const override { return layout_.n; }
+  int num_quantities() const override { return n_quantities_; }
+  std::vector<std::string> quantity_names() const override {
+    return recorded_quantity_names(generator_);
+  }
+  /// e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
+  std::string device_name() const override { return device_name_; }
+
+  std::int64_t initialize(std::uint64_t seed, int max_tries,
+                          std::int64_t chains_per_init) override {
+    MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
+    kernels::initialize_constrained_chains_kernel<Generator, T>
+        <<<init_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+            generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+    MYRIAD_CHECK_LAUNCH();
+    return reduce_sum<std::int64_t>(kernels::LoadInitializationFailure{initialized_.data()});
+  }
+
+  IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
+                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int chunk_iterations) override {
+    MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
+    if (chunk_iterations <= 0 || chunk_iterations > n_iterations) {
+      chunk_iterations = std::max(n_iterations, 1);
+    }
+    const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
+    if (sink != nullptr)
+      reserve_chunks(static_cast<std::size_t>(chunk_iterations * values_per_iteration));
+
+    MYRIAD_CUDA_TRY(cudaMemsetAsync(counters_.data(), 0, counters_.size() * sizeof(std::int64_t),
+                                    compute_.get()));
+    const kernels::ChmcStatisticsView stats = statistics_view();
+
+    // The chunk whose copy is in flight and not yet handed to the sink.
+    struct Pending {
+      int buffer;
+      int done;
+      int n;
+    };
+    bool has_pending = false;
+    Pending pending{};
+    const auto deliver = [&](const Pending& chunk) {
+      MYRIAD_CUDA_TRY(cudaEventSynchronize(chunk_copied_[chunk.buffer].get()));
+      sink->consume(host_chunk_[chunk.buffer].data(), first_draw + chunk.done, chunk.n);
+    };
+
+    int chunk_index = 0;
+    for (int done = 0; done < n_iterations; done += chunk_iterations, ++chunk_index) {
+      const int n = std::min(chunk_iterations, n_iterations - done);
+      const int buffer = chunk_index % 2;
+      T* recorded = nullptr;
+      if (sink != nullptr) {
+        recorded = device_chunk_[buffer].data();
+        // The buffer's previous chunk (two back) must have left the device before the kernel
+        // overwrites it. (Waiting on a never-recorded event is a no-op.)
+        MYRIAD_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), chunk_copied_[buffer].get(), 0));
+      }
+      kernels::chmc_iterations_kernel<Generator, T>
+          <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+              generator_, ensemble_view(), settings,
+              first_iteration + static_cast<std::uint32_t>(done), n, recorded, n_quantities_,
+              stats);
+      MYRIAD_CHECK_LAUNCH();
+      if (sink == nullptr) continue;
+
+      MYRIAD_CUDA_TRY(cudaEventRecord(chunk_computed_[buffer].get(), compute_.get()));
+      MYRIAD_CUDA_TRY(cudaStreamWaitEvent(copy_.get(), chunk_computed_[buffer].get(), 0));
+      MYRIAD_CUDA_TRY(
+          cudaMemcpyAsync(host_chunk_[buffer].data(), recorded,
+                          static_cast<std::size_t>(n * values_per_iteration) * sizeof(T),
+                          cudaMemcpyDeviceToHost, copy_.get()));
+      MYRIAD_CUDA_TRY(cudaEventRecord(chunk_copied_[buffer].get(), copy_.get()));
+      // Chunk k is now queued; hand chunk k − 1 to the sink while the device works on chunk k.
+      if (has_pending) deliver(pending);
+      pending = Pending{buffer, done, n};
+      has_pending = true;
+    }
+    if (has_pending) deliver(pending);
+
+    const kernels::StatisticsTotals totals =
+        reduce_sum<kernels::StatisticsTotals>(kernels::LoadChmcStatistics{stats});
+    IterationStats result;
+    result.accept_prob_fixed = totals.accept_prob_fixed;
+    result.transitions = chains_ * n_iterations;
+    result.accepted = totals.accepted;
+    result.divergent = totals.divergent;
+    result.non_finite = totals.non_finite;
+    result.gradient_evaluations = totals.gradient_evaluations;
+    result.not_converged = totals.not_converged;
+    result.not_reversible = totals.not_reversible;
+    result.cholesky_failures = totals.cholesky_failures;
+    result.newton_iterations = totals.newton_iterations;
+    return result;
+  }
+
+  std::vector<T> positions() const override {
+    std::vector<T> host(static_cast<std::size_t>(layout_.n) * static_cast<std::size_t>(chains_));
+    // Drop the stride padding: the host array is [dim][chain] with stride chains.
+    MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(host.data(), chains_ * sizeof(T), position_.data(),
+                                      stride_ * sizeof(T), chains_ * sizeof(T), layout_.n,
+                                      cudaMemcpyDeviceToHost, compute_.get()));
+    compute_.synchronize();
+    return host;
+  }
+
+ private:
+  /// Validates the arguments and returns the current device. Runs in the member initialisers,
+  /// before the streams are created, so that a missing device reads as unavailable_error rather
+  /// than as a failed cudaStreamCreate.
+  static int checked_device(std::int64_t chains, const ChmcLayout& layout) {
+    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+    MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
+    MYRIAD_EXPECTS(layout.m >= 1 && layout.m <= layout.n,
+                   "a generator needs 1 <= M <= N, got M = ", layout.m, ", N = ", layout.n);
+    if (!cuda_device_available()) {
+      throw unavailable_error(
+          "the CUDA constrained-HMC backend was requested but no CUDA device is available");
+    }
+    int device = 0;
+    MYRIAD_CUDA_TRY(cudaGetDevice(&device));
+    return device;
+  }
+
+  /// Throws myriad::invalid_argument when `bytes` more device memory than is free would be
+  /// needed: a clear message (bytes per chain, how many chains fit) instead of a failed
+  /// cudaMalloc deep inside the constructor.
+  void check_fits(std::int64_t bytes, const char* what) const {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    MYRIAD_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (bytes <= static_cast<std::int64_t>(free_bytes)) return;
+    const std::int64_t per_chain = bytes_per_chain(layout_);
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    throw invalid_argument(detail::concat(
+        what, " of ", chains_, " chains need ", static_cast<double>(bytes) / kGiB,
+        " GiB of device memory but only ", static_cast<double>(free_bytes) / kGiB, " GiB of ",
+        static_cast<double>(total_bytes) / kGiB, " GiB is free on ", device_name_, " (", per_chain,
+        " bytes per chain for M = ", layout_.m, ", N = ", layout_.n, "; about ",
+        static_cast<std::int64_t>(free_bytes) / std::max<std::int64_t>(per_chain, 1),
+        " chains fit): use fewer chains"));
+  }
+
+  template <class U>
+  void zero(const DeviceArray<U>& array) {
+    if (array.size() == 0) return;
+    MYRIAD_CUDA_TRY(cudaMemsetAsync(array.data(), 0, array.size() * sizeof(U), compute_.get()));
+  }
+
+  kernels::ChmcEnsembleView<T> ensemble_view() const {
+    return {EnsembleView<T>{position_.data(), chains_, layout_.n, stride_},
+            EnsembleView<T>{gradient_.data(), chains_, layout_.n, stride_},
+            potential_.data(),
+            work_.data(),
+            dual_work_.data(),
+            nested_work_.data()};
+  }
+  kernels::ChmcStatisticsView statistics_view() const {
+    std::int64_t* base = counters_.data();
+    return {base,
+            base + chains_,
+            base + 2 * chains_,
+            base + 3 * chains_,
+            base + 4 * chains_,
+            base + 5 * chains_,
+            base + 6 * chains_,
+            base + 7 * chains_,
+            base + 8 * chains_};
+  }
+
+  /// Grows (never shrinks) the two device and two pinned chunk buffers to `values` each.
+  void reserve_chunks(std::size_t values) {
+    if (device_chunk_[0].size() >= values) return;
+    // Earlier copies into the pinned buffers have been delivered, but be explicit before freeing.
+    copy_.synchronize();
+    compute_.synchronize();
+    for (int b = 0; b < 2; ++b) {
+      device_chunk_[b] = DeviceArray<T>();
+      host_chunk_[b] = cuda_detail::PinnedBuffer<T>();
+    }
+    check_fits(static_cast<std::int64_t>(2 * values * sizeof(T)), "the two draw-chunk buffers");
+    for (int b = 0; b < 2; ++b) {
+      device_chunk_[b] = DeviceArray<T>(values);
+      host_chunk_[b] = cuda_detail::PinnedBuffer<T>(values);
+    }
+  }
+
+  /// Σ load(c) over the chains on the compute stream (reduction.cuh); waits for the result.
+  template <class Value, class Load>
+  Value reduce_sum(Load load) const {
+    static_assert(sizeof(Value) <= sizeof(kernels::StatisticsTotals), "scratch too small");
+    return cuda_detail::reduce_sum<Value>(
+        chains_, load, reinterpret_cast<Value*>(reduce_scratch_.data()), sm_count_, compute_.get());
+  }
+
+  Generator generator_;
+  std::int64_t chains_;
+  std::int64_t stride_;
+  ChmcLayout layout_;
+  int n_quantities_;
+  int device_;  // initialised before the streams below (see checked_device)
+  int sm_count_ = 1;
+  std::string device_name_;
+  int init_grid_ = 1;
+  int iterations_grid_ = 1;
+
+  // Declared before the buffers so that they are destroyed after them; the destructor body has
+  // already waited for both streams.
+  cuda_detail::Stream compute_;
+  cuda_detail::Stream copy_;
+  cuda_detail::Event chunk_computed_[2];
+  cuda_detail::Event chunk_copied_[2];
+
+  DeviceArray<T> position_, gradient_, potential_, work_;
+  DeviceArray<Dual<T>> dual_work_;
+  DeviceArray<Dual<Dual<T>>> nested_work_;
+  DeviceArray<std::uint8_t> initialized_;
+  DeviceArray<std::int64_t> counters_;  ///< kCounters × chains, [counter][chain]
+  DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
+  DeviceArray<T> device_chunk_[2];
+  cuda_detail::PinnedBuffer<T> host_chunk_[2];
+};
+
+/// The CUDA constrained-HMC backend for `generator` with `chains` chains on the current device
+/// (declared in backend/chmc_backend.hpp).
+template <class Generator, class T>
+std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator& generator,
+                                                       std::int64_t chains) {
+  return std::make_unique<CudaChmcBackend<Generator, T>>(generator, chains);
+}
+
+}  // namespace myriad
