@@ -1,0 +1,783 @@
+#pragma once
+// `lotka_volterra`: the stochastic Lotka–Volterra predator–prey model of Graham & Storkey 2017
+// (journal §10.2), exactly as constrained-hmc.md §15.2.
+//
+// SDEs dr = (z₁r − z₂rf)dt + dn_r, df = (z₄rf − z₃f)dt + dn_f, discretised by Euler–Maruyama
+// over s = 1 … S (S = 50, δt = 1, σ_r = σ_f = 1, r₀ = f₀ = 100):
+//   r_s = r_{s−1} + δt (z₁ r_{s−1} − z₂ r_{s−1} f_{s−1}) + √δt σ_r u^(r)_s,
+//   f_s = f_{s−1} + δt (z₄ r_{s−1} f_{s−1} − z₃ f_{s−1}) + √δt σ_f u^(f)_s.
+// Inputs u = (u₁ ∈ ℝ⁴, u₂ ∈ ℝ^{2S}), all N(0, 1) a priori; z = exp(s u₁ + m) with m = −2,
+// s = 1, i.e. z_i ~ LogNormal(−2, 1). u₂ is interleaved, u₂ = (u^(r)_1, u^(f)_1, u^(r)_2, …),
+// like the output x = (r₁, f₁, …, r_S, f_S), so that T = ∂x/∂u₂ is lower triangular with
+// diagonal √δt σ (§15.2, erratum 10 of §16). N = 2S + 4 = 104, M = 2S = 100, K = 4.
+//
+// LotkaVolterra conditions on every observation (gram_structure = triangular_plus_low_rank,
+// §10.2). LotkaVolterraSummaries conditions on 9 summary statistics of the same data (§15.2,
+// §10.3: dense Gram). LotkaVolterraProblem simulates the data once at the paper's
+// z = (0.4, 0.005, 0.05, 0.001) and owns it (host and device copies). Quantities of both
+// generators: z[0] … z[3] = z₁ … z₄.
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "myriad/backend/memory.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/model/generator.hpp"
+
+namespace myriad::models {
+
+/// Settings of the Lotka–Volterra simulator; the defaults are the paper's (§15.2).
+struct LotkaVolterraSettings {
+  int num_steps = 50;        ///< S Euler–Maruyama steps, all observed
+  double dt = 1.0;           ///< δt
+  double sigma_r = 1.0;      ///< σ_r, prey noise scale
+  double sigma_f = 1.0;      ///< σ_f, predator noise scale
+  double r0 = 100.0;         ///< initial prey
+  double f0 = 100.0;         ///< initial predators
+  double prior_mean = -2.0;  ///< m in z = exp(s u₁ + m)
+  double prior_scale = 1.0;  ///< s in z = exp(s u₁ + m)
+  std::array<double, 4> true_parameters = {0.4, 0.005, 0.05, 0.001};  ///< z of the data
+};
+
+/// The Euler–Maruyama simulator shared by both Lotka–Volterra generators (§15.2); per-chain.
+struct LotkaVolterraDynamics {
+  static constexpr int kNumParameters = 4;  ///< K: inputs u₁
+
+  int num_steps = 50;
+  double dt = 1.0;
+  double sigma_r = 1.0;
+  double sigma_f = 1.0;
+  double r0 = 100.0;
+  double f0 = 100.0;
+  double prior_mean = -2.0;
+  double prior_scale = 1.0;
+
+  /// Validates the settings; `model` names the generator in messages.
+  static LotkaVolterraDynamics make(const LotkaVolterraSettings& s, const char* model) {
+    MYRIAD_EXPECTS(s.num_steps >= 3, model, ": num_steps must be >= 3, got ", s.num_steps);
+    MYRIAD_EXPECTS(std::isfinite(s.dt) && s.dt > 0, model, ": dt must be positive, got ", s.dt);
+    MYRIAD_EXPECTS(std::isfinite(s.sigma_r) && s.sigma_r > 0, model,
+                   ": sigma_r must be positive, got ", s.sigma_r);
+    MYRIAD_EXPECTS(std::isfinite(s.sigma_f) && s.sigma_f > 0, model,
+                   ": sigma_f must be positive, got ", s.sigma_f);
+    MYRIAD_EXPECTS(std::isfinite(s.r0), model, ": r0 must be finite, got ", s.r0);
+    MYRIAD_EXPECTS(std::isfinite(s.f0), model, ": f0 must be finite, got ", s.f0);
+    MYRIAD_EXPECTS(std::isfinite(s.prior_mean), model, ": prior_mean must be finite, got ",
+                   s.prior_mean);
+    MYRIAD_EXPECTS(std::isfinite(s.prior_scale) && s.prior_scale > 0, model,
+                   ": prior_scale must be positive, got ", s.prior_scale);
+    for (int i = 0; i < 4; ++i)
+      MYRIAD_EXPECTS(std::isfinite(s.true_parameters[i]) && s.true_parameters[i] > 0, model,
+                     ": true_parameters[", i, "] must be positive, got ", s.true_parameters[i]);
+    return LotkaVolterraDynamics{s.num_steps, s.dt, s.sigma_r,    s.sigma_f,
+                                 s.r0,        s.f0, s.prior_mean, s.prior_scale};
+  }
+
+  MYRIAD_HD int num_inputs() const { return kNumParameters + 2 * num_steps; }
+  /// √δt σ_r and √δt σ_f: the diagonal of T.
+  MYRIAD_HD double noise_scale_r() const { return myriad::sqrt(dt) * sigma_r; }
+  MYRIAD_HD double noise_scale_f() const { return myriad::sqrt(dt) * sigma_f; }
+
+  /// z_i = exp(s u₁[i] + m).
+  template <class Vec, class Z>
+  MYRIAD_HD void parameters(const Vec& u, Z& z) const {
+    using S = std::decay_t<decltype(u[0])>;
+    for (int i = 0; i < kNumParameters; ++i) z[i] = exp(S(prior_scale) * u[i] + S(prior_mean));
+  }
+
+  /// The deterministic part of one Euler–Maruyama step:
+  ///   r' = r + δt (z₁ r − z₂ r f),   f' = f + δt (z₄ r f − z₃ f).
+  template <class S>
+  MYRIAD_HD void drift_step(const S* z, const S& r, const S& f, S& next_r, S& next_f) const {
+    next_r = r + S(dt) * (z[0] * r - z[1] * r * f);
+    next_f = f + S(dt) * (z[3] * r * f - z[2] * f);
+  }
+
+  /// Tangent of drift_step: (dr, df) ← d(r', f') given tangents dr, df of the state and dz of
+  /// the parameters. Written in the operation order of drift_step, term by term:
+  ///   dr' = dr + δt ((dz₁ r + z₁ dr) − ((dz₂ r + z₂ dr) f + z₂ r df)),
+  ///   df' = df + δt (((dz₄ r + z₄ dr) f + z₄ r df) − (dz₃ f + z₃ df)).
+  template <class S>
+  MYRIAD_HD void drift_step_tangent(const S* z, const S* dz, const S& r, const S& f, S& dr,
+                                    S& df) const {
+    const S dr_in = dr, df_in = df;
+    dr = dr_in +
+         S(dt) * ((dz[0] * r + z[0] * dr_in) - ((dz[1] * r + z[1] * dr_in) * f + z[1] * r * df_in));
+    df = df_in +
+         S(dt) * (((dz[3] * r + z[3] * dr_in) * f + z[3] * r * df_in) - (dz[2] * f + z[2] * df_in));
+  }
+
+  /// Runs the simulator at u and calls visit(s, r_s, f_s) for s = 0 … S−1 (0-based).
+  template <class Vec, class Visitor>
+  MYRIAD_HD void simulate(const Vec& u, Visitor& visit) const {
+    using S = std::decay_t<decltype(u[0])>;
+    S z[kNumParameters];
+    parameters(u, z);
+    const S scale_r = S(noise_scale_r()), scale_f = S(noise_scale_f());
+    S r = S(r0), f = S(f0);
+    for (int s = 0; s < num_steps; ++s) {
+      S base_r, base_f;
+      drift_step(z, r, f, base_r, base_f);
+      r = base_r + scale_r * u[kNumParameters + 2 * s];
+      f = base_f + scale_f * u[kNumParameters + 2 * s + 1];
+      visit(s, r, f);
+    }
+  }
+
+  /// Runs the simulator at u with the tangent along input `direction` and calls
+  /// visit(s, r_s, f_s, dr_s, df_s): the forward sensitivity (tangent-linear) model.
+  template <class Vec, class Visitor>
+  MYRIAD_HD void simulate_tangent(const Vec& u, int direction, Visitor& visit) const {
+    using S = std::decay_t<decltype(u[0])>;
+    S z[kNumParameters], dz[kNumParameters];
+    parameters(u, z);
+    for (int i = 0; i < kNumParameters; ++i)
+      dz[i] = i == direction ? S(prior_scale) * z[i] : S(0);  // dz_i/du₁[i] = s z_i
+    const S scale_r = S(noise_scale_r()), scale_f = S(noise_scale_f());
+    S r = S(r0), f = S(f0), dr = S(0), df = S(0);
+    for (int s = 0; s < num_steps; ++s) {
+      S base_r, base_f;
+      drift_step(z, r, f, base_r, base_f);
+      drift_step_tangent(z, dz, r, f, dr, df);
+      const int input_r = kNumParameters + 2 * s;
+      r = base_r + scale_r * u[input_r];
+      f = base_f + scale_f * u[input_r + 1];
+      if (direction == input_r) dr = dr + scale_r;
+      if (direction == input_r + 1) df = df + scale_f;
+      visit(s, r, f, dr, df);
+    }
+  }
+
+  /// With u₁ fixed, the u₂ that makes the simulator reproduce `series` (interleaved r, f):
+  /// each Euler step is affine in its own noise (§12.2), u^(r)_s = (r̄_s − r'_s)/(√δt σ_r) with
+  /// r'_s the drift step from the state the simulator itself computes (r_{s−1} + √δt σ u), so
+  /// rounding does not propagate through the dynamics. False if a value is not finite.
+  template <class Out>
+  MYRIAD_HD bool forward_substitute(const double* series, Out& u) const {
+    double z[kNumParameters];
+    parameters(u, z);
+    const double scale_r = noise_scale_r(), scale_f = noise_scale_f();
+    double r = r0, f = f0;
+    for (int s = 0; s < num_steps; ++s) {
+      double base_r, base_f;
+      drift_step(z, r, f, base_r, base_f);
+      const double noise_r = (series[2 * s] - base_r) / scale_r;
+      const double noise_f = (series[2 * s + 1] - base_f) / scale_f;
+      if (!myriad::isfinite(noise_r) || !myriad::isfinite(noise_f)) return false;
+      u[kNumParameters + 2 * s] = noise_r;
+      u[kNumParameters + 2 * s + 1] = noise_f;
+      r = base_r + scale_r * noise_r;  // the simulator's own expression (see simulate)
+      f = base_f + scale_f * noise_f;
+    }
+    return true;
+  }
+};
+
+namespace detail {
+
+/// Column offset into a dense Jacobian: block(i, j) = J(i, j + offset).
+template <class Jac>
+struct JacobianColumns {
+  Jac& jacobian;
+  int offset;
+  MYRIAD_HD decltype(auto) operator()(int i, int j) const { return jacobian(i, j + offset); }
+};
+
+// Writes simulated states into the output vector.
+template <class Out>
+struct SeriesWriter {
+  Out& x;
+  template <class S>
+  MYRIAD_HD void operator()(int s, const S& r, const S& f) const {
+    x[2 * s] = r;
+    x[2 * s + 1] = f;
+  }
+};
+
+}  // namespace detail
+
+/// The full-data Lotka–Volterra generator: x = (r₁, f₁, …, r_S, f_S), viewing caller-owned
+/// observations. J = [B  T] with T lower triangular, diagonal √δt σ (§10.2).
+struct LotkaVolterra {
+  using value_type = double;
+  static constexpr GramStructure gram_structure = GramStructure::triangular_plus_low_rank;
+  static constexpr int kNumParameters = LotkaVolterraDynamics::kNumParameters;
+
+  LotkaVolterraDynamics dynamics;
+  const double* observations = nullptr;  ///< x̄ = (r̄₁, f̄₁, …, r̄_S, f̄_S)
+
+  /// A view of caller-owned observations (host or device pointer, 2S entries).
+  static LotkaVolterra make(const double* observations, const LotkaVolterraSettings& settings) {
+    LotkaVolterra g;
+    g.dynamics = LotkaVolterraDynamics::make(settings, "lotka_volterra");
+    MYRIAD_EXPECTS(observations != nullptr, "lotka_volterra: observations must not be null");
+    g.observations = observations;
+    return g;
+  }
+
+  MYRIAD_HD int input_dim() const { return dynamics.num_inputs(); }
+  MYRIAD_HD int output_dim() const { return 2 * dynamics.num_steps; }
+  MYRIAD_HD value_type observed(int m) const { return observations[m]; }
+  MYRIAD_HD int num_parameters() const { return kNumParameters; }
+
+  /// x_{2s} = r_{s+1}, x_{2s+1} = f_{s+1}.
+  template <class Vec, class Out>
+  MYRIAD_HD void generate(const Vec& u, Out& x) const {
+    detail::SeriesWriter<Out> writer{x};
+    dynamics.simulate(u, writer);
+  }
+
+  /// log N(u; 0, I).
+  template <class Vec>
+  MYRIAD_HD auto log_prior(const Vec& u) const {
+    return standard_normal_log_prior(u, input_dim());
+  }
+
+  /// ∇ log ρ = −u; returns log ρ(u).
+  template <class Vec, class Grad>
+  MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const {
+    for (int n = 0; n < input_dim(); ++n) g[n] = -u[n];
+    return standard_normal_log_prior(u, input_dim());
+  }
+
+  /// Dense J = [B  T], all M × N entries (zeros above T's diagonal included).
+  template <class Vec, class Jac>
+  MYRIAD_HD void jacobian(const Vec& u, Jac& J) const {
+    detail::JacobianColumns<Jac> params{J, 0};
+    detail::JacobianColumns<Jac> noise{J, kNumParameters};
+    blocks(u, params, noise, true);
+  }
+
+  /// B(m, k) = ∂x_m/∂u₁[k] (M × 4) and T(m, j) = ∂x_m/∂u₂[j] for j ≤ m (entries above the
+  /// diagonal are neither read nor written). Forward sensitivities, one Euler step at a time:
+  /// rows 2s, 2s+1 follow from rows 2s−2, 2s−1 by the tangent of the drift step (plus ∂z
+  /// terms for B), and T(2s, 2s) = √δt σ_r, T(2s+1, 2s) = 0, T(2s+1, 2s+1) = √δt σ_f. O(M²).
+  template <class Vec, class Params, class Noise>
+  MYRIAD_HD void structured_jacobian(const Vec& u, Params& B, Noise& T) const {
+    blocks(u, B, T, false);
+  }
+
+  /// u ~ N(0, I): normals 0 … N−1 of (attempt, Purpose::initial_point).
+  template <class Out>
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
+    rng.fill_normal<double>(attempt, Purpose::initial_point, u, input_dim());
+  }
+
+  /// u₁ = the first 4 normals of draw_prior, u₂ by forward substitution so that the simulator
+  /// reproduces x̄ (§12.2; exact up to rounding). False if a noise value is not finite.
+  template <class Out>
+  MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
+    rng.fill_normal<double>(attempt, Purpose::initial_point, u, kNumParameters);
+    return dynamics.forward_substitute(observations, u);
+  }
+
+  /// Recorded quantities: z[0] … z[3] = z₁ … z₄.
+  MYRIAD_HD int num_quantities() const { return kNumParameters; }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
+    dynamics.parameters(u, out);
+  }
+  std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
+
+ private:
+  template <class Vec, class Params, class Noise>
+  MYRIAD_HD void blocks(const Vec& u, Params& B, Noise& T, bool dense) const {
+    using S = std::decay_t<decltype(u[0])>;
+    constexpr int K = kNumParameters;
+    const int M = output_dim();
+    S z[K], no_dz[K];
+    dynamics.parameters(u, z);
+    for (int k = 0; k < K; ++k) no_dz[k] = S(0);
+    const S scale_r = S(dynamics.noise_scale_r()), scale_f = S(dynamics.noise_scale_f());
+    S r = S(dynamics.r0), f = S(dynamics.f0);  // state before step s
+    for (int s = 0; s < dynamics.num_steps; ++s) {
+      const int row_r = 2 * s, row_f = 2 * s + 1;
+      for (int k = 0; k < K; ++k) {
+        S dz[K];
+        for (int i = 0; i < K; ++i) dz[i] = i == k ? S(dynamics.prior_scale) * z[i] : S(0);
+        S dr = s > 0 ? S(B(row_r - 2, k)) : S(0);
+        S df = s > 0 ? S(B(row_f - 2, k)) : S(0);
+        dynamics.drift_step_tangent(z, dz, r, f, dr, df);
+        B(row_r, k) = dr;
+        B(row_f, k) = df;
+      }
+      for (int j = 0; j < row_r; ++j) {
+        // T(2s−2, 2s−1) lies above the diagonal and is zero: r_s does not depend on u^(f)_s.
+        S dr = j < row_r - 1 ? S(T(row_r - 2, j)) : S(0);
+        S df = S(T(row_f - 2, j));
+        dynamics.drift_step_tangent(z, no_dz, r, f, dr, df);
+        T(row_r, j) = dr;
+        T(row_f, j) = df;
+      }
+      T(row_r, row_r) = scale_r;
+      T(row_f, row_r) = S(0);
+      T(row_f, row_f) = scale_f;
+      if (dense) {
+        for (int j = row_f; j < M; ++j) T(row_r, j) = S(0);
+        for (int j = row_f + 1; j < M; ++j) T(row_f, j) = S(0);
+      }
+      S base_r, base_f;
+      dynamics.drift_step(z, r, f, base_r, base_f);
+      r = base_r + scale_r * u[K + row_r];
+      f = base_f + scale_f * u[K + row_f];
+    }
+  }
+};
+
+namespace detail {
+
+/// The 9 summary statistics of §15.2 from a series (r_s, f_s), s = 1 … S, in two passes.
+/// With c_s = r_s − m_r, d_s = f_s − m_f:
+///   x₀ = m_r = (1/S) Σ r_s,                 x₁ = m_f = (1/S) Σ f_s,
+///   x₂ = log v_r, v_r = (1/S) Σ c_s²,        x₃ = log v_f, v_f = (1/S) Σ d_s²,
+///   x₄, x₅ = ρ_r(1), ρ_r(2),                 x₆, x₇ = ρ_f(1), ρ_f(2),
+///     ρ_r(k) = Σ_{s=1}^{S−k} c_s c_{s+k} / Σ_{s=1}^{S} c_s²   (the standard sample ACF),
+///   x₈ = κ = Σ c_s d_s / √(Σ c_s² Σ d_s²)     (lag-0 cross-correlation).
+template <class S>
+struct LotkaVolterraSummaryAccumulator {
+  int num_steps;
+  S sum_r = S(0), sum_f = S(0);  // pass 1
+  S mean_r = S(0), mean_f = S(0);
+  S ss_r = S(0), ss_f = S(0), cross = S(0);  // pass 2
+  S lag1_r = S(0), lag2_r = S(0), lag1_f = S(0), lag2_f = S(0);
+  S prev1_r = S(0), prev2_r = S(0), prev1_f = S(0), prev2_f = S(0);
+
+  MYRIAD_HD explicit LotkaVolterraSummaryAccumulator(int steps) : num_steps(steps) {}
+
+  MYRIAD_HD void first(int /*s*/, const S& r, const S& f) {
+    sum_r += r;
+    sum_f += f;
+  }
+  MYRIAD_HD void finish_first() {
+    mean_r = sum_r / S(num_steps);
+    mean_f = sum_f / S(num_steps);
+  }
+  MYRIAD_HD void second(int s, const S& r, const S& f) {
+    const S c = r - mean_r, d = f - mean_f;
+    ss_r += c * c;
+    ss_f += d * d;
+    cross += c * d;
+    if (s >= 1) {
+      lag1_r += prev1_r * c;
+      lag1_f += prev1_f * d;
+    }
+    if (s >= 2) {
+      lag2_r += prev2_r * c;
+      lag2_f += prev2_f * d;
+    }
+    prev2_r = prev1_r;
+    prev1_r = c;
+    prev2_f = prev1_f;
+    prev1_f = d;
+  }
+  template <class Out>
+  MYRIAD_HD void write(Out& x) const {
+    x[0] = mean_r;
+    x[1] = mean_f;
+    x[2] = log(ss_r / S(num_steps));
+    x[3] = log(ss_f / S(num_steps));
+    x[4] = lag1_r / ss_r;
+    x[5] = lag2_r / ss_r;
+    x[6] = lag1_f / ss_f;
+    x[7] = lag2_f / ss_f;
+    x[8] = cross / sqrt(ss_r * ss_f);
+  }
+};
+
+template <class S>
+struct SummaryFirstPass {
+  LotkaVolterraSummaryAccumulator<S>& acc;
+  MYRIAD_HD void operator()(int s, const S& r, const S& f) const { acc.first(s, r, f); }
+};
+template <class S>
+struct SummarySecondPass {
+  LotkaVolterraSummaryAccumulator<S>& acc;
+  MYRIAD_HD void operator()(int s, const S& r, const S& f) const { acc.second(s, r, f); }
+};
+
+/// Values and tangents of the 9 summaries along one input direction (the tangent-linear model
+/// of LotkaVolterraSummaryAccumulator). With dc_s = dr_s − dm_r (and likewise for f):
+///   dm = (1/S) Σ dr_s,   d(Σc²) = 2 Σ c dc,   d(Σ c_s c_{s+k}) = Σ (dc_s c_{s+k} + c_s dc_{s+k}),
+///   d log v = d(Σc²)/Σc²,   dρ(k) = (d(Σ c c₊ₖ) − ρ(k) d(Σc²))/Σc²,
+///   dκ = d(Σ c d)/√(Σc² Σd²) − (κ/2)(d(Σc²)/Σc² + d(Σd²)/Σd²).
+template <class S>
+struct LotkaVolterraSummaryTangent {
+  int num_steps;
+  S sum_r = S(0), sum_f = S(0), dsum_r = S(0), dsum_f = S(0);
+  S mean_r = S(0), mean_f = S(0), dmean_r = S(0), dmean_f = S(0);
+  S ss_r = S(0), ss_f = S(0), cross = S(0), dss_r = S(0), dss_f = S(0), dcross = S(0);
+  S lag_r[2] = {S(0), S(0)}, lag_f[2] = {S(0), S(0)};
+  S dlag_r[2] = {S(0), S(0)}, dlag_f[2] = {S(0), S(0)};
+  S prev_r[2] = {S(0), S(0)}, prev_f[2] = {S(0), S(0)};  // c_{s−1}, c_{s−2}
+  S dprev_r[2] = {S(0), S(0)}, dprev_f[2] = {S(0), S(0)};
+  bool second_pass = false;
+
+  MYRIAD_HD explicit LotkaVolterraSummaryTangent(int steps) : num_steps(steps) {}
+
+  MYRIAD_HD void operator()(int s, const S& r, const S& f, const S& dr, const S& df) {
+    if (!second_pass) {
+      sum_r += r;
+      sum_f += f;
+      dsum_r += dr;
+      dsum_f += df;
+      return;
+    }
+    const S c = r - mean_r, d = f - mean_f;
+    const S dc = dr - dmean_r, dd = df - dmean_f;
+    ss_r += c * c;
+    ss_f += d * d;
+    cross += c * d;
+    dss_r += S(2) * c * dc;
+    dss_f += S(2) * d * dd;
+    dcross += dc * d + c * dd;
+    for (int k = 0; k < 2; ++k) {
+      if (s >= k + 1) {
+        lag_r[k] += prev_r[k] * c;
+        lag_f[k] += prev_f[k] * d;
+        dlag_r[k] += dprev_r[k] * c + prev_r[k] * dc;
+        dlag_f[k] += dprev_f[k] * d + prev_f[k] * dd;
+      }
+    }
+    prev_r[1] = prev_r[0];
+    prev_r[0] = c;
+    prev_f[1] = prev_f[0];
+    prev_f[0] = d;
+    dprev_r[1] = dprev_r[0];
+    dprev_r[0] = dc;
+    dprev_f[1] = dprev_f[0];
+    dprev_f[0] = dd;
+  }
+  MYRIAD_HD void finish_first() {
+    mean_r = sum_r / S(num_steps);
+    mean_f = sum_f / S(num_steps);
+    dmean_r = dsum_r / S(num_steps);
+    dmean_f = dsum_f / S(num_steps);
+    second_pass = true;
+  }
+  template <class Out>
+  MYRIAD_HD void write_tangent(Out& dx) const {
+    dx[0] = dmean_r;
+    dx[1] = dmean_f;
+    dx[2] = dss_r / ss_r;
+    dx[3] = dss_f / ss_f;
+    for (int k = 0; k < 2; ++k) {
+      dx[4 + k] = (dlag_r[k] - lag_r[k] / ss_r * dss_r) / ss_r;
+      dx[6 + k] = (dlag_f[k] - lag_f[k] / ss_f * dss_f) / ss_f;
+    }
+    const S norm = sqrt(ss_r * ss_f);
+    const S kappa = cross / norm;
+    dx[8] = dcross / norm - kappa * S(0.5) * (dss_r / ss_r + dss_f / ss_f);
+  }
+};
+
+/// In-place lower Cholesky factor of an n × n row-major SPD matrix (n ≤ 9 here); false on a
+/// non-positive or non-finite pivot.
+MYRIAD_HD inline bool lotka_volterra_cholesky(double* a, int n) {
+  for (int j = 0; j < n; ++j) {
+    double d = a[j * n + j];
+    for (int k = 0; k < j; ++k) d -= a[j * n + k] * a[j * n + k];
+    if (!(d > 0) || !myriad::isfinite(d)) return false;
+    const double l = myriad::sqrt(d);
+    a[j * n + j] = l;
+    for (int i = j + 1; i < n; ++i) {
+      double s = a[i * n + j];
+      for (int k = 0; k < j; ++k) s -= a[i * n + k] * a[j * n + k];
+      a[i * n + j] = s / l;
+    }
+  }
+  return true;
+}
+
+}  // namespace detail
+
+/// Lotka–Volterra conditioned on the 9 summary statistics of §15.2 (definitions at
+/// detail::LotkaVolterraSummaryAccumulator): x = (m_r, m_f, log v_r, log v_f, ρ_r(1), ρ_r(2),
+/// ρ_f(1), ρ_f(2), κ). Dense Gram (§10.3). Holds the observed summaries inline and a view of
+/// the full observed series, which initialize() uses to find a first point.
+struct LotkaVolterraSummaries {
+  using value_type = double;
+  static constexpr int kNumSummaries = 9;
+  static constexpr int kNumParameters = LotkaVolterraDynamics::kNumParameters;
+  /// initialize() keeps a Gauss–Newton step of u₂ on the stack, which bounds S.
+  static constexpr int kMaxSteps = 128;
+  /// An initial point is accepted when ‖g(u) − x̄‖∞ is below this.
+  static constexpr double kInitializeTolerance = 1e-10;
+
+  LotkaVolterraDynamics dynamics;
+  const double* series = nullptr;  ///< the full observed series (r̄₁, f̄₁, …), 2S entries
+  double summaries[kNumSummaries]{};  ///< x̄: the summaries of `series`
+
+  /// A view of a caller-owned series (host or device pointer) with its summaries, computed on
+  /// the host by summaries_of(series_on_host, …).
+  static LotkaVolterraSummaries make(const double* series,
+                                     const std::array<double, kNumSummaries>& observed_summaries,
+                                     const LotkaVolterraSettings& settings) {
+    LotkaVolterraSummaries g;
+    g.dynamics = LotkaVolterraDynamics::make(settings, "lotka_volterra_summaries");
+    MYRIAD_EXPECTS(settings.num_steps <= kMaxSteps,
+                   "lotka_volterra_summaries: num_steps must be <= ", kMaxSteps, ", got ",
+                   settings.num_steps);
+    MYRIAD_EXPECTS(series != nullptr, "lotka_volterra_summaries: series must not be null");
+    for (int m = 0; m < kNumSummaries; ++m) {
+      MYRIAD_EXPECTS(std::isfinite(observed_summaries[m]), "lotka_volterra_summaries: summary ", m,
+                     " is not finite: ", observed_summaries[m]);
+      g.summaries[m] = observed_summaries[m];
+    }
+    g.series = series;
+    return g;
+  }
+
+  /// The 9 summaries of a series of S (r, f) pairs, interleaved; host or device.
+  template <class Vec, class Out>
+  MYRIAD_HD static void summaries_of(const Vec& series, int num_steps, Out& x) {
+    using S = std::decay_t<decltype(series[0])>;
+    detail::LotkaVolterraSummaryAccumulator<S> acc(num_steps);
+    for (int s = 0; s < num_steps; ++s) acc.first(s, series[2 * s], series[2 * s + 1]);
+    acc.finish_first();
+    for (int s = 0; s < num_steps; ++s) acc.second(s, series[2 * s], series[2 * s + 1]);
+    acc.write(x);
+  }
+
+  MYRIAD_HD int input_dim() const { return dynamics.num_inputs(); }
+  MYRIAD_HD int output_dim() const { return kNumSummaries; }
+  MYRIAD_HD value_type observed(int m) const { return summaries[m]; }
+
+  /// x = the summaries of the simulated series (the simulator runs twice: means first).
+  template <class Vec, class Out>
+  MYRIAD_HD void generate(const Vec& u, Out& x) const {
+    using S = std::decay_t<decltype(u[0])>;
+    detail::LotkaVolterraSummaryAccumulator<S> acc(dynamics.num_steps);
+    detail::SummaryFirstPass<S> first{acc};
+    dynamics.simulate(u, first);
+    acc.finish_first();
+    detail::SummarySecondPass<S> second{acc};
+    dynamics.simulate(u, second);
+    acc.write(x);
+  }
+
+  /// log N(u; 0, I).
+  template <class Vec>
+  MYRIAD_HD auto log_prior(const Vec& u) const {
+    return standard_normal_log_prior(u, input_dim());
+  }
+
+  /// ∇ log ρ = −u; returns log ρ(u).
+  template <class Vec, class Grad>
+  MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const {
+    for (int n = 0; n < input_dim(); ++n) g[n] = -u[n];
+    return standard_normal_log_prior(u, input_dim());
+  }
+
+  /// Column n of J (9 entries): the tangent-linear simulator along input n, then the tangents
+  /// of the summaries (formulas at detail::LotkaVolterraSummaryTangent). Generic scalar.
+  template <class Vec, class Out>
+  MYRIAD_HD void jacobian_column(const Vec& u, int n, Out& column) const {
+    using S = std::decay_t<decltype(u[0])>;
+    detail::LotkaVolterraSummaryTangent<S> tangent(dynamics.num_steps);
+    dynamics.simulate_tangent(u, n, tangent);
+    tangent.finish_first();
+    dynamics.simulate_tangent(u, n, tangent);
+    tangent.write_tangent(column);
+  }
+
+  /// Dense J (9 × N), column by column.
+  template <class Vec, class Jac>
+  MYRIAD_HD void jacobian(const Vec& u, Jac& J) const {
+    using S = std::decay_t<decltype(u[0])>;
+    for (int n = 0; n < input_dim(); ++n) {
+      S column[kNumSummaries];
+      jacobian_column(u, n, column);
+      for (int m = 0; m < kNumSummaries; ++m) J(m, n) = column[m];
+    }
+  }
+
+  /// u ~ N(0, I): normals 0 … N−1 of (attempt, Purpose::initial_point).
+  template <class Out>
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
+    rng.fill_normal<double>(attempt, Purpose::initial_point, u, input_dim());
+  }
+
+  /// A point on the summary manifold: damped Gauss–Newton in u₂ (refine_noise) from the prior
+  /// draw of draw_prior; when that fails — prior trajectories usually explode under the
+  /// LogNormal(−2, 1) prior — from the u₂ that reproduces the observed series exactly (forward
+  /// substitution, §12.2), whose summaries equal x̄ up to rounding, with the same u₁. False if
+  /// neither reaches ‖g(u) − x̄‖∞ < 1e-10.
+  template <class Out>
+  MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
+    draw_prior(rng, attempt, u);
+    if (refine_noise(u, 50)) return true;
+    if (!dynamics.forward_substitute(series, u)) return false;
+    return refine_noise(u, 50);
+  }
+
+  /// Damped Gauss–Newton on the 9 equations g(u) = x̄ in u₂ (u₁ fixed): minimum-norm steps
+  /// Δu₂ = J₂ᵀ(J₂J₂ᵀ)⁻¹ r with a 9 × 9 Cholesky, J₂ = ∂x/∂u₂, halving the step until ‖r‖∞
+  /// decreases. Returns true once ‖r‖∞ < 1e-10 (it iterates on to 1e-12 while that helps).
+  template <class Out>
+  MYRIAD_HD bool refine_noise(Out& u, int max_iterations) const {
+    constexpr int K = kNumParameters;
+    const int noise_inputs = 2 * dynamics.num_steps;
+    double residual[kNumSummaries];
+    double norm = residual_norm(u, residual);
+    for (int it = 0; it < max_iterations && myriad::isfinite(norm) && norm >= 1e-12; ++it) {
+      double gram[kNumSummaries * kNumSummaries] = {};
+      double column[kNumSummaries];
+      for (int j = 0; j < noise_inputs; ++j) {
+        jacobian_column(u, K + j, column);
+        for (int a = 0; a < kNumSummaries; ++a)
+          for (int b = 0; b <= a; ++b) gram[a * kNumSummaries + b] += column[a] * column[b];
+      }
+      if (!detail::lotka_volterra_cholesky(gram, kNumSummaries)) break;
+      double w[kNumSummaries];  // (J₂J₂ᵀ)⁻¹ r by two triangular solves
+      for (int a = 0; a < kNumSummaries; ++a) {
+        double s = residual[a];
+        for (int b = 0; b < a; ++b) s -= gram[a * kNumSummaries + b] * w[b];
+        w[a] = s / gram[a * kNumSummaries + a];
+      }
+      for (int a = kNumSummaries - 1; a >= 0; --a) {
+        double s = w[a];
+        for (int b = a + 1; b < kNumSummaries; ++b) s -= gram[b * kNumSummaries + a] * w[b];
+        w[a] = s / gram[a * kNumSummaries + a];
+      }
+      double step[2 * kMaxSteps];  // J₂ᵀ w at the current point
+      for (int j = 0; j < noise_inputs; ++j) {
+        jacobian_column(u, K + j, column);
+        double s = 0;
+        for (int a = 0; a < kNumSummaries; ++a) s += column[a] * w[a];
+        step[j] = s;
+      }
+      double applied = 0;  // fraction of the step currently applied to u
+      bool improved = false;
+      for (double fraction = 1; fraction > 1e-6; fraction *= 0.5) {
+        for (int j = 0; j < noise_inputs; ++j) u[K + j] = u[K + j] - (fraction - applied) * step[j];
+        applied = fraction;
+        double trial[kNumSummaries];
+        const double trial_norm = residual_norm(u, trial);
+        if (trial_norm < norm) {
+          norm = trial_norm;
+          for (int a = 0; a < kNumSummaries; ++a) residual[a] = trial[a];
+          improved = true;
+          break;
+        }
+      }
+      if (!improved) {
+        for (int j = 0; j < noise_inputs; ++j) u[K + j] = u[K + j] + applied * step[j];
+        break;
+      }
+    }
+    return myriad::isfinite(norm) && norm < kInitializeTolerance;
+  }
+
+  /// Recorded quantities: z[0] … z[3] = z₁ … z₄.
+  MYRIAD_HD int num_quantities() const { return kNumParameters; }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
+    dynamics.parameters(u, out);
+  }
+  std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
+
+ private:
+  // r = g(u) − x̄ and ‖r‖∞ (infinite if any entry is not finite).
+  template <class Vec>
+  MYRIAD_HD double residual_norm(const Vec& u, double* r) const {
+    generate(u, r);
+    double norm = 0;
+    for (int m = 0; m < kNumSummaries; ++m) {
+      r[m] -= summaries[m];
+      if (!myriad::isfinite(r[m])) return HUGE_VAL;
+      norm = norm > myriad::fabs(r[m]) ? norm : myriad::fabs(r[m]);
+    }
+    return norm;
+  }
+};
+
+/// Owning host container of Lotka–Volterra data: the series simulated once at the settings'
+/// true parameters, its 9 summaries, and an optional device copy of the series, uploaded on
+/// the first call to a device_* accessor. Movable, not copyable (it may own device memory).
+class LotkaVolterraProblem {
+ public:
+  /// Default data seed (any seed gives an equally valid data set).
+  static constexpr std::uint64_t kDefaultSeed = 20170420;
+  /// Purpose tag of the data noise stream.
+  static constexpr std::uint32_t kDataPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
+
+  /// Simulates the data: u₁ = (log z − m)/s for the settings' true z, u₂ = 2S normals of
+  /// RandomStream(seed, 0), iteration 0, tag user + 0; x̄ = LotkaVolterra::generate(u).
+  /// Deterministic for a seed.
+  static LotkaVolterraProblem make(std::uint64_t seed = kDefaultSeed,
+                                   const LotkaVolterraSettings& settings = {}) {
+    LotkaVolterraProblem p;
+    p.settings_ = settings;
+    LotkaVolterraDynamics::make(settings, "lotka_volterra");  // validates before any sizing
+    const int K = LotkaVolterraDynamics::kNumParameters, M = 2 * settings.num_steps;
+    p.true_inputs_.assign(static_cast<std::size_t>(K + M), 0.0);
+    for (int i = 0; i < K; ++i)
+      p.true_inputs_[i] =
+          (std::log(settings.true_parameters[i]) - settings.prior_mean) / settings.prior_scale;
+    DenseVector<double> noise{p.true_inputs_.data() + K, M};
+    RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kDataPurpose), noise, M);
+    p.series_.assign(static_cast<std::size_t>(M), 0.0);
+    // Views, not std::vector, in MYRIAD_HD calls (host-only operator[] warns under nvcc).
+    const DenseVector<const double> u{p.true_inputs_.data(), K + M};
+    DenseVector<double> x{p.series_.data(), M};
+    LotkaVolterra::make(p.series_.data(), settings).generate(u, x);
+    for (int m = 0; m < M; ++m)
+      MYRIAD_EXPECTS(std::isfinite(p.series_[m]), "lotka_volterra: the simulated data are not ",
+                     "finite (entry ", m, ") for these settings");
+    DenseVector<double> summaries{p.summaries_.data(), LotkaVolterraSummaries::kNumSummaries};
+    LotkaVolterraSummaries::summaries_of(DenseVector<const double>{p.series_.data(), M},
+                                         settings.num_steps, summaries);
+    return p;
+  }
+
+  const LotkaVolterraSettings& settings() const { return settings_; }
+  /// x̄ = (r̄₁, f̄₁, …, r̄_S, f̄_S).
+  const std::vector<double>& observations() const { return series_; }
+  /// The 9 summaries of x̄ (definitions at LotkaVolterraSummaries).
+  const std::array<double, LotkaVolterraSummaries::kNumSummaries>& summaries() const {
+    return summaries_;
+  }
+  /// The inputs u the data were generated from.
+  const std::vector<double>& true_inputs() const { return true_inputs_; }
+
+  /// The full-data generator viewing the host copy; valid while this object lives.
+  LotkaVolterra host_model() const { return LotkaVolterra::make(series_.data(), settings_); }
+  /// The summary generator viewing the host copy; valid while this object lives.
+  LotkaVolterraSummaries host_summaries_model() const {
+    return LotkaVolterraSummaries::make(series_.data(), summaries_, settings_);
+  }
+  /// The full-data generator viewing the device copy (uploaded on first use). Throws
+  /// myriad::unavailable_error without CUDA, myriad::cuda_error if the upload fails.
+  LotkaVolterra device_model() { return LotkaVolterra::make(device_series(), settings_); }
+  /// The summary generator viewing the device copy (uploaded on first use).
+  LotkaVolterraSummaries device_summaries_model() {
+    return LotkaVolterraSummaries::make(device_series(), summaries_, settings_);
+  }
+
+ private:
+  LotkaVolterraProblem() = default;
+  const double* device_series() {
+    if (device_series_.size() == 0) {
+      DeviceArray<double> device(series_);
+      device_series_ = std::move(device);
+    }
+    return device_series_.data();
+  }
+
+  LotkaVolterraSettings settings_;
+  std::vector<double> series_;
+  std::array<double, LotkaVolterraSummaries::kNumSummaries> summaries_{};
+  std::vector<double> true_inputs_;
+  DeviceArray<double> device_series_;
+};
+
+}  // namespace myriad::models

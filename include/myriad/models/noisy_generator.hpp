@@ -1,0 +1,233 @@
+#pragma once
+// `Noisy<Generator>`: the noisy-generator variant of constrained-hmc.md §9. Any generator g_x
+// with inputs u ∈ ℝ^N, prior ρ and M outputs becomes
+//   g_y(u, n) = g_x(u) + ε n,   inputs (u, n) ∈ ℝ^{N+M},   prior ρ(u) N(n; 0, I_M),
+// conditioned on g_y = x̄. Its Jacobian [J_x  εI_M] always has full row rank, its Gram matrix
+// is J_x J_xᵀ + ε² I, and the u-marginal of its target is ρ(u) N(x̄ | g_x(u), ε² I): exactly the
+// Gaussian-kernel ABC posterior with tolerance ε (§9). Use it for rank-deficient J_x or
+// disconnected fibres. The Gram structure is dense for now (the default).
+//
+// The wrapper is trivially copyable when the inner generator is; members that need an optional
+// member of the inner generator (jacobian, log_prior_gradient, initialize, quantities) exist
+// only when it does, so the compile-time detection of model/generator.hpp sees through it.
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "myriad/core/error.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/model/generator.hpp"
+
+namespace myriad::models {
+
+namespace detail {
+
+template <class G, class = void>
+struct has_draw_prior : std::false_type {};
+template <class G>
+struct has_draw_prior<G, std::void_t<decltype(std::declval<const G&>().draw_prior(
+                             std::declval<const RandomStream&>(), std::uint32_t{},
+                             std::declval<myriad::detail::GeneratorProbeVector&>()))>>
+    : std::true_type {};
+
+// Output of the inner generator seen through g_y: y[m] = g_x,m + ε n_m on assignment.
+template <class Vec, class Out>
+struct NoisyOutput {
+  const Vec& v;
+  Out& y;
+  int offset;  // N: n_m is v[N + m]
+  double epsilon;
+
+  struct Entry {
+    const Vec& v;
+    Out& y;
+    int m;
+    int offset;
+    double epsilon;
+    template <class S>
+    MYRIAD_HD void operator=(const S& gx) const {
+      y[m] = gx + S(epsilon) * v[offset + m];
+    }
+  };
+  MYRIAD_HD Entry operator[](int m) const { return Entry{v, y, m, offset, epsilon}; }
+};
+
+// On assignment of g_x,m: n_m = (x̄_m − g_x,m)/ε, written into v[N + m].
+template <class Inner, class Out>
+struct NoiseSolution {
+  const Inner& inner;
+  Out& v;
+  double epsilon;
+
+  struct Entry {
+    const Inner& inner;
+    Out& v;
+    int m;
+    double epsilon;
+    MYRIAD_HD void operator=(double gx) const {
+      v[inner.input_dim() + m] = (inner.observed(m) - gx) / epsilon;
+    }
+  };
+  MYRIAD_HD Entry operator[](int m) const { return Entry{inner, v, m, epsilon}; }
+};
+
+// On assignment of g_x,m: the largest |g_x,m + ε n_m − x̄_m| so far (∞ if not finite).
+template <class Inner, class Vec>
+struct NoisyResidual {
+  const Inner& inner;
+  const Vec& v;
+  double epsilon;
+  double& max_residual;
+
+  struct Entry {
+    const Inner& inner;
+    const Vec& v;
+    int m;
+    double epsilon;
+    double& max_residual;
+    MYRIAD_HD void operator=(double gx) const {
+      const double r = myriad::fabs(gx + epsilon * v[inner.input_dim() + m] - inner.observed(m));
+      if (!myriad::isfinite(r)) {
+        max_residual = HUGE_VAL;
+      } else if (r > max_residual) {
+        max_residual = r;
+      }
+    }
+  };
+  MYRIAD_HD Entry operator[](int m) const { return Entry{inner, v, m, epsilon, max_residual}; }
+};
+
+}  // namespace detail
+
+/// g_y(u, n) = g_x(u) + ε n around an inner generator (constrained-hmc.md §9).
+template <class Generator>
+struct Noisy {
+  using value_type = double;
+  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
+  /// An initial point is accepted when ‖g_y − x̄‖∞ is below this.
+  static constexpr double kInitializeTolerance = 1e-10;
+  /// n is drawn from normals kNoiseDrawOffset + m of (attempt, Purpose::initial_point), far
+  /// beyond the draws of any inner generator.
+  static constexpr std::uint32_t kNoiseDrawOffset = 1u << 30;
+
+  Generator inner;       ///< g_x
+  double epsilon = 1.0;  ///< ε > 0
+
+  /// Validates ε > 0 (finite).
+  static Noisy make(const Generator& inner, double epsilon) {
+    MYRIAD_EXPECTS(std::isfinite(epsilon) && epsilon > 0, "noisy: epsilon must be positive, got ",
+                   epsilon);
+    return Noisy{inner, epsilon};
+  }
+
+  MYRIAD_HD int inner_dim() const { return inner.input_dim(); }
+  MYRIAD_HD int input_dim() const { return inner.input_dim() + inner.output_dim(); }
+  MYRIAD_HD int output_dim() const { return inner.output_dim(); }
+  MYRIAD_HD value_type observed(int m) const { return inner.observed(m); }
+
+  /// y = g_x(u) + ε n, v = (u, n).
+  template <class Vec, class Out>
+  MYRIAD_HD void generate(const Vec& v, Out& y) const {
+    detail::NoisyOutput<Vec, Out> sink{v, y, inner_dim(), epsilon};
+    inner.generate(v, sink);
+  }
+
+  /// log ρ(u) + log N(n; 0, I).
+  template <class Vec>
+  MYRIAD_HD auto log_prior(const Vec& v) const {
+    using S = std::decay_t<decltype(v[0])>;
+    const int N = inner_dim(), M = output_dim();
+    S sum = S(0);
+    for (int m = 0; m < M; ++m) sum += v[N + m] * v[N + m];
+    return inner.log_prior(v) + (S(-kLogSqrtTwoPi * M) - S(0.5) * sum);
+  }
+
+  /// ∇ log ρ(u) from the inner generator, ∂/∂n_m = −n_m; returns the log prior.
+  template <class Vec, class Grad, class G = Generator,
+            std::enable_if_t<generator_has_log_prior_gradient<G>, int> = 0>
+  MYRIAD_HD value_type log_prior_gradient(const Vec& v, Grad& g) const {
+    const int N = inner_dim(), M = output_dim();
+    double sum = 0;
+    for (int m = 0; m < M; ++m) {
+      const double n = v[N + m];
+      g[N + m] = -n;
+      sum += n * n;
+    }
+    return inner.log_prior_gradient(v, g) + (-kLogSqrtTwoPi * M - 0.5 * sum);
+  }
+
+  /// Dense J = [J_x  εI] (all M × (N + M) entries).
+  template <class Vec, class Jac, class G = Generator,
+            std::enable_if_t<generator_has_jacobian<G>, int> = 0>
+  MYRIAD_HD void jacobian(const Vec& v, Jac& J) const {
+    using S = std::decay_t<decltype(v[0])>;
+    inner.jacobian(v, J);
+    const int N = inner_dim(), M = output_dim();
+    for (int m = 0; m < M; ++m)
+      for (int j = 0; j < M; ++j) J(m, N + j) = j == m ? S(epsilon) : S(0);
+  }
+
+  /// The exact closed form of §9 and §12.4: u from the inner prior (draw_prior), n = (x̄ −
+  /// g_x(u))/ε. When g_x(u) is not finite or g_y misses x̄ by more than 1e-10 through rounding
+  /// (|g_x| ≳ 1e5, as for Lotka–Volterra prior draws, whose trajectories explode), u comes from
+  /// the inner initialize() instead — the same attempt, so the same prior draw of its
+  /// parameters — and lies on the inner fibre, with n ≈ 0. False if neither lands on the fibre.
+  template <
+      class Out, class G = Generator,
+      std::enable_if_t<detail::has_draw_prior<G>::value || generator_has_initialize<G>, int> = 0>
+  MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& v) const {
+    if constexpr (detail::has_draw_prior<G>::value) {
+      inner.draw_prior(rng, attempt, v);
+      if (solve_noise(v)) return true;
+    }
+    if constexpr (generator_has_initialize<G>) {
+      if (inner.initialize(rng, attempt, v) && solve_noise(v)) return true;
+    }
+    return false;
+  }
+
+  /// A prior draw: u from the inner draw_prior, n from normals kNoiseDrawOffset + m.
+  template <class Out, class G = Generator,
+            std::enable_if_t<detail::has_draw_prior<G>::value, int> = 0>
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& v) const {
+    inner.draw_prior(rng, attempt, v);
+    const int N = inner_dim();
+    for (int m = 0; m < output_dim(); ++m)
+      v[N + m] = rng.normal<double>(attempt, Purpose::initial_point,
+                                    kNoiseDrawOffset + static_cast<std::uint32_t>(m));
+  }
+
+  /// The inner generator's quantities (functions of u only).
+  template <class G = Generator>
+  MYRIAD_HD auto num_quantities() const -> decltype(std::declval<const G&>().num_quantities()) {
+    return inner.num_quantities();
+  }
+  template <class Vec, class Out, class G = Generator,
+            class = decltype(std::declval<const G&>().num_quantities())>
+  MYRIAD_HD void quantities(const Vec& v, Out& out) const {
+    inner.quantities(v, out);
+  }
+  template <class G = Generator>
+  auto quantity_name(int i) const -> decltype(std::declval<const G&>().quantity_name(i)) {
+    return inner.quantity_name(i);
+  }
+
+ private:
+  // n = (x̄ − g_x(u))/ε into v[N …], then checks ‖g_x(u) + ε n − x̄‖∞ < 1e-10.
+  template <class Out>
+  MYRIAD_HD bool solve_noise(Out& v) const {
+    detail::NoiseSolution<Generator, Out> solution{inner, v, epsilon};
+    inner.generate(v, solution);
+    double max_residual = 0;
+    detail::NoisyResidual<Generator, Out> residual{inner, v, epsilon, max_residual};
+    inner.generate(v, residual);
+    return max_residual < kInitializeTolerance;
+  }
+};
+
+}  // namespace myriad::models
