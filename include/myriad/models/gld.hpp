@@ -188,22 +188,32 @@ struct Gld {
     }
   }
 
-  /// A prior draw keyed by (attempt, Purpose::initial_point): u₁[0..2] are normals 0–2,
-  /// u₁[3] the logistic quantile of uniform draw 2, u₂[n] that of uniform draw 3 + n.
+  /// u ~ ρ keyed by (iteration, purpose): u₁[0..2] are normals 0–2, u₁[3] the logistic
+  /// quantile of uniform draw 2, u₂[n] that of uniform draw 3 + n.
   template <class Out>
-  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    draw_parameters(rng, attempt, u);
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
+                            Out& u) const {
+    draw_parameters(rng, iteration, purpose, u);
     for (int m = 0; m < num_observations; ++m)
       u[kNumParameters + m] = logistic_quantile(
-          rng.uniform<double>(attempt, Purpose::initial_point, static_cast<std::uint32_t>(3 + m)));
+          rng.uniform<double>(iteration, purpose, static_cast<std::uint32_t>(3 + m)));
   }
 
-  /// u₁ as in draw_prior, then each u₂[n] by a monotone 1-D root-find of x_n(u₂[n]) = x̄_n
-  /// (constrained-hmc.md §12.2). False (the caller retries with the next attempt) if some x̄_n
-  /// lies outside the support [q(0 | z), q(1 | z)] or a root is not found to 1e-10.
+  /// u ~ ρ for the library's prior sampling (sample_generator_prior, model/generator.hpp, as
+  /// used by the ABC baselines): draw_prior with Purpose::user, the tag those callers give the
+  /// default standard-normal sampler.
+  template <class Out>
+  MYRIAD_HD void sample_prior(const RandomStream& rng, std::uint32_t iteration, Out& u) const {
+    draw_prior(rng, iteration, Purpose::user, u);
+  }
+
+  /// u₁ as in draw_prior(attempt, Purpose::initial_point), then each u₂[n] by a monotone 1-D
+  /// root-find of x_n(u₂[n]) = x̄_n (constrained-hmc.md §12.2). False (the caller retries with the
+  /// next attempt) if some x̄_n lies outside the support [q(0 | z), q(1 | z)] or a root is not found
+  /// to 1e-10.
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    draw_parameters(rng, attempt, u);
+    draw_parameters(rng, attempt, Purpose::initial_point, u);
     double z[4];
     parameters(u, z);
     for (int m = 0; m < num_observations; ++m) {
@@ -281,9 +291,10 @@ struct Gld {
   }
 
   template <class Out>
-  MYRIAD_HD void draw_parameters(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    rng.fill_normal<double>(attempt, Purpose::initial_point, u, 3);
-    u[3] = logistic_quantile(rng.uniform<double>(attempt, Purpose::initial_point, 2));
+  MYRIAD_HD void draw_parameters(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
+                                 Out& u) const {
+    rng.fill_normal<double>(iteration, purpose, u, 3);
+    u[3] = logistic_quantile(rng.uniform<double>(iteration, purpose, 2));
   }
 
   // x(u) − target and its derivative, for the root-find.

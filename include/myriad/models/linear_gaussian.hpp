@@ -93,19 +93,29 @@ struct LinearGaussian {
       for (int n = 0; n < num_inputs; ++n) J(m, n) = S(a(m, n));
   }
 
-  /// u ~ N(0, I): normals 0 … N−1 of (attempt, Purpose::initial_point).
+  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose).
   template <class Out>
-  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    rng.fill_normal<double>(attempt, Purpose::initial_point, u, num_inputs);
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
+                            Out& u) const {
+    rng.fill_normal<double>(iteration, purpose, u, num_inputs);
   }
 
-  /// The exact projection of a prior draw v onto the fibre, u = v − P(A v − x̄) (the
+  /// u ~ ρ for the library's prior sampling (sample_generator_prior, model/generator.hpp, as
+  /// used by the ABC baselines): draw_prior with Purpose::user, the tag those callers give the
+  /// default standard-normal sampler.
+  template <class Out>
+  MYRIAD_HD void sample_prior(const RandomStream& rng, std::uint32_t iteration, Out& u) const {
+    draw_prior(rng, iteration, Purpose::user, u);
+  }
+
+  /// The exact projection of the prior draw v of draw_prior(attempt, Purpose::initial_point)
+  /// onto the fibre, u = v − P(A v − x̄) (the
   /// quasi-Newton step of constrained-hmc.md §4, exact for a linear generator), applied twice:
   /// the second sweep is one step of iterative refinement against the rounding of an
   /// ill-conditioned A Aᵀ. False if ‖A u − x̄‖∞ is not below 1e-10 (or not finite).
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    draw_prior(rng, attempt, u);
+    draw_prior(rng, attempt, Purpose::initial_point, u);
     project_once(u);
     project_once(u);
     double residual = 0;

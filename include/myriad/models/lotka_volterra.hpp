@@ -266,14 +266,24 @@ struct LotkaVolterra {
     blocks(u, B, T, false);
   }
 
-  /// u ~ N(0, I): normals 0 … N−1 of (attempt, Purpose::initial_point).
+  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose).
   template <class Out>
-  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    rng.fill_normal<double>(attempt, Purpose::initial_point, u, input_dim());
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
+                            Out& u) const {
+    rng.fill_normal<double>(iteration, purpose, u, input_dim());
   }
 
-  /// u₁ = the first 4 normals of draw_prior, u₂ by forward substitution so that the simulator
-  /// reproduces x̄ (§12.2; exact up to rounding). False if a noise value is not finite.
+  /// u ~ ρ for the library's prior sampling (sample_generator_prior, model/generator.hpp, as
+  /// used by the ABC baselines): draw_prior with Purpose::user, the tag those callers give the
+  /// default standard-normal sampler.
+  template <class Out>
+  MYRIAD_HD void sample_prior(const RandomStream& rng, std::uint32_t iteration, Out& u) const {
+    draw_prior(rng, iteration, Purpose::user, u);
+  }
+
+  /// u₁ = the first 4 normals of draw_prior(attempt, Purpose::initial_point), u₂ by forward
+  /// substitution so that the simulator reproduces x̄ (§12.2; exact up to rounding). False if a
+  /// noise value is not finite.
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
     rng.fill_normal<double>(attempt, Purpose::initial_point, u, kNumParameters);
@@ -600,20 +610,29 @@ struct LotkaVolterraSummaries {
     }
   }
 
-  /// u ~ N(0, I): normals 0 … N−1 of (attempt, Purpose::initial_point).
+  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose).
   template <class Out>
-  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    rng.fill_normal<double>(attempt, Purpose::initial_point, u, input_dim());
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
+                            Out& u) const {
+    rng.fill_normal<double>(iteration, purpose, u, input_dim());
+  }
+
+  /// u ~ ρ for the library's prior sampling (sample_generator_prior, model/generator.hpp, as
+  /// used by the ABC baselines): draw_prior with Purpose::user, the tag those callers give the
+  /// default standard-normal sampler.
+  template <class Out>
+  MYRIAD_HD void sample_prior(const RandomStream& rng, std::uint32_t iteration, Out& u) const {
+    draw_prior(rng, iteration, Purpose::user, u);
   }
 
   /// A point on the summary manifold: damped Gauss–Newton in u₂ (refine_noise) from the prior
-  /// draw of draw_prior; when that fails — prior trajectories usually explode under the
-  /// LogNormal(−2, 1) prior — from the u₂ that reproduces the observed series exactly (forward
-  /// substitution, §12.2), whose summaries equal x̄ up to rounding, with the same u₁. False if
-  /// neither reaches ‖g(u) − x̄‖∞ < 1e-10.
+  /// draw of draw_prior(attempt, Purpose::initial_point); when that fails — prior trajectories
+  /// usually explode under the LogNormal(−2, 1) prior — from the u₂ that reproduces the observed
+  /// series exactly (forward substitution, §12.2), whose summaries equal x̄ up to rounding, with the
+  /// same u₁. False if neither reaches ‖g(u) − x̄‖∞ < 1e-10.
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    draw_prior(rng, attempt, u);
+    draw_prior(rng, attempt, Purpose::initial_point, u);
     if (refine_noise(u, 50)) return true;
     if (!dynamics.forward_substitute(series, u)) return false;
     return refine_noise(u, 50);

@@ -31,7 +31,7 @@ template <class G, class = void>
 struct has_draw_prior : std::false_type {};
 template <class G>
 struct has_draw_prior<G, std::void_t<decltype(std::declval<const G&>().draw_prior(
-                             std::declval<const RandomStream&>(), std::uint32_t{},
+                             std::declval<const RandomStream&>(), std::uint32_t{}, Purpose{},
                              std::declval<myriad::detail::GeneratorProbeVector&>()))>>
     : std::true_type {};
 
@@ -111,8 +111,8 @@ struct Noisy {
   static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
   /// An initial point is accepted when ‖g_y − x̄‖∞ is below this.
   static constexpr double kInitializeTolerance = 1e-10;
-  /// n is drawn from normals kNoiseDrawOffset + m of (attempt, Purpose::initial_point), far
-  /// beyond the draws of any inner generator.
+  /// n_m is normal number kNoiseDrawOffset + m of a draw's (iteration, purpose), far beyond
+  /// the draws of any inner generator.
   static constexpr std::uint32_t kNoiseDrawOffset = 1u << 30;
 
   Generator inner;       ///< g_x
@@ -172,34 +172,38 @@ struct Noisy {
       for (int j = 0; j < M; ++j) J(m, N + j) = j == m ? S(epsilon) : S(0);
   }
 
-  /// The exact closed form of §9 and §12.4: u from the inner prior (draw_prior), n = (x̄ −
-  /// g_x(u))/ε. When g_x(u) is not finite or g_y misses x̄ by more than 1e-10 through rounding
-  /// (|g_x| ≳ 1e5, as for Lotka–Volterra prior draws, whose trajectories explode), u comes from
-  /// the inner initialize() instead — the same attempt, so the same prior draw of its
-  /// parameters — and lies on the inner fibre, with n ≈ 0. False if neither lands on the fibre.
-  template <
-      class Out, class G = Generator,
-      std::enable_if_t<detail::has_draw_prior<G>::value || generator_has_initialize<G>, int> = 0>
+  /// The exact closed form of §9 and §12.4: u from the inner prior (draw_prior with
+  /// (attempt, Purpose::initial_point)), n = (x̄ − g_x(u))/ε. When g_x(u) is not finite or g_y
+  /// misses x̄ by more than 1e-10 through rounding (|g_x| ≳ 1e5, as for Lotka–Volterra prior
+  /// draws, whose trajectories explode), u comes from the inner initialize() instead — the same
+  /// attempt, so for the built-in generators the same prior draw of u₁ — and lies on the inner
+  /// fibre, with n ≈ 0. False if neither lands on the fibre.
+  template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& v) const {
-    if constexpr (detail::has_draw_prior<G>::value) {
-      inner.draw_prior(rng, attempt, v);
-      if (solve_noise(v)) return true;
-    }
-    if constexpr (generator_has_initialize<G>) {
+    draw_inner_prior(rng, attempt, Purpose::initial_point, v);
+    if (solve_noise(v)) return true;
+    if constexpr (generator_has_initialize<Generator>) {
       if (inner.initialize(rng, attempt, v) && solve_noise(v)) return true;
     }
     return false;
   }
 
-  /// A prior draw: u from the inner draw_prior, n from normals kNoiseDrawOffset + m.
-  template <class Out, class G = Generator,
-            std::enable_if_t<detail::has_draw_prior<G>::value, int> = 0>
-  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& v) const {
-    inner.draw_prior(rng, attempt, v);
+  /// (u, n) ~ ρ(u) N(n; 0, I) keyed by (iteration, purpose): u from the inner generator's
+  /// draw_prior (or sample_generator_prior), n_m = normal kNoiseDrawOffset + m.
+  template <class Out>
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
+                            Out& v) const {
+    draw_inner_prior(rng, iteration, purpose, v);
     const int N = inner_dim();
     for (int m = 0; m < output_dim(); ++m)
-      v[N + m] = rng.normal<double>(attempt, Purpose::initial_point,
-                                    kNoiseDrawOffset + static_cast<std::uint32_t>(m));
+      v[N + m] =
+          rng.normal<double>(iteration, purpose, kNoiseDrawOffset + static_cast<std::uint32_t>(m));
+  }
+
+  /// (u, n) ~ ρ(u) N(n; 0, I) for sample_generator_prior: draw_prior with Purpose::user.
+  template <class Out>
+  MYRIAD_HD void sample_prior(const RandomStream& rng, std::uint32_t iteration, Out& v) const {
+    draw_prior(rng, iteration, Purpose::user, v);
   }
 
   /// The inner generator's quantities (functions of u only).
@@ -218,6 +222,17 @@ struct Noisy {
   }
 
  private:
+  // u ~ ρ into v[0 … N): the inner draw_prior, else the library's prior sampler.
+  template <class Out>
+  MYRIAD_HD void draw_inner_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
+                                  Out& v) const {
+    if constexpr (detail::has_draw_prior<Generator>::value) {
+      inner.draw_prior(rng, iteration, purpose, v);
+    } else {
+      sample_generator_prior(inner, rng, iteration, purpose, v);
+    }
+  }
+
   // n = (x̄ − g_x(u))/ε into v[N …], then checks ‖g_x(u) + ε n − x̄‖∞ < 1e-10.
   template <class Out>
   MYRIAD_HD bool solve_noise(Out& v) const {

@@ -72,17 +72,27 @@ struct Sphere {
     for (int n = 0; n < dimension; ++n) J(0, n) = S(2) * u[n];
   }
 
-  /// u ~ N(0, I): normals 0 … N−1 of (attempt, Purpose::initial_point).
+  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose).
   template <class Out>
-  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    rng.fill_normal<double>(attempt, Purpose::initial_point, u, dimension);
+  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
+                            Out& u) const {
+    rng.fill_normal<double>(iteration, purpose, u, dimension);
   }
 
-  /// The prior draw of draw_prior() scaled to radius r: u = r v/‖v‖, which is exactly the
-  /// uniform distribution on the sphere. False only if v = 0 (probability zero).
+  /// u ~ ρ for the library's prior sampling (sample_generator_prior, model/generator.hpp, as
+  /// used by the ABC baselines): draw_prior with Purpose::user, the tag those callers give the
+  /// default standard-normal sampler.
+  template <class Out>
+  MYRIAD_HD void sample_prior(const RandomStream& rng, std::uint32_t iteration, Out& u) const {
+    draw_prior(rng, iteration, Purpose::user, u);
+  }
+
+  /// The prior draw of draw_prior(attempt, Purpose::initial_point) scaled to radius r: u = r v/‖v‖,
+  /// which is exactly the uniform distribution on the sphere. False only if v = 0 (probability
+  /// zero).
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    draw_prior(rng, attempt, u);
+    draw_prior(rng, attempt, Purpose::initial_point, u);
     double sum = 0;
     for (int n = 0; n < dimension; ++n) sum += u[n] * u[n];
     if (!(sum > 0) || !myriad::isfinite(sum)) return false;
