@@ -12,7 +12,10 @@ int models_command(int argc, char** argv) {
   if (argc > 2) throw UsageError{"'myriad models' takes no arguments"};
   (void)argv;
   for (const auto& spec : builtin_models()) {
-    std::printf("%s\n    %s\n", spec.name.c_str(), spec.description.c_str());
+    const char* kind = spec.kind == ModelKind::generator
+                           ? "generator: --sampler chmc (default), abc-reject, abc-mcmc, hmc"
+                           : "density: --sampler hmc";
+    std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind, spec.description.c_str());
     for (const auto& a : spec.arguments)
       std::printf("    --model-arg %s=<%s>  %s\n", a.name.c_str(), a.default_value.c_str(),
                   a.description.c_str());

@@ -46,7 +46,7 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
                     const SampleResult& result) {
   Value report = Object{};
   report["myriad_version"] = MYRIAD_VERSION;
-  report["method"] = "hmc";
+  report["method"] = run.sampler;
   report["model"] = run.model;
   Value args = Object{};
   for (const auto& [key, value] : run.model_arguments) args[key] = value;
@@ -90,6 +90,18 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
   failures["warmup_divergent"] = result.warmup_stats.divergent;
   failures["warmup_non_finite"] = result.warmup_stats.non_finite;
   report["failures"] = failures;
+  if (run.sampler == "chmc") {
+    failures["not_converged"] = result.sampling_stats.not_converged;
+    failures["not_reversible"] = result.sampling_stats.not_reversible;
+    failures["cholesky_failures"] = result.sampling_stats.cholesky_failures;
+    failures["warmup_not_converged"] = result.warmup_stats.not_converged;
+    failures["warmup_not_reversible"] = result.warmup_stats.not_reversible;
+    failures["warmup_cholesky_failures"] = result.warmup_stats.cholesky_failures;
+    report["failures"] = failures;
+    report["newton_iterations"] =
+        result.warmup_stats.newton_iterations + result.sampling_stats.newton_iterations;
+  }
+  for (const auto& [key, value] : run.extra.as_object()) report[key] = value;
   report["warmup"] = stats_json(result.warmup_stats);
   report["sampling"] = stats_json(result.sampling_stats);
 

@@ -18,6 +18,8 @@ struct RunDescription {
   std::string requested_device;
   std::string precision;
   std::vector<ExactMoment> exact;
+  std::string sampler = "hmc";
+  io::json::Value extra = io::json::Object{};  ///< sampler-specific members of run.json
   double total_seconds = 0;
 };
 

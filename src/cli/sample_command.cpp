@@ -32,7 +32,14 @@ std::vector<OptionSpec> sample_options() {
       {"seed", "S", "1", "random seed"},
       {"device", "auto|cpu|cuda", "auto", "where to run"},
       {"output", "DIR", "", "output directory (summary.csv, draws.npy, run.json)"},
-      {"precision", "double|float", "double", "floating-point precision"},
+      {"precision", "double|float", "double", "floating-point precision (HMC)"},
+      {"sampler", "NAME", "", "hmc (density models; on generators: HMC on the Gaussian-kernel ABC "
+                              "target), chmc (generators, the default), abc-reject, abc-mcmc"},
+      {"abc-epsilon", "E", "", "ABC tolerance (abc-reject, abc-mcmc, hmc on a generator)"},
+      {"abc-kernel", "uniform|gaussian", "uniform", "ABC-MCMC kernel"},
+      {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
+      {"min-steps", "N", "4", "constrained HMC: fewest steps per trajectory"},
+      {"max-steps", "N", "8", "constrained HMC: most steps per trajectory"},
       {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
       {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
       {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
@@ -49,6 +56,69 @@ std::pair<std::string, std::string> split_model_arg(const std::string& text) {
   if (eq == std::string::npos || eq == 0)
     throw UsageError{"--model-arg expects KEY=VALUE, got '" + text + "'"};
   return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+/// Rejects sampler/model combinations and options that do not apply, before any work.
+void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::string& sampler) {
+  const bool generator = spec.kind == ModelKind::generator;
+  if (sampler != "hmc" && sampler != "chmc" && sampler != "abc-reject" && sampler != "abc-mcmc")
+    throw UsageError{"unknown sampler '" + sampler + "' (hmc, chmc, abc-reject, abc-mcmc)"};
+  if (!generator && sampler != "hmc")
+    throw UsageError{"--sampler " + sampler + " needs a generator model; " + spec.name +
+                     " is a density model (use hmc)"};
+  const bool abc = generator && sampler != "chmc";
+  if (abc && !line.has("abc-epsilon"))
+    throw UsageError{"--sampler " + sampler + " on a generator needs --abc-epsilon"};
+  if (!abc && line.has("abc-epsilon"))
+    throw UsageError{"--abc-epsilon applies to abc-reject, abc-mcmc and hmc on a generator"};
+}
+
+AbcKernel parse_abc_kernel(const std::string& name) {
+  if (name == "uniform") return AbcKernel::uniform_ball;
+  if (name == "gaussian") return AbcKernel::gaussian;
+  throw UsageError{"unknown --abc-kernel '" + name + "' (uniform or gaussian)"};
+}
+
+/// Runs the chosen sampler and records sampler-specific facts for run.json.
+SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
+                         const ModelArguments& arguments, const SampleConfig& config,
+                         Precision precision, RunDescription& run) {
+  if (spec.kind == ModelKind::density) return spec.sample(arguments, config, precision);
+  if (run.sampler == "chmc") {
+    ChmcConfig chmc;
+    static_cast<SampleConfig&>(chmc) = config;
+    chmc.inner_steps = static_cast<int>(line.integer("inner-steps", 1, 1 << 16));
+    chmc.min_steps = static_cast<int>(line.integer("min-steps", 1, 1 << 16));
+    chmc.max_steps = static_cast<int>(line.integer("max-steps", 1, 1 << 16));
+    chmc.validate_constrained();
+    run.extra["integrator"] = io::json::Object{{"inner_steps", chmc.inner_steps},
+                                               {"min_steps", chmc.min_steps},
+                                               {"max_steps", chmc.max_steps},
+                                               {"constraint_tol", chmc.constraint_tol},
+                                               {"position_tol", chmc.position_tol},
+                                               {"reverse_tol", chmc.reverse_tol},
+                                               {"max_iterations", chmc.max_iterations}};
+    return spec.generator.chmc(arguments, chmc);
+  }
+  const double epsilon = line.number("abc-epsilon");
+  if (!(epsilon > 0)) throw UsageError{"--abc-epsilon must be positive"};
+  AbcConfig abc;
+  static_cast<SampleConfig&>(abc) = config;
+  abc.epsilon = epsilon;
+  abc.kernel = parse_abc_kernel(line.text("abc-kernel"));
+  run.extra["abc"] = io::json::Object{{"epsilon", epsilon}, {"kernel", line.text("abc-kernel")}};
+  if (run.sampler == "hmc") {
+    run.extra["abc"]["kernel"] = "gaussian";
+    return spec.generator.abc_hmc(arguments, epsilon, config);
+  }
+  if (run.sampler == "abc-mcmc") return spec.generator.abc_mcmc(arguments, abc);
+  AbcRejectionSummary summary;
+  run.extra["abc"]["kernel"] = "uniform";
+  SampleResult result = spec.generator.abc_rejection(arguments, abc, summary);
+  run.extra["abc"]["simulations"] = summary.simulations;
+  run.extra["abc"]["accepted"] = summary.accepted;
+  run.extra["abc"]["non_finite"] = summary.non_finite;
+  return result;
 }
 
 }  // namespace
@@ -89,6 +159,9 @@ int sample_command(int argc, char** argv) {
   run.model_arguments = arguments.values();
   run.requested_device = to_string(config.device);
   run.precision = to_string(precision);
+  run.sampler = line.has("sampler") ? line.text("sampler")
+                                     : (spec.kind == ModelKind::generator ? "chmc" : "hmc");
+  check_sampler(line, spec, run.sampler);
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
 
   // Fail on a missing GPU or an unwritable output before any computation.
@@ -98,7 +171,7 @@ int sample_command(int argc, char** argv) {
   const bool quiet = line.flag("quiet");
   ProgressBar bar(!quiet && !line.flag("no-progress"));
   config.progress = [&bar](const Progress& p) { bar.update(p); };
-  const SampleResult result = spec.sample(arguments, config, precision);
+  const SampleResult result = run_sampler(line, spec, arguments, config, precision, run);
   bar.finish();
 
   const auto write_start = std::chrono::steady_clock::now();

@@ -180,8 +180,12 @@ ModelSpec funnel_spec() {
 }  // namespace
 
 const std::vector<ModelSpec>& builtin_models() {
-  static const std::vector<ModelSpec> models = {gaussian_spec(), logistic_spec(),
-                                                eight_schools_spec(), funnel_spec()};
+  static const std::vector<ModelSpec> models = [] {
+    std::vector<ModelSpec> all = {gaussian_spec(), logistic_spec(), eight_schools_spec(),
+                                  funnel_spec()};
+    for (auto& spec : generator_model_specs()) all.push_back(std::move(spec));
+    return all;
+  }();
   return models;
 }
 

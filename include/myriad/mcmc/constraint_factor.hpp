@@ -127,6 +127,15 @@ struct DenseConstraintFactor {
   }
 };
 
+/// x lifted to duals with tangent 1 in every coordinate from `first` on (a compressed seed).
+template <class Vec>
+struct SeededTailDualView {
+  using T = element_t<Vec>;
+  const Vec& x;
+  int first;
+  MYRIAD_HD Dual<T> operator[](int i) const { return Dual<T>(x[i], i >= first ? T(1) : T(0)); }
+};
+
 /// The diagonal of a square block, written by structured_jacobian as noise[m] (or noise(m)).
 template <class T>
 struct DiagonalView {
@@ -255,7 +264,19 @@ struct StructuredConstraintFactor {
     }
     auto dual_b = parameter_block(dual_jacobian, k);
     auto dual_t = noise_block(dual_jacobian, k);
-    for (int i = 0; i < n; ++i) {
+    if constexpr (kDiagonal) {
+      // Diagonal T everywhere means x_m depends on u₁ and u₂ₘ only, so row m of J does too.
+      // One pass seeded along every noise input at once (compressed forward mode,
+      // Curtis–Powell–Reid) then gives ∂(row m)/∂u₂ₘ for all m: K + 1 passes instead of N.
+      g.structured_jacobian(SeededTailDualView<Vec>{u, k}, dual_b, dual_t);
+      for (int r = 0; r < m; ++r) {
+        T sum = c(r, k + r) * dual_t[r].eps;
+        for (int p = 0; p < k; ++p) sum += c(r, p) * dual_b(r, p).eps;
+        grad[k + r] += sum;
+      }
+    }
+    const int seeds = kDiagonal ? k : n;
+    for (int i = 0; i < seeds; ++i) {
       g.structured_jacobian(SeededDualView<Vec>{u, i}, dual_b, dual_t);
       T sum = T(0);
       for (int r = 0; r < m; ++r) {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "myriad/run/abc_config.hpp"
+#include "myriad/run/chmc_config.hpp"
 #include "myriad/run/sample_config.hpp"
 
 namespace myriad {
@@ -53,16 +55,36 @@ struct ExactMoment {
   double sd;
 };
 
+/// Density models are sampled by HMC; generator models are conditioned on their data by
+/// constrained HMC, with the ABC baselines for comparison.
+enum class ModelKind { density, generator };
+
+/// How to run a generator model with each sampler.
+struct GeneratorRunners {
+  std::function<SampleResult(const ModelArguments&, const ChmcConfig&)> chmc;
+  std::function<SampleResult(const ModelArguments&, const AbcConfig&, AbcRejectionSummary&)>
+      abc_rejection;
+  std::function<SampleResult(const ModelArguments&, const AbcConfig&)> abc_mcmc;
+  /// HMC on the Gaussian-kernel ABC target with tolerance ε.
+  std::function<SampleResult(const ModelArguments&, double, const SampleConfig&)> abc_hmc;
+};
+
 /// A built-in model: how to list it and how to run it.
 struct ModelSpec {
   std::string name;
   std::string description;
   std::vector<ModelArgument> arguments;
-  /// Builds the model (uploading data to the device if needed) and samples it.
+  ModelKind kind = ModelKind::density;
+  /// Density models: builds the model (uploading data to the device if needed) and samples it.
   std::function<SampleResult(const ModelArguments&, const SampleConfig&, Precision)> sample;
+  /// Generator models.
+  GeneratorRunners generator;
   /// Exact posterior moments where the model has them (empty function otherwise).
   std::function<std::vector<ExactMoment>(const ModelArguments&)> exact;
 };
+
+/// The built-in generator models (src/models/generator_registry.cpp).
+std::vector<ModelSpec> generator_model_specs();
 
 /// Every built-in model, in listing order.
 const std::vector<ModelSpec>& builtin_models();

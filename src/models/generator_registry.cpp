@@ -1,0 +1,182 @@
+// The built-in generator models for the CLI: conditioned exactly on their data by constrained
+// HMC (--sampler chmc), or approximately by the ABC baselines (abc-reject, abc-mcmc, and hmc on
+// the Gaussian-kernel ABC target). Every generator takes `noise=ε`: with ε > 0 it is wrapped in
+// the noisy generator g_y(u, n) = g_x(u) + εn, whose exact conditioning equals Gaussian-kernel
+// ABC with tolerance ε (constrained-hmc.md §9).
+
+#include <cmath>
+
+#include "myriad/models/gld.hpp"
+#include "myriad/models/linear_gaussian.hpp"
+#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/noisy_generator.hpp"
+#include "myriad/models/registry.hpp"
+#include "myriad/models/sphere.hpp"
+#include "myriad/run/sample_abc.hpp"
+#include "myriad/run/sample_constrained.hpp"
+
+namespace myriad {
+
+namespace {
+
+/// A generator without data, in the shape of the data-owning problem classes.
+template <class Generator>
+struct PlainProblem {
+  Generator generator;
+  Generator host_model() const { return generator; }
+  Generator device_model() const { return generator; }
+};
+
+/// Runs `run(generator)` on `model`, wrapped as a noisy generator when the `noise` argument is
+/// positive.
+template <class Model, class Run>
+auto with_noise(const ModelArguments& a, const Model& model, Run run) {
+  const double noise = a.number("noise");
+  if (noise < 0) throw invalid_argument("noise must be >= 0, got " + std::to_string(noise));
+  if (noise > 0) return run(models::Noisy<Model>::make(model, noise));
+  return run(model);
+}
+
+/// The four runners of a generator whose problem object is built by make(arguments). Constrained
+/// HMC runs where sample_constrained would (the data are uploaded when that is a GPU); the ABC
+/// baselines run on the host's copy.
+template <class Make>
+GeneratorRunners runners(Make make) {
+  GeneratorRunners r;
+  r.chmc = [make](const ModelArguments& a, const ChmcConfig& config) {
+    auto problem = make(a);
+    using Model = decltype(problem.host_model());
+    ChmcConfig resolved = config;
+    const bool noisy = a.number("noise") > 0;
+    resolved.device = noisy ? choose_constrained_device<models::Noisy<Model>>(config.device)
+                            : choose_constrained_device<Model>(config.device);
+    const Model model =
+        resolved.device == Device::cuda ? problem.device_model() : problem.host_model();
+    return with_noise(a, model, [&](const auto& g) { return sample_constrained(g, resolved); });
+  };
+  r.abc_rejection = [make](const ModelArguments& a, const AbcConfig& config,
+                           AbcRejectionSummary& summary) {
+    const auto problem = make(a);
+    return with_noise(a, problem.host_model(),
+                      [&](const auto& g) { return sample_abc_rejection(g, config, summary); });
+  };
+  r.abc_mcmc = [make](const ModelArguments& a, const AbcConfig& config) {
+    const auto problem = make(a);
+    return with_noise(a, problem.host_model(),
+                      [&](const auto& g) { return sample_abc_mcmc(g, config); });
+  };
+  r.abc_hmc = [make](const ModelArguments& a, double epsilon, const SampleConfig& config) {
+    const auto problem = make(a);
+    return with_noise(a, problem.host_model(),
+                      [&](const auto& g) { return sample_abc_hmc(g, epsilon, config); });
+  };
+  return r;
+}
+
+const ModelArgument kNoiseArgument{"noise", "0",
+                                   "epsilon > 0: condition the noisy generator g(u) + epsilon n"};
+
+ModelSpec sphere_spec() {
+  ModelSpec spec;
+  spec.name = "sphere";
+  spec.kind = ModelKind::generator;
+  spec.description = "g(u) = |u|^2 = radius^2, u ~ N(0, I): uniform on the sphere (exact moments)";
+  spec.arguments = {{"dim", "3", "inputs N"}, {"radius", "1", "radius r"}, kNoiseArgument};
+  spec.generator = runners([](const ModelArguments& a) {
+    return PlainProblem<models::Sphere>{models::Sphere::make(a.integer("dim"), a.number("radius"))};
+  });
+  spec.exact = [](const ModelArguments& a) {
+    const auto s = models::Sphere::make(a.integer("dim"), a.number("radius"));
+    std::vector<ExactMoment> exact;
+    if (a.number("noise") > 0) return exact;  // the noisy posterior has no closed form here
+    for (int i = 0; i < s.input_dim(); ++i)
+      exact.push_back({s.quantity_name(i), 0.0, s.radius / std::sqrt(double(s.input_dim()))});
+    return exact;
+  };
+  return spec;
+}
+
+ModelSpec linear_gaussian_spec() {
+  ModelSpec spec;
+  spec.name = "linear_gaussian";
+  spec.kind = ModelKind::generator;
+  spec.description = "g(u) = A u with random A (M x N) from data_seed, u ~ N(0, I): exact Gaussian "
+                     "conditional";
+  spec.arguments = {{"outputs", "3", "M"},
+                    {"inputs", "6", "N"},
+                    {"data_seed", "1", "seed of A and of the data"},
+                    kNoiseArgument};
+  const auto make = [](const ModelArguments& a) {
+    return models::LinearGaussianProblem::make(a.integer("outputs"), a.integer("inputs"),
+                                               a.unsigned_integer("data_seed"));
+  };
+  spec.generator = runners(make);
+  spec.exact = [make](const ModelArguments& a) {
+    std::vector<ExactMoment> exact;
+    if (a.number("noise") > 0) return exact;
+    const auto problem = make(a);
+    const auto mean = problem.exact_mean();
+    const auto covariance = problem.exact_covariance();
+    const auto g = problem.host_model();
+    const int n = g.input_dim();
+    for (int i = 0; i < n; ++i)
+      exact.push_back({g.quantity_name(i), mean[i], std::sqrt(std::max(0.0, covariance[i * n + i]))});
+    return exact;
+  };
+  return spec;
+}
+
+ModelSpec gld_spec() {
+  ModelSpec spec;
+  spec.name = "gld";
+  spec.kind = ModelKind::generator;
+  spec.description = "generalised lambda distribution, 250 observations at z = (5, 1, 0.4, -0.1); "
+                     "diagonal + rank-4 Gram";
+  spec.arguments = {{"data_seed", std::to_string(models::GldProblem::kDefaultSeed),
+                     "seed of the observations"},
+                    kNoiseArgument};
+  spec.generator = runners([](const ModelArguments& a) {
+    return models::GldProblem::make(a.unsigned_integer("data_seed"));
+  });
+  return spec;
+}
+
+ModelSpec lotka_volterra_spec(bool summaries) {
+  ModelSpec spec;
+  spec.name = summaries ? "lotka_volterra_summaries" : "lotka_volterra";
+  spec.kind = ModelKind::generator;
+  spec.description =
+      summaries ? "Lotka-Volterra SDE conditioned on 9 summary statistics of its 50-step "
+                  "series (dense Gram)"
+                : "stochastic Lotka-Volterra, 50 Euler-Maruyama steps, z = (0.4, 0.005, 0.05, "
+                  "0.001), LogNormal(-2, 1) priors; triangular + rank-4 Gram";
+  spec.arguments = {{"data_seed", std::to_string(models::LotkaVolterraProblem::kDefaultSeed),
+                     "seed of the simulated data"},
+                    kNoiseArgument};
+  const auto make_problem = [](const ModelArguments& a) {
+    return models::LotkaVolterraProblem::make(a.unsigned_integer("data_seed"));
+  };
+  if (summaries) {
+    // A problem-shaped adapter whose models are the summary-statistic generator.
+    struct Summaries {
+      models::LotkaVolterraProblem problem;
+      models::LotkaVolterraSummaries host_model() const { return problem.host_summaries_model(); }
+      models::LotkaVolterraSummaries device_model() { return problem.device_summaries_model(); }
+    };
+    spec.generator = runners([make_problem](const ModelArguments& a) {
+      return Summaries{make_problem(a)};
+    });
+  } else {
+    spec.generator = runners(make_problem);
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::vector<ModelSpec> generator_model_specs() {
+  return {sphere_spec(), linear_gaussian_spec(), gld_spec(), lotka_volterra_spec(false),
+          lotka_volterra_spec(true)};
+}
+
+}  // namespace myriad
