@@ -163,6 +163,29 @@ TYPED_TEST(LinalgCholesky, ReconstructsRandomSpdWithinTheBackwardErrorBound) {
   }
 }
 
+TYPED_TEST(LinalgCholesky, RowAndColumnMajorViewsGiveIdenticalFactors) {
+  using T = TypeParam;
+  // The column-major view walks columns with axpys, the row-major view rows with inner
+  // products; both subtract the same products in the same order.
+  for (int n : {1, 2, 5, 17, 40}) {
+    const std::vector<T> a = random_spd<T>(n, 60 + n);  // symmetric: its own transpose
+    std::vector<T> row_major = a, column_major = a;
+    ASSERT_TRUE(cholesky_in_place(dense_matrix(row_major.data(), n, n)));
+    ASSERT_TRUE(cholesky_in_place(MatrixView<T>{column_major.data(), n, n, 1, n}));
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j)
+        ASSERT_EQ(row_major[i * n + j], column_major[i + j * n]) << n << ": " << i << "," << j;
+  }
+  // A failing column is left as on entry in both layouts.
+  const int n = 6, bad = 3;
+  std::vector<T> a = random_spd<T>(n, 7);
+  a[bad * n + bad] -= 11 * a[bad * n + bad];
+  std::vector<T> column_major = a;
+  EXPECT_EQ(cholesky_in_place_info(MatrixView<T>{column_major.data(), n, n, 1, n}), bad + 1);
+  for (int j = bad; j < n; ++j)
+    for (int i = 0; i < n; ++i) EXPECT_EQ(column_major[i + j * n], a[i + j * n]);
+}
+
 TYPED_TEST(LinalgCholesky, FailsAtTheFirstNonPositivePivotWithoutTouchingLaterColumns) {
   using T = TypeParam;
   const int n = 6;

@@ -31,27 +31,40 @@ namespace myriad::linalg {
 ///   l_ij = (a_ij − Σ_{k<j} l_ik l_jk) / l_jj   for i > j.
 /// Backward stable: the computed L satisfies L Lᵀ = A + ΔA with |ΔA| ≤ γ_{n+1} |L| |Lᵀ|,
 /// γ_k = k u / (1 − k u), u the unit roundoff (Higham, Theorem 10.3); dividing by l_jj as a
-/// multiplication by 1/l_jj (as LAPACK's dpotf2 does) adds one rounding: γ_{n+2}. The inner
-/// products run along rows of L, which are contiguous in a row-major view. Every non-finite entry
-/// of L would reach a later pivot through Σ l_ik², so success implies a finite L.
+/// multiplication by 1/l_jj (as LAPACK's dpotf2 does) adds one rounding: γ_{n+2}. Every
+/// non-finite entry of L would reach a later pivot through Σ l_ik², so success implies a finite
+/// L. Row-major and column-major views of the same matrix give bitwise identical factors.
 ///
 /// O(n³/3) multiply-adds, no scratch.
 template <class T>
 MYRIAD_HD int cholesky_in_place_info(MatrixView<T> a) {
   static_assert(!std::is_const<T>::value, "cholesky_in_place_info overwrites its argument");
   const int n = a.rows;
+  // Column-major-like views (batches in LAPACK layout) update column j by axpys of the earlier
+  // columns, which runs down contiguous columns; row-major-like views take the inner products
+  // along contiguous rows. Both subtract the same products from each a_ij in the same order
+  // k = 0, 1, …, j − 1, so they round identically: the choice changes speed, not results.
+  const bool by_columns = a.row_stride < a.col_stride;
   for (int j = 0; j < n; ++j) {
     T pivot = a(j, j);
     for (int k = 0; k < j; ++k) pivot -= a(j, k) * a(j, k);
-    // !(pivot > 0) also catches NaN.
+    // !(pivot > 0) also catches NaN. Nothing of column j has been written yet.
     if (!(pivot > T(0)) || !isfinite(pivot)) return j + 1;
     const T l_jj = sqrt(pivot);
     a(j, j) = l_jj;
     const T inverse_l_jj = T(1) / l_jj;
-    for (int i = j + 1; i < n; ++i) {
-      T s = a(i, j);
-      for (int k = 0; k < j; ++k) s -= a(i, k) * a(j, k);
-      a(i, j) = s * inverse_l_jj;
+    if (by_columns) {
+      for (int k = 0; k < j; ++k) {
+        const T l_jk = a(j, k);
+        for (int i = j + 1; i < n; ++i) a(i, j) -= a(i, k) * l_jk;
+      }
+      for (int i = j + 1; i < n; ++i) a(i, j) *= inverse_l_jj;
+    } else {
+      for (int i = j + 1; i < n; ++i) {
+        T s = a(i, j);
+        for (int k = 0; k < j; ++k) s -= a(i, k) * a(j, k);
+        a(i, j) = s * inverse_l_jj;
+      }
     }
   }
   return 0;
