@@ -1,0 +1,93 @@
+#pragma once
+// Batched Cholesky factorisation and solves of many small SPD matrices (DESIGN.md rule 6): the
+// three CUDA tiers, the CPU twin they are tested against, and the cuSOLVER/cuBLAS tier that is
+// both the fallback for large sizes and the correctness oracle. Plain C++: host code includes
+// this header without CUDA.
+//
+// Layout (every function, CPU and CUDA). A batch of `batch` n × n matrices is one contiguous
+// array of batch · n² elements; matrix b starts at element b · n² and is column-major with leading
+// dimension n: element (i, j) of matrix b is at [b · n² + i + j · n]. This is the layout of LAPACK
+// and of cuSOLVER's potrfBatched, so the library tier needs no copies. Only the lower triangle
+// (i ≥ j) is read and, on success, overwritten with L (A = L Lᵀ); the strict upper triangle is
+// never written. Right-hand sides of the solves are contiguous too: vector b at [b · n, b · n + n).
+//
+// Status. info[b] follows LAPACK: 0 when matrix b was factored, k > 0 when the pivot of column k
+// (1-based) was not positive (the leading minor of order k is not positive definite). The
+// thread and tile tiers and the CPU twin also flag a NaN or infinite pivot this way;
+// cuSOLVER's potrfBatched (library tier) may not flag NaN. After a failure the lower triangle
+// of that matrix is partially factored and tier-dependent.
+//
+// Tiers (CUDA):
+//   thread   one thread per matrix running linalg::cholesky_in_place (the per-chain code of the
+//            constrained-HMC kernels) on a copy of its matrix staged in shared memory, [element]
+//            [matrix] interleaved so that a warp's accesses are conflict-free; loads and stores
+//            of the block's contiguous run of matrices are coalesced. For n ≲ 16.
+//   tile     one warp (n ≤ 32) or one thread block (n > 32) per matrix, the matrix in shared
+//            memory, right-looking column Cholesky with one barrier per column. For n ~ 16–128;
+//            n² · sizeof(T) must fit the device's opt-in shared memory per block
+//            (batched_cholesky_max_size).
+//   library  cuSOLVER potrfBatched (factor) and cuBLAS trsmBatched (solves), any n.
+// The CUDA functions enqueue work on `stream` (a cudaStream_t; nullptr for the legacy default
+// stream) and return without synchronising; device pointers must stay valid until the stream
+// has passed the work. They throw myriad::unavailable_error in a build without CUDA or when no
+// device is present, and myriad::invalid_argument for a size the tier does not support.
+
+#include <cstdint>
+
+namespace myriad::linalg {
+
+/// How a batch of small factorisations is mapped onto the GPU (DESIGN.md rule 6).
+enum class CholeskyTier { thread, tile, library };
+
+/// "thread", "tile" or "library".
+inline const char* to_string(CholeskyTier tier) {
+  switch (tier) {
+    case CholeskyTier::thread:
+      return "thread";
+    case CholeskyTier::tile:
+      return "tile";
+    case CholeskyTier::library:
+      return "library";
+  }
+  return "unknown";
+}
+
+/// Which triangular solves a Cholesky solve applies to each right-hand side b, A = L Lᵀ.
+enum class CholeskySolve {
+  full,      ///< b ← A⁻¹ b = L⁻ᵀ L⁻¹ b
+  forward,   ///< b ← L⁻¹ b (forward substitution)
+  backward,  ///< b ← L⁻ᵀ b (back substitution)
+};
+
+/// CPU twin: factors every matrix of the batch in place with linalg::cholesky_in_place_info
+/// (OpenMP over the batch) and writes info[b] for each. `matrices` holds batch · n² elements in
+/// the layout above, `info` batch entries.
+template <class T>
+void batched_cholesky_cpu(T* matrices, int n, std::int64_t batch, int* info);
+
+/// CPU twin of the solves: rhs_b ← (per `which`) A_b⁻¹ rhs_b, L_b⁻¹ rhs_b or L_b⁻ᵀ rhs_b for the
+/// factors of batched_cholesky_cpu (lower triangles; the strict upper triangle is not read).
+template <class T>
+void batched_cholesky_solve_cpu(const T* factors, int n, std::int64_t batch, T* rhs,
+                                CholeskySolve which = CholeskySolve::full);
+
+/// Factors a batch of SPD matrices in device memory in place on the given tier (see the file
+/// comment); device_info receives batch statuses. Asynchronous on `stream`.
+template <class T>
+void batched_cholesky_cuda(T* device_matrices, int n, std::int64_t batch, int* device_info,
+                           CholeskyTier tier, void* stream = nullptr);
+
+/// Solves with a batch of factors in device memory, one right-hand side per matrix, in place in
+/// device_rhs (batch · n elements). Asynchronous on `stream`.
+template <class T>
+void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t batch, T* device_rhs,
+                                 CholeskyTier tier, void* stream = nullptr,
+                                 CholeskySolve which = CholeskySolve::full);
+
+/// The largest n that batched_cholesky_cuda accepts on `tier` for value type T on the current
+/// device: thread and tile are bounded by shared memory per block (thread also by 32), library
+/// by int. Throws like batched_cholesky_cuda where CUDA is unavailable.
+template <class T>
+int batched_cholesky_max_size(CholeskyTier tier);
+
+}  // namespace myriad::linalg

@@ -1,0 +1,174 @@
+// The CPU twin of the batched Cholesky tiers (linalg/batched_cholesky.hpp): against the
+// per-matrix routines on column-major views (bitwise: the twin runs the same code), LAPACK's info
+// convention on indefinite members of a batch, the untouched strict upper triangle, the three
+// solve variants, argument checks, and the CUDA entry points' unavailable_error where CUDA is
+// absent (a CPU-only build, or no device).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/device.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/linalg/batched_cholesky.hpp"
+#include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+#include "myriad/linalg/triangular.hpp"
+
+namespace myriad::linalg {
+namespace {
+
+using Precisions = ::testing::Types<float, double>;
+constexpr double kUpperSentinel = 7777;
+
+/// `batch` column-major n × n matrices A_b = X Xᵀ / n + I / 2 (X standard normal, SPD with
+/// λ_min ≥ 1/2), the strict upper triangle set to a sentinel (it must be neither read nor
+/// written). Members with b % 5 == 3 are made indefinite at column (b mod n) + 1: a_kk − 11 a_kk
+/// turns that pivot negative and leaves the leading minors before it alone.
+template <class T>
+std::vector<T> make_batch(int n, std::int64_t batch, std::uint64_t seed, bool with_indefinite) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal;
+  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
+  std::vector<T> out(static_cast<std::size_t>(n2 * batch));
+  std::vector<double> x(static_cast<std::size_t>(n2));
+  for (std::int64_t b = 0; b < batch; ++b) {
+    for (double& v : x) v = normal(engine);
+    T* a = out.data() + b * n2;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        if (i < j) {
+          a[i + j * n] = T(kUpperSentinel);
+          continue;
+        }
+        double s = i == j ? 0.5 : 0.0;
+        for (int k = 0; k < n; ++k) s += x[i * n + k] * x[j * n + k] / n;
+        a[i + j * n] = static_cast<T>(s);
+      }
+    if (with_indefinite && b % 5 == 3) {
+      const int k = static_cast<int>(b % n);
+      a[k + k * n] -= 11 * a[k + k * n];
+    }
+  }
+  return out;
+}
+
+template <class T>
+class LinalgBatchedCholesky : public ::testing::Test {};
+TYPED_TEST_SUITE(LinalgBatchedCholesky, Precisions);
+
+TYPED_TEST(LinalgBatchedCholesky, CpuTwinEqualsPerMatrixFactorisation) {
+  using T = TypeParam;
+  for (int n : {1, 2, 3, 8, 16, 33}) {
+    const std::int64_t batch = 37;
+    const std::vector<T> input = make_batch<T>(n, batch, 10 + n, true);
+    std::vector<T> twin = input;
+    std::vector<int> info(static_cast<std::size_t>(batch), -1);
+    batched_cholesky_cpu(twin.data(), n, batch, info.data());
+    std::vector<T> single = input;
+    const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const MatrixView<T> a{single.data() + b * n2, n, n, 1, n};
+      const int expected = cholesky_in_place_info(a);
+      EXPECT_EQ(info[b], expected) << "n = " << n << ", matrix " << b;
+      EXPECT_EQ(info[b], b % 5 == 3 ? b % n + 1 : 0) << "n = " << n << ", matrix " << b;
+    }
+    EXPECT_EQ(twin, single) << "n = " << n;
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < j; ++i) ASSERT_EQ(twin[b * n2 + i + j * n], T(kUpperSentinel));
+  }
+}
+
+TYPED_TEST(LinalgBatchedCholesky, CpuTwinSolvesEqualPerMatrixSolves) {
+  using T = TypeParam;
+  const int n = 12;
+  const std::int64_t batch = 41, n2 = static_cast<std::int64_t>(n) * n;
+  std::vector<T> factors = make_batch<T>(n, batch, 5, false);
+  std::vector<int> info(static_cast<std::size_t>(batch));
+  batched_cholesky_cpu(factors.data(), n, batch, info.data());
+  for (int s : info) ASSERT_EQ(s, 0);
+  std::mt19937_64 engine(6);
+  std::normal_distribution<double> normal;
+  std::vector<T> rhs(static_cast<std::size_t>(n * batch));
+  for (T& v : rhs) v = static_cast<T>(normal(engine));
+  for (CholeskySolve which :
+       {CholeskySolve::full, CholeskySolve::forward, CholeskySolve::backward}) {
+    std::vector<T> twin = rhs;
+    batched_cholesky_solve_cpu(factors.data(), n, batch, twin.data(), which);
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const MatrixView<const T> l{factors.data() + b * n2, n, n, 1, n};
+      std::vector<T> x(rhs.begin() + b * n, rhs.begin() + (b + 1) * n);
+      if (which != CholeskySolve::backward) solve_lower(l, x);
+      if (which != CholeskySolve::forward) solve_lower_transpose(l, x);
+      for (int i = 0; i < n; ++i) EXPECT_EQ(twin[b * n + i], x[i]);
+    }
+  }
+  // The full solve inverts A: |b − A x| ≤ γ_{3n+2} |L||Lᵀ||x| (Higham, Theorem 10.4).
+  const std::vector<T> a = make_batch<T>(n, batch, 5, false);
+  std::vector<T> x = rhs;
+  batched_cholesky_solve_cpu(factors.data(), n, batch, x.data());
+  const double u = std::numeric_limits<T>::epsilon() / 2;
+  const double gamma = (3 * n + 2) * u / (1 - (3 * n + 2) * u);
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (int i = 0; i < n; ++i) {
+      double r = rhs[b * n + i], bound = 0;
+      for (int j = 0; j < n; ++j) {
+        const double a_ij = i >= j ? a[b * n2 + i + j * n] : a[b * n2 + j + i * n];
+        double abs_llt = 0;
+        for (int k = 0; k <= std::min(i, j); ++k)
+          abs_llt += std::fabs(static_cast<double>(factors[b * n2 + i + k * n]) *
+                               factors[b * n2 + j + k * n]);
+        r -= a_ij * x[b * n + j];
+        bound += abs_llt * std::fabs(static_cast<double>(x[b * n + j]));
+      }
+      // The residual is evaluated in double: for T = double add its own rounding, γ_n |A||x|.
+      EXPECT_LE(std::fabs(r), 2 * gamma * bound) << "matrix " << b << ", row " << i;
+    }
+}
+
+TEST(LinalgBatchedCholeskyArguments, RejectsBadSizesAndAcceptsAnEmptyBatch) {
+  std::vector<double> a(4, 1.0);
+  std::vector<int> info(1);
+  EXPECT_THROW(batched_cholesky_cpu(a.data(), 0, 1, info.data()), invalid_argument);
+  EXPECT_THROW(batched_cholesky_cpu(a.data(), 2, -1, info.data()), invalid_argument);
+  EXPECT_THROW(batched_cholesky_cpu<double>(nullptr, 2, 1, info.data()), invalid_argument);
+  EXPECT_THROW(batched_cholesky_cpu(a.data(), 2, 1, nullptr), invalid_argument);
+  EXPECT_NO_THROW(batched_cholesky_cpu<double>(nullptr, 2, 0, nullptr));
+  EXPECT_THROW(batched_cholesky_solve_cpu(a.data(), 2, 1, static_cast<double*>(nullptr)),
+               invalid_argument);
+  EXPECT_NO_THROW(batched_cholesky_solve_cpu<double>(nullptr, 2, 0, nullptr));
+}
+
+TEST(LinalgBatchedCholeskyArguments, TierNamesAreStable) {
+  EXPECT_STREQ(to_string(CholeskyTier::thread), "thread");
+  EXPECT_STREQ(to_string(CholeskyTier::tile), "tile");
+  EXPECT_STREQ(to_string(CholeskyTier::library), "library");
+}
+
+TEST(LinalgBatchedCholeskyUnavailable, CudaEntryPointsThrowWithoutCudaOrDevice) {
+  if (cuda_device_available()) {
+    GTEST_SKIP() << "a CUDA device is present; the CudaBatchedCholesky suite tests the tiers";
+  }
+  double a[4] = {1, 0, 0, 1};
+  int info[1] = {0};
+  for (CholeskyTier tier : {CholeskyTier::thread, CholeskyTier::tile, CholeskyTier::library}) {
+    EXPECT_THROW(batched_cholesky_cuda(a, 2, 1, info, tier), unavailable_error);
+    EXPECT_THROW(batched_cholesky_solve_cuda<double>(a, 2, 1, a, tier), unavailable_error);
+    EXPECT_THROW(batched_cholesky_max_size<float>(tier), unavailable_error);
+  }
+  try {
+    batched_cholesky_cuda(a, 2, 1, info, CholeskyTier::tile);
+  } catch (const unavailable_error& e) {
+    EXPECT_NE(std::string(e.what()).find("batched_cholesky_cpu"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace myriad::linalg
