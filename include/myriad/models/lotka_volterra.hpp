@@ -281,13 +281,60 @@ struct LotkaVolterra {
     draw_prior(rng, iteration, Purpose::user, u);
   }
 
-  /// u₁ = the first 4 normals of draw_prior(attempt, Purpose::initial_point), u₂ by forward
-  /// substitution so that the simulator reproduces x̄ (§12.2; exact up to rounding). False if a
-  /// noise value is not finite.
+  /// A point on the manifold near the posterior ([derived]). Prior draws of u₁ make the
+  /// dynamics explode along the observed series (z₂ r f ≈ 10³ per step), leaving the chain at a
+  /// point whose Jacobian entries reach 1e31 and whose gradients overflow, so it cannot move.
+  /// Instead, u₁ is drawn around the gradient-matching estimate ẑ (gradient_matching_inputs):
+  /// u₁ = log-scale(ẑ) + 0.1·N(0, I), and u₂ follows by forward substitution so that the
+  /// simulator reproduces x̄ exactly (§12.2). Falls back to a prior draw of u₁ if ẑ has a
+  /// non-positive component. False if a noise value is not finite.
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
     rng.fill_normal<double>(attempt, Purpose::initial_point, u, kNumParameters);
+    double centre[kNumParameters];
+    if (gradient_matching_inputs(centre)) {
+      for (int i = 0; i < kNumParameters; ++i) u[i] = centre[i] + 0.1 * u[i];
+    }
     return dynamics.forward_substitute(observations, u);
+  }
+
+  /// The inputs u₁ of the least-squares ("gradient matching") estimate of z from x̄: the drift
+  /// is linear in z, so the implied noise of each step,
+  ///   Δr_s − δt (z₁ r − z₂ r f),   Δf_s − δt (z₄ r f − z₃ f)   (r, f at step s − 1),
+  /// is affine in z, and minimising its sum of squares is two 2 × 2 normal-equation solves.
+  /// False if a component of ẑ is not positive (no log-scale input exists).
+  MYRIAD_HD bool gradient_matching_inputs(double* u1) const {
+    double arr = 0, arf = 0, aff = 0, br0 = 0, br1 = 0;  // prey: regressors (r, −r f)
+    double cff = 0, cfr = 0, crr = 0, bf0 = 0, bf1 = 0;  // predator: regressors (−f, r f)
+    double r = dynamics.r0, f = dynamics.f0;
+    const double dt = dynamics.dt;
+    for (int s = 0; s < dynamics.num_steps; ++s) {
+      const double next_r = observations[2 * s], next_f = observations[2 * s + 1];
+      const double dr = (next_r - r) / dt, df = (next_f - f) / dt;
+      const double a0 = r, a1 = -r * f;  // dr ≈ z₁ a0 + z₂ a1
+      arr += a0 * a0;
+      arf += a0 * a1;
+      aff += a1 * a1;
+      br0 += a0 * dr;
+      br1 += a1 * dr;
+      const double c0 = -f, c1 = r * f;  // df ≈ z₃ c0 + z₄ c1
+      cff += c0 * c0;
+      cfr += c0 * c1;
+      crr += c1 * c1;
+      bf0 += c0 * df;
+      bf1 += c1 * df;
+      r = next_r;
+      f = next_f;
+    }
+    const double det_r = arr * aff - arf * arf, det_f = cff * crr - cfr * cfr;
+    if (!(det_r > 0) || !(det_f > 0)) return false;
+    const double z[kNumParameters] = {(aff * br0 - arf * br1) / det_r, (arr * br1 - arf * br0) / det_r,
+                                      (crr * bf0 - cfr * bf1) / det_f, (cff * bf1 - cfr * bf0) / det_f};
+    for (int i = 0; i < kNumParameters; ++i) {
+      if (!(z[i] > 0)) return false;
+      u1[i] = (myriad::log(z[i]) - dynamics.prior_mean) / dynamics.prior_scale;
+    }
+    return true;
   }
 
   /// Recorded quantities: z[0] … z[3] = z₁ … z₄.
