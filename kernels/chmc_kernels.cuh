@@ -90,75 +90,101 @@ struct LoadChmcStatistics {
   }
 };
 
-/// Places each chain on the manifold (mcmc/constrained_hmc.hpp, initialize_constrained_chain)
-/// and writes initialized[c] = 1 on success, else 0. Chains c with equal c / chains_per_init use
-/// the random stream of the superchain's first chain, (c / chains_per_init) · chains_per_init, and
-/// so share their initial point (ChmcBackend::initialize), exactly as the CPU backend does.
+// ---------------------------------------------------------------------------------------------
+// Per-chain bodies of the kernels: MYRIAD_HD, so that the kernels below are nothing but
+// grid-stride loops over them and a host loop can run exactly the same code on host arrays in
+// the device layout (tests/cuda/test_chmc_kernel_body.cu checks it against the CPU backend
+// without a GPU).
+
+/// Places chain c on the manifold (mcmc/constrained_hmc.hpp, initialize_constrained_chain) and
+/// returns whether it succeeded. Chains with equal c / chains_per_init use the random stream of
+/// the superchain's first chain, (c / chains_per_init) · chains_per_init, and so share their
+/// initial point (ChmcBackend::initialize), exactly as the CPU backend does.
+template <class Generator, class T>
+MYRIAD_HD bool initialize_chain_at(const Generator& generator, const ChmcEnsembleView<T>& state,
+                                   std::uint64_t seed, int max_tries, std::int64_t chains_per_init,
+                                   std::int64_t c) {
+  const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
+  const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
+  return initialize_constrained_chain(generator, state.chain(c), rng, max_tries);
+}
+
+/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of chain c. N_s of each
+/// iteration comes from uniform_trajectory_steps (the same for every chain). When `recorded` is
+/// not null, quantity q of chain c after iteration i goes to
+/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects.
+/// Statistics are added to chain c's entries of `stats` with the CPU backend's definitions
+/// (CpuChmcBackend::run_chunk): one count per transition whose status has the flag set.
+template <class Generator, class T>
+MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembleView<T>& state,
+                                   const ChmcSettings<T>& settings, std::uint32_t first_iteration,
+                                   int n_iterations, T* recorded, int n_quantities,
+                                   const ChmcStatisticsView& stats, std::int64_t c) {
+  const std::int64_t chains = state.position.chains;
+  const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+  const ChmcChain<T> chain = state.chain(c);
+  ConstrainedChain<Generator, T> machine(generator, chain);
+  std::int64_t accept_prob_fixed = 0, accepted = 0, divergent = 0, non_finite = 0,
+               not_converged = 0, not_reversible = 0, cholesky_failures = 0, evaluations = 0,
+               newton_iterations = 0;
+  for (int i = 0; i < n_iterations; ++i) {
+    const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
+    ChmcStep<T> step = settings.step;
+    // Depends on (seed, iteration) only: every thread computes the same N_s.
+    step.steps =
+        uniform_trajectory_steps(settings.seed, iteration, settings.min_steps, settings.max_steps);
+    const ChmcOutcome<T> out = machine.transition(rng, iteration, step);
+    accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
+    accepted += out.accepted ? 1 : 0;
+    divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
+    non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
+    not_converged += (out.status & kStatusNotConverged) != 0 ? 1 : 0;
+    not_reversible += (out.status & kStatusNotReversible) != 0 ? 1 : 0;
+    cholesky_failures += (out.status & kStatusCholeskyFailure) != 0 ? 1 : 0;
+    evaluations += out.gradient_evaluations;
+    newton_iterations += out.newton_iterations;
+    if (recorded != nullptr) {
+      const ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * n_quantities * chains + c,
+                                chains, n_quantities};
+      record_quantities(generator, chain.position, slot);
+    }
+  }
+  stats.accept_prob_fixed[c] += accept_prob_fixed;
+  stats.accepted[c] += accepted;
+  stats.divergent[c] += divergent;
+  stats.non_finite[c] += non_finite;
+  stats.not_converged[c] += not_converged;
+  stats.not_reversible[c] += not_reversible;
+  stats.cholesky_failures[c] += cholesky_failures;
+  stats.gradient_evaluations[c] += evaluations;
+  stats.newton_iterations[c] += newton_iterations;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels: grid-stride loops over chains, one chain per thread.
+
+/// initialize_chain_at for every chain; initialized[c] = 1 on success, else 0.
 template <class Generator, class T>
 MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
     initialize_constrained_chains_kernel(Generator generator, ChmcEnsembleView<T> state,
                                          std::uint8_t* initialized, std::uint64_t seed,
                                          int max_tries, std::int64_t chains_per_init) {
   for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
-    const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
-    const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
-    const bool ok = initialize_constrained_chain(generator, state.chain(c), rng, max_tries);
-    initialized[c] = ok ? 1 : 0;
+    initialized[c] =
+        initialize_chain_at(generator, state, seed, max_tries, chains_per_init, c) ? 1 : 0;
   }
 }
 
-/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of every chain in one
-/// launch (fused: launch overhead is paid once per chunk, and a chain's state stays put). N_s of
-/// each iteration comes from uniform_trajectory_steps (the same for every chain). When
-/// `recorded` is not null, quantity q of chain c after iteration i goes to
-/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects.
-/// Statistics are added to `stats` with the CPU backend's definitions: one count per transition
-/// whose status has the flag set.
+/// chain_iterations_at for every chain: one launch runs a whole chunk of iterations (fused:
+/// launch overhead is paid once per chunk, and a chain's state stays put between iterations).
 template <class Generator, class T>
 MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
     chmc_iterations_kernel(Generator generator, ChmcEnsembleView<T> state, ChmcSettings<T> settings,
                            std::uint32_t first_iteration, int n_iterations, T* recorded,
                            int n_quantities, ChmcStatisticsView stats) {
-  const std::int64_t chains = state.position.chains;
-  for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
-    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-    const ChmcChain<T> chain = state.chain(c);
-    ConstrainedChain<Generator, T> machine(generator, chain);
-    std::int64_t accept_prob_fixed = 0, accepted = 0, divergent = 0, non_finite = 0,
-                 not_converged = 0, not_reversible = 0, cholesky_failures = 0, evaluations = 0,
-                 newton_iterations = 0;
-    for (int i = 0; i < n_iterations; ++i) {
-      const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-      ChmcStep<T> step = settings.step;
-      // Depends on (seed, iteration) only: every thread computes the same N_s.
-      step.steps = uniform_trajectory_steps(settings.seed, iteration, settings.min_steps,
-                                            settings.max_steps);
-      const ChmcOutcome<T> out = machine.transition(rng, iteration, step);
-      accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
-      accepted += out.accepted ? 1 : 0;
-      divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
-      non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
-      not_converged += (out.status & kStatusNotConverged) != 0 ? 1 : 0;
-      not_reversible += (out.status & kStatusNotReversible) != 0 ? 1 : 0;
-      cholesky_failures += (out.status & kStatusCholeskyFailure) != 0 ? 1 : 0;
-      evaluations += out.gradient_evaluations;
-      newton_iterations += out.newton_iterations;
-      if (recorded != nullptr) {
-        const ChainVector<T> slot{
-            recorded + static_cast<std::int64_t>(i) * n_quantities * chains + c, chains,
-            n_quantities};
-        record_quantities(generator, chain.position, slot);
-      }
-    }
-    stats.accept_prob_fixed[c] += accept_prob_fixed;
-    stats.accepted[c] += accepted;
-    stats.divergent[c] += divergent;
-    stats.non_finite[c] += non_finite;
-    stats.not_converged[c] += not_converged;
-    stats.not_reversible[c] += not_reversible;
-    stats.cholesky_failures[c] += cholesky_failures;
-    stats.gradient_evaluations[c] += evaluations;
-    stats.newton_iterations[c] += newton_iterations;
+  for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
+    chain_iterations_at(generator, state, settings, first_iteration, n_iterations, recorded,
+                        n_quantities, stats, c);
   }
 }
 
