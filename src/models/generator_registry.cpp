@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "myriad/models/builtin_generators.hpp"
 #include "myriad/models/gld.hpp"
 #include "myriad/models/linear_gaussian.hpp"
 #include "myriad/models/lotka_volterra.hpp"
