@@ -23,12 +23,14 @@
 //   statistics, initialisation flag  9 · 8 + 1                       bytes
 //
 // i.e. 8(5MN + 2M² + 8N + 7M + 1) + 73 bytes in double (a dual is two values, a nested dual
-// four), dominated by the Jacobians: ~0.98 MB per chain at M = 100, N = 200, so 2^14 chains need
-// ~16 GB. The constructor compares the total with
-// cudaMemGetInfo's free memory and throws myriad::invalid_argument naming the bytes per chain and
-// the number of chains that would fit, rather than failing inside cudaMalloc. Two chunk buffers
-// of chunk_iterations × quantities × chains values come on top (checked the same way); device
-// memory does not grow with the number of draws.
+// four), dominated by the M × N matrices. The structured factors (constraint_factor.hpp) keep J
+// in the same M × N layout, so the built-in generators need: sphere (N = 10) 1.2 kB,
+// lotka_volterra (M = 100, N = 104) 435 kB, gld (M = 250, N = 254) 2.6 MB per chain, i.e. 2^14
+// gld chains take 42 GB. The constructor compares the total with cudaMemGetInfo's free memory and
+// throws myriad::invalid_argument naming the bytes per chain and the number of chains that would
+// fit, rather than failing inside cudaMalloc. Two chunk buffers of chunk_iterations × quantities ×
+// chains values come on top (checked the same way); device memory does not grow with the number of
+// draws.
 //
 // Streams: kernels on a compute stream, chunk copies on a copy stream into two pinned host
 // buffers (chunk k + 1 computes while chunk k is copied and handed to the sink).
