@@ -82,6 +82,46 @@ struct LotkaVolterraDynamics {
                                  s.r0,        s.f0, s.prior_mean, s.prior_scale};
   }
 
+  /// The inputs u₁ of the least-squares ("gradient matching") estimate of z from x̄: the drift
+  /// is linear in z, so the implied noise of each step,
+  ///   Δr_s − δt (z₁ r − z₂ r f),   Δf_s − δt (z₄ r f − z₃ f)   (r, f at step s − 1 of
+  /// the series (r₁, f₁, …, r_S, f_S)),
+  /// is affine in z, and minimising its sum of squares is two 2 × 2 normal-equation solves.
+  /// False if a component of ẑ is not positive (no log-scale input exists).
+  MYRIAD_HD bool gradient_matching_inputs(const double* series, double* u1) const {
+    double arr = 0, arf = 0, aff = 0, br0 = 0, br1 = 0;  // prey: regressors (r, −r f)
+    double cff = 0, cfr = 0, crr = 0, bf0 = 0, bf1 = 0;  // predator: regressors (−f, r f)
+    double r = r0, f = f0;
+    for (int s = 0; s < num_steps; ++s) {
+      const double next_r = series[2 * s], next_f = series[2 * s + 1];
+      const double dr = (next_r - r) / dt, df = (next_f - f) / dt;
+      const double a0 = r, a1 = -r * f;  // dr ≈ z₁ a0 + z₂ a1
+      arr += a0 * a0;
+      arf += a0 * a1;
+      aff += a1 * a1;
+      br0 += a0 * dr;
+      br1 += a1 * dr;
+      const double c0 = -f, c1 = r * f;  // df ≈ z₃ c0 + z₄ c1
+      cff += c0 * c0;
+      cfr += c0 * c1;
+      crr += c1 * c1;
+      bf0 += c0 * df;
+      bf1 += c1 * df;
+      r = next_r;
+      f = next_f;
+    }
+    const double det_r = arr * aff - arf * arf, det_f = cff * crr - cfr * cfr;
+    if (!(det_r > 0) || !(det_f > 0)) return false;
+    const double z[kNumParameters] = {
+        (aff * br0 - arf * br1) / det_r, (arr * br1 - arf * br0) / det_r,
+        (crr * bf0 - cfr * bf1) / det_f, (cff * bf1 - cfr * bf0) / det_f};
+    for (int i = 0; i < kNumParameters; ++i) {
+      if (!(z[i] > 0)) return false;
+      u1[i] = (myriad::log(z[i]) - prior_mean) / prior_scale;
+    }
+    return true;
+  }
+
   MYRIAD_HD int num_inputs() const { return kNumParameters + 2 * num_steps; }
   /// √δt σ_r and √δt σ_f: the diagonal of T.
   MYRIAD_HD double noise_scale_r() const { return myriad::sqrt(dt) * sigma_r; }
@@ -292,49 +332,10 @@ struct LotkaVolterra {
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
     rng.fill_normal<double>(attempt, Purpose::initial_point, u, kNumParameters);
     double centre[kNumParameters];
-    if (gradient_matching_inputs(centre)) {
+    if (dynamics.gradient_matching_inputs(observations, centre)) {
       for (int i = 0; i < kNumParameters; ++i) u[i] = centre[i] + 0.1 * u[i];
     }
     return dynamics.forward_substitute(observations, u);
-  }
-
-  /// The inputs u₁ of the least-squares ("gradient matching") estimate of z from x̄: the drift
-  /// is linear in z, so the implied noise of each step,
-  ///   Δr_s − δt (z₁ r − z₂ r f),   Δf_s − δt (z₄ r f − z₃ f)   (r, f at step s − 1),
-  /// is affine in z, and minimising its sum of squares is two 2 × 2 normal-equation solves.
-  /// False if a component of ẑ is not positive (no log-scale input exists).
-  MYRIAD_HD bool gradient_matching_inputs(double* u1) const {
-    double arr = 0, arf = 0, aff = 0, br0 = 0, br1 = 0;  // prey: regressors (r, −r f)
-    double cff = 0, cfr = 0, crr = 0, bf0 = 0, bf1 = 0;  // predator: regressors (−f, r f)
-    double r = dynamics.r0, f = dynamics.f0;
-    const double dt = dynamics.dt;
-    for (int s = 0; s < dynamics.num_steps; ++s) {
-      const double next_r = observations[2 * s], next_f = observations[2 * s + 1];
-      const double dr = (next_r - r) / dt, df = (next_f - f) / dt;
-      const double a0 = r, a1 = -r * f;  // dr ≈ z₁ a0 + z₂ a1
-      arr += a0 * a0;
-      arf += a0 * a1;
-      aff += a1 * a1;
-      br0 += a0 * dr;
-      br1 += a1 * dr;
-      const double c0 = -f, c1 = r * f;  // df ≈ z₃ c0 + z₄ c1
-      cff += c0 * c0;
-      cfr += c0 * c1;
-      crr += c1 * c1;
-      bf0 += c0 * df;
-      bf1 += c1 * df;
-      r = next_r;
-      f = next_f;
-    }
-    const double det_r = arr * aff - arf * arf, det_f = cff * crr - cfr * cfr;
-    if (!(det_r > 0) || !(det_f > 0)) return false;
-    const double z[kNumParameters] = {(aff * br0 - arf * br1) / det_r, (arr * br1 - arf * br0) / det_r,
-                                      (crr * bf0 - cfr * bf1) / det_f, (cff * bf1 - cfr * bf0) / det_f};
-    for (int i = 0; i < kNumParameters; ++i) {
-      if (!(z[i] > 0)) return false;
-      u1[i] = (myriad::log(z[i]) - dynamics.prior_mean) / dynamics.prior_scale;
-    }
-    return true;
   }
 
   /// Recorded quantities: z[0] … z[3] = z₁ … z₄.
@@ -672,15 +673,19 @@ struct LotkaVolterraSummaries {
     draw_prior(rng, iteration, Purpose::user, u);
   }
 
-  /// A point on the summary manifold: damped Gauss–Newton in u₂ (refine_noise) from the prior
-  /// draw of draw_prior(attempt, Purpose::initial_point); when that fails — prior trajectories
-  /// usually explode under the LogNormal(−2, 1) prior — from the u₂ that reproduces the observed
-  /// series exactly (forward substitution, §12.2), whose summaries equal x̄ up to rounding, with the
-  /// same u₁. False if neither reaches ‖g(u) − x̄‖∞ < 1e-10.
+  /// A point on the summary manifold ([derived]): u₁ around the gradient-matching estimate of
+  /// the observed series (as LotkaVolterra::initialize, since prior draws make the dynamics
+  /// explode), u₂ reproducing that series by forward substitution (§12.2) — whose summaries
+  /// equal x̄ up to rounding — then polished by damped Gauss–Newton (refine_noise). The noise
+  /// draws of draw_prior(attempt, Purpose::initial_point) supply u₁'s jitter. False if the
+  /// polish does not reach ‖g(u) − x̄‖∞ < 1e-10.
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
     draw_prior(rng, attempt, Purpose::initial_point, u);
-    if (refine_noise(u, 50)) return true;
+    double centre[kNumParameters];
+    if (dynamics.gradient_matching_inputs(series, centre)) {
+      for (int i = 0; i < kNumParameters; ++i) u[i] = centre[i] + 0.1 * u[i];
+    }
     if (!dynamics.forward_substitute(series, u)) return false;
     return refine_noise(u, 50);
   }
