@@ -37,6 +37,11 @@ expect_error "unknown option --bogus" sample --model gaussian --bogus "${common[
 expect_error "--output is required" sample --model gaussian
 expect_error "unknown device" sample --model gaussian --warmup 10 --draws 10 --device tpu --output "$work/out"
 expect_error "unknown command" frobnicate
+expect_error "needs a generator model" sample --model gaussian --sampler chmc "${common[@]}"
+expect_error "needs --abc-epsilon" sample --model sphere --sampler abc-mcmc "${common[@]}"
+expect_error "unknown sampler" sample --model sphere --sampler nuts "${common[@]}"
+expect_error "applies to abc-reject" sample --model sphere --abc-epsilon 0.1 "${common[@]}"
+expect_error "noise must be >= 0" sample --model sphere --model-arg noise=-1 "${common[@]}"
 
 # An output path under a regular file cannot be created: error before any sampling.
 touch "$work/file"

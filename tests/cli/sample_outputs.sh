@@ -37,4 +37,16 @@ head -c 128 "$work/run/draws.npy" | grep -aq "'shape': (8, 10, 2)"
 for model in gaussian logistic eight_schools funnel; do
   grep -q "^$model" "$work/models" || { echo "models lacks $model"; exit 1; }
 done
+# A generator model: constrained HMC by default, with its failure counters in run.json; and an
+# ABC baseline with its acceptance count.
+"$myriad" sample --model sphere --model-arg dim=4 --chains 16 --warmup 30 --draws 20 --device cpu \
+  --output "$work/sphere" --quiet
+for key in '"method": "chmc"' '"not_converged"' '"not_reversible"' '"cholesky_failures"' \
+           '"newton_iterations"' '"integrator"'; do
+  grep -q "$key" "$work/sphere/run.json" || { echo "chmc run.json lacks $key"; exit 1; }
+done
+"$myriad" sample --model sphere --sampler abc-reject --abc-epsilon 0.2 --chains 10 --draws 100 \
+  --warmup 0 --device cpu --output "$work/abc" --quiet
+grep -q '"simulations": 1000' "$work/abc/run.json"
+grep -q '"accepted"' "$work/abc/run.json"
 echo "sample outputs: ok"
