@@ -1,7 +1,8 @@
 #pragma once
 // The backend interface for many-chain constrained HMC: like HmcBackend (backend/hmc_backend.hpp)
 // but with the constrained transition's settings and per-chain scratch for the Jacobian and Gram
-// factors. Implementations: CPU (backend/cpu_chmc_backend.hpp); CUDA to follow the same shape.
+// factors. Implementations: CPU (backend/cpu_chmc_backend.hpp) and CUDA
+// (kernels/cuda_chmc_backend.cuh), both calling the per-chain ConstrainedChain.
 
 #include <cstdint>
 #include <memory>
