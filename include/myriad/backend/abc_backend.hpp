@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/mcmc/abc.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
@@ -137,17 +138,16 @@ class CpuAbcBackend final : public AbcBackend<T> {
     for (int done = 0; done < n_iterations; done += chunk_iterations) {
       const int n = std::min(chunk_iterations, n_iterations - done);
       if (sink) chunk_.resize(static_cast<std::size_t>(n) * q * chains_);
-      std::int64_t accept_fixed = 0, accepted = 0, non_finite = 0;
-#pragma omp parallel for schedule(static) reduction(+ : accept_fixed, accepted, non_finite)
+      IterationStats stats;
+#pragma omp parallel for schedule(static) reduction(merge_stats : stats)
       for (std::int64_t c = 0; c < chains_; ++c) {
         const RandomStream rng(seed, static_cast<std::uint64_t>(c));
         const AbcChain<T> state = chain(c);
         for (int i = 0; i < n; ++i) {
           const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(done + i);
           const AbcOutcome<T> out = abc_mcmc_transition(g_, state, rng, iteration, step);
-          accept_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
-          accepted += out.accepted;
-          non_finite += out.non_finite;
+          stats.record(static_cast<double>(out.accept_prob), out.accepted,
+                       out.non_finite ? kStatusNonFinite : kStatusOk, 0);
           if (sink) {
             ChainVector<T> slot{chunk_.data() + static_cast<std::int64_t>(i) * q * chains_ + c,
                                 chains_, q};
@@ -155,11 +155,6 @@ class CpuAbcBackend final : public AbcBackend<T> {
           }
         }
       }
-      IterationStats stats;
-      stats.accept_prob_fixed = accept_fixed;
-      stats.transitions = chains_ * n;
-      stats.accepted = accepted;
-      stats.non_finite = non_finite;
       total += stats;
       if (sink) sink->consume(chunk_.data(), first_draw + done, n);
     }

@@ -19,8 +19,8 @@ namespace myriad {
 template <class T>
 struct ChmcSettings {
   std::uint64_t seed = 1;
-  ChmcStep<T> step;       ///< δt, N_g, tolerances; step.steps is drawn per iteration
-  int min_steps = 4;      ///< N_s is uniform on {min_steps, …, max_steps}, shared by all chains
+  ChmcStep<T> step;   ///< δt, N_g, tolerances; step.steps is drawn per iteration
+  int min_steps = 4;  ///< N_s is uniform on {min_steps, …, max_steps}, shared by all chains
   int max_steps = 8;
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "myriad/backend/chmc_backend.hpp"
+#include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/concept.hpp"
@@ -25,8 +26,8 @@ class CpuChmcBackend final : public ChmcBackend<T> {
       : g_(g), chains_(chains), layout_(chmc_layout<Generator, T>(g)) {
     MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
     MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
-    MYRIAD_EXPECTS(layout_.m >= 1 && layout_.m <= layout_.n, "a generator needs 1 <= M <= N, got M = ",
-                   layout_.m, ", N = ", layout_.n);
+    MYRIAD_EXPECTS(layout_.m >= 1 && layout_.m <= layout_.n,
+                   "a generator needs 1 <= M <= N, got M = ", layout_.m, ", N = ", layout_.n);
     const auto c = static_cast<std::size_t>(chains);
     position_.assign(c * layout_.n, T(0));
     gradient_.assign(c * layout_.n, T(0));
@@ -50,7 +51,8 @@ class CpuChmcBackend final : public ChmcBackend<T> {
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : failed)
     for (std::int64_t c = 0; c < chains_; ++c) {
-      const RandomStream rng(seed, static_cast<std::uint64_t>((c / chains_per_init) * chains_per_init));
+      const RandomStream rng(seed,
+                             static_cast<std::uint64_t>((c / chains_per_init) * chains_per_init));
       if (!initialize_constrained_chain(g_, chain(c), rng, max_tries)) ++failed;
     }
     return failed;
@@ -97,10 +99,8 @@ class CpuChmcBackend final : public ChmcBackend<T> {
     for (int i = 0; i < n; ++i)
       steps[i] = uniform_trajectory_steps(settings.seed, first_iteration + i, settings.min_steps,
                                           settings.max_steps);
-    std::int64_t accept_fixed = 0, accepted = 0, divergent = 0, non_finite = 0, evaluations = 0,
-                 not_converged = 0, not_reversible = 0, cholesky = 0, newton = 0;
-#pragma omp parallel for schedule(dynamic) reduction(+ : accept_fixed, accepted, divergent, \
-    non_finite, evaluations, not_converged, not_reversible, cholesky, newton)
+    IterationStats stats;
+#pragma omp parallel for schedule(dynamic) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
       const ChmcChain<T> state = chain(c);
@@ -109,15 +109,8 @@ class CpuChmcBackend final : public ChmcBackend<T> {
         ChmcStep<T> step = settings.step;
         step.steps = steps[i];
         const ChmcOutcome<T> out = machine.transition(rng, first_iteration + i, step);
-        accept_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
-        accepted += out.accepted;
-        divergent += (out.status & kStatusDivergent) != 0;
-        non_finite += (out.status & kStatusNonFinite) != 0;
-        not_converged += (out.status & kStatusNotConverged) != 0;
-        not_reversible += (out.status & kStatusNotReversible) != 0;
-        cholesky += (out.status & kStatusCholeskyFailure) != 0;
-        evaluations += out.gradient_evaluations;
-        newton += out.newton_iterations;
+        stats.record(static_cast<double>(out.accept_prob), out.accepted, out.status,
+                     out.gradient_evaluations, out.newton_iterations);
         if (recorded) {
           ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * quantities * chains_ + c,
                               chains_, quantities};
@@ -125,17 +118,6 @@ class CpuChmcBackend final : public ChmcBackend<T> {
         }
       }
     }
-    IterationStats stats;
-    stats.accept_prob_fixed = accept_fixed;
-    stats.transitions = chains_ * n;
-    stats.accepted = accepted;
-    stats.divergent = divergent;
-    stats.non_finite = non_finite;
-    stats.gradient_evaluations = evaluations;
-    stats.not_converged = not_converged;
-    stats.not_reversible = not_reversible;
-    stats.cholesky_failures = cholesky;
-    stats.newton_iterations = newton;
     return stats;
   }
 

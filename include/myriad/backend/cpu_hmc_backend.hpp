@@ -16,6 +16,7 @@
 
 #include "myriad/backend/ensemble_moments.hpp"
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/mcmc/hmc.hpp"
@@ -27,7 +28,10 @@ template <class Model, class T>
 class CpuHmcBackend final : public HmcBackend<T> {
  public:
   CpuHmcBackend(const Model& model, std::int64_t chains)
-      : model_(model), chains_(chains), dim_(model.dim()), n_quantities_(recorded_quantity_count(model)) {
+      : model_(model),
+        chains_(chains),
+        dim_(model.dim()),
+        n_quantities_(recorded_quantity_count(model)) {
     MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
     MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
     MYRIAD_EXPECTS(dim_ > 0, "model dimension must be positive, got ", dim_);
@@ -64,8 +68,8 @@ class CpuHmcBackend final : public HmcBackend<T> {
   }
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
-    MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim_,
-                   "inverse metric has length ", inverse_metric.size(), ", expected ", dim_);
+    MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim_, "inverse metric has length ",
+                   inverse_metric.size(), ", expected ", dim_);
     for (int d = 0; d < dim_; ++d)
       MYRIAD_EXPECTS(std::isfinite(static_cast<double>(inverse_metric[d])) && inverse_metric[d] > 0,
                      "inverse metric entry ", d, " must be positive and finite, got ",
@@ -97,7 +101,8 @@ class CpuHmcBackend final : public HmcBackend<T> {
     // The interface's layout is [dim][chain].
     std::vector<T> out(position_.size());
     for (std::int64_t c = 0; c < chains_; ++c)
-      for (int d = 0; d < dim_; ++d) out[static_cast<std::size_t>(d) * chains_ + c] = position_[c * dim_ + d];
+      for (int d = 0; d < dim_; ++d)
+        out[static_cast<std::size_t>(d) * chains_ + c] = position_[c * dim_ + d];
     return out;
   }
 
@@ -113,9 +118,8 @@ class CpuHmcBackend final : public HmcBackend<T> {
     const EnsembleView<T> position = view(position_), gradient = view(gradient_),
                           proposal = view(proposal_), momentum = view(momentum_),
                           proposal_gradient = view(proposal_gradient_);
-    std::int64_t accept_fixed = 0, accepted = 0, divergent = 0, non_finite = 0, evaluations = 0;
-#pragma omp parallel for schedule(static) \
-    reduction(+ : accept_fixed, accepted, divergent, non_finite, evaluations)
+    IterationStats stats;
+#pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
       const HmcChain<T> chain{position.chain(c), gradient.chain(c), &log_density_[c],
@@ -124,11 +128,8 @@ class CpuHmcBackend final : public HmcBackend<T> {
         const HmcStep<T> step{settings.step_size, steps[i], inverse_metric_.data(),
                               settings.max_energy_error};
         const HmcOutcome<T> out = hmc_transition(model_, chain, rng, first_iteration + i, step);
-        accept_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
-        accepted += out.accepted;
-        divergent += (out.status & kStatusDivergent) != 0;
-        non_finite += (out.status & kStatusNonFinite) != 0;
-        evaluations += out.gradient_evaluations;
+        stats.record(static_cast<double>(out.accept_prob), out.accepted, out.status,
+                     out.gradient_evaluations);
         if (recorded) {
           ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * n_quantities_ * chains_ + c,
                               chains_, n_quantities_};
@@ -136,13 +137,6 @@ class CpuHmcBackend final : public HmcBackend<T> {
         }
       }
     }
-    IterationStats stats;
-    stats.accept_prob_fixed = accept_fixed;
-    stats.transitions = chains_ * n;
-    stats.accepted = accepted;
-    stats.divergent = divergent;
-    stats.non_finite = non_finite;
-    stats.gradient_evaluations = evaluations;
     return stats;
   }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "myriad/core/hd.hpp"
+#include "myriad/mcmc/chain_status.hpp"
 
 namespace myriad {
 
@@ -51,7 +52,24 @@ struct IterationStats {
   std::int64_t cholesky_failures = 0;
   std::int64_t newton_iterations = 0;  ///< position-projection iterations, forward and reverse
 
-  double accept_prob_sum() const { return static_cast<double>(accept_prob_fixed) / kAcceptProbScale; }
+  /// Counts one transition: its acceptance probability, decision, ChainStatus flags and work.
+  void record(double accept_prob, bool was_accepted, std::uint32_t status, int gradients,
+              int newton = 0) {
+    accept_prob_fixed += accept_prob_to_fixed(accept_prob);
+    ++transitions;
+    accepted += was_accepted;
+    divergent += (status & kStatusDivergent) != 0;
+    non_finite += (status & kStatusNonFinite) != 0;
+    not_converged += (status & kStatusNotConverged) != 0;
+    not_reversible += (status & kStatusNotReversible) != 0;
+    cholesky_failures += (status & kStatusCholeskyFailure) != 0;
+    gradient_evaluations += gradients;
+    newton_iterations += newton;
+  }
+
+  double accept_prob_sum() const {
+    return static_cast<double>(accept_prob_fixed) / kAcceptProbScale;
+  }
   double mean_accept_prob() const { return transitions ? accept_prob_sum() / transitions : 0.0; }
   IterationStats& operator+=(const IterationStats& o) {
     accept_prob_fixed += o.accept_prob_fixed;

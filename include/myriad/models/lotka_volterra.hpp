@@ -122,6 +122,16 @@ struct LotkaVolterraDynamics {
     return true;
   }
 
+  /// u₁ ← inputs of the gradient-matching estimate + 0.1 u₁, where u₁ holds standard-normal
+  /// jitter on entry (the initial points of both Lotka–Volterra generators). Unchanged — a prior
+  /// draw — if the estimate has a non-positive component.
+  template <class Out>
+  MYRIAD_HD void centre_parameters(const double* series, Out& u) const {
+    double centre[kNumParameters];
+    if (!gradient_matching_inputs(series, centre)) return;
+    for (int i = 0; i < kNumParameters; ++i) u[i] = centre[i] + 0.1 * u[i];
+  }
+
   MYRIAD_HD int num_inputs() const { return kNumParameters + 2 * num_steps; }
   /// √δt σ_r and √δt σ_f: the diagonal of T.
   MYRIAD_HD double noise_scale_r() const { return myriad::sqrt(dt) * sigma_r; }
@@ -331,10 +341,7 @@ struct LotkaVolterra {
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
     rng.fill_normal<double>(attempt, Purpose::initial_point, u, kNumParameters);
-    double centre[kNumParameters];
-    if (dynamics.gradient_matching_inputs(observations, centre)) {
-      for (int i = 0; i < kNumParameters; ++i) u[i] = centre[i] + 0.1 * u[i];
-    }
+    dynamics.centre_parameters(observations, u);
     return dynamics.forward_substitute(observations, u);
   }
 
@@ -682,10 +689,7 @@ struct LotkaVolterraSummaries {
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
     draw_prior(rng, attempt, Purpose::initial_point, u);
-    double centre[kNumParameters];
-    if (dynamics.gradient_matching_inputs(series, centre)) {
-      for (int i = 0; i < kNumParameters; ++i) u[i] = centre[i] + 0.1 * u[i];
-    }
+    dynamics.centre_parameters(series, u);
     if (!dynamics.forward_substitute(series, u)) return false;
     return refine_noise(u, 50);
   }
