@@ -28,6 +28,8 @@ enum class Purpose : std::uint32_t {
   momentum = 2,        ///< HMC momentum refresh
   accept = 3,          ///< Metropolis accept/reject uniform
   trajectory = 4,      ///< ensemble-shared jitter of the trajectory length
+  proposal = 5,        ///< random-walk proposals of AIS with Metropolis transitions
+  exact_sample = 6,    ///< exact posterior draws that start reverse AIS runs
   user = 1024,         ///< first tag free for models and extensions
 };
 

@@ -1,0 +1,110 @@
+#pragma once
+// The annealing-target concept: what annealed importance sampling (estimate/hais.hpp) needs of
+// a model (hais.md §1, §5–§7).
+//
+// A target is a density model (model/concept.hpp): dim(), log_density(x) = −E_p(x) up to the
+// unknown constant log Z_p, and optionally log_density_gradient. AIS estimates log Z_p, i.e.
+// log ∫ exp(log_density(x)) dx. Optional members, detected at compile time:
+//
+//   // Two-level batches (hais.md §6): one target per data point ("problem").
+//   int num_problems() const;                          // host; default 1
+//   MYRIAD_HD Problem problem(int p) const;            // a density model for data point p
+//
+//   // Box constraints (hais.md §5): ±infinity where a coordinate is unbounded.
+//   MYRIAD_HD T lower_bound(int i) const;
+//   MYRIAD_HD T upper_bound(int i) const;
+//
+//   // Known answers, host only: the exact log Z_p of problem p (tests, run.json log_z_exact).
+//   double exact_log_z(int p) const;
+//
+//   // Exact posterior draws for reverse (BDMC) runs, hais.md §7: writes into x a draw from
+//   // problem p's normalised target; `draw` numbers the reverse particle. Simulated-data
+//   // models may return the latent that generated the data (the same for every draw).
+//   template <class Out>
+//   MYRIAD_HD void exact_sample(int p, const RandomStream& rng, std::uint32_t draw, Out& x) const;
+//
+// Problem types must themselves be density models; they need not repeat the optional members
+// (bounds are read from the batch model).
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "myriad/core/hd.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/model/concept.hpp"
+
+namespace myriad {
+
+namespace detail {
+struct ProbeOut {
+  double* p;
+  MYRIAD_HD double& operator[](int i) const { return p[i]; }
+};
+
+template <class Model, class = void>
+struct has_problems : std::false_type {};
+template <class Model>
+struct has_problems<Model, std::void_t<decltype(std::declval<const Model&>().num_problems()),
+                                       decltype(std::declval<const Model&>().problem(0))>>
+    : std::true_type {};
+
+template <class Model, class = void>
+struct has_bounds : std::false_type {};
+template <class Model>
+struct has_bounds<Model, std::void_t<decltype(std::declval<const Model&>().lower_bound(0)),
+                                     decltype(std::declval<const Model&>().upper_bound(0))>>
+    : std::true_type {};
+
+template <class Model, class = void>
+struct has_exact_log_z : std::false_type {};
+template <class Model>
+struct has_exact_log_z<Model, std::void_t<decltype(std::declval<const Model&>().exact_log_z(0))>>
+    : std::true_type {};
+
+template <class Model, class = void>
+struct has_exact_sample : std::false_type {};
+template <class Model>
+struct has_exact_sample<
+    Model, std::void_t<decltype(std::declval<const Model&>().exact_sample(
+               0, std::declval<const RandomStream&>(), std::uint32_t{0},
+               std::declval<ProbeOut&>()))>> : std::true_type {};
+}  // namespace detail
+
+/// True when the target is a batch of problems (one per data point).
+template <class Model>
+constexpr bool target_has_problems = detail::has_problems<Model>::value;
+/// True when some coordinates are box-constrained.
+template <class Model>
+constexpr bool target_has_bounds = detail::has_bounds<Model>::value;
+/// True when the target knows its exact log Z.
+template <class Model>
+constexpr bool target_has_exact_log_z = detail::has_exact_log_z<Model>::value;
+/// True when the target can draw exact posterior samples (reverse / BDMC runs).
+template <class Model>
+constexpr bool target_has_exact_sample = detail::has_exact_sample<Model>::value;
+
+/// Number of problems of a target: num_problems() for batches, else 1.
+template <class Model>
+int problem_count(const Model& model) {
+  if constexpr (target_has_problems<Model>) {
+    return model.num_problems();
+  } else {
+    (void)model;
+    return 1;
+  }
+}
+
+/// The density model of problem p: model.problem(p) for batches, else the model itself.
+template <class Model>
+MYRIAD_HD decltype(auto) problem_target(const Model& model, int p) {
+  if constexpr (target_has_problems<Model>) {
+    return model.problem(p);
+  } else {
+    (void)p;
+    return (model);
+  }
+}
+
+}  // namespace myriad
