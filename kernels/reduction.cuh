@@ -39,6 +39,7 @@ struct StatisticsTotals {
   std::int64_t not_reversible;
   std::int64_t cholesky_failures;
   std::int64_t newton_iterations;
+  std::int64_t transitions;  ///< counted by backends whose chains may skip transitions (AIS)
 
   MYRIAD_HD StatisticsTotals& operator+=(const StatisticsTotals& o) {
     accept_prob_fixed += o.accept_prob_fixed;
@@ -50,6 +51,7 @@ struct StatisticsTotals {
     not_reversible += o.not_reversible;
     cholesky_failures += o.cholesky_failures;
     newton_iterations += o.newton_iterations;
+    transitions += o.transitions;
     return *this;
   }
 };

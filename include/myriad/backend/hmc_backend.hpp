@@ -53,8 +53,8 @@ struct IterationStats {
   std::int64_t newton_iterations = 0;  ///< position-projection iterations, forward and reverse
 
   /// Counts one transition: its acceptance probability, decision, ChainStatus flags and work.
-  void record(double accept_prob, bool was_accepted, std::uint32_t status, int gradients,
-              int newton = 0) {
+  MYRIAD_HD void record(double accept_prob, bool was_accepted, std::uint32_t status,
+                        int gradients, int newton = 0) {
     accept_prob_fixed += accept_prob_to_fixed(accept_prob);
     ++transitions;
     accepted += was_accepted;
@@ -71,7 +71,7 @@ struct IterationStats {
     return static_cast<double>(accept_prob_fixed) / kAcceptProbScale;
   }
   double mean_accept_prob() const { return transitions ? accept_prob_sum() / transitions : 0.0; }
-  IterationStats& operator+=(const IterationStats& o) {
+  MYRIAD_HD IterationStats& operator+=(const IterationStats& o) {
     accept_prob_fixed += o.accept_prob_fixed;
     transitions += o.transitions;
     accepted += o.accepted;

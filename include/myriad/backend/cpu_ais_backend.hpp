@@ -1,0 +1,137 @@
+#pragma once
+// The CPU backend of annealed importance sampling: an OpenMP loop over particles, each running
+// the per-particle steps of estimate/hais.hpp over a range of temperatures. Particles are
+// independent until the final reduction, so the loop needs no synchronisation between
+// temperatures. State is [particle][dim] (each thread walks its own contiguous rows).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "myriad/backend/ais_backend.hpp"
+#include "myriad/backend/omp_statistics.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/estimate/annealing_target.hpp"
+#include "myriad/estimate/hais.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace myriad {
+
+template <class Target, class T>
+class CpuAisBackend final : public AisBackend<T> {
+ public:
+  CpuAisBackend(const Target& target, AisLayout<T> layout)
+      : target_(target), layout_(std::move(layout)) {
+    const auto n = static_cast<std::size_t>(layout_.particles());
+    const auto values = n * static_cast<std::size_t>(layout_.dim);
+    for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
+                        &proposal_gradient_})
+      array->assign(values, T(0));
+    target_log_density_.assign(n, T(0));
+    base_log_density_.assign(n, T(0));
+    log_weight_.assign(n, 0.0);
+  }
+
+  const AisLayout<T>& layout() const override { return layout_; }
+
+  std::string device_name() const override {
+#if defined(_OPENMP)
+    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+#else
+    return "cpu (1 thread)";
+#endif
+  }
+
+  std::int64_t start(std::uint64_t seed, bool reverse) override {
+    if (reverse) {
+      MYRIAD_EXPECTS(target_has_exact_sample<Target>,
+                     "reverse (BDMC) runs need exact posterior samples, which this model does not "
+                     "provide");
+    }
+    seed_ = seed;
+    reverse_ = reverse;
+    const std::int64_t total = layout_.particles();
+    const AnnealingBase<T> base = base_view();
+    std::int64_t failed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : failed)
+    for (std::int64_t i = 0; i < total; ++i) {
+      const int problem = static_cast<int>(i / layout_.particles_per_problem);
+      const RandomStream rng(seed, particle_stream(i, total, reverse));
+      const AisParticle<T> p = particle(i);
+      if (reverse) {
+        if constexpr (target_has_exact_sample<Target>) {
+          target_.exact_sample(problem, rng,
+                               static_cast<std::uint32_t>(i % layout_.particles_per_problem),
+                               p.position);
+        }
+      } else {
+        draw_from_base(base, p, rng);
+      }
+      if (!start_particle(problem_target(target_, problem), base, p, rng)) ++failed;
+    }
+    return failed;
+  }
+
+  IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin,
+                     std::uint32_t k_end) override {
+    MYRIAD_EXPECTS(k_begin >= 1 && k_begin <= k_end &&
+                       k_end <= static_cast<std::uint32_t>(layout_.temperatures()) + 1,
+                   "steps [", k_begin, ", ", k_end, ") lie outside 1 .. ",
+                   layout_.temperatures());
+    const std::int64_t total = layout_.particles();
+    const AnnealingBase<T> base = base_view();
+    const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
+    IterationStats stats;
+#pragma omp parallel for schedule(static) reduction(merge_stats : stats)
+    for (std::int64_t i = 0; i < total; ++i) {
+      const int problem = static_cast<int>(i / layout_.particles_per_problem);
+      const RandomStream rng(seed_, particle_stream(i, total, reverse_));
+      stats += anneal_particle(problem_target(target_, problem), base, particle(i), rng, path,
+                               k_begin, k_end, settings);
+    }
+    return stats;
+  }
+
+  std::vector<double> log_weights() const override { return log_weight_; }
+
+  std::vector<T> positions() const override { return position_; }
+
+ private:
+  AnnealingBase<T> base_view() const {
+    const auto data_or_null = [](const std::vector<T>& v) {
+      return v.empty() ? nullptr : v.data();
+    };
+    return {layout_.dim, data_or_null(layout_.base_mean), data_or_null(layout_.base_scale),
+            data_or_null(layout_.lower), data_or_null(layout_.upper)};
+  }
+
+  AisParticle<T> particle(std::int64_t i) {
+    const std::int64_t offset = i * layout_.dim;
+    const auto row = [&](std::vector<T>& a) { return ChainVector<T>{a.data() + offset, 1, layout_.dim}; };
+    return {row(position_),          row(momentum_),          row(gradient_),
+            row(proposal_),          row(proposal_momentum_), row(proposal_gradient_),
+            &target_log_density_[i], &base_log_density_[i],   &log_weight_[i]};
+  }
+
+  Target target_;
+  AisLayout<T> layout_;
+  std::uint64_t seed_ = 0;
+  bool reverse_ = false;
+  std::vector<T> position_, momentum_, gradient_, proposal_, proposal_momentum_,
+      proposal_gradient_;
+  std::vector<T> target_log_density_, base_log_density_;
+  std::vector<double> log_weight_;
+};
+
+template <class Target, class T>
+std::unique_ptr<AisBackend<T>> make_cpu_ais_backend(const Target& target, AisLayout<T> layout) {
+  return std::make_unique<CpuAisBackend<Target, T>>(target, std::move(layout));
+}
+
+}  // namespace myriad

@@ -1,0 +1,268 @@
+#pragma once
+// Annealed importance sampling for one particle: Hamiltonian AIS (Sohl-Dickstein & Culpepper
+// 2011), AIS with full-refresh HMC transitions (Graham 2017, Alg. 13) and AIS with random-walk
+// Metropolis transitions (the HAIS paper's baseline). Written once for the CPU backend's OpenMP
+// loop and the CUDA kernels (DESIGN.md, rule 1). Equations: hais.md §2, §4, §5, §7, §8.
+//
+// Bridging densities π_n ∝ exp(−E_n), E_n = (1 − β_n) E_q + β_n E_p, with E_p = −log p̃ (the
+// target's log_density) and E_q the base (estimate/annealing_base.hpp). Each particle carries
+//
+//   log_weight = Σ_n (β_n − β_{n−1}) [log p̃(x_n) + E_q(x_n)]     (hais.md §2, telescoped form)
+//
+// so that log w = log Z_q + log_weight. The increment of level n is taken at the state before
+// the transition at β_n; the last level gets no transition. A reverse (BDMC) run starts from an
+// exact posterior draw and visits the levels from N down to 1, with the transition at β_{n−1}
+// (§7); its log_weight is the same sum along the reversed path, −r_b in §7's notation.
+//
+// Hamiltonian transition at β, with unit-mass momentum v that persists across temperatures:
+//   L leapfrog steps of size ε, Metropolis accept on H = E_β(x) + ½|v|², on reject v ← −v, then
+//   the partial refresh v ← √(1 − γ) v + √γ r, r ~ N(0, I) (γ = 1 − 0.5^ε by default; γ = 1 is
+//   the full refresh of plain AIS with HMC). hais.md §4 prints "+ γ r"; the variance-preserving
+//   √γ r is used (§12 errata).
+//
+// Leapfrog form [derived]: the paper's step is position-first (a gradient at x½ and a separate
+// energy at x¹). Velocity-first leapfrog with ∇log p̃ cached at the current point leaves the same
+// π_n ⊗ N(0, I) invariant (it is also a volume-preserving involution after a momentum flip) and
+// needs one fused value-and-gradient evaluation per step instead of a gradient plus a value, so
+// it is used here. ∇E_q is analytic and recomputed; the cached ∇log p̃ does not depend on β, so
+// the gradient of E_n at the start of each temperature is exact.
+//
+// Random numbers: RandomStream(seed, particle) with counter (k, purpose, draw) where k is the
+// step (1 … N − 1, the same for forward and reverse runs) and 0 for the start: initial point
+// (Purpose::initial_point), initial momentum (Purpose::momentum, k = 0), refresh
+// (Purpose::momentum, k), accept (Purpose::accept, k, draw = step s), random-walk proposals
+// (Purpose::proposal, k, draws s·D …).
+
+#include <cmath>
+#include <cstdint>
+
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/estimate/annealing_base.hpp"
+#include "myriad/mcmc/chain_status.hpp"
+#include "myriad/model/concept.hpp"
+
+namespace myriad {
+
+/// The transition applied at each intermediate temperature.
+enum class AisTransition : int {
+  hamiltonian,  ///< leapfrog + Metropolis + partial momentum refresh (HAIS; γ = 1: plain HMC)
+  metropolis,   ///< Gaussian random-walk Metropolis (baseline)
+};
+
+/// Transition settings shared by every particle.
+template <class T>
+struct AisSettings {
+  AisTransition transition = AisTransition::hamiltonian;
+  T step_size = T(0.2);         ///< ε (hais.md §4: 0.2 in all the paper's experiments)
+  int steps = 1;                ///< leapfrog steps (or random-walk steps) per temperature
+  T refresh = T(0.12944943670387588);  ///< γ = 1 − 0.5^ε for ε = 0.2; 1 = full refresh
+  T proposal_scale = T(0.1);    ///< random-walk standard deviation (paper's σ_diffusion)
+  T max_energy_error = T(1000); ///< a larger energy error is divergent (rejected, counted)
+};
+
+/// γ = 1 − 0.5^ε: half the momentum power replaced per unit of simulated time (hais.md §4).
+inline double default_refresh(double step_size) { return 1.0 - std::pow(0.5, step_size); }
+
+/// The inverse-temperature path: β_0 … β_N (device-visible, double) and the direction.
+struct AnnealingPath {
+  const double* beta = nullptr;
+  int temperatures = 1;  ///< N
+  bool reverse = false;  ///< BDMC reverse run from an exact posterior draw
+};
+
+/// Views of one particle's state; the proposal arrays are scratch.
+template <class T>
+struct AisParticle {
+  ChainVector<T> position;
+  ChainVector<T> momentum;
+  ChainVector<T> gradient;  ///< ∇ log p̃ at position
+  ChainVector<T> proposal;
+  ChainVector<T> proposal_momentum;
+  ChainVector<T> proposal_gradient;
+  T* target_log_density;    ///< log p̃(position) = −E_p
+  T* base_log_density;      ///< −E_q(position)
+  double* log_weight;       ///< Σ Δβ (log p̃ + E_q) so far
+};
+
+/// Draws the start of a forward run, x ~ q.
+template <class T>
+MYRIAD_HD void draw_from_base(const AnnealingBase<T>& base, const AisParticle<T>& p,
+                              const RandomStream& rng) {
+  base.sample(rng, 0, Purpose::initial_point, p.position);
+}
+
+/// Completes the start of a run whose position is set (a base draw or an exact posterior draw):
+/// v ~ N(0, I), log p̃ and its gradient, −E_q, log_weight = 0. Returns false when log p̃ or its
+/// gradient is not finite there; the particle's weight is then zero (log_weight = −∞), it makes
+/// no further moves, and the host counts it.
+template <class Target, class T>
+MYRIAD_HD bool start_particle(const Target& target, const AnnealingBase<T>& base,
+                              const AisParticle<T>& p, const RandomStream& rng) {
+  const int dim = base.dim;
+  rng.fill_normal<T>(0, Purpose::momentum, p.momentum, dim);
+  const T lp = log_density_and_gradient(target, p.position, p.gradient);
+  bool finite = myriad::isfinite(lp);
+  for (int i = 0; i < dim && finite; ++i) finite = myriad::isfinite(p.gradient[i]);
+  *p.base_log_density = base.log_density(p.position);
+  *p.target_log_density = lp;
+  *p.log_weight = 0.0;
+  if (!finite) {
+    *p.target_log_density = -INFINITY;
+    *p.log_weight = -INFINITY;
+  }
+  return finite;
+}
+
+namespace detail {
+
+/// One Hamiltonian transition at β (file comment). Returns what happened.
+template <class Target, class T>
+MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<T>& base,
+                                      const AisParticle<T>& p, const RandomStream& rng,
+                                      std::uint32_t k, T beta, const AisSettings<T>& s,
+                                      IterationStats& tally) {
+  const int dim = base.dim;
+  const T eps = s.step_size, half_eps = T(0.5) * s.step_size, alpha = T(1) - beta;
+  T kinetic = T(0);
+  for (int i = 0; i < dim; ++i) {
+    p.proposal[i] = p.position[i];
+    p.proposal_momentum[i] = p.momentum[i];
+    p.proposal_gradient[i] = p.gradient[i];
+    kinetic += p.momentum[i] * p.momentum[i];
+  }
+  const T initial_energy =
+      -(alpha * *p.base_log_density + beta * *p.target_log_density) + T(0.5) * kinetic;
+  T lp = *p.target_log_density, lq = *p.base_log_density;
+  bool finite = true;
+  int evaluations = 0;
+  for (int step = 0; step < s.steps && finite; ++step) {
+    for (int i = 0; i < dim; ++i) {
+      const T x = p.proposal[i];
+      p.proposal_momentum[i] +=
+          half_eps * (alpha * base.gradient(i, x) + beta * p.proposal_gradient[i]);
+      p.proposal[i] = x + eps * p.proposal_momentum[i];
+    }
+    finite = reflect_into_box(base, p.proposal, p.proposal_momentum);
+    lp = log_density_and_gradient(target, p.proposal, p.proposal_gradient);
+    ++evaluations;
+    lq = base.log_density(p.proposal);
+    finite = finite && myriad::isfinite(lp);
+    for (int i = 0; i < dim && finite; ++i) {
+      p.proposal_momentum[i] += half_eps * (alpha * base.gradient(i, p.proposal[i]) +
+                                            beta * p.proposal_gradient[i]);
+      finite = myriad::isfinite(p.proposal_gradient[i]);
+    }
+  }
+  kinetic = T(0);
+  for (int i = 0; i < dim; ++i) kinetic += p.proposal_momentum[i] * p.proposal_momentum[i];
+  const T proposal_energy = -(alpha * lq + beta * lp) + T(0.5) * kinetic;
+  const T log_accept = initial_energy - proposal_energy;
+
+  std::uint32_t status = kStatusOk;
+  T accept_prob = T(0);
+  bool accepted = false;
+  if (!finite || !myriad::isfinite(log_accept)) {
+    status = kStatusNonFinite | kStatusDivergent;
+  } else if (-log_accept > s.max_energy_error) {
+    status = kStatusDivergent;
+  } else {
+    accept_prob = log_accept >= T(0) ? T(1) : myriad::exp(log_accept);
+    accepted = myriad::log(rng.uniform<T>(k, Purpose::accept, 0)) < log_accept;
+  }
+  if (accepted) {
+    for (int i = 0; i < dim; ++i) {
+      p.position[i] = p.proposal[i];
+      p.momentum[i] = p.proposal_momentum[i];
+      p.gradient[i] = p.proposal_gradient[i];
+    }
+    *p.target_log_density = lp;
+    *p.base_log_density = lq;
+  } else {
+    for (int i = 0; i < dim; ++i) p.momentum[i] = -p.momentum[i];
+  }
+  // Partial refresh, v ← √(1 − γ) v + √γ r; r goes through the proposal-momentum scratch.
+  rng.fill_normal<T>(k, Purpose::momentum, p.proposal_momentum, dim);
+  const T keep = myriad::sqrt(T(1) - s.refresh), fresh = myriad::sqrt(s.refresh);
+  for (int i = 0; i < dim; ++i) p.momentum[i] = keep * p.momentum[i] + fresh * p.proposal_momentum[i];
+  tally.record(static_cast<double>(accept_prob), accepted, status, evaluations);
+}
+
+/// `steps` Gaussian random-walk Metropolis moves at β, each x¹ = x + σ z, reflected at bounds.
+template <class Target, class T>
+MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T>& base,
+                                     const AisParticle<T>& p, const RandomStream& rng,
+                                     std::uint32_t k, T beta, const AisSettings<T>& s,
+                                     IterationStats& tally) {
+  const int dim = base.dim;
+  const T alpha = T(1) - beta;
+  for (int step = 0; step < s.steps; ++step) {
+    for (int i = 0; i < dim; ++i) {
+      p.proposal[i] = p.position[i] +
+                      s.proposal_scale *
+                          rng.normal<T>(k, Purpose::proposal,
+                                        static_cast<std::uint32_t>(step * dim + i));
+      p.proposal_momentum[i] = T(0);  // reflection flips a momentum nobody uses
+    }
+    bool finite = reflect_into_box(base, p.proposal, p.proposal_momentum);
+    const T lp = target.log_density(p.proposal);
+    const T lq = base.log_density(p.proposal);
+    const T log_accept = (alpha * lq + beta * lp) -
+                         (alpha * *p.base_log_density + beta * *p.target_log_density);
+    finite = finite && myriad::isfinite(log_accept);
+    std::uint32_t status = kStatusOk;
+    T accept_prob = T(0);
+    bool accepted = false;
+    if (!finite) {
+      status = kStatusNonFinite;
+    } else {
+      accept_prob = log_accept >= T(0) ? T(1) : myriad::exp(log_accept);
+      accepted = myriad::log(rng.uniform<T>(k, Purpose::accept, static_cast<std::uint32_t>(step))) <
+                 log_accept;
+    }
+    if (accepted) {
+      for (int i = 0; i < dim; ++i) p.position[i] = p.proposal[i];
+      *p.target_log_density = lp;
+      *p.base_log_density = lq;
+    }
+    tally.record(static_cast<double>(accept_prob), accepted, status, 1);
+  }
+}
+
+}  // namespace detail
+
+/// Advances one particle through steps k ∈ [k_begin, k_end) of the path (1 ≤ k ≤ N): the
+/// log-weight increment of the k-th level visited, then, unless k = N, the transition at the
+/// next inverse temperature. A particle whose weight is zero (non-finite start) is left alone.
+template <class Target, class T>
+MYRIAD_HD IterationStats anneal_particle(const Target& target, const AnnealingBase<T>& base,
+                                         const AisParticle<T>& p, const RandomStream& rng,
+                                         const AnnealingPath& path, std::uint32_t k_begin,
+                                         std::uint32_t k_end, const AisSettings<T>& settings) {
+  IterationStats tally;
+  if (!myriad::isfinite(*p.target_log_density)) return tally;
+  const std::uint32_t n_max = static_cast<std::uint32_t>(path.temperatures);
+  double log_weight = *p.log_weight;
+  for (std::uint32_t k = k_begin; k < k_end; ++k) {
+    // Level n of this step and the inverse temperature of the transition that follows it.
+    const std::uint32_t n = path.reverse ? n_max - k + 1 : k;
+    const double delta = path.beta[n] - path.beta[n - 1];
+    // log p̃ + E_q = log p̃ − log q̃, the base's log density being −E_q.
+    log_weight += delta * (static_cast<double>(*p.target_log_density) -
+                           static_cast<double>(*p.base_log_density));
+    if (k == n_max) break;
+    const T beta = static_cast<T>(path.reverse ? path.beta[n - 1] : path.beta[n]);
+    if (settings.transition == AisTransition::hamiltonian) {
+      detail::hamiltonian_transition(target, base, p, rng, k, beta, settings, tally);
+    } else {
+      detail::metropolis_transition(target, base, p, rng, k, beta, settings, tally);
+    }
+  }
+  *p.log_weight = log_weight;
+  return tally;
+}
+
+}  // namespace myriad

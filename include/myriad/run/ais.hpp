@@ -1,0 +1,111 @@
+#pragma once
+// myriad::ais — annealed importance sampling (HAIS by default) for log Z of any target, on the
+// CPU or a CUDA device.
+//
+//   auto target = myriad::models::Gaussian<double>::make(10, 0.5, 1.0, 2.0);
+//   myriad::AisConfig config;
+//   config.particles = 1000;
+//   config.temperatures = 2000;
+//   myriad::AisResult result = myriad::ais(target, config);
+//   // result.forward.estimates[0].log_z, .se_delta; result.exact_log_z[0]
+//
+// Targets follow estimate/annealing_target.hpp. As with myriad::sample, host-compiled code runs
+// any target on the CPU and the built-in targets on CUDA; a translation unit compiled by nvcc
+// can run any target on CUDA.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/ais_backend.hpp"
+#include "myriad/backend/cpu_ais_backend.hpp"
+#include "myriad/backend/device.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/estimate/annealing_target.hpp"
+#include "myriad/model/concept.hpp"
+#include "myriad/run/ais_config.hpp"
+#include "myriad/run/sample.hpp"
+
+#if defined(__CUDACC__)
+#include "myriad/kernels/cuda_ais_backend.cuh"
+#endif
+
+namespace myriad {
+
+/// True when this translation unit can build a CUDA AIS backend for Target.
+template <class Target>
+constexpr bool cuda_ais_backend_reachable() {
+#if defined(__CUDACC__)
+  return true;
+#else
+  return has_cuda_ais_backend<Target>::value;
+#endif
+}
+
+/// The device an AIS run of Target will use (see choose_device in run/sample.hpp).
+template <class Target>
+Device choose_ais_device(Device requested) {
+  if (requested == Device::automatic && !cuda_ais_backend_reachable<Target>()) return Device::cpu;
+  const Device device = resolve_device(requested);
+  if (device == Device::cuda && !cuda_ais_backend_reachable<Target>()) {
+    throw unavailable_error(
+        "this model has no CUDA AIS backend here: compile the code that calls myriad::ais with "
+        "nvcc (or use --device cpu)");
+  }
+  return device;
+}
+
+/// An AIS backend for Target on a resolved device.
+template <class Target, class T = model_value_t<Target>>
+std::unique_ptr<AisBackend<T>> make_ais_backend(const Target& target, AisLayout<T> layout,
+                                                Device device) {
+  if (device == Device::cuda) {
+    if constexpr (cuda_ais_backend_reachable<Target>()) {
+      return make_cuda_ais_backend<Target, T>(target, std::move(layout));
+    } else {
+      throw unavailable_error("this model has no CUDA AIS backend in this translation unit");
+    }
+  }
+  return make_cpu_ais_backend<Target, T>(target, std::move(layout));
+}
+
+/// Exact log Z per problem (NaN where unknown), or empty when the target has no closed form.
+template <class Target>
+std::vector<double> exact_log_z_of(const Target& target) {
+  std::vector<double> exact;
+  if constexpr (target_has_exact_log_z<Target>) {
+    for (int p = 0; p < problem_count(target); ++p) exact.push_back(target.exact_log_z(p));
+  }
+  return exact;
+}
+
+/// Coordinate names: the target's recorded-quantity names when it names one per coordinate,
+/// else x[0], x[1], …
+template <class Target>
+std::vector<std::string> coordinate_names(const Target& target) {
+  const int dim = parameter_count(target);
+  if constexpr (model_has_quantities<Target>) {
+    if (recorded_quantity_count(target) == dim) return recorded_quantity_names(target);
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < dim; ++i) names.push_back("x[" + std::to_string(i) + "]");
+  return names;
+}
+
+/// Estimates log Z of Target (of every problem of a batch) by annealed importance sampling.
+template <class Target>
+AisResult ais(const Target& target, const AisConfig& config) {
+  using T = model_value_t<Target>;
+  config.validate();
+  if (config.reverse && !target_has_exact_sample<Target>) {
+    throw invalid_argument(
+        "reverse (BDMC) runs need exact posterior samples, which this model does not provide");
+  }
+  const Device device = choose_ais_device<Target>(config.device);
+  auto layout =
+      make_ais_layout<Target, T>(target, config.particles, config.schedule_values(), config.base);
+  auto backend = make_ais_backend<Target, T>(target, std::move(layout), device);
+  return run_ais(*backend, config, exact_log_z_of(target), coordinate_names(target));
+}
+
+}  // namespace myriad

@@ -1,0 +1,214 @@
+#pragma once
+// The CUDA backend of annealed importance sampling (backend/ais_backend.hpp): particle state in
+// device memory, [dim][particle] with the particle count padded to a multiple of 32 so each
+// dimension's row is 128-byte aligned and a warp's accesses coalesce; one thread per particle
+// (ais_kernels.cuh). Launches cover chunks of temperatures: long enough to amortise the launch,
+// short enough that progress can be reported and a display watchdog is never hit.
+//
+// The library instantiates make_cuda_ais_backend for its built-in targets
+// (kernels/builtin_ais_*.cu). For a target of your own, include this header in a .cu file
+// compiled by nvcc and instantiate
+//
+//   template std::unique_ptr<myriad::AisBackend<double>>
+//   myriad::make_cuda_ais_backend<MyTarget, double>(const MyTarget&, myriad::AisLayout<double>);
+//
+// Device memory: 6 · dim + 2 values and one double per particle, 80 bytes of counters per
+// particle, and the schedule (N + 1 doubles).
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ais_kernels.cuh"
+#include "cuda_buffers.cuh"
+#include "cuda_try.cuh"
+#include "myriad/backend/ais_backend.hpp"
+#include "myriad/backend/device.hpp"
+#include "myriad/backend/memory.hpp"
+#include "myriad/core/error.hpp"
+#include "reduction.cuh"
+
+namespace myriad {
+
+template <class Target, class T>
+class CudaAisBackend final : public AisBackend<T> {
+  static_assert(std::is_trivially_copyable<Target>::value,
+                "a target is passed to kernels by value and must be trivially copyable");
+
+ public:
+  CudaAisBackend(const Target& target, AisLayout<T> layout)
+      : target_(target),
+        layout_(std::move(layout)),
+        total_(layout_.particles()),
+        stride_(cuda_detail::round_up(total_, 32)),
+        device_(checked_device()) {
+    cudaDeviceProp properties{};
+    MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
+    sm_count_ = properties.multiProcessorCount;
+    device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
+                   std::to_string(properties.minor) + ")";
+
+    const auto values = static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(stride_);
+    for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
+                        &proposal_gradient_})
+      *array = DeviceArray<T>(values);
+    target_log_density_ = DeviceArray<T>(static_cast<std::size_t>(total_));
+    base_log_density_ = DeviceArray<T>(static_cast<std::size_t>(total_));
+    log_weight_ = DeviceArray<double>(static_cast<std::size_t>(total_));
+    started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(total_));
+    stats_ = DeviceArray<kernels::StatisticsTotals>(static_cast<std::size_t>(total_));
+    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
+    beta_ = DeviceArray<double>(layout_.beta);
+    const auto upload = [](const std::vector<T>& host, DeviceArray<T>& device) {
+      if (!host.empty()) device = DeviceArray<T>(host);
+    };
+    upload(layout_.base_mean, base_mean_);
+    upload(layout_.base_scale, base_scale_);
+    upload(layout_.lower, lower_);
+    upload(layout_.upper, upper_);
+    for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
+                        &proposal_gradient_}) {
+      MYRIAD_CUDA_TRY(
+          cudaMemsetAsync(array->data(), 0, array->size() * sizeof(T), compute_.get()));
+    }
+    start_grid_ = cuda_detail::grid_size(kernels::ais_start_kernel<Target, T>,
+                                         kernels::kChainBlockSize, total_, sm_count_);
+    steps_grid_ = cuda_detail::grid_size(kernels::ais_steps_kernel<Target, T>,
+                                         kernels::kChainBlockSize, total_, sm_count_);
+  }
+
+  CudaAisBackend(const CudaAisBackend&) = delete;
+  CudaAisBackend& operator=(const CudaAisBackend&) = delete;
+  ~CudaAisBackend() override { cudaStreamSynchronize(compute_.get()); }
+
+  const AisLayout<T>& layout() const override { return layout_; }
+  std::string device_name() const override { return device_name_; }
+
+  std::int64_t start(std::uint64_t seed, bool reverse) override {
+    if (reverse) {
+      MYRIAD_EXPECTS(target_has_exact_sample<Target>,
+                     "reverse (BDMC) runs need exact posterior samples, which this model does not "
+                     "provide");
+    }
+    seed_ = seed;
+    reverse_ = reverse;
+    kernels::ais_start_kernel<Target, T><<<start_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+        target_, state_view(), base_view(), seed, reverse, layout_.particles_per_problem, total_,
+        started_.data());
+    MYRIAD_CHECK_LAUNCH();
+    return cuda_detail::reduce_sum<std::int64_t>(
+        total_, kernels::LoadInitializationFailure{started_.data()},
+        reinterpret_cast<std::int64_t*>(reduce_scratch_.data()), sm_count_, compute_.get());
+  }
+
+  IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin,
+                     std::uint32_t k_end) override {
+    MYRIAD_EXPECTS(k_begin >= 1 && k_begin <= k_end &&
+                       k_end <= static_cast<std::uint32_t>(layout_.temperatures()) + 1,
+                   "steps [", k_begin, ", ", k_end, ") lie outside 1 .. ", layout_.temperatures());
+    MYRIAD_CUDA_TRY(cudaMemsetAsync(stats_.data(), 0,
+                                    stats_.size() * sizeof(kernels::StatisticsTotals),
+                                    compute_.get()));
+    const AnnealingPath path{beta_.data(), layout_.temperatures(), reverse_};
+    kernels::ais_steps_kernel<Target, T><<<steps_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+        target_, state_view(), base_view(), path, seed_, layout_.particles_per_problem, total_,
+        k_begin, k_end, settings, stats_.data());
+    MYRIAD_CHECK_LAUNCH();
+    const kernels::StatisticsTotals totals = cuda_detail::reduce_sum<kernels::StatisticsTotals>(
+        total_, kernels::LoadParticleStatistics{stats_.data()}, reduce_scratch_.data(), sm_count_,
+        compute_.get());
+    IterationStats result;
+    result.accept_prob_fixed = totals.accept_prob_fixed;
+    result.transitions = totals.transitions;
+    result.accepted = totals.accepted;
+    result.divergent = totals.divergent;
+    result.non_finite = totals.non_finite;
+    result.gradient_evaluations = totals.gradient_evaluations;
+    return result;
+  }
+
+  std::vector<double> log_weights() const override {
+    std::vector<double> host(static_cast<std::size_t>(total_));
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(host.data(), log_weight_.data(), host.size() * sizeof(double),
+                                    cudaMemcpyDeviceToHost, compute_.get()));
+    compute_.synchronize();
+    return host;
+  }
+
+  std::vector<T> positions() const override {
+    // [dim][padded particle] on the device → [particle][dim] on the host.
+    std::vector<T> by_dim(static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(total_));
+    MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(by_dim.data(), total_ * sizeof(T), position_.data(),
+                                      stride_ * sizeof(T), total_ * sizeof(T), layout_.dim,
+                                      cudaMemcpyDeviceToHost, compute_.get()));
+    compute_.synchronize();
+    std::vector<T> out(by_dim.size());
+    for (std::int64_t i = 0; i < total_; ++i)
+      for (int d = 0; d < layout_.dim; ++d)
+        out[static_cast<std::size_t>(i) * layout_.dim + d] =
+            by_dim[static_cast<std::size_t>(d) * total_ + i];
+    return out;
+  }
+
+ private:
+  int checked_device() const {
+    if (!cuda_device_available()) {
+      throw unavailable_error("the CUDA backend was requested but no CUDA device is available");
+    }
+    int device = 0;
+    MYRIAD_CUDA_TRY(cudaGetDevice(&device));
+    return device;
+  }
+
+  EnsembleView<T> view(const DeviceArray<T>& array) const {
+    return {array.data(), total_, layout_.dim, stride_};
+  }
+  kernels::AisEnsembleView<T> state_view() const {
+    return {view(position_),          view(momentum_),          view(gradient_),
+            view(proposal_),          view(proposal_momentum_), view(proposal_gradient_),
+            target_log_density_.data(), base_log_density_.data(), log_weight_.data()};
+  }
+  AnnealingBase<T> base_view() const {
+    const auto data_or_null = [](const DeviceArray<T>& a) -> const T* {
+      return a.size() ? a.data() : nullptr;
+    };
+    return {layout_.dim, data_or_null(base_mean_), data_or_null(base_scale_),
+            data_or_null(lower_), data_or_null(upper_)};
+  }
+
+  Target target_;
+  AisLayout<T> layout_;
+  std::int64_t total_;
+  std::int64_t stride_;
+  int device_;
+  int sm_count_ = 1;
+  std::string device_name_;
+  int start_grid_ = 1;
+  int steps_grid_ = 1;
+  std::uint64_t seed_ = 0;
+  bool reverse_ = false;
+
+  cuda_detail::Stream compute_;
+  DeviceArray<T> position_, momentum_, gradient_, proposal_, proposal_momentum_,
+      proposal_gradient_;
+  DeviceArray<T> target_log_density_, base_log_density_;
+  DeviceArray<double> log_weight_;
+  DeviceArray<std::uint8_t> started_;  ///< 1 where the start was finite
+  DeviceArray<kernels::StatisticsTotals> stats_;
+  DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
+  DeviceArray<double> beta_;
+  DeviceArray<T> base_mean_, base_scale_, lower_, upper_;
+};
+
+template <class Target, class T>
+std::unique_ptr<AisBackend<T>> make_cuda_ais_backend(const Target& target, AisLayout<T> layout) {
+  return std::make_unique<CudaAisBackend<Target, T>>(target, std::move(layout));
+}
+
+}  // namespace myriad
