@@ -14,7 +14,9 @@ int models_command(int argc, char** argv) {
   for (const auto& spec : builtin_models()) {
     const char* kind = spec.kind == ModelKind::generator
                            ? "generator: --sampler chmc (default), abc-reject, abc-mcmc, hmc"
-                           : "density: --sampler hmc";
+                       : spec.kind == ModelKind::annealing ? "annealing target: myriad ais"
+                       : spec.anneal                       ? "density: --sampler hmc; myriad ais"
+                                                           : "density: --sampler hmc";
     std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind, spec.description.c_str());
     for (const auto& a : spec.arguments)
       std::printf("    --model-arg %s=<%s>  %s\n", a.name.c_str(), a.default_value.c_str(),

@@ -60,6 +60,8 @@ std::pair<std::string, std::string> split_model_arg(const std::string& text) {
 
 /// Rejects sampler/model combinations and options that do not apply, before any work.
 void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::string& sampler) {
+  if (spec.kind == ModelKind::annealing)
+    throw UsageError{spec.name + " is an annealing target: run it with 'myriad ais'"};
   const bool generator = spec.kind == ModelKind::generator;
   if (sampler != "hmc" && sampler != "chmc" && sampler != "abc-reject" && sampler != "abc-mcmc")
     throw UsageError{"unknown sampler '" + sampler + "' (hmc, chmc, abc-reject, abc-mcmc)"};

@@ -87,8 +87,7 @@ OutputDirectory::~OutputDirectory() {
 }
 
 std::string OutputDirectory::path(const std::string& file_name) const {
-  MYRIAD_EXPECTS(is_run_file(file_name), "'", file_name,
-                 "' is not one of the files a run writes (summary.csv, draws.npy, run.json)");
+  MYRIAD_EXPECTS(is_run_file(file_name), "'", file_name, "' is not one of the files a run writes");
   return (fs::path(staging_path_) / file_name).string();
 }
 

@@ -9,6 +9,8 @@
 
 #include "myriad/core/error.hpp"
 #include "myriad/models/builtin.hpp"
+#include "myriad/models/builtin_targets.hpp"
+#include "myriad/run/ais.hpp"
 #include "myriad/run/sample.hpp"
 
 namespace myriad {
@@ -71,6 +73,17 @@ int ModelArguments::integer(const std::string& name) const {
   return static_cast<int>(value);
 }
 
+const std::string& ModelArguments::word(const std::string& name,
+                                        const std::vector<std::string>& allowed) const {
+  const std::string& text = raw(name);
+  std::string names;
+  for (const auto& a : allowed) {
+    if (text == a) return text;
+    names += (names.empty() ? "" : ", ") + a;
+  }
+  throw invalid_argument(model_ + ": argument " + name + "='" + text + "' is not one of " + names);
+}
+
 std::uint64_t ModelArguments::unsigned_integer(const std::string& name) const {
   const std::string& text = raw(name);
   char* end = nullptr;
@@ -106,6 +119,16 @@ ModelSpec gaussian_spec() {
       return models::Gaussian<T>::make(a.integer("dim"), a.number("rho"), a.number("mean"),
                                        a.number("sd"));
     });
+  };
+  // As an annealing target its log density is normalised: log Z = 0.
+  spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
+    const auto run = [&](auto t) {
+      using T = decltype(t);
+      return ais(models::Gaussian<T>::make(a.integer("dim"), a.number("rho"), a.number("mean"),
+                                           a.number("sd")),
+                 config);
+    };
+    return precision == Precision::float32 ? run(float{}) : run(double{});
   };
   spec.exact = [](const ModelArguments& a) {
     std::vector<ExactMoment> exact;
@@ -184,6 +207,7 @@ const std::vector<ModelSpec>& builtin_models() {
     std::vector<ModelSpec> all = {gaussian_spec(), logistic_spec(), eight_schools_spec(),
                                   funnel_spec()};
     for (auto& spec : generator_model_specs()) all.push_back(std::move(spec));
+    for (auto& spec : annealing_target_specs()) all.push_back(std::move(spec));
     return all;
   }();
   return models;

@@ -1,15 +1,16 @@
 #pragma once
 // The backend interface of annealed importance sampling (estimate/hais.hpp): P problems × B
 // particles advanced through the temperatures of one path, on the CPU (cpu_ais_backend.hpp) or
-// a CUDA device (kernels/cuda_ais_backend.cuh). Particle b of problem p is particle p·B + b; its
-// random stream is RandomStream(seed, p·B + b) for forward runs and RandomStream(seed, P·B + p·B
-// + b) for reverse runs, so the two directions never share random numbers.
+// a CUDA device (kernels/cuda_ais_backend.cuh). Particle b of problem p is particle p·B + b, with
+// the random stream of particle_stream (estimate/hais.hpp).
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "myriad/backend/hmc_backend.hpp"
@@ -21,11 +22,13 @@
 
 namespace myriad {
 
-/// The base distribution q on the host: a diagonal Gaussian N(mean, diag(scale²)); empty vectors
-/// mean 0 and 1. Bounded coordinates of the target override it (annealing_base.hpp).
+/// The base distribution q on the host: a diagonal Gaussian N(mean, diag(scale²)); an empty mean
+/// is 0 and an empty scale is isotropic_scale for every coordinate. Bounded coordinates of the
+/// target override it (annealing_base.hpp).
 struct AisBaseSpec {
   std::vector<double> mean;
   std::vector<double> scale;
+  double isotropic_scale = 1.0;
 };
 
 /// The host-side description of an annealing problem set that every backend shares: dimension,
@@ -77,6 +80,11 @@ AisLayout<T> make_ais_layout(const Target& target, std::int64_t particles_per_pr
                    "] must be positive and finite, got ", base.scale[i]);
     layout.base_scale.push_back(static_cast<T>(base.scale[i]));
   }
+  MYRIAD_EXPECTS(std::isfinite(base.isotropic_scale) && base.isotropic_scale > 0,
+                 "base scale must be positive and finite, got ", base.isotropic_scale);
+  if (base.scale.empty() && base.isotropic_scale != 1.0)
+    layout.base_scale.assign(static_cast<std::size_t>(layout.dim),
+                             static_cast<T>(base.isotropic_scale));
   if constexpr (target_has_bounds<Target>) {
     for (int i = 0; i < layout.dim; ++i) {
       const T a = target.lower_bound(i), b = target.upper_bound(i);
@@ -118,11 +126,6 @@ class AisBackend {
   /// Current positions, [particle][dim] (problem-major like log_weights).
   virtual std::vector<T> positions() const = 0;
 };
-
-/// Which random stream a particle uses (see the file comment).
-MYRIAD_HD inline std::uint64_t particle_stream(std::int64_t particle, std::int64_t total, bool reverse) {
-  return static_cast<std::uint64_t>(reverse ? total + particle : particle);
-}
 
 /// Declared here, defined in kernels/cuda_ais_backend.cuh and instantiated for the built-in
 /// targets in kernels/builtin_ais_*.cu (src/backend/cuda_ais_unavailable.cpp without CUDA).

@@ -88,6 +88,14 @@ struct AisParticle {
   double* log_weight;       ///< Σ Δβ (log p̃ + E_q) so far
 };
 
+/// The random stream of particle `particle` of `total` (problems × particles per problem):
+/// forward runs use keys 0 … total − 1, reverse runs total … 2·total − 1, so the two
+/// directions never share random numbers.
+MYRIAD_HD inline std::uint64_t particle_stream(std::int64_t particle, std::int64_t total,
+                                               bool reverse) {
+  return static_cast<std::uint64_t>(reverse ? total + particle : particle);
+}
+
 /// Draws the start of a forward run, x ~ q.
 template <class T>
 MYRIAD_HD void draw_from_base(const AnnealingBase<T>& base, const AisParticle<T>& p,

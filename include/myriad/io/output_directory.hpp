@@ -8,10 +8,12 @@
 
 namespace myriad::io {
 
-/// The files a run writes. An existing output directory may be replaced only if it holds
-/// nothing else, so that a user's unrelated directory is never deleted.
-inline constexpr std::array<const char*, 3> kRunFileNames = {"summary.csv", "draws.npy",
-                                                             "run.json"};
+/// The files a run writes (`myriad sample`: the first three; `myriad ais`: run.json, summary.csv
+/// and the rest). An existing output directory may be replaced only if it holds nothing else, so
+/// that a user's unrelated directory is never deleted.
+inline constexpr std::array<const char*, 6> kRunFileNames = {
+    "summary.csv",     "draws.npy",     "run.json",
+    "log_weights.npy", "particles.npy", "reverse_log_ratios.npy"};
 
 /// A run's output directory, staged until commit().
 ///

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "myriad/run/abc_config.hpp"
+#include "myriad/run/ais_config.hpp"
 #include "myriad/run/chmc_config.hpp"
 #include "myriad/run/sample_config.hpp"
 
@@ -39,6 +40,8 @@ class ModelArguments {
   double number(const std::string& name) const;
   int integer(const std::string& name) const;
   std::uint64_t unsigned_integer(const std::string& name) const;
+  /// The value as given; `allowed` lists the accepted words (an error names them otherwise).
+  const std::string& word(const std::string& name, const std::vector<std::string>& allowed) const;
   /// Every argument with its effective value, in the model's order.
   const std::vector<std::pair<std::string, std::string>>& values() const { return values_; }
 
@@ -55,9 +58,10 @@ struct ExactMoment {
   double sd;
 };
 
-/// Density models are sampled by HMC; generator models are conditioned on their data by
-/// constrained HMC, with the ABC baselines for comparison.
-enum class ModelKind { density, generator };
+/// Density models are sampled by HMC (and some also annealed by `myriad ais`); generator models
+/// are conditioned on their data by constrained HMC, with the ABC baselines for comparison;
+/// annealing targets are run only by `myriad ais`.
+enum class ModelKind { density, generator, annealing };
 
 /// How to run a generator model with each sampler.
 struct GeneratorRunners {
@@ -79,12 +83,18 @@ struct ModelSpec {
   std::function<SampleResult(const ModelArguments&, const SampleConfig&, Precision)> sample;
   /// Generator models.
   GeneratorRunners generator;
+  /// Annealing targets (and density models that are also targets): builds the target and runs
+  /// annealed importance sampling; empty for models `myriad ais` cannot run.
+  std::function<AisResult(const ModelArguments&, const AisConfig&, Precision)> anneal;
   /// Exact posterior moments where the model has them (empty function otherwise).
   std::function<std::vector<ExactMoment>(const ModelArguments&)> exact;
 };
 
 /// The built-in generator models (src/models/generator_registry.cpp).
 std::vector<ModelSpec> generator_model_specs();
+
+/// The built-in annealing targets (src/models/target_registry.cpp).
+std::vector<ModelSpec> annealing_target_specs();
 
 /// Every built-in model, in listing order.
 const std::vector<ModelSpec>& builtin_models();

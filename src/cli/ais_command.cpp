@@ -1,0 +1,176 @@
+// `myriad ais`: annealed importance sampling (HAIS by default) of a built-in target, writing
+// run.json (log Z with its standard errors), summary.csv (the weighted posterior sample),
+// log_weights.npy and particles.npy into a staged output directory that appears only when
+// complete.
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "ais_report.hpp"
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "myriad/backend/device.hpp"
+#include "myriad/io/json.hpp"
+#include "myriad/io/npy.hpp"
+#include "myriad/io/output_directory.hpp"
+#include "myriad/io/summary_csv.hpp"
+#include "myriad/models/registry.hpp"
+#include "progress_bar.hpp"
+
+namespace myriad::cli {
+
+namespace {
+
+std::vector<OptionSpec> ais_options() {
+  return {
+      {"model", "NAME", "", "built-in target (see 'myriad models')"},
+      {"model-arg", "KEY=VALUE", "", "model argument", true},
+      {"particles", "P", "200", "particles (independent annealing runs) per problem"},
+      {"temperatures", "T", "1000", "intermediate distributions N (the path has N+1 betas)"},
+      {"schedule", "linear|geometric|sigmoid", "linear", "inverse-temperature schedule"},
+      {"schedule-parameter", "X", "", "beta_min (geometric, 1e-4) or scale s (sigmoid, 4)"},
+      {"transition", "hamiltonian|metropolis", "hamiltonian",
+       "HAIS / HMC transitions, or the random-walk Metropolis baseline"},
+      {"leapfrog-steps", "L", "1", "leapfrog (or random-walk) steps per temperature"},
+      {"step-size", "E", "0.2", "leapfrog step size"},
+      {"persistence", "G", "", "momentum refresh gamma: v <- sqrt(1-G) v + sqrt(G) r; "
+                               "1 = full refresh (plain AIS); default 1 - 0.5^E"},
+      {"proposal-scale", "S", "0.1", "random-walk proposal standard deviation (metropolis)"},
+      {"base-scale", "S", "1", "standard deviation of the Gaussian base distribution"},
+      {"reverse", "", "", "also run reverse (BDMC) runs from exact posterior draws: an upper "
+                          "bound on log Z"},
+      {"bootstrap", "R", "1000", "bootstrap replicates for log_z_se_bootstrap (0: none)"},
+      {"seed", "S", "1", "random seed"},
+      {"device", "auto|cpu|cuda", "auto", "where to run"},
+      {"precision", "double|float", "double", "floating-point precision of the particles"},
+      {"output", "DIR", "", "output directory (run.json, summary.csv, log_weights.npy, "
+                            "particles.npy)"},
+      {"no-progress", "", "", "no progress bar"},
+      {"quiet", "", "", "print nothing on success"},
+      {"help", "", "", "show this help"},
+  };
+}
+
+std::pair<std::string, std::string> split_model_arg(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError{"--model-arg expects KEY=VALUE, got '" + text + "'"};
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+}  // namespace
+
+int ais_command(int argc, char** argv) {
+  const auto start = std::chrono::steady_clock::now();
+  CommandLine line("ais", ais_options());
+  line.parse(argc, argv, 2);
+  if (line.flag("help")) {
+    std::cout << line.help();
+    return 0;
+  }
+  if (!line.has("model")) throw UsageError{"--model is required (see 'myriad models')"};
+  if (!line.has("output")) throw UsageError{"--output is required"};
+
+  AisConfig config;
+  config.particles = line.integer("particles", 1, 0x7FFFFFFFll);
+  config.temperatures = static_cast<int>(line.integer("temperatures", 1, 100000000));
+  config.schedule = parse_schedule_kind(line.text("schedule"));
+  if (line.has("schedule-parameter")) config.schedule_parameter = line.number("schedule-parameter");
+  config.transition = parse_ais_transition(line.text("transition"));
+  config.steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
+  config.step_size = line.number("step-size");
+  if (line.has("persistence")) config.refresh = line.number("persistence");
+  config.proposal_scale = line.number("proposal-scale");
+  config.reverse = line.flag("reverse");
+  config.bootstrap_replicates = static_cast<int>(line.integer("bootstrap", 0, 1000000));
+  config.seed = line.unsigned_integer("seed");
+  config.device = parse_device(line.text("device"));
+  const Precision precision = parse_precision(line.text("precision"));
+  config.validate();
+  const double base_scale = line.number("base-scale");
+  if (!(base_scale > 0)) throw UsageError{"--base-scale must be positive"};
+
+  const ModelSpec& spec = find_model(line.text("model"));
+  if (!spec.anneal)
+    throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
+  std::vector<std::pair<std::string, std::string>> given;
+  for (const auto& text : line.all("model-arg")) given.push_back(split_model_arg(text));
+  const ModelArguments arguments(spec, given);
+
+  AisRunDescription run;
+  run.model = spec.name;
+  run.model_arguments = arguments.values();
+  run.requested_device = to_string(config.device);
+  run.precision = to_string(precision);
+  run.schedule = to_string(config.schedule);
+  // The parameter in effect (null in run.json for the linear schedule, which has none).
+  run.schedule_parameter = config.schedule == ScheduleKind::linear
+                               ? std::nan("")
+                               : (std::isnan(config.schedule_parameter)
+                                      ? default_schedule_parameter(config.schedule)
+                                      : config.schedule_parameter);
+
+  // Fail on a missing GPU or an unwritable output before any computation.
+  resolve_device(config.device);
+  io::OutputDirectory output(line.text("output"));
+
+  const bool quiet = line.flag("quiet");
+  ProgressBar bar(!quiet && !line.flag("no-progress"));
+  config.progress = [&bar](const char* phase, std::int64_t done, std::int64_t total) {
+    bar.update(Progress{phase, done, total});
+  };
+  config.base.isotropic_scale = base_scale;
+  const AisResult result = spec.anneal(arguments, config, precision);
+  bar.finish();
+
+  io::write_summary_csv(output.path("summary.csv"), ais_summary_rows(result));
+  io::write_npy(output.path("log_weights.npy"), result.forward.log_weights.data(),
+                {result.problems, result.particles});
+  if (result.has_reverse)
+    io::write_npy(output.path("reverse_log_ratios.npy"), result.reverse.log_weights.data(),
+                  {result.problems, result.particles});
+  io::write_npy(output.path("particles.npy"), result.positions.data(),
+                {result.problems, result.particles, result.dim});
+  run.total_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  io::write_text_file_atomically(output.path("run.json"),
+                                 ais_report(run, config, result).dump() + "\n");
+  output.commit();
+
+  if (!quiet) {
+    std::printf("%s: %d problem(s) x %lld particles x %d temperatures on %s\n",
+                spec.name.c_str(), result.problems, static_cast<long long>(result.particles),
+                result.temperatures, result.device.c_str());
+    std::printf("  %.3g particle-temperatures/s (%.2f s), acceptance %.3f, failed starts %lld, "
+                "divergent %lld\n",
+                result.particle_temperatures_per_second(), result.forward.seconds,
+                result.forward.stats.mean_accept_prob(),
+                static_cast<long long>(result.forward.failed_starts),
+                static_cast<long long>(result.forward.stats.divergent));
+    const double log_z = result.problems == 1 ? result.forward.estimates[0].log_z
+                                              : result.average.mean;
+    const double se = result.problems == 1 ? result.forward.estimates[0].se_delta
+                                           : result.average.mc_error;
+    std::printf("  log Z = %.6f +- %.6f (se)", log_z, se);
+    if (result.problems == 1) std::printf(", weight ESS %.1f", result.forward.estimates[0].ess);
+    if (result.problems > 1) std::printf(" (data error %.4f)", result.average.data_error);
+    std::printf("\n");
+    if (!result.exact_log_z.empty()) {
+      double exact = 0;
+      for (double v : result.exact_log_z) exact += v / result.problems;
+      if (!std::isnan(exact)) std::printf("  exact log Z = %.6f\n", exact);
+    }
+    if (result.has_reverse) {
+      double upper = 0;
+      for (const auto& e : result.reverse.estimates) upper += e.log_z / result.problems;
+      std::printf("  upper bound (reverse) = %.6f\n", upper);
+    }
+    std::printf("  wrote %s/{run.json,summary.csv,log_weights.npy,particles.npy}\n",
+                output.final_path().c_str());
+  }
+  return 0;
+}
+
+}  // namespace myriad::cli

@@ -1,0 +1,157 @@
+#include "ais_report.hpp"
+
+// GCC 12 at -O3 reports std::variant members of json::Value as maybe-uninitialized when
+// building nested objects through operator[] (a known false positive, as in run_report.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <cmath>
+#include <limits>
+
+namespace myriad::cli {
+
+namespace {
+using io::json::Array;
+using io::json::Object;
+using io::json::Value;
+
+Value pass_json(const AisPass& pass) {
+  const IterationStats& s = pass.stats;
+  Value v = Object{};
+  v["seconds"] = pass.seconds;
+  v["transitions"] = s.transitions;
+  v["mean_accept_prob"] = s.mean_accept_prob();
+  v["accept_rate"] = s.transitions ? double(s.accepted) / double(s.transitions) : 0.0;
+  v["divergent"] = s.divergent;
+  v["non_finite"] = s.non_finite;
+  v["failed_starts"] = pass.failed_starts;
+  v["gradient_evaluations"] = s.gradient_evaluations;
+  return v;
+}
+
+/// Mean of the exact values, NaN if any is unknown (or none is given).
+double mean_exact(const std::vector<double>& exact) {
+  if (exact.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (double v : exact) sum += v;
+  return sum / static_cast<double>(exact.size());
+}
+}  // namespace
+
+Value ais_report(const AisRunDescription& run, const AisConfig& config, const AisResult& result) {
+  Value report = Object{};
+  report["myriad_version"] = MYRIAD_VERSION;
+  report["method"] = config.transition == AisTransition::metropolis ? "ais-metropolis"
+                     : result.refresh < 1.0                          ? "hais"
+                                                                     : "ais-hmc";
+  report["model"] = run.model;
+  Value args = Object{};
+  for (const auto& [key, value] : run.model_arguments) args[key] = value;
+  report["model_args"] = args;
+
+  Value settings = Object{};
+  settings["particles"] = config.particles;
+  settings["temperatures"] = result.temperatures;
+  settings["schedule"] = run.schedule;
+  settings["schedule_parameter"] = run.schedule_parameter;
+  settings["transition"] = to_string(config.transition);
+  settings["leapfrog_steps"] = config.steps;
+  settings["step_size"] = config.step_size;
+  settings["persistence"] = result.refresh;  // γ of the partial refresh
+  settings["proposal_scale"] = config.proposal_scale;
+  settings["reverse"] = config.reverse;
+  settings["bootstrap_replicates"] = config.bootstrap_replicates;
+  settings["seed"] = static_cast<std::int64_t>(config.seed);
+  settings["device"] = run.requested_device;
+  settings["precision"] = run.precision;
+  report["settings"] = settings;
+
+  report["device"] = result.device;
+  Value time = Object{};
+  time["forward_seconds"] = result.forward.seconds;
+  time["reverse_seconds"] = result.has_reverse ? result.reverse.seconds : 0.0;
+  time["summary_seconds"] = result.summary_seconds;
+  time["total_seconds"] = run.total_seconds;
+  report["wall_time"] = time;
+  report["particle_temperatures_per_second"] = result.particle_temperatures_per_second();
+  report["gradient_evaluations"] =
+      result.forward.stats.gradient_evaluations +
+      (result.has_reverse ? result.reverse.stats.gradient_evaluations : 0);
+  report["dim"] = result.dim;
+  report["problems"] = result.problems;
+  report["log_z_base"] = result.log_z_base;
+
+  // Top level: one problem's estimate, or the average over problems (hais.md §3, §6).
+  if (result.problems == 1) {
+    const LogZEstimate& e = result.forward.estimates[0];
+    report["log_z"] = e.log_z;
+    report["log_z_se"] = e.se_delta;
+    report["log_z_se_bootstrap"] = e.se_bootstrap;
+    report["ess"] = e.ess;
+  } else {
+    report["log_z"] = result.average.mean;
+    report["log_z_se"] = result.average.mc_error;
+    report["log_z_data_error"] = result.average.data_error;
+  }
+  const double exact = mean_exact(result.exact_log_z);
+  if (!std::isnan(exact)) report["log_z_exact"] = exact;
+  if (result.has_reverse) {
+    double upper = 0, upper_se_sq = 0;
+    for (const auto& e : result.reverse.estimates) {
+      upper += e.log_z / result.problems;
+      upper_se_sq += e.se_delta * e.se_delta;
+    }
+    report["log_z_upper"] = upper;
+    report["log_z_upper_se"] = std::sqrt(upper_se_sq) / result.problems;
+  }
+
+  Value problems = Array{};
+  for (int p = 0; p < result.problems; ++p) {
+    const LogZEstimate& e = result.forward.estimates[p];
+    Value entry = Object{};
+    entry["log_z"] = e.log_z;
+    entry["log_z_se"] = e.se_delta;
+    entry["log_z_se_bootstrap"] = e.se_bootstrap;
+    entry["ess"] = e.ess;
+    if (!result.exact_log_z.empty() && !std::isnan(result.exact_log_z[p]))
+      entry["log_z_exact"] = result.exact_log_z[p];
+    if (result.has_reverse) {
+      entry["log_z_upper"] = result.reverse.estimates[p].log_z;
+      entry["log_z_upper_se"] = result.reverse.estimates[p].se_delta;
+      entry["ess_upper"] = result.reverse.estimates[p].ess;
+    }
+    problems.as_array().push_back(entry);
+  }
+  report["per_problem"] = problems;
+
+  report["forward"] = pass_json(result.forward);
+  if (result.has_reverse) report["reverse"] = pass_json(result.reverse);
+  Value failures = Object{};
+  failures["failed_starts"] = result.forward.failed_starts;
+  failures["divergent"] = result.forward.stats.divergent;
+  failures["non_finite"] = result.forward.stats.non_finite;
+  if (result.has_reverse) {
+    failures["reverse_failed_starts"] = result.reverse.failed_starts;
+    failures["reverse_divergent"] = result.reverse.stats.divergent;
+    failures["reverse_non_finite"] = result.reverse.stats.non_finite;
+  }
+  report["failures"] = failures;
+  report["acceptance"] = result.forward.stats.mean_accept_prob();
+  return report;
+}
+
+std::vector<diag::VariableSummary> ais_summary_rows(const AisResult& result) {
+  std::vector<diag::VariableSummary> rows;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t k = 0; k < result.summary.size(); ++k) {
+    const int p = static_cast<int>(k / result.dim), i = static_cast<int>(k % result.dim);
+    const WeightedMoments& m = result.summary[k];
+    std::string name = result.names[i];
+    if (result.problems > 1) name += "@" + std::to_string(p);
+    rows.push_back({name, m.mean, m.sd, m.mcse_mean, m.q5, m.q50, m.q95, nan, m.ess, m.ess});
+  }
+  return rows;
+}
+
+}  // namespace myriad::cli

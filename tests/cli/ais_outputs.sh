@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `myriad ais` writes run.json (log Z, its standard errors, weight ESS, log_z_exact, the reverse
+# bound), summary.csv (the weighted posterior sample), log_weights.npy and particles.npy, and
+# rejects bad input with one line and no output directory.
+set -uo pipefail
+myriad=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+"$myriad" ais --model gaussian --model-arg dim=3 --model-arg mean=1 --particles 64 \
+  --temperatures 50 --reverse --seed 3 --device cpu --output "$work/run" >"$work/stdout" ||
+  fail "ais run exited non-zero"
+grep -q "log Z = " "$work/stdout" || fail "no log Z line"
+grep -q "particle-temperatures/s" "$work/stdout" || fail "no throughput line"
+[ "$(head -1 "$work/run/summary.csv")" = "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ] ||
+  fail "summary.csv header"
+[ "$(wc -l <"$work/run/summary.csv")" -eq 4 ] || fail "summary.csv rows"
+head -c 128 "$work/run/log_weights.npy" | grep -aq "'shape': (1, 64)" || fail "log_weights shape"
+head -c 128 "$work/run/particles.npy" | grep -aq "'shape': (1, 64, 3)" || fail "particles shape"
+head -c 128 "$work/run/reverse_log_ratios.npy" | grep -aq "'shape': (1, 64)" || fail "reverse shape"
+for key in '"method": "hais"' '"model": "gaussian"' '"particles": 64' '"temperatures": 50' \
+           '"seed": 3' '"log_z"' '"log_z_se"' '"log_z_se_bootstrap"' '"ess"' '"log_z_exact": 0' \
+           '"log_z_upper"' '"persistence"' '"particle_temperatures_per_second"' '"failures"' \
+           '"per_problem"' '"wall_time"'; do
+  grep -q "$key" "$work/run/run.json" || fail "run.json lacks $key"
+done
+
+# Full refresh with three leapfrog steps is plain AIS with HMC; the random-walk baseline.
+"$myriad" ais --model gaussian --model-arg dim=2 --particles 16 --temperatures 20 --persistence 1 \
+  --leapfrog-steps 3 --schedule sigmoid --device cpu --output "$work/hmc" --quiet || fail "ais-hmc"
+grep -q '"method": "ais-hmc"' "$work/hmc/run.json" || fail "ais-hmc method"
+grep -q '"schedule": "sigmoid"' "$work/hmc/run.json" || fail "sigmoid schedule"
+"$myriad" ais --model gaussian --model-arg dim=2 --particles 16 --temperatures 20 \
+  --transition metropolis --schedule geometric --device cpu --output "$work/rwm" --quiet || fail "rwm"
+grep -q '"method": "ais-metropolis"' "$work/rwm/run.json" || fail "rwm method"
+
+# Bad input: one line on stderr, non-zero status, nothing left behind.
+expect_error() {
+  local pattern=$1
+  shift
+  rm -rf "$work/out"
+  "$myriad" "$@" >"$work/o" 2>"$work/e"
+  local status=$?
+  if [ $status -eq 0 ] || [ "$(wc -l <"$work/e")" -ne 1 ] || ! grep -q -- "$pattern" "$work/e"; then
+    fail "myriad $* -> status $status, stderr: $(cat "$work/e")"
+  fi
+  [ -e "$work/out" ] && fail "myriad $* left output behind"
+}
+common=(--device cpu --output "$work/out")
+expect_error "--model is required" ais --particles 4 "${common[@]}"
+expect_error "particles must be" ais --model gaussian --particles 0 "${common[@]}"
+expect_error "temperatures must be" ais --model gaussian --temperatures 0 "${common[@]}"
+expect_error "unknown schedule" ais --model gaussian --schedule cosine "${common[@]}"
+expect_error "unknown AIS transition" ais --model gaussian --transition gibbs "${common[@]}"
+expect_error "gamma must lie in" ais --model gaussian --persistence 1.5 "${common[@]}"
+expect_error "step size must be positive" ais --model gaussian --step-size -1 "${common[@]}"
+expect_error "beta_min must lie in" ais --model gaussian --schedule geometric --schedule-parameter 2 "${common[@]}"
+expect_error "not an annealing target" ais --model sphere "${common[@]}"
+expect_error "an annealing target: run it with" sample --model poe_laplace "${common[@]}"
+
+[ $failures -eq 0 ] && echo "ais outputs: ok"
+exit $failures
