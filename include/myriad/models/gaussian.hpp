@@ -9,10 +9,12 @@
 // Valid for −1/(D − 1) < ρ < 1.
 
 #include <cmath>
+#include <cstdint>
 
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
 
 namespace myriad::models {
 
@@ -74,6 +76,27 @@ struct Gaussian {
     const T shift = rank_one_weight * sum;
     for (int i = 0; i < dimension; ++i) grad[i] = -precision_scale * ((x[i] - mean) - shift);
     return log_normaliser - T(0.5) * precision_scale * (sum_sq - shift * sum);
+  }
+
+  /// The density is normalised: log Z = 0 (an annealing target's known answer,
+  /// estimate/annealing_target.hpp). Host only.
+  double exact_log_z(int) const { return 0.0; }
+
+  /// An exact draw x = m1 + A z, z ~ N(0, I) the normals 0 … D−1 of (iteration = draw,
+  /// Purpose::exact_sample), with A the symmetric square root of Σ:
+  ///   A = s[√(1 − ρ) I + ((√(1 + (D − 1)ρ) − √(1 − ρ))/D) 11ᵀ],
+  /// since A² = s²[(1 − ρ)I + ρ11ᵀ] (the 11ᵀ coefficient is ((1 + (D − 1)ρ) − (1 − ρ))/D = ρ);
+  /// valid on the whole range of ρ, negative included.
+  template <class Out>
+  MYRIAD_HD void exact_sample(int, const RandomStream& rng, std::uint32_t draw, Out& x) const {
+    rng.fill_normal<T>(draw, Purpose::exact_sample, x, dimension);
+    const T root_diagonal = myriad::sqrt(T(1) - rho);
+    const T root_rank_one =
+        (myriad::sqrt(T(1) + T(dimension - 1) * rho) - root_diagonal) / T(dimension);
+    T sum = T(0);
+    for (int i = 0; i < dimension; ++i) sum += T(x[i]);
+    for (int i = 0; i < dimension; ++i)
+      x[i] = mean + sd * (root_diagonal * T(x[i]) + root_rank_one * sum);
   }
 };
 
