@@ -24,6 +24,10 @@ std::unique_ptr<AisBackend<T>> make_cuda_ais_backend(const Target&, AisLayout<T>
       const Target<double>&, AisLayout<double>);
 
 MYRIAD_INSTANTIATE_UNAVAILABLE(models::Gaussian)
+MYRIAD_INSTANTIATE_UNAVAILABLE(models::ProductOfExperts)
+MYRIAD_INSTANTIATE_UNAVAILABLE(models::Mcrbm)
+MYRIAD_INSTANTIATE_UNAVAILABLE(models::LinearGenerative)
+MYRIAD_INSTANTIATE_UNAVAILABLE(models::BoltzmannRelaxation)
 #undef MYRIAD_INSTANTIATE_UNAVAILABLE
 
 }  // namespace myriad

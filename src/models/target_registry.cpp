@@ -1,4 +1,5 @@
-// The built-in annealing targets for `myriad ais` (hais.md §9; thesis-methods.md §9.6).
+// The built-in annealing targets for `myriad ais` (hais.md §9; thesis-methods.md §9.6). Each
+// owns its parameters on the host and uploads them once when the run is on a GPU.
 
 #include <string>
 #include <vector>
@@ -9,6 +10,127 @@
 
 namespace myriad {
 
-std::vector<ModelSpec> annealing_target_specs() { return {}; }
+namespace {
+
+/// Builds the target's data in the requested precision (make(T{}) returns an owner with
+/// host_model() / device_model()) and anneals the view that lives where the run does.
+template <class Make>
+AisResult anneal_owned(Precision precision, const AisConfig& config, Make make) {
+  const auto run = [&](auto t) {
+    auto data = make(t);
+    using Target = decltype(data.host_model());
+    AisConfig resolved = config;
+    resolved.device = choose_ais_device<Target>(config.device);
+    return resolved.device == Device::cuda ? ais(data.device_model(), resolved)
+                                           : ais(data.host_model(), resolved);
+  };
+  return precision == Precision::float32 ? run(float{}) : run(double{});
+}
+
+ModelSpec poe_spec(models::ExpertKind kind) {
+  const bool laplace = kind == models::ExpertKind::laplace;
+  ModelSpec spec;
+  spec.kind = ModelKind::annealing;
+  spec.name = laplace ? "poe_laplace" : "poe_student_t";
+  spec.description =
+      laplace ? "product of Laplace experts exp(-|Phi_l x|) (hais.md 9.3) with a random filter "
+                "matrix Phi from a seed; exact log Z when experts = dim"
+              : "product of Student-t experts (1 + (Phi_l x)^2)^-lambda_l (hais.md 9.3), Phi and "
+                "lambda from a seed; exact log Z when experts = dim";
+  spec.arguments = {{"dim", "36", "dimension M"},
+                    {"experts", "36", "experts L >= dim (L = dim: complete, exact log Z)"}};
+  if (!laplace) {
+    spec.arguments.push_back({"lambda_min", "1.5", "smallest expert exponent (> 0.5)"});
+    spec.arguments.push_back({"lambda_max", "3", "largest expert exponent"});
+  }
+  spec.arguments.push_back({"seed", "2011", "seed of the parameters"});
+  spec.anneal = [kind, laplace](const ModelArguments& a, const AisConfig& config,
+                                Precision precision) {
+    return anneal_owned(precision, config, [&](auto t) {
+      using T = decltype(t);
+      return models::ProductOfExpertsData<T>::synthetic(
+          kind, a.integer("dim"), a.integer("experts"), laplace ? 1.5 : a.number("lambda_min"),
+          laplace ? 3.0 : a.number("lambda_max"), a.unsigned_integer("seed"));
+    });
+  };
+  return spec;
+}
+
+ModelSpec mcrbm_spec() {
+  ModelSpec spec;
+  spec.kind = ModelKind::annealing;
+  spec.name = "mcrbm";
+  spec.description =
+      "mean-covariance RBM marginal energy (hais.md 9.4) with parameters from a seed; no exact "
+      "log Z";
+  spec.arguments = {{"dim", "36", "dimension M"},
+                    {"factors", "64", "factors L (rows of C)"},
+                    {"covariance_units", "64", "covariance hidden units K"},
+                    {"mean_units", "32", "mean hidden units J"},
+                    {"seed", "2011", "seed of the parameters"}};
+  spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
+    return anneal_owned(precision, config, [&](auto t) {
+      using T = decltype(t);
+      return models::McrbmData<T>::synthetic(a.integer("dim"), a.integer("factors"),
+                                             a.integer("covariance_units"),
+                                             a.integer("mean_units"), a.unsigned_integer("seed"));
+    });
+  };
+  return spec;
+}
+
+ModelSpec linear_generative_spec() {
+  ModelSpec spec;
+  spec.kind = ModelKind::annealing;
+  spec.name = "linear_generative";
+  spec.description =
+      "linear generative model x = Phi a + noise (hais.md 9.1): one annealing run per data point, "
+      "log Z = log p(x); exact for the Gaussian prior or phi_scale = 0";
+  spec.arguments = {{"dim", "36", "observed dimension M"},
+                    {"latents", "36", "latent dimension L"},
+                    {"points", "10", "data points (problems), drawn from the model"},
+                    {"prior", "gaussian", "prior of the latents: gaussian or laplace"},
+                    {"noise_sd", "0.1", "observation noise sigma_n"},
+                    {"phi_scale", "1", "scale of Phi's N(0, 1/L) entries; 0: the Phi = 0 check"},
+                    {"data_seed", "12051925", "seed of Phi and the data"}};
+  spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
+    const auto prior = a.word("prior", {"gaussian", "laplace"}) == "laplace"
+                           ? models::LinearGenerativePrior::laplace
+                           : models::LinearGenerativePrior::gaussian;
+    return anneal_owned(precision, config, [&](auto t) {
+      using T = decltype(t);
+      return models::LinearGenerativeData<T>::synthetic(
+          a.integer("dim"), a.integer("latents"), a.integer("points"), prior,
+          a.number("noise_sd"), a.number("phi_scale"), a.unsigned_integer("data_seed"));
+    });
+  };
+  return spec;
+}
+
+ModelSpec boltzmann_spec() {
+  ModelSpec spec;
+  spec.kind = ModelKind::annealing;
+  spec.name = "boltzmann_relaxation";
+  spec.description =
+      "Gaussian relaxation of a Boltzmann machine (thesis App. E, 9.6) with random couplings; "
+      "exact log Z by enumerating the 2^units states";
+  spec.arguments = {{"units", "12", "binary units D_B (at most 24)"},
+                    {"seed", "201702", "seed of the couplings and biases"}};
+  spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
+    return anneal_owned(precision, config, [&](auto t) {
+      using T = decltype(t);
+      return models::BoltzmannRelaxationData<T>::synthetic(a.integer("units"),
+                                                            a.unsigned_integer("seed"));
+    });
+  };
+  return spec;
+}
+
+}  // namespace
+
+std::vector<ModelSpec> annealing_target_specs() {
+  return {poe_spec(models::ExpertKind::laplace), poe_spec(models::ExpertKind::student_t),
+          mcrbm_spec(), linear_generative_spec(), boltzmann_spec()};
+}
 
 }  // namespace myriad
