@@ -6,12 +6,17 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "ais_report.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "myriad/backend/device.hpp"
+#include "myriad/core/error.hpp"
 #include "myriad/io/json.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/output_directory.hpp"
@@ -31,6 +36,8 @@ std::vector<OptionSpec> ais_options() {
       {"temperatures", "T", "1000", "intermediate distributions N (the path has N+1 betas)"},
       {"schedule", "linear|geometric|sigmoid", "linear", "inverse-temperature schedule"},
       {"schedule-parameter", "X", "", "beta_min (geometric, 1e-4) or scale s (sigmoid, 4)"},
+      {"schedule-file", "PATH", "", "a user-given schedule: whitespace-separated betas from 0 to 1 "
+                                    "(overrides --schedule and --temperatures)"},
       {"transition", "hamiltonian|metropolis", "hamiltonian",
        "HAIS / HMC transitions, or the random-walk Metropolis baseline"},
       {"leapfrog-steps", "L", "1", "leapfrog (or random-walk) steps per temperature"},
@@ -51,6 +58,22 @@ std::vector<OptionSpec> ais_options() {
       {"quiet", "", "", "print nothing on success"},
       {"help", "", "", "show this help"},
   };
+}
+
+/// The inverse temperatures in a text file, whitespace-separated; validated by the caller.
+std::vector<double> read_schedule_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw io_error("cannot read schedule file '" + path + "'");
+  std::vector<double> beta;
+  std::string token;
+  while (in >> token) {
+    char* end = nullptr;
+    const double value = std::strtod(token.c_str(), &end);
+    if (*end != '\0')
+      throw invalid_argument("schedule file '" + path + "': '" + token + "' is not a number");
+    beta.push_back(value);
+  }
+  return beta;
 }
 
 std::pair<std::string, std::string> split_model_arg(const std::string& text) {
@@ -78,6 +101,11 @@ int ais_command(int argc, char** argv) {
   config.temperatures = static_cast<int>(line.integer("temperatures", 1, 100000000));
   config.schedule = parse_schedule_kind(line.text("schedule"));
   if (line.has("schedule-parameter")) config.schedule_parameter = line.number("schedule-parameter");
+  if (line.has("schedule-file")) {
+    if (line.has("temperatures") || line.has("schedule") || line.has("schedule-parameter"))
+      throw UsageError{"--schedule-file replaces --schedule, --schedule-parameter and --temperatures"};
+    config.beta = read_schedule_file(line.text("schedule-file"));
+  }
   config.transition = parse_ais_transition(line.text("transition"));
   config.steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
   config.step_size = line.number("step-size");
@@ -104,9 +132,9 @@ int ais_command(int argc, char** argv) {
   run.model_arguments = arguments.values();
   run.requested_device = to_string(config.device);
   run.precision = to_string(precision);
-  run.schedule = to_string(config.schedule);
+  run.schedule = config.beta.empty() ? to_string(config.schedule) : "user";
   // The parameter in effect (null in run.json for the linear schedule, which has none).
-  run.schedule_parameter = config.schedule == ScheduleKind::linear
+  run.schedule_parameter = config.schedule == ScheduleKind::linear || !config.beta.empty()
                                ? std::nan("")
                                : (std::isnan(config.schedule_parameter)
                                       ? default_schedule_parameter(config.schedule)

@@ -36,6 +36,14 @@ grep -q '"schedule": "sigmoid"' "$work/hmc/run.json" || fail "sigmoid schedule"
   --transition metropolis --schedule geometric --device cpu --output "$work/rwm" --quiet || fail "rwm"
 grep -q '"method": "ais-metropolis"' "$work/rwm/run.json" || fail "rwm method"
 
+# A user-given schedule.
+printf '0 0.01\n0.1 0.5\n1\n' >"$work/beta.txt"
+"$myriad" ais --model gaussian --model-arg dim=2 --particles 16 --schedule-file "$work/beta.txt" \
+  --device cpu --output "$work/user" --quiet || fail "schedule file"
+grep -q '"schedule": "user"' "$work/user/run.json" || fail "user schedule"
+grep -q '"temperatures": 4' "$work/user/run.json" || fail "user schedule length"
+printf '0 0.5 0.4 1\n' >"$work/bad.txt"
+
 # Bad input: one line on stderr, non-zero status, nothing left behind.
 expect_error() {
   local pattern=$1
@@ -58,6 +66,9 @@ expect_error "gamma must lie in" ais --model gaussian --persistence 1.5 "${commo
 expect_error "step size must be positive" ais --model gaussian --step-size -1 "${common[@]}"
 expect_error "beta_min must lie in" ais --model gaussian --schedule geometric --schedule-parameter 2 "${common[@]}"
 expect_error "not an annealing target" ais --model sphere "${common[@]}"
+expect_error "must increase strictly" ais --model gaussian --schedule-file "$work/bad.txt" "${common[@]}"
+expect_error "cannot read schedule file" ais --model gaussian --schedule-file "$work/none.txt" "${common[@]}"
+expect_error "replaces --schedule" ais --model gaussian --schedule-file "$work/beta.txt" --temperatures 5 "${common[@]}"
 expect_error "an annealing target: run it with" sample --model poe_laplace "${common[@]}"
 
 [ $failures -eq 0 ] && echo "ais outputs: ok"
