@@ -1,0 +1,1073 @@
+// Tests of the annealing targets `poe_laplace`, `poe_student_t` (models/product_of_experts.hpp)
+// and `mcrbm` (models/mcrbm.hpp), hais.md §9.3–§9.4: supplied log densities against direct
+// formulas, supplied gradients against forward-mode duals and central finite differences, float
+// against double, the complete product of experts' exact log Z against quadrature of its
+// density in one and two dimensions, its exact samples against closed-form moments and
+// marginal probabilities, the seeded parameters' construction, argument validation and the
+// device copies.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "myriad/backend/memory.hpp"
+#include "myriad/core/dual.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/estimate/annealing_target.hpp"
+#include "myriad/model/autodiff.hpp"
+#include "myriad/model/concept.hpp"
+#include "myriad/models/mcrbm.hpp"
+#include "myriad/models/product_of_experts.hpp"
+
+namespace {
+
+using myriad::Dual;
+using myriad::models::ExpertKind;
+using myriad::models::Mcrbm;
+using myriad::models::McrbmData;
+using myriad::models::ProductOfExperts;
+using myriad::models::ProductOfExpertsData;
+
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+constexpr double kFloatEps = std::numeric_limits<float>::epsilon();
+constexpr std::uint64_t kPointSeed = 20111212;
+constexpr int kPoints = 8;
+
+static_assert(std::is_trivially_copyable_v<ProductOfExperts<float>>);
+static_assert(std::is_trivially_copyable_v<Mcrbm<double>>);
+static_assert(myriad::model_has_gradient<ProductOfExperts<double>>);
+static_assert(myriad::model_has_gradient<Mcrbm<float>>);
+static_assert(myriad::target_has_exact_log_z<ProductOfExperts<double>>);
+static_assert(myriad::target_has_exact_sample<ProductOfExperts<float>>);
+static_assert(!myriad::target_has_exact_log_z<Mcrbm<double>>);
+static_assert(!myriad::target_has_exact_sample<Mcrbm<double>>);
+
+// ---------------------------------------------------------------------------------------------
+// Test points and small host linear algebra.
+
+/// scale × standard normals from myriad's own streams (identical on every machine).
+std::vector<double> normal_point(int point, int dim, double scale) {
+  std::vector<double> z(static_cast<std::size_t>(dim));
+  myriad::DenseVector<double> view{z.data(), dim};
+  myriad::RandomStream(kPointSeed, static_cast<std::uint64_t>(point))
+      .fill_normal<double>(0, myriad::Purpose::user, view, dim);
+  for (double& v : z) v *= scale;
+  return z;
+}
+
+/// The same point rounded to float, so that float and double models see identical inputs.
+std::vector<double> float_representable(std::vector<double> x) {
+  for (double& v : x) v = static_cast<float>(v);
+  return x;
+}
+
+template <class T>
+std::vector<double> to_double(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+/// log|det A| of an n × n row-major matrix by LU with partial pivoting.
+double log_abs_det(std::vector<double> a, int n) {
+  double log_det = 0.0;
+  for (int k = 0; k < n; ++k) {
+    int pivot = k;
+    for (int i = k + 1; i < n; ++i) {
+      if (std::fabs(a[i * n + k]) > std::fabs(a[pivot * n + k])) pivot = i;
+    }
+    for (int j = 0; j < n; ++j) std::swap(a[k * n + j], a[pivot * n + j]);
+    log_det += std::log(std::fabs(a[k * n + k]));
+    for (int i = k + 1; i < n; ++i) {
+      const double factor = a[i * n + k] / a[k * n + k];
+      for (int j = k; j < n; ++j) a[i * n + j] -= factor * a[k * n + j];
+    }
+  }
+  return log_det;
+}
+
+/// A⁻¹ of an n × n row-major matrix by Gauss–Jordan elimination with partial pivoting.
+std::vector<double> inverse(std::vector<double> a, int n) {
+  std::vector<double> inv(static_cast<std::size_t>(n) * n, 0.0);
+  for (int i = 0; i < n; ++i) inv[i * n + i] = 1.0;
+  for (int k = 0; k < n; ++k) {
+    int pivot = k;
+    for (int i = k + 1; i < n; ++i) {
+      if (std::fabs(a[i * n + k]) > std::fabs(a[pivot * n + k])) pivot = i;
+    }
+    for (int j = 0; j < n; ++j) {
+      std::swap(a[k * n + j], a[pivot * n + j]);
+      std::swap(inv[k * n + j], inv[pivot * n + j]);
+    }
+    const double diagonal = a[k * n + k];
+    for (int j = 0; j < n; ++j) {
+      a[k * n + j] /= diagonal;
+      inv[k * n + j] /= diagonal;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (i == k) continue;
+      const double factor = a[i * n + k];
+      for (int j = 0; j < n; ++j) {
+        a[i * n + j] -= factor * a[k * n + j];
+        inv[i * n + j] -= factor * inv[k * n + j];
+      }
+    }
+  }
+  return inv;
+}
+
+/// ∫_{−∞}^{∞} g(y) dy by the trapezoid rule on [lo, hi] with step h: for integrands analytic in
+/// a strip around the real axis and negligible beyond [lo, hi], the error falls like
+/// exp(−2π·width/h) (Trefethen & Weideman 2014, "The exponentially convergent trapezoidal
+/// rule", §5), far below double rounding at the steps used here.
+double trapezoid_on_line(const std::function<double(double)>& g, double lo, double hi, double h) {
+  const int n = static_cast<int>(std::ceil((hi - lo) / h));
+  double sum = 0.5 * (g(lo) + g(hi));
+  for (int i = 1; i < n; ++i) sum += g(lo + i * (hi - lo) / n);
+  return sum * (hi - lo) / n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Derivative checks. Tolerances are first-order forward error bounds: every quantity below is
+// a sum of products accumulated over chains of at most n operations, so its rounding error is
+// at most n·ε times its "error scale", the sum of the magnitudes of its terms with the errors
+// of its inputs propagated through the derivatives (Higham, "Accuracy and Stability of
+// Numerical Algorithms", §3.1). A factor 4 covers two evaluations being compared and the
+// second-order remainder; a wrong derivative term is off by O(1) instead.
+
+/// Error scales of log p (value) and of each gradient component (gradient) at a point.
+struct ErrorScales {
+  double value = 0;
+  std::vector<double> gradient;
+  int chain = 0;  ///< n, the longest accumulation chain
+};
+
+/// Third derivative along coordinate i by triple nesting: x + (ε₁ + ε₂ + ε₃) e_i, whose
+/// ε₁ε₂ε₃ coefficient is ∂³f/∂x_i³. Used for the truncation term of the finite-difference bound.
+template <class Vec>
+struct TripleSeededView {
+  using D1 = Dual<double>;
+  using D2 = Dual<D1>;
+  using D3 = Dual<D2>;
+  const Vec& x;
+  int seed;
+  D3 operator[](int i) const {
+    const double s = i == seed ? 1.0 : 0.0;
+    return D3(D2(D1(x[i], s), D1(s, 0)), D2(D1(s, 0), D1(0, 0)));
+  }
+};
+
+template <class Model>
+double third_derivative(const Model& model, const std::vector<double>& x, int i) {
+  return model.log_density(TripleSeededView<std::vector<double>>{x, i}).eps.eps.eps;
+}
+
+/// Checks, at x, the model's log_density_gradient against (a) its generic log_density,
+/// (b) forward-mode duals and (c) central finite differences with h = 1e-5·max(1, |x_i|):
+/// truncation h²|f'''|/6 (f''' at x by triple duals; h is far below its scale of variation)
+/// plus rounding n·ε·scale/h (Nocedal & Wright, "Numerical Optimization", §8.1).
+template <class Model>
+void expect_consistent_derivatives(const Model& model, const std::vector<double>& x,
+                                   const ErrorScales& scales) {
+  const int dim = model.dim();
+  ASSERT_EQ(static_cast<int>(x.size()), dim);
+  std::vector<double> grad(dim), dual_grad(dim);
+  const double lp = model.log_density_gradient(x, grad);
+  const double lp_generic = model.log_density(x);
+  const double lp_dual = myriad::gradient_by_duals(model, x, dual_grad, dim);
+  ASSERT_TRUE(std::isfinite(lp));
+  const double n_eps = scales.chain * kEps;
+  EXPECT_NEAR(lp, lp_generic, 4 * n_eps * scales.value);
+  EXPECT_NEAR(lp_dual, lp_generic, 4 * n_eps * scales.value);
+  for (int i = 0; i < dim; ++i) {
+    EXPECT_NEAR(grad[i], dual_grad[i], 4 * n_eps * scales.gradient[i]) << "component " << i;
+    const double h = 1e-5 * std::max(1.0, std::fabs(x[i]));
+    std::vector<double> xp = x, xm = x;
+    xp[i] += h;
+    xm[i] -= h;
+    const double step = xp[i] - xm[i];  // exact spacing of the representable points
+    const double fd = (model.log_density(xp) - model.log_density(xm)) / step;
+    const double f3 = third_derivative(model, x, i);
+    const double fd_tol = 4 * (h * h * std::fabs(f3) / 6 + n_eps * scales.value / h);
+    EXPECT_NEAR(grad[i], fd, fd_tol) << "component " << i << ", f''' = " << f3;
+  }
+}
+
+/// The float model's log density and gradient against the double model's at a point that both
+/// represent exactly; the double result's own error is negligible beside ε_float.
+template <class FloatModel, class DoubleModel>
+void expect_float_matches_double(const FloatModel& model_f, const DoubleModel& model_d,
+                                 const std::vector<double>& x, const ErrorScales& scales) {
+  const int dim = model_d.dim();
+  std::vector<float> x_f(x.begin(), x.end()), grad_f(dim);
+  std::vector<double> grad_d(dim);
+  const double lp_f = model_f.log_density_gradient(x_f, grad_f);
+  const double lp_d = model_d.log_density_gradient(x, grad_d);
+  const double n_eps = scales.chain * kFloatEps;
+  EXPECT_NEAR(lp_f, lp_d, 4 * n_eps * scales.value);
+  for (int i = 0; i < dim; ++i) {
+    EXPECT_NEAR(grad_f[i], grad_d[i], 4 * n_eps * scales.gradient[i]) << "component " << i;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Product of experts: direct formula (hais.md §9.3) and error scales.
+
+struct PoeTerms {
+  std::vector<double> u, abs_u;                  ///< Φ_l x and Σ_j |Φ_lj x_j|
+  std::vector<double> energy, slope, curvature;  ///< E, ψ' = ∂_u E, ψ'' = ∂²_u E
+};
+
+PoeTerms poe_terms(const ProductOfExpertsData<double>& data, const std::vector<double>& x) {
+  const int m = data.dim(), l_count = data.experts();
+  PoeTerms terms;
+  for (int l = 0; l < l_count; ++l) {
+    double u = 0, abs_u = 0;
+    for (int j = 0; j < m; ++j) {
+      u += data.filters()[l * m + j] * x[j];
+      abs_u += std::fabs(data.filters()[l * m + j] * x[j]);
+    }
+    const double lambda = data.lambda()[l];
+    terms.u.push_back(u);
+    terms.abs_u.push_back(abs_u);
+    if (data.kind() == ExpertKind::laplace) {
+      terms.energy.push_back(lambda * std::fabs(u));
+      terms.slope.push_back(u > 0 ? lambda : (u < 0 ? -lambda : 0.0));
+      terms.curvature.push_back(0.0);
+    } else {
+      terms.energy.push_back(lambda * std::log1p(u * u));
+      terms.slope.push_back(2 * lambda * u / (1 + u * u));
+      terms.curvature.push_back(2 * lambda * (1 - u * u) / ((1 + u * u) * (1 + u * u)));
+    }
+  }
+  return terms;
+}
+
+ErrorScales poe_error_scales(const ProductOfExpertsData<double>& data,
+                             const std::vector<double>& x) {
+  const int m = data.dim(), l_count = data.experts();
+  const PoeTerms terms = poe_terms(data, x);
+  ErrorScales scales;
+  scales.chain = m + l_count + 4;
+  scales.gradient.assign(m, 0.0);
+  for (int l = 0; l < l_count; ++l) {
+    scales.value += terms.energy[l] + std::fabs(terms.slope[l]) * terms.abs_u[l];
+    for (int j = 0; j < m; ++j) {
+      scales.gradient[j] +=
+          std::fabs(data.filters()[l * m + j]) *
+          (std::fabs(terms.slope[l]) + std::fabs(terms.curvature[l]) * terms.abs_u[l]);
+    }
+  }
+  return scales;
+}
+
+std::vector<double> poe_point(int point, int dim) { return normal_point(point, dim, 1.5); }
+
+struct PoeCase {
+  ExpertKind kind;
+  int dim;
+  int experts;
+};
+
+const PoeCase kPoeCases[] = {{ExpertKind::laplace, 5, 5},
+                             {ExpertKind::laplace, 4, 9},
+                             {ExpertKind::student_t, 5, 5},
+                             {ExpertKind::student_t, 4, 9},
+                             {ExpertKind::student_t, 36, 144}};
+
+std::string describe(const PoeCase& c) {
+  return std::string(myriad::models::poe_model_name(c.kind)) + " M=" + std::to_string(c.dim) +
+         " L=" + std::to_string(c.experts);
+}
+
+TEST(ProductOfExpertsModel, LogDensityMatchesDirectFormula) {
+  for (const PoeCase& c : kPoeCases) {
+    SCOPED_TRACE(describe(c));
+    const auto data = ProductOfExpertsData<double>::synthetic(c.kind, c.dim, c.experts);
+    const auto model = data.host_model();
+    for (int p = 0; p < kPoints; ++p) {
+      const std::vector<double> x = poe_point(p, c.dim);
+      const PoeTerms terms = poe_terms(data, x);
+      double expected = 0;
+      for (double e : terms.energy) expected -= e;
+      const ErrorScales scales = poe_error_scales(data, x);
+      EXPECT_NEAR(model.log_density(x), expected, 4 * scales.chain * kEps * scales.value);
+    }
+  }
+}
+
+TEST(ProductOfExpertsModel, GradientMatchesDualsAndFiniteDifferences) {
+  for (const PoeCase& c : kPoeCases) {
+    SCOPED_TRACE(describe(c));
+    const auto data = ProductOfExpertsData<double>::synthetic(c.kind, c.dim, c.experts);
+    const auto model = data.host_model();
+    for (int p = 0; p < kPoints; ++p) {
+      SCOPED_TRACE("point " + std::to_string(p));
+      const std::vector<double> x = poe_point(p, c.dim);
+      if (c.kind == ExpertKind::laplace) {
+        // Finite differences of |u| are exact only if no kink lies within h of x.
+        const PoeTerms terms = poe_terms(data, x);
+        for (int l = 0; l < c.experts; ++l) {
+          double row_norm = 0;
+          for (int j = 0; j < c.dim; ++j) row_norm += std::fabs(data.filters()[l * c.dim + j]);
+          ASSERT_GT(std::fabs(terms.u[l]), 1e-5 * 10 * row_norm) << "expert " << l;
+        }
+      }
+      expect_consistent_derivatives(model, x, poe_error_scales(data, x));
+    }
+  }
+}
+
+TEST(ProductOfExpertsModel, LaplaceGradientUsesSignZeroAtKinks) {
+  // x = 0 puts every expert at its kink; sign(0) = 0 makes the supplied gradient 0 there.
+  const auto data = ProductOfExpertsData<double>::synthetic(ExpertKind::laplace, 4, 7);
+  const std::vector<double> x(4, 0.0);
+  std::vector<double> grad(4, 1.0);
+  EXPECT_EQ(data.host_model().log_density_gradient(x, grad), 0.0);
+  for (double g : grad) EXPECT_EQ(g, 0.0);
+}
+
+TEST(ProductOfExpertsModel, FloatMatchesDouble) {
+  for (const PoeCase& c : kPoeCases) {
+    SCOPED_TRACE(describe(c));
+    const auto data_d = ProductOfExpertsData<double>::synthetic(c.kind, c.dim, c.experts);
+    const auto data_f = ProductOfExpertsData<float>::synthetic(c.kind, c.dim, c.experts);
+    // The float parameters are the double ones rounded, so evaluate the error scales with the
+    // double model; parameter rounding (ε_float/2 relative) is inside the n·ε bound.
+    for (int p = 0; p < kPoints; ++p) {
+      SCOPED_TRACE("point " + std::to_string(p));
+      const std::vector<double> x = float_representable(poe_point(p, c.dim));
+      const ErrorScales scales = poe_error_scales(data_d, x);
+      if (c.kind == ExpertKind::laplace) {
+        const PoeTerms terms = poe_terms(data_d, x);
+        for (int l = 0; l < c.experts; ++l) {
+          ASSERT_GT(std::fabs(terms.u[l]), 4 * scales.chain * kFloatEps * terms.abs_u[l])
+              << "expert " << l << " is too close to its kink for a sign-stable comparison";
+        }
+      }
+      expect_float_matches_double(data_f.host_model(), data_d.host_model(), x, scales);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Product of experts: parameters and exact log Z.
+
+TEST(ProductOfExpertsData, HaarConstructionGivesExpectedDeterminant) {
+  for (ExpertKind kind : {ExpertKind::laplace, ExpertKind::student_t}) {
+    for (int experts : {6, 11}) {
+      SCOPED_TRACE(std::string(myriad::models::poe_model_name(kind)) +
+                   " L=" + std::to_string(experts));
+      const int m = 6;
+      const auto data = ProductOfExpertsData<double>::synthetic(kind, m, experts);
+      const std::vector<double> phi0(data.filters().begin(), data.filters().begin() + m * m);
+      // log|det Φ₀| = Σ log s by construction, each log s in [log ½, log 2]; LU agrees to
+      // rounding (relative error of each pivot O(M ε) for a matrix of condition ≤ 4).
+      EXPECT_NEAR(log_abs_det(phi0, m), data.log_abs_det(), 64 * m * kEps);
+      EXPECT_GE(data.log_abs_det(), m * std::log(0.5));
+      EXPECT_LE(data.log_abs_det(), m * std::log(2.0));
+      // Singular values of Φ₀ are the s_l: Φ₀ᵀΦ₀ has trace Σ s² in [M/4, 4M].
+      double trace = 0;
+      for (double v : phi0) trace += v * v;
+      EXPECT_GE(trace, m * 0.25);
+      EXPECT_LE(trace, m * 4.0);
+      EXPECT_EQ(data.has_exact(), experts == m);
+      EXPECT_EQ(static_cast<int>(data.filters().size()), experts * m);
+      for (double lambda : data.lambda()) {
+        if (kind == ExpertKind::laplace) {
+          EXPECT_EQ(lambda, 1.0);
+        } else {
+          EXPECT_GE(lambda, 1.5);
+          EXPECT_LE(lambda, 3.0);
+        }
+      }
+      if (experts == m) {
+        // The stored Φ₀⁻¹ inverts Φ₀ (orthogonal factors: errors O(M ε) times cond ≤ 4).
+        const auto& inv = data.inverse_filters();
+        for (int i = 0; i < m; ++i) {
+          for (int j = 0; j < m; ++j) {
+            double sum = 0;
+            for (int k = 0; k < m; ++k) sum += phi0[i * m + k] * inv[k * m + j];
+            EXPECT_NEAR(sum, i == j ? 1.0 : 0.0, 64 * m * kEps) << i << "," << j;
+          }
+        }
+      } else {
+        EXPECT_TRUE(data.inverse_filters().empty());
+        // Extra rows are N(0, 1/M): their mean square is 1/M within a few standard errors
+        // (each squared entry has variance 2/M²).
+        double sum_sq = 0;
+        const int extra = (experts - m) * m;
+        for (int e = 0; e < extra; ++e) sum_sq += std::pow(data.filters()[m * m + e], 2);
+        EXPECT_NEAR(sum_sq / extra, 1.0 / m, 5 * std::sqrt(2.0 / extra) / m);
+      }
+    }
+  }
+}
+
+TEST(ProductOfExpertsData, IsDeterministicPerSeedAndFloatIsTheRoundedDouble) {
+  const auto a = ProductOfExpertsData<double>::synthetic(ExpertKind::student_t, 5, 8, 1.5, 3.0, 7);
+  const auto b = ProductOfExpertsData<double>::synthetic(ExpertKind::student_t, 5, 8, 1.5, 3.0, 7);
+  const auto c = ProductOfExpertsData<double>::synthetic(ExpertKind::student_t, 5, 8, 1.5, 3.0, 8);
+  const auto f = ProductOfExpertsData<float>::synthetic(ExpertKind::student_t, 5, 8, 1.5, 3.0, 7);
+  EXPECT_EQ(a.filters(), b.filters());
+  EXPECT_EQ(a.lambda(), b.lambda());
+  EXPECT_NE(a.filters(), c.filters());
+  EXPECT_NE(a.lambda(), c.lambda());
+  for (std::size_t i = 0; i < a.filters().size(); ++i) {
+    EXPECT_EQ(f.filters()[i], static_cast<float>(a.filters()[i]));
+  }
+  for (std::size_t i = 0; i < a.lambda().size(); ++i) {
+    EXPECT_EQ(f.lambda()[i], static_cast<float>(a.lambda()[i]));
+  }
+}
+
+TEST(ProductOfExpertsExactLogZ, MatchesClosedFormPieces) {
+  for (ExpertKind kind : {ExpertKind::laplace, ExpertKind::student_t}) {
+    const auto data = ProductOfExpertsData<double>::synthetic(kind, 7, 7);
+    double expected = -data.log_abs_det();
+    for (double lambda : data.lambda()) {
+      expected += kind == ExpertKind::laplace
+                      ? std::log(2.0)
+                      : 0.5 * std::log(M_PI) + std::lgamma(lambda - 0.5) - std::lgamma(lambda);
+    }
+    EXPECT_NEAR(data.exact_log_z(), expected, 1e-13 * (1 + std::fabs(expected)));
+    EXPECT_EQ(data.host_model().exact_log_z(0), data.exact_log_z());
+    const auto overcomplete = ProductOfExpertsData<double>::synthetic(kind, 7, 9);
+    EXPECT_TRUE(std::isnan(overcomplete.exact_log_z()));
+    EXPECT_TRUE(std::isnan(overcomplete.host_model().exact_log_z(0)));
+  }
+}
+
+TEST(ProductOfExpertsExactLogZ, MatchesQuadratureInOneDimension) {
+  // Z = ∫ p̃(x) dx = ∫ [p̃(e^y) + p̃(−e^y)] e^y dy: the substitution x = ±e^y turns the
+  // algebraic Student-t tails into exponential ones, where the trapezoid rule converges
+  // exponentially; [−45, 75] leaves out less than e^{−40} of the mass for both experts.
+  const int seeds[] = {1, 2, 3};
+  for (ExpertKind kind : {ExpertKind::laplace, ExpertKind::student_t}) {
+    for (int seed : seeds) {
+      SCOPED_TRACE(std::string(myriad::models::poe_model_name(kind)) + " seed " +
+                   std::to_string(seed));
+      const auto data = ProductOfExpertsData<double>::synthetic(kind, 1, 1, 1.5, 3.0, seed);
+      const auto model = data.host_model();
+      const auto integrand = [&](double y) {
+        const double r = std::exp(y);
+        const std::array<double, 1> xp{r}, xm{-r};
+        return (std::exp(model.log_density(xp)) + std::exp(model.log_density(xm))) * r;
+      };
+      const double log_z = std::log(trapezoid_on_line(integrand, -45.0, 75.0, 0.01));
+      EXPECT_NEAR(log_z, data.exact_log_z(), 1e-10);
+      std::printf("    %s seed %d: |log Z quadrature - exact| = %.1e\n",
+                  myriad::models::poe_model_name(kind), seed,
+                  std::fabs(log_z - data.exact_log_z()));
+    }
+  }
+}
+
+TEST(ProductOfExpertsExactLogZ, MatchesQuadratureInTwoDimensions) {
+  // Polar coordinates, Z = 2 ∫_0^π R(θ) dθ with R(θ) = ∫_0^∞ p̃(r d_θ) r dr (p̃ is even).
+  // Laplace: p̃(r d) = e^{−r a(θ)}, a = Σ_l |Φ_l d|, so R = 1/a² exactly, and R has kinks where
+  // some Φ_l d = 0: the trapezoid rule in θ converges as h², about 1e-9 relative here.
+  // Student-t: R by the trapezoid rule in y = log r as in one dimension; R behaves like
+  // |Φ_l d|^{2(λ−1)} near the directions where one expert is blind, so the θ rule converges
+  // at least as h² as well (λ ≥ 1.5). Both errors lie far below the tolerance, 1e-7.
+  for (ExpertKind kind : {ExpertKind::laplace, ExpertKind::student_t}) {
+    for (int seed : {4, 5}) {
+      SCOPED_TRACE(std::string(myriad::models::poe_model_name(kind)) + " seed " +
+                   std::to_string(seed));
+      const auto data = ProductOfExpertsData<double>::synthetic(kind, 2, 2, 1.5, 3.0, seed);
+      const auto model = data.host_model();
+      const int n_theta = kind == ExpertKind::laplace ? 20000 : 2000;
+      double sum = 0;
+      for (int i = 0; i < n_theta; ++i) {
+        const double theta = M_PI * i / n_theta;  // periodic: the plain sum is the trapezoid
+        const double c = std::cos(theta), s = std::sin(theta);
+        double radial;
+        if (kind == ExpertKind::laplace) {
+          const std::array<double, 2> d{c, s};
+          const double a = -model.log_density(d);  // Σ_l |Φ_l d|, λ = 1
+          radial = 1.0 / (a * a);
+        } else {
+          radial = trapezoid_on_line(
+              [&](double y) {
+                const double r = std::exp(y);
+                const std::array<double, 2> x{r * c, r * s};
+                return std::exp(model.log_density(x) + 2 * y);
+              },
+              -40.0, 70.0, 0.05);
+        }
+        sum += radial;
+      }
+      const double log_z = std::log(2 * M_PI / n_theta * sum);
+      EXPECT_NEAR(log_z, data.exact_log_z(), 1e-7);
+      std::printf("    %s seed %d: |log Z quadrature - exact| = %.1e\n",
+                  myriad::models::poe_model_name(kind), seed,
+                  std::fabs(log_z - data.exact_log_z()));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Product of experts: exact samples.
+
+/// n exact draws (draw numbers 0 … n−1 of one stream), dim × n, row-major by draw.
+template <class T>
+std::vector<double> exact_draws(const ProductOfExperts<T>& model, int n, std::uint64_t seed) {
+  const int m = model.dim();
+  const myriad::RandomStream rng(seed, 3);
+  std::vector<double> draws(static_cast<std::size_t>(n) * m);
+  std::vector<T> x(m);
+  for (int d = 0; d < n; ++d) {
+    model.exact_sample(0, rng, static_cast<std::uint32_t>(d), x);
+    for (int i = 0; i < m; ++i) draws[static_cast<std::size_t>(d) * m + i] = x[i];
+  }
+  return draws;
+}
+
+/// P(|u| ≤ c) for one expert by Simpson's rule on [0, c] over the whole-line integral in
+/// y = log u (both far more accurate than the sampling tolerance).
+double expert_probability_within(ExpertKind kind, double lambda, double c) {
+  const auto density = [&](double u) {
+    return kind == ExpertKind::laplace ? std::exp(-lambda * u) : std::pow(1 + u * u, -lambda);
+  };
+  const int n = 4000;
+  double inner = density(0) + density(c);
+  for (int i = 1; i < n; ++i) inner += (i % 2 ? 4 : 2) * density(c * i / n);
+  inner *= c / (3.0 * n);
+  const double total = trapezoid_on_line(
+      [&](double y) { return density(std::exp(y)) * std::exp(y); }, -45.0, 75.0, 0.01);
+  return inner / total;
+}
+
+TEST(PoeExactSample, LaplaceCovarianceMatchesClosedForm) {
+  // Cov[x] = Φ₀⁻¹ diag(2/λ²) Φ₀⁻ᵀ = 2 (Φ₀ᵀΦ₀)⁻¹ for λ = 1, with Φ₀⁻¹ computed here from Φ₀ by
+  // Gauss–Jordan, not taken from the model. E[x] = 0 is known, so the estimator is
+  // S_ij = mean(x_i x_j) with standard error sd(x_i x_j)/√N (Laplace: all moments finite).
+  const int m = 4, n = 400000;
+  const auto data = ProductOfExpertsData<double>::synthetic(ExpertKind::laplace, m, m);
+  const std::vector<double> inv = inverse(data.filters(), m);
+  const std::vector<double> draws = exact_draws(data.host_model(), n, 17);
+  double worst = 0;  // largest |estimate − truth| in standard errors
+  for (int i = 0; i < m; ++i) {
+    double mean = 0;
+    for (int d = 0; d < n; ++d) mean += draws[d * m + i];
+    mean /= n;
+    double var = 0;
+    for (int k = 0; k < m; ++k) var += 2 * inv[i * m + k] * inv[i * m + k];
+    EXPECT_NEAR(mean, 0.0, 5 * std::sqrt(var / n)) << "coordinate " << i;
+    for (int j = 0; j <= i; ++j) {
+      double cov = 0;
+      for (int k = 0; k < m; ++k) cov += 2 * inv[i * m + k] * inv[j * m + k];
+      double s1 = 0, s2 = 0;
+      for (int d = 0; d < n; ++d) {
+        const double prod = draws[d * m + i] * draws[d * m + j];
+        s1 += prod;
+        s2 += prod * prod;
+      }
+      const double estimate = s1 / n;
+      const double se = std::sqrt((s2 / n - estimate * estimate) / n);
+      EXPECT_NEAR(estimate, cov, 5 * se) << "entry " << i << "," << j;
+      worst = std::max(worst, std::fabs(estimate - cov) / se);
+    }
+  }
+  std::printf("    worst covariance deviation %.2f standard errors\n", worst);
+}
+
+TEST(PoeExactSample, ExpertOutputsHaveTheExpertMarginalsAndAreIndependent) {
+  // u = Φ₀x (Φ₀ from the model's filters) must be independent draws from the experts: check
+  // P(|u_l| ≤ c) against quadrature of the expert density, P(u_l > 0) = ½, and
+  // P(|u_0| ≤ 1, |u_1| ≤ 1) = P(|u_0| ≤ 1)·P(|u_1| ≤ 1), each within 5 binomial standard
+  // errors. λ in [0.7, 1.4] exercises the Gamma(λ − ½ < 1) boost of the sampler.
+  struct Case {
+    ExpertKind kind;
+    double lambda_min, lambda_max;
+  };
+  const Case cases[] = {{ExpertKind::laplace, 1.5, 3.0},
+                        {ExpertKind::student_t, 1.5, 3.0},
+                        {ExpertKind::student_t, 0.7, 1.4}};
+  const int m = 3, n = 400000;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(myriad::models::poe_model_name(c.kind)) + " lambda in [" +
+                 std::to_string(c.lambda_min) + ", " + std::to_string(c.lambda_max) + "]");
+    const auto data =
+        ProductOfExpertsData<double>::synthetic(c.kind, m, m, c.lambda_min, c.lambda_max, 23);
+    const std::vector<double> draws = exact_draws(data.host_model(), n, 29);
+    std::vector<double> u(static_cast<std::size_t>(n) * m);
+    for (int d = 0; d < n; ++d) {
+      for (int l = 0; l < m; ++l) {
+        double sum = 0;
+        for (int j = 0; j < m; ++j) sum += data.filters()[l * m + j] * draws[d * m + j];
+        u[d * m + l] = sum;
+      }
+    }
+    double worst = 0;  // largest |estimate − p| in standard errors
+    const auto expect_probability = [n, &worst](int hits, double p, const std::string& what) {
+      const double se = std::sqrt(p * (1 - p) / n);
+      EXPECT_NEAR(static_cast<double>(hits) / n, p, 5 * se) << what;
+      worst = std::max(worst, std::fabs(static_cast<double>(hits) / n - p) / se);
+    };
+    for (int l = 0; l < m; ++l) {
+      const double lambda = data.lambda()[l];
+      for (double cut : {0.25, 1.0, 4.0}) {
+        int hits = 0;
+        for (int d = 0; d < n; ++d) hits += std::fabs(u[d * m + l]) <= cut;
+        expect_probability(hits, expert_probability_within(c.kind, lambda, cut),
+                           "P(|u_" + std::to_string(l) + "| <= " + std::to_string(cut) + ")");
+      }
+      int positive = 0;
+      for (int d = 0; d < n; ++d) positive += u[d * m + l] > 0;
+      expect_probability(positive, 0.5, "P(u_" + std::to_string(l) + " > 0)");
+    }
+    int joint = 0;
+    for (int d = 0; d < n; ++d) joint += std::fabs(u[d * m]) <= 1 && std::fabs(u[d * m + 1]) <= 1;
+    expect_probability(joint,
+                       expert_probability_within(c.kind, data.lambda()[0], 1.0) *
+                           expert_probability_within(c.kind, data.lambda()[1], 1.0),
+                       "P(|u_0| <= 1, |u_1| <= 1)");
+    std::printf("    %s: worst deviation %.2f standard errors\n",
+                myriad::models::poe_model_name(c.kind), worst);
+  }
+}
+
+TEST(PoeExactSample, IsDeterministicPerDrawAndFloatFollowsDouble) {
+  for (ExpertKind kind : {ExpertKind::laplace, ExpertKind::student_t}) {
+    SCOPED_TRACE(myriad::models::poe_model_name(kind));
+    const int m = 5;
+    const auto data_d = ProductOfExpertsData<double>::synthetic(kind, m, m);
+    const auto data_f = ProductOfExpertsData<float>::synthetic(kind, m, m);
+    const myriad::RandomStream rng(41, 2);
+    std::vector<double> a(m), b(m), c(m);
+    data_d.host_model().exact_sample(0, rng, 7, a);
+    data_d.host_model().exact_sample(0, rng, 7, b);
+    data_d.host_model().exact_sample(0, rng, 8, c);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+    // Float draws use the same Philox words (23 instead of 52 bits of each uniform), so they
+    // follow the double draws to ~1e-5 relative (more only in the far tails, where the Laplace
+    // inverse CDF amplifies the 2^−23 difference of the uniforms by 2/(1 − 2|w|)), unless a
+    // Marsaglia–Tsang acceptance flips, which needs a proposal within ~1e-6 of the boundary:
+    // over 200 draws, at most a couple may differ by more than 1 %.
+    int far = 0;
+    for (std::uint32_t d = 0; d < 200; ++d) {
+      std::vector<double> x_d(m);
+      std::vector<float> x_f(m);
+      data_d.host_model().exact_sample(0, rng, d, x_d);
+      data_f.host_model().exact_sample(0, rng, d, x_f);
+      double scale = 1, diff = 0;
+      for (int i = 0; i < m; ++i) {
+        ASSERT_TRUE(std::isfinite(x_f[i]));
+        scale = std::max(scale, std::fabs(x_d[i]));
+        diff = std::max(diff, std::fabs(x_f[i] - x_d[i]));
+      }
+      far += diff > 1e-2 * scale;
+    }
+    EXPECT_LE(far, kind == ExpertKind::laplace ? 0 : 2);
+  }
+}
+
+TEST(PoeExactSample, OvercompleteModelHasNoExactAnswers) {
+  const auto data = ProductOfExpertsData<double>::synthetic(ExpertKind::student_t, 4, 6);
+  const auto model = data.host_model();
+  EXPECT_FALSE(data.has_exact());
+  EXPECT_FALSE(model.is_complete());
+  EXPECT_EQ(model.inverse_filters, nullptr);
+  std::vector<double> x(4, 0.0);
+  model.exact_sample(0, myriad::RandomStream(1, 0), 0, x);
+  for (double v : x) EXPECT_TRUE(std::isnan(v));
+  EXPECT_TRUE(ProductOfExpertsData<double>::synthetic(ExpertKind::laplace, 4, 4)
+                  .host_model()
+                  .is_complete());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument validation and device copies.
+
+void expect_invalid_argument(const std::function<void()>& call, const std::string& fragment) {
+  try {
+    call();
+    ADD_FAILURE() << "expected myriad::invalid_argument containing \"" << fragment << "\"";
+  } catch (const myriad::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+        << "message: " << e.what() << "\nexpected to contain: " << fragment;
+  }
+}
+
+TEST(ProductOfExpertsData, RejectsBadArguments) {
+  using Data = ProductOfExpertsData<double>;
+  expect_invalid_argument([] { Data::synthetic(ExpertKind::laplace, 0, 4); },
+                          "poe_laplace: dim must be >= 1, got 0");
+  expect_invalid_argument([] { Data::synthetic(ExpertKind::laplace, 5, 4); },
+                          "poe_laplace: experts (4) must be >= dim (5)");
+  expect_invalid_argument([] { Data::synthetic(ExpertKind::student_t, 36, 20); },
+                          "poe_student_t: experts (20) must be >= dim (36)");
+  expect_invalid_argument([] { Data::synthetic(ExpertKind::student_t, 3, 3, 0.5, 3.0); },
+                          "poe_student_t: lambda_min must exceed 0.5");
+  expect_invalid_argument([] { Data::synthetic(ExpertKind::student_t, 3, 3, std::nan(""), 3.0); },
+                          "poe_student_t: lambda_min must exceed 0.5");
+  expect_invalid_argument([] { Data::synthetic(ExpertKind::student_t, 3, 3, 2.0, 1.9); },
+                          "poe_student_t: lambda_max must be finite and >= lambda_min = 2");
+  expect_invalid_argument([] { Data::synthetic(static_cast<ExpertKind>(7), 3, 3); },
+                          "unknown expert kind 7");
+  // Laplace experts ignore the λ range.
+  EXPECT_NO_THROW(Data::synthetic(ExpertKind::laplace, 3, 3, 0.1, 0.0));
+  const auto data = Data::synthetic(ExpertKind::laplace, 3, 3);
+  expect_invalid_argument([&] { data.host_model().exact_log_z(1); },
+                          "poe_laplace: the model has one problem (0), got 1");
+}
+
+TEST(ProductOfExpertsData, DeviceModelUploadsOnce) {
+  auto data = ProductOfExpertsData<double>::synthetic(ExpertKind::student_t, 4, 4);
+#if defined(MYRIAD_HAS_CUDA)
+  ProductOfExperts<double> model;
+  try {
+    model = data.device_model();
+  } catch (const myriad::cuda_error& e) {
+    GTEST_SKIP() << "CUDA build but no usable device: " << e.what();
+  }
+  EXPECT_NE(model.filters, data.filters().data());
+  std::vector<double> filters(data.filters().size()), lambda(data.lambda().size()),
+      inv(data.inverse_filters().size());
+  myriad::copy_to_host(filters.data(), model.filters, filters.size() * sizeof(double));
+  myriad::copy_to_host(lambda.data(), model.lambda, lambda.size() * sizeof(double));
+  myriad::copy_to_host(inv.data(), model.inverse_filters, inv.size() * sizeof(double));
+  EXPECT_EQ(filters, data.filters());
+  EXPECT_EQ(lambda, data.lambda());
+  EXPECT_EQ(inv, data.inverse_filters());
+  EXPECT_EQ(model.exact_log_z(0), data.exact_log_z());
+  const auto again = data.device_model();  // no second upload: same device buffers
+  EXPECT_EQ(again.filters, model.filters);
+  EXPECT_EQ(again.inverse_filters, model.inverse_filters);
+#else
+  EXPECT_THROW(data.device_model(), myriad::unavailable_error);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// mcRBM: direct formula (hais.md §9.4, evaluated literally) and error scales.
+
+double softplus(double a) { return a > 0 ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a)); }
+double logistic(double a) {
+  return a >= 0 ? 1 / (1 + std::exp(-a)) : std::exp(a) / (1 + std::exp(a));
+}
+
+/// −E(x) and its gradient from the formulas of hais.md §9.4 as printed: ∇t_k built for each k.
+double mcrbm_direct(const McrbmData<double>& data, const std::vector<double>& x,
+                    std::vector<double>& grad) {
+  const int m_dim = data.dim(), l_dim = data.factors(), k_dim = data.covariance_units(),
+            j_dim = data.mean_units();
+  const auto& c = data.filters();
+  const auto& p = data.pooling();
+  const auto& w = data.mean_weights();
+  double sum_sq = 0;
+  for (double v : x) sum_sq += v * v;
+  const double s = sum_sq + 0.5;
+  double energy = 0.5 * sum_sq;
+  grad.assign(m_dim, 0.0);
+  for (int m = 0; m < m_dim; ++m) {
+    energy -= x[m] * data.visible_bias()[m];
+    grad[m] = -x[m] + data.visible_bias()[m];
+  }
+  std::vector<double> f(l_dim);
+  for (int l = 0; l < l_dim; ++l) {
+    f[l] = 0;
+    for (int m = 0; m < m_dim; ++m) f[l] += c[l * m_dim + m] * x[m];
+  }
+  for (int k = 0; k < k_dim; ++k) {
+    double t = data.covariance_bias()[k];
+    std::vector<double> grad_t(m_dim, 0.0);
+    for (int l = 0; l < l_dim; ++l) {
+      const double pk = p[l * k_dim + k];
+      t += 0.5 * pk * f[l] * f[l] / s;
+      for (int m = 0; m < m_dim; ++m) {
+        grad_t[m] += pk * (f[l] * c[l * m_dim + m] / s - f[l] * f[l] * x[m] / (s * s));
+      }
+    }
+    energy -= softplus(t);
+    for (int m = 0; m < m_dim; ++m) grad[m] += logistic(t) * grad_t[m];
+  }
+  for (int j = 0; j < j_dim; ++j) {
+    double a = data.mean_bias()[j];
+    for (int m = 0; m < m_dim; ++m) a += w[j * m_dim + m] * x[m];
+    energy -= softplus(a);
+    for (int m = 0; m < m_dim; ++m) grad[m] += logistic(a) * w[j * m_dim + m];
+  }
+  return -energy;
+}
+
+/// First-order error scales of −E and ∇(−E) (see "Derivative checks"), in units of n·ε.
+ErrorScales mcrbm_error_scales(const McrbmData<double>& data, const std::vector<double>& x) {
+  const int m_dim = data.dim(), l_dim = data.factors(), k_dim = data.covariance_units(),
+            j_dim = data.mean_units();
+  const auto& c = data.filters();
+  const auto& p = data.pooling();
+  const auto& w = data.mean_weights();
+  ErrorScales scales;
+  scales.chain = m_dim + l_dim + k_dim + j_dim + 8;
+  scales.gradient.assign(m_dim, 0.0);
+  double sum_sq = 0;
+  for (double v : x) sum_sq += v * v;
+  const double s = sum_sq + 0.5;
+  scales.value = sum_sq;  // ‖x‖²/2 with the error of its own sum
+  for (int m = 0; m < m_dim; ++m) {
+    scales.value += std::fabs(x[m] * data.visible_bias()[m]);
+    scales.gradient[m] += std::fabs(data.visible_bias()[m]) + std::fabs(x[m]);
+  }
+  for (int j = 0; j < j_dim; ++j) {
+    double a = data.mean_bias()[j], a_scale = std::fabs(data.mean_bias()[j]);
+    for (int m = 0; m < m_dim; ++m) {
+      a += w[j * m_dim + m] * x[m];
+      a_scale += std::fabs(w[j * m_dim + m] * x[m]);
+    }
+    scales.value += softplus(a) + logistic(a) * a_scale;
+    for (int m = 0; m < m_dim; ++m) {
+      scales.gradient[m] += std::fabs(w[j * m_dim + m]) * (logistic(a) + 0.25 * a_scale);
+    }
+  }
+  std::vector<double> f(l_dim), f_scale(l_dim);
+  for (int l = 0; l < l_dim; ++l) {
+    for (int m = 0; m < m_dim; ++m) {
+      f[l] += c[l * m_dim + m] * x[m];
+      f_scale[l] += std::fabs(c[l * m_dim + m] * x[m]);
+    }
+  }
+  // t_k and its error scale: δ(f²/(2s)) ≤ (|f| δf + f²/2 · δs/s)/s with δs/s ≲ n ε.
+  std::vector<double> sig(k_dim), t_scale(k_dim);
+  for (int k = 0; k < k_dim; ++k) {
+    double t = data.covariance_bias()[k];
+    t_scale[k] = std::fabs(t);
+    for (int l = 0; l < l_dim; ++l) {
+      const double pk = std::fabs(p[l * k_dim + k]);
+      t += 0.5 * p[l * k_dim + k] * f[l] * f[l] / s;
+      t_scale[k] += pk * (std::fabs(f[l]) * f_scale[l] + 0.5 * f[l] * f[l]) / s;
+    }
+    sig[k] = logistic(t);
+    scales.value += softplus(t) + sig[k] * t_scale[k];
+  }
+  // r_l = Σ_k σ(t_k) P_lk with δσ ≤ ¼ δt; then the two gradient terms of the header comment.
+  for (int l = 0; l < l_dim; ++l) {
+    double r = 0, r_scale = 0;
+    for (int k = 0; k < k_dim; ++k) {
+      r += sig[k] * p[l * k_dim + k];
+      r_scale += std::fabs(p[l * k_dim + k]) * (sig[k] + 0.25 * t_scale[k]);
+    }
+    const double af = std::fabs(f[l]);
+    const double first = (r_scale * af + std::fabs(r) * f_scale[l] + std::fabs(r) * af) / s;
+    const double second = (r_scale * f[l] * f[l] + 2 * std::fabs(r) * af * f_scale[l] +
+                           2 * std::fabs(r) * f[l] * f[l]) /
+                          (s * s);
+    for (int m = 0; m < m_dim; ++m) {
+      scales.gradient[m] += first * std::fabs(c[l * m_dim + m]) + second * std::fabs(x[m]);
+    }
+  }
+  return scales;
+}
+
+struct McrbmCase {
+  int dim, factors, covariance_units, mean_units;
+};
+
+// Defaults, a small model, and K = 150 > 2 tiles of 64 (the last one partial).
+const McrbmCase kMcrbmCases[] = {{36, 64, 64, 32}, {5, 7, 3, 2}, {8, 10, 150, 4}};
+
+std::string describe(const McrbmCase& c) {
+  return "M=" + std::to_string(c.dim) + " L=" + std::to_string(c.factors) +
+         " K=" + std::to_string(c.covariance_units) + " J=" + std::to_string(c.mean_units);
+}
+
+McrbmData<double> mcrbm_data(const McrbmCase& c) {
+  return McrbmData<double>::synthetic(c.dim, c.factors, c.covariance_units, c.mean_units);
+}
+
+// Whitened data have unit variance per component; 1.5 reaches into the tails as well.
+std::vector<double> mcrbm_point(int point, int dim) { return normal_point(point, dim, 1.5); }
+
+TEST(McrbmModel, LogDensityAndGradientMatchDirectFormula) {
+  for (const McrbmCase& c : kMcrbmCases) {
+    SCOPED_TRACE(describe(c));
+    const auto data = mcrbm_data(c);
+    const auto model = data.host_model();
+    for (int p = 0; p < kPoints; ++p) {
+      SCOPED_TRACE("point " + std::to_string(p));
+      const std::vector<double> x = mcrbm_point(p, c.dim);
+      std::vector<double> grad(c.dim), direct_grad;
+      const double lp = model.log_density_gradient(x, grad);
+      const double direct = mcrbm_direct(data, x, direct_grad);
+      const ErrorScales scales = mcrbm_error_scales(data, x);
+      const double n_eps = scales.chain * kEps;
+      EXPECT_NEAR(lp, direct, 4 * n_eps * scales.value);
+      EXPECT_NEAR(model.log_density(x), direct, 4 * n_eps * scales.value);
+      for (int m = 0; m < c.dim; ++m) {
+        EXPECT_NEAR(grad[m], direct_grad[m], 4 * n_eps * scales.gradient[m]) << "component " << m;
+      }
+    }
+  }
+}
+
+TEST(McrbmModel, GradientMatchesDualsAndFiniteDifferences) {
+  for (const McrbmCase& c : kMcrbmCases) {
+    SCOPED_TRACE(describe(c));
+    const auto data = mcrbm_data(c);
+    for (int p = 0; p < kPoints; ++p) {
+      SCOPED_TRACE("point " + std::to_string(p));
+      const std::vector<double> x = mcrbm_point(p, c.dim);
+      expect_consistent_derivatives(data.host_model(), x, mcrbm_error_scales(data, x));
+    }
+  }
+}
+
+TEST(McrbmModel, FloatMatchesDouble) {
+  for (const McrbmCase& c : kMcrbmCases) {
+    SCOPED_TRACE(describe(c));
+    const auto data_d = mcrbm_data(c);
+    const auto data_f =
+        McrbmData<float>::synthetic(c.dim, c.factors, c.covariance_units, c.mean_units);
+    for (int p = 0; p < kPoints; ++p) {
+      SCOPED_TRACE("point " + std::to_string(p));
+      const std::vector<double> x = float_representable(mcrbm_point(p, c.dim));
+      expect_float_matches_double(data_f.host_model(), data_d.host_model(), x,
+                                  mcrbm_error_scales(data_d, x));
+    }
+  }
+}
+
+TEST(McrbmModel, StaysFiniteFarOut) {
+  // Softplus and logistic from e^{−|a|} never overflow; far out the Gaussian term dominates.
+  const auto data = McrbmData<double>::synthetic();
+  const auto data_f = McrbmData<float>::synthetic();
+  for (double scale : {1e2, 1e4}) {
+    const std::vector<double> x = normal_point(0, data.dim(), scale);
+    std::vector<double> grad(data.dim());
+    const double lp = data.host_model().log_density_gradient(x, grad);
+    EXPECT_TRUE(std::isfinite(lp));
+    for (double g : grad) EXPECT_TRUE(std::isfinite(g));
+    std::vector<float> x_f(x.begin(), x.end()), grad_f(data.dim());
+    EXPECT_TRUE(std::isfinite(data_f.host_model().log_density_gradient(x_f, grad_f)));
+    for (float g : grad_f) EXPECT_TRUE(std::isfinite(g));
+    double sum_sq = 0;
+    for (double v : x) sum_sq += v * v;
+    EXPECT_LT(lp, -0.4 * sum_sq);  // −‖x‖²/2 plus terms of order ‖x‖
+  }
+}
+
+TEST(McrbmData, ParametersFollowTheDocumentedConstruction) {
+  const auto data = McrbmData<double>::synthetic();
+  EXPECT_EQ(data.dim(), 36);
+  EXPECT_EQ(data.factors(), 64);
+  EXPECT_EQ(data.covariance_units(), 64);
+  EXPECT_EQ(data.mean_units(), 32);
+  EXPECT_EQ(data.sigma(), 1.0);
+  ASSERT_EQ(data.filters().size(), 64u * 36u);
+  ASSERT_EQ(data.pooling().size(), 64u * 64u);
+  ASSERT_EQ(data.mean_weights().size(), 32u * 36u);
+  ASSERT_EQ(data.covariance_bias().size(), 64u);
+  ASSERT_EQ(data.mean_bias().size(), 32u);
+  ASSERT_EQ(data.visible_bias().size(), 36u);
+  for (int l = 0; l < 64; ++l) {
+    double norm_sq = 0;
+    for (int m = 0; m < 36; ++m) norm_sq += std::pow(data.filters()[l * 36 + m], 2);
+    EXPECT_NEAR(norm_sq, 1.0, 64 * kEps) << "filter " << l;
+  }
+  for (double v : data.pooling()) EXPECT_LE(v, 0.0);
+  // P = −(2M/L)|n| has mean −(2M/L)√(2/π); W entries have variance 0.25/M. Both within 5
+  // standard errors over their entries (Var|n| = 1 − 2/π; Var n² = 2).
+  double p_sum = 0;
+  for (double v : data.pooling()) p_sum += v;
+  const double p_scale = 2.0 * 36 / 64;
+  EXPECT_NEAR(p_sum / data.pooling().size(), -p_scale * std::sqrt(2 / M_PI),
+              5 * p_scale * std::sqrt((1 - 2 / M_PI) / data.pooling().size()));
+  double w_sq = 0;
+  for (double v : data.mean_weights()) w_sq += v * v;
+  EXPECT_NEAR(w_sq / data.mean_weights().size(), 0.25 / 36,
+              5 * (0.25 / 36) * std::sqrt(2.0 / data.mean_weights().size()));
+
+  const auto again = McrbmData<double>::synthetic();
+  const auto other = McrbmData<double>::synthetic(36, 64, 64, 32, 2012);
+  const auto data_f = McrbmData<float>::synthetic();
+  EXPECT_EQ(again.filters(), data.filters());
+  EXPECT_EQ(again.covariance_bias(), data.covariance_bias());
+  EXPECT_NE(other.filters(), data.filters());
+  EXPECT_NE(other.visible_bias(), data.visible_bias());
+  for (std::size_t i = 0; i < data.pooling().size(); ++i) {
+    EXPECT_EQ(data_f.pooling()[i], static_cast<float>(data.pooling()[i]));
+  }
+}
+
+TEST(McrbmData, CovarianceUnitsShapeTheDensity) {
+  // The covariance term Σ_k log(1 + e^{t_k}) depends on the direction of x only through
+  // (C_l x)²/s. At ‖x‖ = √M its spread over 200 random directions must exceed 2 nats for the
+  // default parameters, or the covariance units would be decoration and the target nearly
+  // Gaussian (the header comment quotes about 8 nats between the 5 % and 95 % quantiles).
+  const auto data = McrbmData<double>::synthetic();
+  const int m_dim = data.dim(), l_dim = data.factors(), k_dim = data.covariance_units();
+  double lo = 1e300, hi = -1e300;
+  for (int p = 0; p < 200; ++p) {
+    std::vector<double> x = normal_point(p, m_dim, 1.0);
+    double norm = 0;
+    for (double v : x) norm += v * v;
+    for (double& v : x) v *= std::sqrt(m_dim / norm);
+    const double s = m_dim + 0.5;
+    double covariance_term = 0;
+    for (int k = 0; k < k_dim; ++k) {
+      double t = data.covariance_bias()[k];
+      for (int l = 0; l < l_dim; ++l) {
+        double f = 0;
+        for (int m = 0; m < m_dim; ++m) f += data.filters()[l * m_dim + m] * x[m];
+        t += 0.5 * data.pooling()[l * k_dim + k] * f * f / s;
+      }
+      covariance_term += softplus(t);
+    }
+    lo = std::min(lo, covariance_term);
+    hi = std::max(hi, covariance_term);
+  }
+  std::printf("    covariance term over 200 directions: %.2f .. %.2f nats\n", lo, hi);
+  EXPECT_GT(hi - lo, 2.0);
+}
+
+TEST(McrbmData, RejectsBadArguments) {
+  expect_invalid_argument([] { McrbmData<double>::synthetic(0); },
+                          "mcrbm: dim must be >= 1, got 0");
+  expect_invalid_argument([] { McrbmData<double>::synthetic(36, 0); },
+                          "mcrbm: factors must be >= 1, got 0");
+  expect_invalid_argument([] { McrbmData<double>::synthetic(36, 64, -1); },
+                          "mcrbm: covariance_units must be >= 1, got -1");
+  expect_invalid_argument([] { McrbmData<float>::synthetic(36, 64, 64, 0); },
+                          "mcrbm: mean_units must be >= 1, got 0");
+}
+
+TEST(McrbmData, DeviceModelUploadsOnce) {
+  auto data = McrbmData<float>::synthetic(6, 5, 4, 3);
+#if defined(MYRIAD_HAS_CUDA)
+  Mcrbm<float> model;
+  try {
+    model = data.device_model();
+  } catch (const myriad::cuda_error& e) {
+    GTEST_SKIP() << "CUDA build but no usable device: " << e.what();
+  }
+  EXPECT_NE(model.filters, data.filters().data());
+  const auto download = [](const float* device, std::size_t n) {
+    std::vector<float> host(n);
+    myriad::copy_to_host(host.data(), device, n * sizeof(float));
+    return host;
+  };
+  EXPECT_EQ(download(model.filters, data.filters().size()), data.filters());
+  EXPECT_EQ(download(model.pooling, data.pooling().size()), data.pooling());
+  EXPECT_EQ(download(model.mean_weights, data.mean_weights().size()), data.mean_weights());
+  EXPECT_EQ(download(model.covariance_bias, 4), data.covariance_bias());
+  EXPECT_EQ(download(model.mean_bias, 3), data.mean_bias());
+  EXPECT_EQ(download(model.visible_bias, 6), data.visible_bias());
+  const auto again = data.device_model();
+  EXPECT_EQ(again.filters, model.filters);
+  EXPECT_EQ(again.visible_bias, model.visible_bias);
+#else
+  EXPECT_THROW(data.device_model(), myriad::unavailable_error);
+#endif
+}
+
+}  // namespace
