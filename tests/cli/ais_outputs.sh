@@ -69,6 +69,8 @@ expect_error "not an annealing target" ais --model sphere "${common[@]}"
 expect_error "must increase strictly" ais --model gaussian --schedule-file "$work/bad.txt" "${common[@]}"
 expect_error "cannot read schedule file" ais --model gaussian --schedule-file "$work/none.txt" "${common[@]}"
 expect_error "replaces --schedule" ais --model gaussian --schedule-file "$work/beta.txt" --temperatures 5 "${common[@]}"
+expect_error "exact posterior samples" ais --model poe_laplace --model-arg dim=3 --model-arg experts=5 --reverse "${common[@]}"
+expect_error "exact posterior samples" ais --model mcrbm --model-arg dim=3 --reverse "${common[@]}"
 expect_error "an annealing target: run it with" sample --model poe_laplace "${common[@]}"
 
 [ $failures -eq 0 ] && echo "ais outputs: ok"

@@ -22,6 +22,7 @@
 //   // models may return the latent that generated the data (the same for every draw).
 //   template <class Out>
 //   MYRIAD_HD void exact_sample(int p, const RandomStream& rng, std::uint32_t draw, Out& x) const;
+//   bool has_exact_samples() const;   // host; false where these arguments have none
 //
 // Problem types must themselves be density models; they need not repeat the optional members
 // (bounds are read from the batch model).
@@ -84,6 +85,30 @@ constexpr bool target_has_exact_log_z = detail::has_exact_log_z<Model>::value;
 /// True when the target can draw exact posterior samples (reverse / BDMC runs).
 template <class Model>
 constexpr bool target_has_exact_sample = detail::has_exact_sample<Model>::value;
+
+namespace detail {
+template <class Model, class = void>
+struct has_exact_samples_query : std::false_type {};
+template <class Model>
+struct has_exact_samples_query<
+    Model, std::void_t<decltype(std::declval<const Model&>().has_exact_samples())>>
+    : std::true_type {};
+}  // namespace detail
+
+/// Whether this target can start reverse runs: it has exact_sample, and has_exact_samples()
+/// (when declared) says these arguments allow it.
+template <class Model>
+bool target_can_sample_exactly(const Model& model) {
+  if constexpr (!target_has_exact_sample<Model>) {
+    (void)model;
+    return false;
+  } else if constexpr (detail::has_exact_samples_query<Model>::value) {
+    return model.has_exact_samples();
+  } else {
+    (void)model;
+    return true;
+  }
+}
 
 /// Number of problems of a target: num_problems() for batches, else 1.
 template <class Model>

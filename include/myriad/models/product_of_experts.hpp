@@ -86,6 +86,8 @@ struct ProductOfExperts {
 
   /// True when L = M: exact_log_z is finite and exact_sample draws from p.
   MYRIAD_HD bool is_complete() const { return experts == dimension && inverse_filters != nullptr; }
+  /// Whether exact_sample can draw (annealing_target.hpp): only in the complete case.
+  bool has_exact_samples() const { return is_complete(); }
 
   /// −Σ_l E(Φ_l x; λ_l), generic over the scalar (duals included).
   template <class Vec>

@@ -97,7 +97,7 @@ template <class Target>
 AisResult ais(const Target& target, const AisConfig& config) {
   using T = model_value_t<Target>;
   config.validate();
-  if (config.reverse && !target_has_exact_sample<Target>) {
+  if (config.reverse && !target_can_sample_exactly(target)) {
     throw invalid_argument(
         "reverse (BDMC) runs need exact posterior samples, which this model does not provide");
   }
