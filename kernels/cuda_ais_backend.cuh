@@ -91,11 +91,7 @@ class CudaAisBackend final : public AisBackend<T> {
   std::string device_name() const override { return device_name_; }
 
   std::int64_t start(std::uint64_t seed, bool reverse) override {
-    if (reverse) {
-      MYRIAD_EXPECTS(target_can_sample_exactly(target_),
-                     "reverse (BDMC) runs need exact posterior samples, which this model does not "
-                     "provide");
-    }
+    if (reverse) require_exact_samples(target_);
     seed_ = seed;
     reverse_ = reverse;
     kernels::ais_start_kernel<Target, T><<<start_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(

@@ -76,13 +76,6 @@ std::vector<double> read_schedule_file(const std::string& path) {
   return beta;
 }
 
-std::pair<std::string, std::string> split_model_arg(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UsageError{"--model-arg expects KEY=VALUE, got '" + text + "'"};
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
 }  // namespace
 
 int ais_command(int argc, char** argv) {
@@ -123,9 +116,7 @@ int ais_command(int argc, char** argv) {
   const ModelSpec& spec = find_model(line.text("model"));
   if (!spec.anneal)
     throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
-  std::vector<std::pair<std::string, std::string>> given;
-  for (const auto& text : line.all("model-arg")) given.push_back(split_model_arg(text));
-  const ModelArguments arguments(spec, given);
+  const ModelArguments arguments(spec, model_arguments(line));
 
   AisRunDescription run;
   run.model = spec.name;

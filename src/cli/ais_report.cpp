@@ -1,5 +1,7 @@
 #include "ais_report.hpp"
 
+#include "run_report.hpp"
+
 // GCC 12 at -O3 reports std::variant members of json::Value as maybe-uninitialized when
 // building nested objects through operator[] (a known false positive, as in run_report.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -17,16 +19,9 @@ using io::json::Object;
 using io::json::Value;
 
 Value pass_json(const AisPass& pass) {
-  const IterationStats& s = pass.stats;
-  Value v = Object{};
+  Value v = stats_json(pass.stats);
   v["seconds"] = pass.seconds;
-  v["transitions"] = s.transitions;
-  v["mean_accept_prob"] = s.mean_accept_prob();
-  v["accept_rate"] = s.transitions ? double(s.accepted) / double(s.transitions) : 0.0;
-  v["divergent"] = s.divergent;
-  v["non_finite"] = s.non_finite;
   v["failed_starts"] = pass.failed_starts;
-  v["gradient_evaluations"] = s.gradient_evaluations;
   return v;
 }
 

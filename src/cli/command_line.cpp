@@ -113,4 +113,15 @@ std::string CommandLine::help() const {
   return out.str();
 }
 
+std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLine& line) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& text : line.all("model-arg")) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError{"--model-arg expects KEY=VALUE, got '" + text + "'"};
+    pairs.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+  }
+  return pairs;
+}
+
 }  // namespace myriad::cli

@@ -23,6 +23,11 @@ struct OptionSpec {
   bool repeatable = false;
 };
 
+class CommandLine;
+
+/// The KEY=VALUE pairs of every --model-arg, in order; throws UsageError for one without '='.
+std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLine& line);
+
 class CommandLine {
  public:
   CommandLine(std::string command, std::vector<OptionSpec> options);

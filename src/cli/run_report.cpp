@@ -12,7 +12,6 @@
 
 namespace myriad::cli {
 
-namespace {
 using io::json::Array;
 using io::json::Object;
 using io::json::Value;
@@ -27,7 +26,6 @@ Value stats_json(const IterationStats& s) {
   v["gradient_evaluations"] = s.gradient_evaluations;
   return v;
 }
-}  // namespace
 
 DiagnosticExtremes diagnostic_extremes(const SampleResult& result) {
   const double nan = std::numeric_limits<double>::quiet_NaN();

@@ -32,6 +32,10 @@ struct DiagnosticExtremes {
 };
 DiagnosticExtremes diagnostic_extremes(const SampleResult& result);
 
+/// Transition counts of one phase: transitions, mean acceptance probability, acceptance rate,
+/// divergent, non-finite, gradient evaluations (run.json of every method).
+io::json::Value stats_json(const IterationStats& stats);
+
 /// The run.json document for a sampling run.
 io::json::Value sample_report(const RunDescription& run, const SampleConfig& config,
                               const SampleResult& result);

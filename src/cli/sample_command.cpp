@@ -51,13 +51,6 @@ std::vector<OptionSpec> sample_options() {
   };
 }
 
-std::pair<std::string, std::string> split_model_arg(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UsageError{"--model-arg expects KEY=VALUE, got '" + text + "'"};
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
 /// Rejects sampler/model combinations and options that do not apply, before any work.
 void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::string& sampler) {
   if (spec.kind == ModelKind::annealing)
@@ -152,9 +145,7 @@ int sample_command(int argc, char** argv) {
   config.validate();
 
   const ModelSpec& spec = find_model(line.text("model"));
-  std::vector<std::pair<std::string, std::string>> given;
-  for (const auto& text : line.all("model-arg")) given.push_back(split_model_arg(text));
-  const ModelArguments arguments(spec, given);
+  const ModelArguments arguments(spec, model_arguments(line));
 
   RunDescription run;
   run.model = spec.name;

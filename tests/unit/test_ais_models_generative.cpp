@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "myriad/backend/memory.hpp"
+#include "common/third_derivative.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
@@ -32,6 +33,9 @@
 #include "myriad/models/linear_generative.hpp"
 
 namespace {
+
+using myriad::test::TripleSeededView;
+using myriad::test::third_derivative;
 
 using myriad::Dual;
 using myriad::RandomStream;
@@ -81,25 +85,6 @@ struct RoundingScales {
   std::vector<double> grad;
   double terms = 0;
 };
-
-template <class Vec>
-struct TripleSeededView {
-  using D1 = Dual<double>;
-  using D2 = Dual<D1>;
-  using D3 = Dual<D2>;
-  const Vec& x;
-  int seed;
-  D3 operator[](int i) const {
-    const double s = i == seed ? 1.0 : 0.0;
-    return D3(D2(D1(x[i], s), D1(s, 0)), D2(D1(s, 0), D1(0, 0)));
-  }
-};
-
-/// ∂³ log p / ∂x_i³ by triple nesting: the ε₁ε₂ε₃ coefficient of log p(x + (ε₁ + ε₂ + ε₃) e_i).
-template <class Model>
-double third_derivative(const Model& model, const std::vector<double>& x, int i) {
-  return model.log_density(TripleSeededView<std::vector<double>>{x, i}).eps.eps.eps;
-}
 
 /// The supplied log density and gradient at x against (a) the generic log_density, (b) the
 /// gradient by forward-mode duals, (c) central differences. Returns the worst ratio of error to

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "myriad/backend/memory.hpp"
+#include "common/third_derivative.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
@@ -30,6 +31,9 @@
 #include "myriad/models/product_of_experts.hpp"
 
 namespace {
+
+using myriad::test::TripleSeededView;
+using myriad::test::third_derivative;
 
 using myriad::Dual;
 using myriad::models::ExpertKind;
@@ -149,26 +153,6 @@ struct ErrorScales {
   std::vector<double> gradient;
   int chain = 0;  ///< n, the longest accumulation chain
 };
-
-/// Third derivative along coordinate i by triple nesting: x + (ε₁ + ε₂ + ε₃) e_i, whose
-/// ε₁ε₂ε₃ coefficient is ∂³f/∂x_i³. Used for the truncation term of the finite-difference bound.
-template <class Vec>
-struct TripleSeededView {
-  using D1 = Dual<double>;
-  using D2 = Dual<D1>;
-  using D3 = Dual<D2>;
-  const Vec& x;
-  int seed;
-  D3 operator[](int i) const {
-    const double s = i == seed ? 1.0 : 0.0;
-    return D3(D2(D1(x[i], s), D1(s, 0)), D2(D1(s, 0), D1(0, 0)));
-  }
-};
-
-template <class Model>
-double third_derivative(const Model& model, const std::vector<double>& x, int i) {
-  return model.log_density(TripleSeededView<std::vector<double>>{x, i}).eps.eps.eps;
-}
 
 /// Checks, at x, the model's log_density_gradient against (a) its generic log_density,
 /// (b) forward-mode duals and (c) central finite differences with h = 1e-5·max(1, |x_i|):

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "myriad/core/dual.hpp"
+#include "common/third_derivative.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/matrix_view.hpp"
@@ -36,6 +37,8 @@
 #include "myriad/models/sphere.hpp"
 
 namespace {
+
+using myriad::test::TripleSeededView;
 
 using myriad::Dual;
 using myriad::GramStructure;
@@ -211,20 +214,6 @@ void generate_with_rounding_bound(const G& g, const std::vector<double>& u, std:
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
-
-/// x + (ε₁ + ε₂ + ε₃) e_seed: its ε₁ε₂ε₃ coefficient is the third derivative along e_seed.
-template <class Vec>
-struct TripleSeededView {
-  using D1 = Dual<double>;
-  using D2 = Dual<D1>;
-  using D3 = Dual<D2>;
-  const Vec& x;
-  int seed;
-  D3 operator[](int i) const {
-    const double s = i == seed ? 1.0 : 0.0;
-    return D3(D2(D1(x[i], s), D1(s, 0)), D2(D1(s, 0), D1(0, 0)));
-  }
-};
 
 template <class G>
 std::vector<double> generate(const G& g, const std::vector<double>& u) {

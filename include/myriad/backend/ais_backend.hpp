@@ -102,6 +102,14 @@ AisLayout<T> make_ais_layout(const Target& target, std::int64_t particles_per_pr
   return layout;
 }
 
+/// Throws myriad::invalid_argument unless the target can start reverse (BDMC) runs.
+template <class Target>
+void require_exact_samples(const Target& target) {
+  MYRIAD_EXPECTS(target_can_sample_exactly(target),
+                 "reverse (BDMC) runs need exact posterior samples, which this model does not "
+                 "provide");
+}
+
 /// P × B particles on one device.
 template <class T>
 class AisBackend {

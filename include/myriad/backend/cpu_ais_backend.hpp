@@ -49,11 +49,7 @@ class CpuAisBackend final : public AisBackend<T> {
   }
 
   std::int64_t start(std::uint64_t seed, bool reverse) override {
-    if (reverse) {
-      MYRIAD_EXPECTS(target_can_sample_exactly(target_),
-                     "reverse (BDMC) runs need exact posterior samples, which this model does not "
-                     "provide");
-    }
+    if (reverse) require_exact_samples(target_);
     seed_ = seed;
     reverse_ = reverse;
     const std::int64_t total = layout_.particles();

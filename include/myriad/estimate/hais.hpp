@@ -127,7 +127,7 @@ MYRIAD_HD bool start_particle(const Target& target, const AnnealingBase<T>& base
 
 namespace detail {
 
-/// One Hamiltonian transition at β (file comment). Returns what happened.
+/// One Hamiltonian transition at β (file comment), counted in `tally`.
 template <class Target, class T>
 MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<T>& base,
                                       const AisParticle<T>& p, const RandomStream& rng,

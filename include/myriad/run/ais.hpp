@@ -97,10 +97,7 @@ template <class Target>
 AisResult ais(const Target& target, const AisConfig& config) {
   using T = model_value_t<Target>;
   config.validate();
-  if (config.reverse && !target_can_sample_exactly(target)) {
-    throw invalid_argument(
-        "reverse (BDMC) runs need exact posterior samples, which this model does not provide");
-  }
+  if (config.reverse) require_exact_samples(target);
   const Device device = choose_ais_device<Target>(config.device);
   auto layout =
       make_ais_layout<Target, T>(target, config.particles, config.schedule_values(), config.base);

@@ -2,6 +2,7 @@
 // Settings and results of an annealed-importance-sampling run (myriad::ais, `myriad ais`):
 // the contract between the C++ API, the CLI and the output writers.
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
