@@ -27,7 +27,9 @@
 //   rows M … L−1 of Φ: N(0, 1/M) entries (normal_matrix, tag user + 3), so that Φ_l x has
 //     about the spread of the complete rows' outputs for x of unit scale;
 //   Student-t λ_l uniform on [lambda_min, lambda_max] (uniform l of RandomStream(seed, 0), tag
-//     user + 4); the defaults [1.5, 3] keep the mean and variance of every u_l finite (the
+//     user + 4). u_l has tails |u|^{−2λ}: a finite mean needs λ > 1 and a finite variance
+//     λ > 1.5, so the defaults [1.5, 3] keep both finite, but only barely for λ_l near 1.5,
+//     where AIS weights become heavy-tailed and standard errors understate the error (the
 //     paper notes that learned λ_l ≤ 1, which has no mean, make estimators struggle).
 // The HAIS paper's sizes are M = 36 whitened PCA components, L = 36 (complete, the validation
 // case) or 144 (Table 1); its Φ and λ were learned from image patches, which these stand in for.
