@@ -37,37 +37,20 @@ struct AisEnsembleView {
 template <class Target, class T>
 MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
     ais_start_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
-                     std::uint64_t seed, bool reverse, std::int64_t particles_per_problem,
-                     std::int64_t total, std::uint8_t* started) {
-  for (std::int64_t i = global_thread_index(); i < total; i += grid_stride()) {
-    const int problem = static_cast<int>(i / particles_per_problem);
-    const RandomStream rng(seed, particle_stream(i, total, reverse));
-    const AisParticle<T> p = state.particle(i);
-    if (reverse) {
-      if constexpr (target_has_exact_sample<Target>) {
-        target.exact_sample(problem, rng, static_cast<std::uint32_t>(i % particles_per_problem),
-                            p.position);
-      }
-    } else {
-      draw_from_base(base, p, rng);
-    }
-    started[i] = start_particle(problem_target(target, problem), base, p, rng) ? 1 : 0;
-  }
+                     AisBatch batch, bool reverse, std::uint8_t* started) {
+  for (std::int64_t i = global_thread_index(); i < batch.total; i += grid_stride())
+    started[i] = start_batch_particle(target, base, state.particle(i), batch, i, reverse) ? 1 : 0;
 }
 
 /// Steps [k_begin, k_end) for every particle; adds each particle's counts to stats[i].
 template <class Target, class T>
 MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
     ais_steps_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
-                     AnnealingPath path, std::uint64_t seed, std::int64_t particles_per_problem,
-                     std::int64_t total, std::uint32_t k_begin, std::uint32_t k_end,
-                     AisSettings<T> settings, StatisticsTotals* stats) {
-  for (std::int64_t i = global_thread_index(); i < total; i += grid_stride()) {
-    const int problem = static_cast<int>(i / particles_per_problem);
-    const RandomStream rng(seed, particle_stream(i, total, path.reverse));
-    const IterationStats t = anneal_particle(problem_target(target, problem), base,
-                                             state.particle(i), rng, path, k_begin, k_end,
-                                             settings);
+                     AisBatch batch, AnnealingPath path, std::uint32_t k_begin,
+                     std::uint32_t k_end, AisSettings<T> settings, StatisticsTotals* stats) {
+  for (std::int64_t i = global_thread_index(); i < batch.total; i += grid_stride()) {
+    const IterationStats t = anneal_batch_particle(target, base, state.particle(i), batch, i, path,
+                                                   k_begin, k_end, settings);
     StatisticsTotals& s = stats[i];
     s.accept_prob_fixed += t.accept_prob_fixed;
     s.accepted += t.accepted;

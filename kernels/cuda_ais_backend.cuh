@@ -95,8 +95,7 @@ class CudaAisBackend final : public AisBackend<T> {
     seed_ = seed;
     reverse_ = reverse;
     kernels::ais_start_kernel<Target, T><<<start_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
-        target_, state_view(), base_view(), seed, reverse, layout_.particles_per_problem, total_,
-        started_.data());
+        target_, state_view(), base_view(), batch(), reverse, started_.data());
     MYRIAD_CHECK_LAUNCH();
     return cuda_detail::reduce_sum<std::int64_t>(
         total_, kernels::LoadInitializationFailure{started_.data()},
@@ -113,8 +112,7 @@ class CudaAisBackend final : public AisBackend<T> {
                                     compute_.get()));
     const AnnealingPath path{beta_.data(), layout_.temperatures(), reverse_};
     kernels::ais_steps_kernel<Target, T><<<steps_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
-        target_, state_view(), base_view(), path, seed_, layout_.particles_per_problem, total_,
-        k_begin, k_end, settings, stats_.data());
+        target_, state_view(), base_view(), batch(), path, k_begin, k_end, settings, stats_.data());
     MYRIAD_CHECK_LAUNCH();
     const kernels::StatisticsTotals totals = cuda_detail::reduce_sum<kernels::StatisticsTotals>(
         total_, kernels::LoadParticleStatistics{stats_.data()}, reduce_scratch_.data(), sm_count_,
@@ -162,6 +160,7 @@ class CudaAisBackend final : public AisBackend<T> {
     return device;
   }
 
+  AisBatch batch() const { return {seed_, layout_.particles_per_problem, total_}; }
   EnsembleView<T> view(const DeviceArray<T>& array) const {
     return {array.data(), total_, layout_.dim, stride_};
   }

@@ -57,13 +57,8 @@ SampleResult run_abc_rejection(AbcBackend<T>& backend, const AbcConfig& config,
 template <class T>
 SampleResult run_abc_mcmc(AbcBackend<T>& backend, const AbcConfig& config) {
   config.validate_abc();
-  SampleResult result;
-  result.device = backend.device_name();
-  result.chains = config.chains;
-  result.warmup = config.warmup;
-  result.draws = config.draws;
-  result.names = backend.quantity_names();
-  result.superchains = 1;
+  SampleResult result = new_sample_result(config, backend.device_name(), backend.quantity_names());
+  result.superchains = 1;  // every ABC-MCMC chain is initialised on its own: no shared starts
   const int quantities = backend.num_quantities();
 
   AbcStep<T> step;

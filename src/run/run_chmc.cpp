@@ -34,15 +34,8 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
   config.validate_constrained();
   MYRIAD_EXPECTS(backend.chains() == config.chains, "backend has ", backend.chains(),
                  " chains but the configuration asks for ", config.chains);
-  SampleResult result;
-  result.device = backend.device_name();
-  result.chains = config.chains;
-  result.warmup = config.warmup;
-  result.draws = config.draws;
-  result.names = backend.quantity_names();
+  SampleResult result = new_sample_result(config, backend.device_name(), backend.quantity_names());
   result.leapfrog_steps = config.max_steps;
-  result.superchains =
-      config.superchains == 0 ? automatic_superchains(config.chains) : config.superchains;
   const int quantities = backend.num_quantities();
 
   const auto warmup_start = Clock::now();

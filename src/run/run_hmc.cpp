@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "myriad/core/error.hpp"
 #include "myriad/diag/draws_view.hpp"
@@ -49,6 +52,19 @@ int automatic_superchains(std::int64_t chains) {
   return 1;
 }
 
+SampleResult new_sample_result(const SampleConfig& config, std::string device,
+                               std::vector<std::string> names) {
+  SampleResult result;
+  result.device = std::move(device);
+  result.chains = config.chains;
+  result.warmup = config.warmup;
+  result.draws = config.draws;
+  result.names = std::move(names);
+  result.superchains =
+      config.superchains == 0 ? automatic_superchains(config.chains) : config.superchains;
+  return result;
+}
+
 namespace {
 
 
@@ -59,16 +75,9 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   config.validate();
   MYRIAD_EXPECTS(backend.chains() == config.chains, "backend has ", backend.chains(),
                  " chains but the configuration asks for ", config.chains);
-  SampleResult result;
-  result.device = backend.device_name();
-  result.chains = config.chains;
-  result.warmup = config.warmup;
-  result.draws = config.draws;
-  result.names = backend.quantity_names();
+  SampleResult result = new_sample_result(config, backend.device_name(), backend.quantity_names());
   result.leapfrog_steps = config.leapfrog_steps;
   result.jitter = config.jitter;
-  result.superchains =
-      config.superchains == 0 ? automatic_superchains(config.chains) : config.superchains;
   const int dim = backend.dim();
   const int quantities = backend.num_quantities();
 

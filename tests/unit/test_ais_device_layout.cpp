@@ -77,22 +77,10 @@ class DeviceLayoutAis {
     seed_ = seed;
     reverse_ = reverse;
     const AnnealingBase<T> base = base_view();
+    const AisBatch batch{seed_, layout_.particles_per_problem, total_};
     std::int64_t failed = 0;
-    for (std::int64_t i = total_ - 1; i >= 0; --i) {
-      const int problem = static_cast<int>(i / layout_.particles_per_problem);
-      const RandomStream rng(seed, particle_stream(i, total_, reverse));
-      const AisParticle<T> p = particle(i);
-      if (reverse) {
-        if constexpr (target_has_exact_sample<Target>) {
-          target_.exact_sample(problem, rng,
-                               static_cast<std::uint32_t>(i % layout_.particles_per_problem),
-                               p.position);
-        }
-      } else {
-        draw_from_base(base, p, rng);
-      }
-      failed += start_particle(problem_target(target_, problem), base, p, rng) ? 0 : 1;
-    }
+    for (std::int64_t i = total_ - 1; i >= 0; --i)
+      failed += start_batch_particle(target_, base, particle(i), batch, i, reverse) ? 0 : 1;
     return failed;
   }
 
@@ -101,13 +89,11 @@ class DeviceLayoutAis {
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin, std::uint32_t k_end) {
     const AnnealingBase<T> base = base_view();
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
+    const AisBatch batch{seed_, layout_.particles_per_problem, total_};
     IterationStats stats;
-    for (std::int64_t i = total_ - 1; i >= 0; --i) {
-      const int problem = static_cast<int>(i / layout_.particles_per_problem);
-      const RandomStream rng(seed_, particle_stream(i, total_, reverse_));
-      stats += anneal_particle(problem_target(target_, problem), base, particle(i), rng, path,
-                               k_begin, k_end, settings);
-    }
+    for (std::int64_t i = total_ - 1; i >= 0; --i)
+      stats += anneal_batch_particle(target_, base, particle(i), batch, i, path, k_begin, k_end,
+                                     settings);
     return stats;
   }
 

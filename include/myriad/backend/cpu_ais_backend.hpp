@@ -54,23 +54,11 @@ class CpuAisBackend final : public AisBackend<T> {
     reverse_ = reverse;
     const std::int64_t total = layout_.particles();
     const AnnealingBase<T> base = base_view();
+    const AisBatch batch = this->batch();
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : failed)
-    for (std::int64_t i = 0; i < total; ++i) {
-      const int problem = static_cast<int>(i / layout_.particles_per_problem);
-      const RandomStream rng(seed, particle_stream(i, total, reverse));
-      const AisParticle<T> p = particle(i);
-      if (reverse) {
-        if constexpr (target_has_exact_sample<Target>) {
-          target_.exact_sample(problem, rng,
-                               static_cast<std::uint32_t>(i % layout_.particles_per_problem),
-                               p.position);
-        }
-      } else {
-        draw_from_base(base, p, rng);
-      }
-      if (!start_particle(problem_target(target_, problem), base, p, rng)) ++failed;
-    }
+    for (std::int64_t i = 0; i < total; ++i)
+      if (!start_batch_particle(target_, base, particle(i), batch, i, reverse)) ++failed;
     return failed;
   }
 
@@ -83,14 +71,12 @@ class CpuAisBackend final : public AisBackend<T> {
     const std::int64_t total = layout_.particles();
     const AnnealingBase<T> base = base_view();
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
+    const AisBatch batch = this->batch();
     IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
-    for (std::int64_t i = 0; i < total; ++i) {
-      const int problem = static_cast<int>(i / layout_.particles_per_problem);
-      const RandomStream rng(seed_, particle_stream(i, total, reverse_));
-      stats += anneal_particle(problem_target(target_, problem), base, particle(i), rng, path,
-                               k_begin, k_end, settings);
-    }
+    for (std::int64_t i = 0; i < total; ++i)
+      stats += anneal_batch_particle(target_, base, particle(i), batch, i, path, k_begin, k_end,
+                                     settings);
     return stats;
   }
 
@@ -99,6 +85,8 @@ class CpuAisBackend final : public AisBackend<T> {
   std::vector<T> positions() const override { return position_; }
 
  private:
+  AisBatch batch() const { return {seed_, layout_.particles_per_problem, layout_.particles()}; }
+
   AnnealingBase<T> base_view() const {
     const auto data_or_null = [](const std::vector<T>& v) {
       return v.empty() ? nullptr : v.data();

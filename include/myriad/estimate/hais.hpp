@@ -42,6 +42,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/estimate/annealing_base.hpp"
+#include "myriad/estimate/annealing_target.hpp"
 #include "myriad/mcmc/chain_status.hpp"
 #include "myriad/model/concept.hpp"
 
@@ -94,13 +95,6 @@ struct AisParticle {
 MYRIAD_HD inline std::uint64_t particle_stream(std::int64_t particle, std::int64_t total,
                                                bool reverse) {
   return static_cast<std::uint64_t>(reverse ? total + particle : particle);
-}
-
-/// Draws the start of a forward run, x ~ q.
-template <class T>
-MYRIAD_HD void draw_from_base(const AnnealingBase<T>& base, const AisParticle<T>& p,
-                              const RandomStream& rng) {
-  base.sample(rng, 0, Purpose::initial_point, p.position);
 }
 
 /// Completes the start of a run whose position is set (a base draw or an exact posterior draw):
@@ -271,6 +265,53 @@ MYRIAD_HD IterationStats anneal_particle(const Target& target, const AnnealingBa
   }
   *p.log_weight = log_weight;
   return tally;
+}
+
+/// The particles a backend runs: P problems × B particles per problem, particle i = p·B + b
+/// belonging to problem p, with the random stream of particle_stream. Every backend (and the
+/// host test of the device layout) goes through start_batch_particle and anneal_batch_particle,
+/// so the mapping from a particle index to its problem, stream and exact draw exists once.
+struct AisBatch {
+  std::uint64_t seed;
+  std::int64_t particles_per_problem;  ///< B
+  std::int64_t total;                  ///< P · B
+
+  MYRIAD_HD int problem_of(std::int64_t i) const {
+    return static_cast<int>(i / particles_per_problem);
+  }
+  MYRIAD_HD RandomStream stream(std::int64_t i, bool reverse) const {
+    return RandomStream(seed, particle_stream(i, total, reverse));
+  }
+};
+
+/// Starts particle i of a batch: x ~ q (forward) or an exact posterior draw of its problem
+/// (reverse; numbered by the particle's index within its problem), then start_particle.
+template <class Target, class T>
+MYRIAD_HD bool start_batch_particle(const Target& target, const AnnealingBase<T>& base,
+                                    const AisParticle<T>& p, const AisBatch& batch,
+                                    std::int64_t i, bool reverse) {
+  const int problem = batch.problem_of(i);
+  const RandomStream rng = batch.stream(i, reverse);
+  if (reverse) {
+    if constexpr (target_has_exact_sample<Target>) {
+      target.exact_sample(problem, rng, static_cast<std::uint32_t>(i % batch.particles_per_problem),
+                          p.position);
+    }
+  } else {
+    base.sample(rng, 0, Purpose::initial_point, p.position);
+  }
+  return start_particle(problem_target(target, problem), base, p, rng);
+}
+
+/// anneal_particle for particle i of a batch, in the direction of `path`.
+template <class Target, class T>
+MYRIAD_HD IterationStats anneal_batch_particle(const Target& target, const AnnealingBase<T>& base,
+                                               const AisParticle<T>& p, const AisBatch& batch,
+                                               std::int64_t i, const AnnealingPath& path,
+                                               std::uint32_t k_begin, std::uint32_t k_end,
+                                               const AisSettings<T>& settings) {
+  return anneal_particle(problem_target(target, batch.problem_of(i)), base, p,
+                         batch.stream(i, path.reverse), path, k_begin, k_end, settings);
 }
 
 }  // namespace myriad

@@ -76,6 +76,11 @@ struct SampleResult {
   }
 };
 
+/// A result with what every sampler records first: device, chain and iteration counts, quantity
+/// names and the superchains in effect (config.superchains, or automatic_superchains when 0).
+SampleResult new_sample_result(const SampleConfig& config, std::string device,
+                               std::vector<std::string> names);
+
 /// Runs HMC on a backend: initialisation, windowed warm-up (ensemble step size by dual
 /// averaging, diagonal metric from the ensemble's variance), sampling with chunked draws, and
 /// diagnostics. Instantiated for float and double in src/run/run_hmc.cpp.
