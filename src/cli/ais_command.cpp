@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -81,13 +80,7 @@ std::vector<double> read_schedule_file(const std::string& path) {
 int ais_command(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   CommandLine line("ais", ais_options());
-  line.parse(argc, argv, 2);
-  if (line.flag("help")) {
-    std::cout << line.help();
-    return 0;
-  }
-  if (!line.has("model")) throw UsageError{"--model is required (see 'myriad models')"};
-  if (!line.has("output")) throw UsageError{"--output is required"};
+  if (parse_run_command(line, argc, argv)) return 0;  // --help
 
   AisConfig config;
   config.particles = line.integer("particles", 1, 0x7FFFFFFFll);

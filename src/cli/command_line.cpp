@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <limits>
 #include <sstream>
 
@@ -122,6 +123,17 @@ std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLi
     pairs.emplace_back(text.substr(0, eq), text.substr(eq + 1));
   }
   return pairs;
+}
+
+bool parse_run_command(CommandLine& line, int argc, char** argv) {
+  line.parse(argc, argv, 2);
+  if (line.flag("help")) {
+    std::cout << line.help();
+    return true;
+  }
+  if (!line.has("model")) throw UsageError{"--model is required (see 'myriad models')"};
+  if (!line.has("output")) throw UsageError{"--output is required"};
+  return false;
 }
 
 }  // namespace myriad::cli

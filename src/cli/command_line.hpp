@@ -28,6 +28,10 @@ class CommandLine;
 /// The KEY=VALUE pairs of every --model-arg, in order; throws UsageError for one without '='.
 std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLine& line);
 
+/// Parses argv[2..] of a run command (sample, ais). With --help, prints the help and returns
+/// true; otherwise requires --model and --output (UsageError) and returns false.
+bool parse_run_command(CommandLine& line, int argc, char** argv);
+
 class CommandLine {
  public:
   CommandLine(std::string command, std::vector<OptionSpec> options);

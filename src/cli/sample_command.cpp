@@ -121,13 +121,7 @@ SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
 int sample_command(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   CommandLine line("sample", sample_options());
-  line.parse(argc, argv, 2);
-  if (line.flag("help")) {
-    std::cout << line.help();
-    return 0;
-  }
-  if (!line.has("model")) throw UsageError{"--model is required (see 'myriad models')"};
-  if (!line.has("output")) throw UsageError{"--output is required"};
+  if (parse_run_command(line, argc, argv)) return 0;  // --help
 
   SampleConfig config;
   config.chains = line.integer("chains", 1, 0xFFFFFFFFll - 1);

@@ -791,11 +791,7 @@ TEST(AisModelsLinearGenerative, DeviceModelUploadsOnce) {
     GTEST_SKIP() << "CUDA build but no usable device: " << e.what();
   }
   EXPECT_NE(model.phi, data.phi().data());
-  const auto download = [](const double* device, std::size_t n) {
-    std::vector<double> host(n);
-    myriad::copy_to_host(host.data(), device, n * sizeof(double));
-    return host;
-  };
+  using myriad::download;
   EXPECT_EQ(download(model.phi, data.phi().size()), data.phi());
   EXPECT_EQ(download(model.x, data.x().size()), data.x());
   EXPECT_EQ(download(model.latents, data.latents().size()), data.latents());
@@ -1189,9 +1185,8 @@ TEST(AisModelsBoltzmann, DeviceModelUploadsOnce) {
   } catch (const myriad::cuda_error& e) {
     GTEST_SKIP() << "CUDA build but no usable device: " << e.what();
   }
-  std::vector<double> q(36), cdf(64);
-  myriad::copy_to_host(q.data(), model.factor, q.size() * sizeof(double));
-  myriad::copy_to_host(cdf.data(), model.state_cdf, cdf.size() * sizeof(double));
+  const auto q = myriad::download(model.factor, 36);
+  const auto cdf = myriad::download(model.state_cdf, 64);
   EXPECT_EQ(q, data.factor());
   EXPECT_EQ(cdf, data.state_cdf());
   EXPECT_EQ(model.exact_log_z(0), data.log_z());

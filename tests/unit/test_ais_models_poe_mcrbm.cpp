@@ -716,11 +716,9 @@ TEST(ProductOfExpertsData, DeviceModelUploadsOnce) {
     GTEST_SKIP() << "CUDA build but no usable device: " << e.what();
   }
   EXPECT_NE(model.filters, data.filters().data());
-  std::vector<double> filters(data.filters().size()), lambda(data.lambda().size()),
-      inv(data.inverse_filters().size());
-  myriad::copy_to_host(filters.data(), model.filters, filters.size() * sizeof(double));
-  myriad::copy_to_host(lambda.data(), model.lambda, lambda.size() * sizeof(double));
-  myriad::copy_to_host(inv.data(), model.inverse_filters, inv.size() * sizeof(double));
+  const auto filters = myriad::download(model.filters, data.filters().size());
+  const auto lambda = myriad::download(model.lambda, data.lambda().size());
+  const auto inv = myriad::download(model.inverse_filters, data.inverse_filters().size());
   EXPECT_EQ(filters, data.filters());
   EXPECT_EQ(lambda, data.lambda());
   EXPECT_EQ(inv, data.inverse_filters());
@@ -1035,11 +1033,7 @@ TEST(McrbmData, DeviceModelUploadsOnce) {
     GTEST_SKIP() << "CUDA build but no usable device: " << e.what();
   }
   EXPECT_NE(model.filters, data.filters().data());
-  const auto download = [](const float* device, std::size_t n) {
-    std::vector<float> host(n);
-    myriad::copy_to_host(host.data(), device, n * sizeof(float));
-    return host;
-  };
+  using myriad::download;
   EXPECT_EQ(download(model.filters, data.filters().size()), data.filters());
   EXPECT_EQ(download(model.pooling, data.pooling().size()), data.pooling());
   EXPECT_EQ(download(model.mean_weights, data.mean_weights().size()), data.mean_weights());

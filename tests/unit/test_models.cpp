@@ -623,9 +623,8 @@ TEST(ModelsLogisticData, DeviceModelUploadsOnce) {
     GTEST_SKIP() << "CUDA build but no usable device: " << e.what();
   }
   EXPECT_NE(model.x, data.x().data());
-  std::vector<double> x(data.x().size()), y(data.y().size());
-  myriad::copy_to_host(x.data(), model.x, x.size() * sizeof(double));
-  myriad::copy_to_host(y.data(), model.y, y.size() * sizeof(double));
+  const auto x = myriad::download(model.x, data.x().size());
+  const auto y = myriad::download(model.y, data.y().size());
   EXPECT_EQ(x, data.x());
   EXPECT_EQ(y, data.y());
   const auto again = data.device_model(5);  // no second upload: same device buffers

@@ -18,6 +18,14 @@ void device_free(void* pointer) noexcept;
 void copy_to_device(void* device_destination, const void* host_source, std::size_t bytes);
 void copy_to_host(void* host_destination, const void* device_source, std::size_t bytes);
 
+/// n values at a device address (e.g. a model view's data), copied into a host vector.
+template <class T>
+std::vector<T> download(const T* device_source, std::size_t n) {
+  std::vector<T> host(n);
+  copy_to_host(host.data(), device_source, n * sizeof(T));
+  return host;
+}
+
 /// A typed, movable, owning device allocation.
 template <class T>
 class DeviceArray {
@@ -45,11 +53,7 @@ class DeviceArray {
   void upload(const std::vector<T>& host) {
     copy_to_device(data_, host.data(), (host.size() < size_ ? host.size() : size_) * sizeof(T));
   }
-  std::vector<T> download() const {
-    std::vector<T> host(size_);
-    copy_to_host(host.data(), data_, size_ * sizeof(T));
-    return host;
-  }
+  std::vector<T> download() const { return myriad::download(data_, size_); }
 
  private:
   T* data_ = nullptr;
