@@ -93,19 +93,12 @@ struct LinearGaussian {
       for (int n = 0; n < num_inputs; ++n) J(m, n) = S(a(m, n));
   }
 
-  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose).
+  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose), the numbers the library's default
+  /// prior sampler (sample_generator_prior) draws, which the ABC baselines use.
   template <class Out>
   MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
                             Out& u) const {
     rng.fill_normal<double>(iteration, purpose, u, num_inputs);
-  }
-
-  /// u ~ ρ for the library's prior sampling (sample_generator_prior, model/generator.hpp, as
-  /// used by the ABC baselines): draw_prior with Purpose::user, the tag those callers give the
-  /// default standard-normal sampler.
-  template <class Out>
-  MYRIAD_HD void sample_prior(const RandomStream& rng, std::uint32_t iteration, Out& u) const {
-    draw_prior(rng, iteration, Purpose::user, u);
   }
 
   /// The exact projection of the prior draw v of draw_prior(attempt, Purpose::initial_point)

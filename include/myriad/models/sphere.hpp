@@ -72,19 +72,12 @@ struct Sphere {
     for (int n = 0; n < dimension; ++n) J(0, n) = S(2) * u[n];
   }
 
-  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose).
+  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose), the numbers the library's default
+  /// prior sampler (sample_generator_prior) draws, which the ABC baselines use.
   template <class Out>
   MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
                             Out& u) const {
     rng.fill_normal<double>(iteration, purpose, u, dimension);
-  }
-
-  /// u ~ ρ for the library's prior sampling (sample_generator_prior, model/generator.hpp, as
-  /// used by the ABC baselines): draw_prior with Purpose::user, the tag those callers give the
-  /// default standard-normal sampler.
-  template <class Out>
-  MYRIAD_HD void sample_prior(const RandomStream& rng, std::uint32_t iteration, Out& u) const {
-    draw_prior(rng, iteration, Purpose::user, u);
   }
 
   /// The prior draw of draw_prior(attempt, Purpose::initial_point) scaled to radius r: u = r v/‖v‖,
