@@ -32,7 +32,6 @@
 
 namespace {
 
-using myriad::test::TripleSeededView;
 using myriad::test::third_derivative;
 
 using myriad::Dual;

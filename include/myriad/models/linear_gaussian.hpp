@@ -26,6 +26,9 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+#include "myriad/linalg/triangular.hpp"
 #include "myriad/model/generator.hpp"
 
 namespace myriad::models {
@@ -144,30 +147,6 @@ struct LinearGaussian {
   }
 };
 
-namespace detail {
-
-/// In-place lower Cholesky factor of a symmetric positive definite n × n row-major matrix
-/// (host; the upper triangle is left untouched). Returns false on a pivot ≤ tol · max diag.
-inline bool linear_gaussian_cholesky(std::vector<double>& a, int n, double relative_tol) {
-  double max_diag = 0;
-  for (int i = 0; i < n; ++i) max_diag = std::fmax(max_diag, a[i * n + i]);
-  for (int j = 0; j < n; ++j) {
-    double d = a[j * n + j];
-    for (int k = 0; k < j; ++k) d -= a[j * n + k] * a[j * n + k];
-    if (!(d > relative_tol * max_diag)) return false;
-    const double l = std::sqrt(d);
-    a[j * n + j] = l;
-    for (int i = j + 1; i < n; ++i) {
-      double s = a[i * n + j];
-      for (int k = 0; k < j; ++k) s -= a[i * n + k] * a[j * n + k];
-      a[i * n + j] = s / l;
-    }
-  }
-  return true;
-}
-
-}  // namespace detail
-
 /// Owning host container of a linear-Gaussian problem: A (M × N), x̄ = A u*, and the
 /// precomputed P = Aᵀ(A Aᵀ)⁻¹ with an optional device copy uploaded on the first call to
 /// device_model(). Movable, not copyable (it may own device memory).
@@ -213,22 +192,19 @@ class LinearGaussianProblem {
         for (int n = 0; n < N; ++n) s += p.a(i, n) * p.a(j, n);
         gram[i * M + j] = gram[j * M + i] = s;
       }
-    MYRIAD_EXPECTS(detail::linear_gaussian_cholesky(gram, M, 1e-13),
-                   "linear_gaussian: A Aᵀ is numerically singular for seed ", seed);
+    // A pivot l_jj² below 1e-13 of the largest diagonal entry of G means A is rank deficient
+    // to rounding, even where the factorisation itself would go through.
+    double max_diag = 0;
+    for (int i = 0; i < M; ++i) max_diag = std::fmax(max_diag, gram[i * M + i]);
+    const MatrixView<double> factor = dense_matrix(gram.data(), M, M);
+    bool regular = linalg::cholesky_in_place(factor);
+    for (int i = 0; i < M && regular; ++i) regular = factor(i, i) * factor(i, i) > 1e-13 * max_diag;
+    MYRIAD_EXPECTS(regular, "linear_gaussian: A Aᵀ is numerically singular for seed ", seed);
     p.pseudo_inverse_.assign(static_cast<std::size_t>(N) * M, 0.0);
-    std::vector<double> y(static_cast<std::size_t>(M));
     for (int n = 0; n < N; ++n) {
-      for (int i = 0; i < M; ++i) {  // L y = A e_n
-        double s = p.a(i, n);
-        for (int k = 0; k < i; ++k) s -= gram[i * M + k] * y[k];
-        y[i] = s / gram[i * M + i];
-      }
-      for (int i = M - 1; i >= 0; --i) {  // Lᵀ w = y
-        double s = y[i];
-        for (int k = i + 1; k < M; ++k) s -= gram[k * M + i] * y[k];
-        y[i] = s / gram[i * M + i];
-      }
-      for (int i = 0; i < M; ++i) p.pseudo_inverse_[static_cast<std::size_t>(n) * M + i] = y[i];
+      DenseVector<double> y{p.pseudo_inverse_.data() + static_cast<std::size_t>(n) * M, M};
+      for (int i = 0; i < M; ++i) y[i] = p.a(i, n);
+      linalg::cholesky_solve(factor.as_const(), y);
     }
     return p;
   }

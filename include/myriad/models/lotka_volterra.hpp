@@ -31,6 +31,9 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+#include "myriad/linalg/triangular.hpp"
 #include "myriad/model/generator.hpp"
 
 namespace myriad::models {
@@ -537,24 +540,6 @@ struct LotkaVolterraSummaryTangent {
   }
 };
 
-/// In-place lower Cholesky factor of an n × n row-major SPD matrix (n ≤ 9 here); false on a
-/// non-positive or non-finite pivot.
-MYRIAD_HD inline bool lotka_volterra_cholesky(double* a, int n) {
-  for (int j = 0; j < n; ++j) {
-    double d = a[j * n + j];
-    for (int k = 0; k < j; ++k) d -= a[j * n + k] * a[j * n + k];
-    if (!(d > 0) || !myriad::isfinite(d)) return false;
-    const double l = myriad::sqrt(d);
-    a[j * n + j] = l;
-    for (int i = j + 1; i < n; ++i) {
-      double s = a[i * n + j];
-      for (int k = 0; k < j; ++k) s -= a[i * n + k] * a[j * n + k];
-      a[i * n + j] = s / l;
-    }
-  }
-  return true;
-}
-
 }  // namespace detail
 
 /// Lotka–Volterra conditioned on the 9 summary statistics of §15.2 (definitions at
@@ -697,18 +682,11 @@ struct LotkaVolterraSummaries {
         for (int a = 0; a < kNumSummaries; ++a)
           for (int b = 0; b <= a; ++b) gram[a * kNumSummaries + b] += column[a] * column[b];
       }
-      if (!detail::lotka_volterra_cholesky(gram, kNumSummaries)) break;
-      double w[kNumSummaries];  // (J₂J₂ᵀ)⁻¹ r by two triangular solves
-      for (int a = 0; a < kNumSummaries; ++a) {
-        double s = residual[a];
-        for (int b = 0; b < a; ++b) s -= gram[a * kNumSummaries + b] * w[b];
-        w[a] = s / gram[a * kNumSummaries + a];
-      }
-      for (int a = kNumSummaries - 1; a >= 0; --a) {
-        double s = w[a];
-        for (int b = a + 1; b < kNumSummaries; ++b) s -= gram[b * kNumSummaries + a] * w[b];
-        w[a] = s / gram[a * kNumSummaries + a];
-      }
+      const MatrixView<double> factor = dense_matrix(gram, kNumSummaries, kNumSummaries);
+      if (!linalg::cholesky_in_place(factor)) break;
+      double w[kNumSummaries];  // (J₂J₂ᵀ)⁻¹ r
+      for (int a = 0; a < kNumSummaries; ++a) w[a] = residual[a];
+      linalg::cholesky_solve(factor.as_const(), DenseVector<double>{w, kNumSummaries});
       double step[2 * kMaxSteps];  // J₂ᵀ w at the current point
       for (int j = 0; j < noise_inputs; ++j) {
         jacobian_column(u, K + j, column);
