@@ -138,7 +138,7 @@ MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<
   }
   const T initial_energy =
       -(alpha * *p.base_log_density + beta * *p.target_log_density) + T(0.5) * kinetic;
-  T lp = *p.target_log_density, lq = *p.base_log_density;
+  T lp = *p.target_log_density, lq;
   bool finite = true;
   int evaluations = 0;
   for (int step = 0; step < s.steps && finite; ++step) {
@@ -151,7 +151,6 @@ MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<
     finite = reflect_into_box(base, p.proposal, p.proposal_momentum);
     lp = log_density_and_gradient(target, p.proposal, p.proposal_gradient);
     ++evaluations;
-    lq = base.log_density(p.proposal);
     finite = finite && myriad::isfinite(lp);
     for (int i = 0; i < dim && finite; ++i) {
       p.proposal_momentum[i] += half_eps * (alpha * base.gradient(i, p.proposal[i]) +
@@ -159,6 +158,7 @@ MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<
       finite = myriad::isfinite(p.proposal_gradient[i]);
     }
   }
+  lq = base.log_density(p.proposal);  // only the end point's base energy enters H
   kinetic = T(0);
   for (int i = 0; i < dim; ++i) kinetic += p.proposal_momentum[i] * p.proposal_momentum[i];
   const T proposal_energy = -(alpha * lq + beta * lp) + T(0.5) * kinetic;
