@@ -2,9 +2,10 @@
 // on the built-in generators, CPU and CUDA side by side, for the goal: a GPU ensemble
 // delivering ≥ 1000× the effective samples per second of one CPU core running one chain.
 //
-// Two figures per row:
-//  * items_per_second: chain-iterations per second. One benchmark iteration is one
-//    constrained-HMC iteration of every chain through ChmcBackend::run (momentum draw and
+// Figures per row:
+//  * items_per_second: chain-iterations per second (gradient_evaluations_per_second: the same
+//    loop's gradient evaluations of ∇φ, one per outer step and chain). One benchmark iteration is
+//    one constrained-HMC iteration of every chain through ChmcBackend::run (momentum draw and
 //    projection, N_s ∈ {4, …, 8} outer steps of N_g = 3 geodesic sub-steps with quasi-Newton
 //    projections and reversibility checks, accept), nothing recorded, continuing from the
 //    ensemble the ESS run below warmed up, at the step size it adapted. Wall-clock (UseRealTime):
@@ -24,6 +25,14 @@
 // Lotka–Volterra problem of 10 steps (triangular + low-rank Gram) whose data prior draws can
 // reach: from initialize()'s prior draws the paper's 50-step problem rejects every transition
 // (see docs/constrained-hmc.md), which would make its ESS meaningless.
+//
+// BM_chmc_gradient/<generator> — one gradient evaluation of the constrained-HMC potential
+// φ = −log ρ + ½ log|J Jᵀ| on one CPU core: ConstrainedChain::evaluate_current, i.e. J, the Gram
+// factorisation, φ and ∇φ (constrained-hmc.md §8) at a point on the manifold, cycling through 8
+// points placed by initialize(). Items: gradient evaluations. The generators are the papers'
+// sizes: lotka_volterra (M = 100, N = 104; triangular + low-rank Gram),
+// lotka_volterra_summaries (M = 9, N = 104; dense) and gld (M = 250, N = 254; diagonal +
+// low-rank), so that the rows measure the cost that dominates a CPU run of each workload.
 
 #include <benchmark/benchmark.h>
 
@@ -35,10 +44,13 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/device.hpp"
+#include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/models/builtin_generators.hpp"
 #include "myriad/run/sample_constrained.hpp"
 
@@ -133,6 +145,8 @@ void chmc_benchmark(benchmark::State& state, const std::string& name, Device dev
   state.counters["min_ess"] = row.min_ess;
   state.counters["sampling_seconds"] = row.sampling_seconds;
   state.counters["step_size"] = row.step_size;
+  state.counters["gradient_evaluations_per_second"] = benchmark::Counter(
+      static_cast<double>(total.gradient_evaluations), benchmark::Counter::kIsRate);
   state.counters["accept_rate"] = total.mean_accept_prob();
   state.counters["newton_per_transition"] =
       static_cast<double>(total.newton_iterations) / transitions;
@@ -178,6 +192,81 @@ void register_generator(const std::string& name, int max_cpu_chains, MakeGenerat
   }
 }
 
+/// Scratch of one chain on the host, and its state at a few points on the manifold.
+template <class Generator>
+struct OneChainPoints {
+  static constexpr int kPoints = 8;
+
+  explicit OneChainPoints(const Generator& g)
+      : generator(g), layout(chmc_layout<Generator, double>(g)) {
+    work.assign(static_cast<std::size_t>(layout.size()), 0.0);
+    dual.assign(static_cast<std::size_t>(layout.dual_size()), Dual<double>(0.0));
+    nested.assign(static_cast<std::size_t>(layout.nested_size()),
+                  Dual<Dual<double>>(Dual<double>(0.0)));
+    points.assign(static_cast<std::size_t>(kPoints * layout.n), 0.0);
+    gradient.assign(static_cast<std::size_t>(layout.n), 0.0);
+    for (int p = 0; p < kPoints; ++p) {
+      MYRIAD_EXPECTS(initialize_constrained_chain(generator, chain(p), RandomStream(p, 0), 100),
+                     "BM_chmc_gradient: no initial point for seed ", p);
+    }
+  }
+  ChmcChain<double> chain(int point) {
+    return {ChainVector<double>{points.data() + static_cast<std::size_t>(point) * layout.n, 1,
+                                layout.n},
+            ChainVector<double>{gradient.data(), 1, layout.n},
+            &potential,
+            ChainWorkspace<double>{work.data(), 1},
+            ChainWorkspace<Dual<double>>{dual.data(), 1},
+            ChainWorkspace<Dual<Dual<double>>>{nested.data(), 1}};
+  }
+
+  Generator generator;
+  ChmcLayout layout;
+  std::vector<double> work, points, gradient;
+  std::vector<Dual<double>> dual;
+  std::vector<Dual<Dual<double>>> nested;
+  double potential = 0;
+};
+
+/// One BM_chmc_gradient row: evaluate_current at the kPoints points in turn, one core.
+template <class Generator>
+void chmc_gradient_benchmark(benchmark::State& state, const Generator& generator) {
+  OneChainPoints<Generator> one(generator);
+  int point = 0;
+  std::int64_t failures = 0;
+  for (auto _ : state) {
+    ConstrainedChain<Generator, double> machine(one.generator, one.chain(point));
+    failures += machine.evaluate_current() != kStatusOk;
+    benchmark::DoNotOptimize(one.gradient.data());
+    benchmark::ClobberMemory();
+    point = (point + 1) % OneChainPoints<Generator>::kPoints;
+  }
+  if (failures > 0) state.SkipWithError("evaluate_current failed at a point on the manifold");
+  state.SetItemsProcessed(state.iterations());
+}
+
+models::LotkaVolterraProblem& lotka_volterra_problem() {
+  static models::LotkaVolterraProblem problem = models::LotkaVolterraProblem::make();
+  return problem;
+}
+
+void register_chmc_gradient_benchmarks() {
+  const auto configure = [](benchmark::internal::Benchmark* b) {
+    b->Unit(benchmark::kMicrosecond);
+  };
+  configure(
+      benchmark::RegisterBenchmark("BM_chmc_gradient/lotka_volterra", [](benchmark::State& s) {
+        chmc_gradient_benchmark(s, lotka_volterra_problem().host_model());
+      }));
+  configure(benchmark::RegisterBenchmark(
+      "BM_chmc_gradient/lotka_volterra_summaries", [](benchmark::State& s) {
+        chmc_gradient_benchmark(s, lotka_volterra_problem().host_summaries_model());
+      }));
+  configure(benchmark::RegisterBenchmark("BM_chmc_gradient/gld", [](benchmark::State& s) {
+    chmc_gradient_benchmark(s, gld_problem().host_model());
+  }));
+}
+
 void register_chmc_benchmarks() {
   register_generator("sphere", 64, [](Device) { return models::Sphere::make(10, 1.0); });
   // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
@@ -190,7 +279,8 @@ void register_chmc_benchmarks() {
   });
 }
 
-[[maybe_unused]] const int registered = (register_chmc_benchmarks(), 0);
+[[maybe_unused]] const int registered =
+    (register_chmc_benchmarks(), register_chmc_gradient_benchmarks(), 0);
 
 }  // namespace
 }  // namespace myriad::bench

@@ -4,7 +4,9 @@
 // (truncation from third derivatives by triple duals, rounding from a running error bound);
 // structured Jacobians against the dense one; prior gradients against duals; initialize() on
 // the manifold for 100 seeds; deterministic data; argument validation; the GLD errata, support
-// and prior; the linear-Gaussian closed forms; the Lotka–Volterra summaries and Gauss–Newton.
+// and prior; the linear-Gaussian closed forms; the Lotka–Volterra summaries and Gauss–Newton;
+// the Lotka–Volterra log-determinant gradient (add_jacobian_vjp) against dual passes and against
+// central differences of ½ log|J Jᵀ|.
 
 #include <gtest/gtest.h>
 
@@ -27,6 +29,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/matrix_view.hpp"
+#include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/autodiff.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/model/generator_autodiff.hpp"
@@ -1014,6 +1017,269 @@ TEST(GeneratorsNoisy, GeneratorPriorAndQuantitiesWrapTheInnerOnes) {
   g.quantities(v, qa);
   inner.quantities(u, qb);
   EXPECT_EQ(qa, qb);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The log-determinant gradient's vector–Jacobian product, add_jacobian_vjp (model/generator.hpp):
+// Lotka–Volterra's reverse sweep against the library's dual passes and against central
+// differences of ½ log|J Jᵀ|.
+
+static_assert(myriad::generator_has_jacobian_vjp<LotkaVolterra>, "");
+static_assert(myriad::generator_has_jacobian_vjp<Noisy<LotkaVolterra>>, "");
+static_assert(!myriad::generator_has_jacobian_vjp<Gld>, "");
+static_assert(!myriad::generator_has_jacobian_vjp<Noisy<Gld>>, "");
+
+/// Lotka–Volterra without add_jacobian_vjp: every other member forwarded, so that constrained
+/// HMC falls back to N dual passes of structured_jacobian (of jacobian under Noisy<…>).
+struct LotkaVolterraByDuals {
+  using value_type = double;
+  static constexpr GramStructure gram_structure = LotkaVolterra::gram_structure;
+  LotkaVolterra inner;
+  int input_dim() const { return inner.input_dim(); }
+  int output_dim() const { return inner.output_dim(); }
+  int num_parameters() const { return inner.num_parameters(); }
+  double observed(int m) const { return inner.observed(m); }
+  template <class Vec, class Out>
+  void generate(const Vec& u, Out& x) const {
+    inner.generate(u, x);
+  }
+  template <class Vec>
+  auto log_prior(const Vec& u) const {
+    return inner.log_prior(u);
+  }
+  template <class Vec, class Grad>
+  double log_prior_gradient(const Vec& u, Grad& g) const {
+    return inner.log_prior_gradient(u, g);
+  }
+  template <class Vec, class Jac>
+  void jacobian(const Vec& u, Jac& J) const {
+    inner.jacobian(u, J);
+  }
+  template <class Vec, class Params, class Noise>
+  void structured_jacobian(const Vec& u, Params& B, Noise& T) const {
+    inner.structured_jacobian(u, B, T);
+  }
+};
+static_assert(!myriad::generator_has_jacobian_vjp<LotkaVolterraByDuals>, "");
+
+/// Points for the log-determinant gradient: near the data's parameters (off the manifold) and
+/// initial points (on it).
+std::vector<std::vector<double>> log_det_gradient_points() {
+  std::vector<std::vector<double>> points;
+  const auto g = lotka_volterra().host_model();
+  for (int p = 0; p < 2; ++p) points.push_back(lotka_volterra_point(p));
+  for (int seed = 0; seed < 2; ++seed) {
+    std::vector<double> u(g.input_dim());
+    EXPECT_TRUE(g.initialize(RandomStream(seed, 0), 0, u));
+    points.push_back(u);
+  }
+  return points;
+}
+
+TEST(GeneratorsJacobianVjp, LotkaVolterraMatchesDualPassesForAnyCotangent) {
+  // v_i = Σ_mn C_mn ∂J_mn/∂u_i for a random C against the same sum with ∂J/∂u_i from jacobian()
+  // on duals seeded along e_i. The entries of J and C above T's diagonal are NaN: they must not
+  // be read. Both sides sum the same terms, each second derivative by a different recursion, so
+  // they agree to rounding relative to Σ_mn |C_mn ∂J_mn/∂u_i|; the derivatives run through
+  // S = 50 steps of the dynamics (a few operations each), whose cancellation that sum does not
+  // see (as for J, whose duals agree to 1e-12 of the row scale): 1e-10 ≈ 5·10⁵ u allows 10⁴
+  // operations' worth of growth.
+  const auto g = lotka_volterra().host_model();
+  const int M = g.output_dim(), N = g.input_dim(), K = g.num_parameters();
+  const auto points = log_det_gradient_points();
+  double worst = 0;
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    SCOPED_TRACE("point " + std::to_string(p));
+    const auto& u = points[p];
+    auto J = dense_jacobian(g, u);
+    auto C = standard_normals(static_cast<int>(p) + 300, M * N);
+    for (int m = 0; m < M; ++m)
+      for (int j = m + 1; j < M; ++j) J[m * N + K + j] = C[m * N + K + j] = NAN;
+    std::vector<double> v(N, 0.0), work(g.jacobian_vjp_workspace(), NAN);
+    const auto j_view = myriad::dense_matrix(J.data(), M, N).as_const();
+    const auto c_view = myriad::dense_matrix(C.data(), M, N).as_const();
+    g.add_jacobian_vjp(u, j_view, c_view, v, work);
+    std::vector<Dual<double>> dual_storage(static_cast<std::size_t>(M) * N, Dual<double>(NAN));
+    auto dual_j = myriad::dense_matrix(dual_storage.data(), M, N);
+    for (int i = 0; i < N; ++i) {
+      g.jacobian(myriad::SeededDualView<std::vector<double>>{u, i}, dual_j);
+      double expected = 0, scale = 0;
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < K + m + 1; ++n) {
+          expected += C[m * N + n] * dual_j(m, n).eps;
+          scale += std::fabs(C[m * N + n] * dual_j(m, n).eps);
+        }
+      ASSERT_TRUE(std::isfinite(v[i])) << "input " << i;
+      EXPECT_LE(std::fabs(v[i] - expected), 1e-10 * scale)
+          << "input " << i << ": " << v[i] << ", duals " << expected << ", scale " << scale;
+      worst = std::max(worst, std::fabs(v[i] - expected) / scale);
+    }
+  }
+  std::printf("    max |vjp - duals| / sum |C dJ| = %.2e\n", worst);
+}
+
+/// ½ log|J Jᵀ| of Lotka–Volterra in any scalar, independently of the library's factorisations:
+/// J = [B T] from structured_jacobian, W = T⁻¹B by forward substitution, and
+/// ½ log|J Jᵀ| = Σ log T_ii + ½ log|I + WᵀW| (matrix determinant lemma) with a K × K Cholesky.
+template <class Vec>
+auto lotka_volterra_half_log_det(const LotkaVolterra& g, const Vec& u) {
+  using S = std::decay_t<decltype(u[0])>;
+  const int M = g.output_dim(), K = g.num_parameters();
+  std::vector<S> b(static_cast<std::size_t>(M) * K), t(static_cast<std::size_t>(M) * M, S(0));
+  auto B = myriad::dense_matrix(b.data(), M, K);
+  auto T = myriad::dense_matrix(t.data(), M, M);
+  g.structured_jacobian(u, B, T);
+  S half_log_det = S(0);
+  for (int i = 0; i < M; ++i) {
+    half_log_det = half_log_det + log(T(i, i));
+    for (int a = 0; a < K; ++a) {
+      S sum = B(i, a);
+      for (int j = 0; j < i; ++j) sum = sum - T(i, j) * B(j, a);
+      B(i, a) = sum / T(i, i);  // B now holds W
+    }
+  }
+  std::vector<S> l(static_cast<std::size_t>(K) * K, S(0));
+  for (int a = 0; a < K; ++a)
+    for (int c = 0; c <= a; ++c) {
+      S sum = a == c ? S(1) : S(0);
+      for (int i = 0; i < M; ++i) sum = sum + B(i, a) * B(i, c);
+      for (int e = 0; e < c; ++e) sum = sum - l[a * K + e] * l[c * K + e];
+      l[a * K + c] = a == c ? sqrt(sum) : sum / l[c * K + c];
+    }
+  for (int a = 0; a < K; ++a) half_log_det = half_log_det + log(l[a * K + a]);
+  return half_log_det;
+}
+
+/// The value of ½ log|J Jᵀ| at u and a first-order bound on its rounding error (the tape's
+/// reverse sweep, as in generate_with_rounding_bound; the tape is in topological order).
+double half_log_det_with_rounding_bound(const LotkaVolterra& g, const std::vector<double>& u,
+                                        double& bound) {
+  tape().clear();
+  tape().reserve(1 << 18);
+  const std::vector<Taped> input(u.begin(), u.end());
+  const Taped y = lotka_volterra_half_log_det(g, input);
+  const auto& nodes = tape();
+  std::vector<double> adjoint(nodes.size(), 0.0);
+  bound = 0;
+  if (y.id >= 0) adjoint[y.id] = 1;
+  for (int i = y.id; i >= 0; --i) {
+    if (adjoint[i] == 0) continue;
+    bound += std::fabs(adjoint[i]) * nodes[i].rounding;
+    for (int k = 0; k < 2; ++k)
+      if (nodes[i].parent[k] >= 0) adjoint[nodes[i].parent[k]] += adjoint[i] * nodes[i].partial[k];
+  }
+  return y.v;
+}
+
+/// One chain's constrained-HMC scratch on the host.
+template <class G>
+struct HostChain {
+  explicit HostChain(const G& g) : layout(myriad::chmc_layout<G, double>(g)) {
+    u.assign(layout.n, 0.0);
+    grad.assign(layout.n, 0.0);
+    work.assign(layout.size(), NAN);
+    dual.assign(layout.dual_size(), Dual<double>(NAN));
+    nested.assign(layout.nested_size(), Dual<Dual<double>>(Dual<double>(NAN)));
+  }
+  /// φ(u) and ∇φ(u) by ConstrainedChain::evaluate_current.
+  void evaluate(const G& g, const std::vector<double>& at) {
+    u = at;
+    const myriad::ChmcChain<double> view{
+        {u.data(), 1, layout.n}, {grad.data(), 1, layout.n}, &potential,
+        {work.data(), 1},        {dual.data(), 1},           {nested.data(), 1}};
+    myriad::ConstrainedChain<G, double> machine(g, view);
+    ASSERT_EQ(machine.evaluate_current(), myriad::kStatusOk);
+  }
+  myriad::ChmcLayout layout;
+  std::vector<double> u, grad, work;
+  std::vector<Dual<double>> dual;
+  std::vector<Dual<Dual<double>>> nested;
+  double potential = 0;
+};
+
+TEST(GeneratorsJacobianVjp, LotkaVolterraLogDetGradientMatchesFiniteDifferences) {
+  // ∇φ = u + ∇ ½ log|J Jᵀ| from constrained HMC's evaluate_current (C from the structured
+  // factorisation, then add_jacobian_vjp) against central differences of the independent
+  // ½ log|J Jᵀ| above along every input, h = 1e-5·max(1, |u_n|), within the bound of
+  // expect_consistent_jacobian: 4 (h² |f'''|/6 + (δ₊ + δ₋)/(2h)), f''' by triple duals, δ± the
+  // first-order rounding bounds of the two evaluations. φ itself against −log ρ + ½ log|J Jᵀ|.
+  const auto g = lotka_volterra().host_model();
+  const int N = g.input_dim();
+  HostChain<LotkaVolterra> chain(g);
+  double worst_ratio = 0, largest_tol = 0, largest_gradient = 0;
+  for (const auto& u : log_det_gradient_points()) {
+    chain.evaluate(g, u);
+    double bound = 0;
+    const double half_log_det = half_log_det_with_rounding_bound(g, u, bound);
+    EXPECT_NEAR(chain.potential, -g.log_prior(u) + half_log_det,
+                4 * bound + 1e-12 * std::fabs(chain.potential));
+    std::vector<double> up = u, down = u;
+    for (int n = 0; n < N; ++n) {
+      const double h = 1e-5 * std::max(1.0, std::fabs(u[n]));
+      up[n] = u[n] + h;
+      down[n] = u[n] - h;
+      const double step = up[n] - down[n];
+      double bound_up = 0, bound_down = 0;
+      const double f_up = half_log_det_with_rounding_bound(g, up, bound_up);
+      const double f_down = half_log_det_with_rounding_bound(g, down, bound_down);
+      up[n] = down[n] = u[n];
+      const double f3 =
+          lotka_volterra_half_log_det(g, TripleSeededView<std::vector<double>>{u, n}).eps.eps.eps;
+      const double fd = (f_up - f_down) / step;
+      const double tol =
+          4 * (0.25 * step * step * std::fabs(f3) / 6 + (bound_up + bound_down) / step);
+      const double gradient = chain.grad[n] - u[n];  // ∇ ½ log|J Jᵀ|
+      EXPECT_LE(std::fabs(gradient - fd), tol)
+          << "input " << n << ": " << gradient << ", fd " << fd << ", f''' " << f3;
+      worst_ratio = std::max(worst_ratio, std::fabs(gradient - fd) / tol);
+      largest_tol = std::max(largest_tol, tol);
+      largest_gradient = std::max(largest_gradient, std::fabs(gradient));
+    }
+  }
+  std::printf("    worst |grad - fd| / bound = %.3f; largest bound %.2e (largest |grad| %.2e)\n",
+              worst_ratio, largest_tol, largest_gradient);
+}
+
+TEST(GeneratorsJacobianVjp, ConstrainedHmcGradientAgreesWithTheDualPath) {
+  // The same φ and ∇φ with and without add_jacobian_vjp, for the structured factor
+  // (LotkaVolterra) and the dense one (Noisy<LotkaVolterra>, C = G⁻¹J by dense solves); the
+  // per-entry check against duals is above, so the bound is relative to ‖∇φ‖∞. Without the
+  // member the chain keeps ∂J on duals (M × N of them); with it, a 2S + 2N scratch instead.
+  const auto inner = lotka_volterra().host_model();
+  const LotkaVolterraByDuals by_duals{inner};
+  const auto noisy = Noisy<LotkaVolterra>::make(inner, 0.5);
+  const auto noisy_by_duals = Noisy<LotkaVolterraByDuals>::make(by_duals, 0.5);
+  HostChain<LotkaVolterra> a(inner);
+  HostChain<LotkaVolterraByDuals> b(by_duals);
+  HostChain<Noisy<LotkaVolterra>> c(noisy);
+  HostChain<Noisy<LotkaVolterraByDuals>> d(noisy_by_duals);
+  const int M = inner.output_dim(), N = inner.input_dim();
+  EXPECT_EQ(a.layout.vjp_size, 2 * 50 + 2 * N);
+  EXPECT_EQ(a.layout.dual_size(), M);
+  EXPECT_EQ(b.layout.vjp_size, 0);
+  EXPECT_EQ(b.layout.dual_size(), std::int64_t(M) * N + M);
+  EXPECT_EQ(c.layout.vjp_size, 2 * 50 + 2 * N);
+  const auto compare = [](const auto& x, const auto& y) {
+    double norm = 0;
+    for (double v : y.grad) norm = std::max(norm, std::fabs(v));
+    EXPECT_NEAR(x.potential, y.potential, 1e-12 * std::fabs(y.potential));
+    for (std::size_t i = 0; i < y.grad.size(); ++i)
+      EXPECT_NEAR(x.grad[i], y.grad[i], 1e-10 * norm) << "input " << i;
+  };
+  int p = 0;
+  for (const auto& u : log_det_gradient_points()) {
+    SCOPED_TRACE("point " + std::to_string(p));
+    a.evaluate(inner, u);
+    b.evaluate(by_duals, u);
+    compare(a, b);
+    auto v = u;
+    const auto n = standard_normals(p + 400, M);
+    v.insert(v.end(), n.begin(), n.end());
+    c.evaluate(noisy, v);
+    d.evaluate(noisy_by_duals, v);
+    compare(c, d);
+    ++p;
+  }
 }
 
 }  // namespace

@@ -773,6 +773,64 @@ TYPED_TEST(LinalgStructuredGram, FromJacobianReadsTheBlocksOfJ) {
   }
 }
 
+TYPED_TEST(LinalgStructuredGram, TriangularSolveJacobianIsTheGramInverseTimesJ) {
+  // C = G⁻¹ J on J's structure (the cotangent of the log-determinant gradient): the K columns
+  // G⁻¹B and the lower triangle of G⁻¹T against solves with the long-double Cholesky of G; the
+  // strict upper triangle of the T block is not written. Bound: that of solve() above, 4 M κ₂(G)
+  // u relative to the column, for G⁻¹B (T⁻ᵀ W S⁻¹ is the same substitutions reordered); for the
+  // T block, below its diagonal C_T = −C_B Wᵀ (T⁻ᵀ is upper triangular), so column j inherits
+  // C_B's error times ‖W(j, :)‖: the bound scales with ‖C_T(:, j)‖ + ‖C_B‖_F ‖W(j, :)‖.
+  using T = TypeParam;
+  const Real u = unit_roundoff<T>();
+  for (int m : {50, 250}) {
+    const int k = 4, n = k + m;
+    const StructuredCase<T> c = make_case<T>(m, k, true, 900 + m);
+    using Gram = TriangularPlusLowRankGram<T>;
+    std::vector<T> workspace(static_cast<std::size_t>(Gram::workspace_size(m, k)));
+    const Gram gram(dense_matrix(c.b.data(), m, k).as_const(),
+                    dense_matrix(c.t.data(), m, m).as_const(),
+                    ChainWorkspace<T>{workspace.data(), 1}, 0);
+    ASSERT_TRUE(gram.factor());
+    std::vector<T> cotangent(static_cast<std::size_t>(m) * n, std::numeric_limits<T>::quiet_NaN());
+    gram.solve_jacobian(dense_matrix(cotangent.data(), m, n));
+    const Real bound = 4 * m * c.spectrum_g.condition() * u;
+    Real worst_b = 0, worst_t = 0, norm_cb2 = 0;
+    for (int a = 0; a < k; ++a) {
+      std::vector<Real> x(static_cast<std::size_t>(m));
+      for (int i = 0; i < m; ++i) x[i] = c.b[i * k + a];
+      real_cholesky_solve(c.l, x);
+      Real err2 = 0, x2 = 0;
+      for (int i = 0; i < m; ++i) {
+        const Real d = static_cast<Real>(cotangent[i * n + a]) - x[i];
+        err2 += d * d;
+        x2 += x[i] * x[i];
+      }
+      norm_cb2 += x2;
+      worst_b = std::max(worst_b, std::sqrt(err2 / x2));
+    }
+    EXPECT_LE(worst_b, bound);
+    for (int j = 0; j < m; ++j) {
+      std::vector<Real> x(static_cast<std::size_t>(m), 0);
+      for (int i = j; i < m; ++i) x[i] = c.t[i * m + j];
+      real_cholesky_solve(c.l, x);
+      Real err2 = 0, x2 = 0, w2 = 0;
+      for (int i = j; i < m; ++i) {
+        const Real d = static_cast<Real>(cotangent[i * n + k + j]) - x[i];
+        err2 += d * d;
+        x2 += x[i] * x[i];
+      }
+      for (int i = 0; i < j; ++i)
+        ASSERT_TRUE(std::isnan(cotangent[i * n + k + j])) << "written above the diagonal";
+      for (int a = 0; a < k; ++a) w2 += static_cast<Real>(gram.w(j, a)) * gram.w(j, a);
+      worst_t = std::max(worst_t, std::sqrt(err2) / (std::sqrt(x2) + std::sqrt(norm_cb2 * w2)));
+    }
+    EXPECT_LE(worst_t, bound);
+    std::printf(
+        "[ observed ] %s M=%d: G^-1 B rel err %.2Lg, G^-1 T (lower) rel err %.2Lg (bound %.2Lg)\n",
+        sizeof(T) == 4 ? "float" : "double", m, worst_b, worst_t, bound);
+  }
+}
+
 TYPED_TEST(LinalgStructuredGram, StridedWorkspaceAtAnOffsetGivesBitwiseIdenticalResults) {
   using T = TypeParam;
   const int m = 20, k = 4;

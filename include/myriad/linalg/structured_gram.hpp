@@ -277,6 +277,36 @@ struct TriangularPlusLowRankGram {
   MYRIAD_HD void solve_columns(MatrixView<U> v) const {
     for (int c = 0; c < v.cols; ++c) solve(v.column(c));
   }
+
+  /// C = G⁻¹ J for J = [B T], the cotangent of the log-determinant gradient (§8), on J's
+  /// structure: into the M × (K + M) matrix `c`, its first K columns C_B = G⁻¹ B and the lower
+  /// triangle (diagonal included) of C_T = G⁻¹ T in the remaining M × M block; the strict upper
+  /// triangle of that block is not written. From G⁻¹ = T⁻ᵀ (I + W Wᵀ)⁻¹ T⁻¹ and the push-through
+  /// identity (I + W Wᵀ)⁻¹ W = W S⁻¹ ([derived]):
+  ///   C_B = T⁻ᵀ (I + W Wᵀ)⁻¹ W = T⁻ᵀ W S⁻¹,
+  ///   C_T = T⁻ᵀ (I + W Wᵀ)⁻¹ = T⁻ᵀ (I − W S⁻¹ Wᵀ) = T⁻ᵀ − C_B Wᵀ,
+  /// and T⁻ᵀ is upper triangular, so on and below the diagonal C_T(i, j) = δ_ij / T_ii −
+  /// Σ_a C_B(i, a) W(j, a). About MK² + KM² multiply-adds, against (M + K)(M² + 2MK) for
+  /// solve() on every column of J.
+  template <class U>
+  MYRIAD_HD void solve_jacobian(MatrixView<U> c) const {
+    const int m = b.rows;
+    const int k = b.cols;
+    for (int i = 0; i < m; ++i) {  // rows of W S⁻¹
+      for (int a = 0; a < k; ++a) scratch[a] = w(i, a);
+      cholesky_solve(capacitance.as_const(), scratch);
+      for (int a = 0; a < k; ++a) c(i, a) = scratch[a];
+    }
+    const MatrixView<U> c_b{c.data, m, k, c.row_stride, c.col_stride};
+    solve_lower_transpose_columns(t, c_b);  // C_B = T⁻ᵀ (W S⁻¹)
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j <= i; ++j) {
+        T sum = i == j ? T(1) / t(i, i) : T(0);
+        for (int a = 0; a < k; ++a) sum -= c(i, a) * w(j, a);
+        c(i, k + j) = sum;
+      }
+    }
+  }
 };
 
 }  // namespace myriad::linalg

@@ -51,6 +51,8 @@ struct constraint_factor_for {
 struct ChmcLayout {
   int n, m, k;
   std::int64_t factor_size;
+  std::int64_t vjp_size;  ///< scratch of the generator's add_jacobian_vjp (0 without one)
+  bool dual_jacobian;     ///< whether ∂J/∂u_i is formed on duals (no add_jacobian_vjp)
   // Vectors of length N: proposal, momentum, proposal gradient, sub-step start, iterate, update.
   MYRIAD_HD std::int64_t proposal() const { return 0; }
   MYRIAD_HD std::int64_t momentum() const { return n; }
@@ -65,9 +67,13 @@ struct ChmcLayout {
     return 6 * std::int64_t(n) + m + which * factor_size;
   }
   MYRIAD_HD std::int64_t c_matrix() const { return factor(2); }
-  MYRIAD_HD std::int64_t size() const { return c_matrix() + std::int64_t(m) * n; }
-  /// Dual scratch (ChainWorkspace<Dual<T>>): ∂J (M × N) and an M-vector.
-  MYRIAD_HD std::int64_t dual_size() const { return std::int64_t(m) * n + m; }
+  // The generator's add_jacobian_vjp scratch (vjp_size elements).
+  MYRIAD_HD std::int64_t jacobian_vjp_work() const { return c_matrix() + std::int64_t(m) * n; }
+  MYRIAD_HD std::int64_t size() const { return jacobian_vjp_work() + vjp_size; }
+  /// Dual scratch (ChainWorkspace<Dual<T>>): ∂J (M × N, only without add_jacobian_vjp) and an
+  /// M-vector.
+  MYRIAD_HD std::int64_t dual_outputs() const { return dual_jacobian ? std::int64_t(m) * n : 0; }
+  MYRIAD_HD std::int64_t dual_size() const { return dual_outputs() + m; }
   /// Nested-dual scratch (ChainWorkspace<Dual<Dual<T>>>): an M-vector.
   MYRIAD_HD std::int64_t nested_size() const { return m; }
 };
@@ -77,8 +83,12 @@ MYRIAD_HD ChmcLayout chmc_layout(const Generator& g) {
   int k = 0;
   if constexpr (generator_gram_structure<Generator> != GramStructure::dense) k = g.num_parameters();
   using Factor = typename constraint_factor_for<Generator, T>::type;
-  return {g.input_dim(), g.output_dim(), k,
-          Factor::workspace_size(g.output_dim(), g.input_dim(), k)};
+  return {g.input_dim(),
+          g.output_dim(),
+          k,
+          Factor::workspace_size(g.output_dim(), g.input_dim(), k),
+          generator_jacobian_vjp_workspace(g),
+          !generator_has_jacobian_vjp<Generator>};
 }
 
 /// Views of one chain's state (u, φ, ∇φ: updated on acceptance) and scratch.
@@ -115,8 +125,8 @@ class ConstrainedChain {
     m_ = layout_.m;
     factor_[0] = Factor::at(c_.work, layout_.factor(0), m_, n_, layout_.k);
     factor_[1] = Factor::at(c_.work, layout_.factor(1), m_, n_, layout_.k);
-    dual_jacobian_ = c_.dual_work.matrix(0, m_, n_);
-    dual_outputs_ = c_.dual_work.vector(std::int64_t(m_) * n_, m_);
+    dual_jacobian_ = c_.dual_work.matrix(0, layout_.dual_jacobian ? m_ : 0, n_);
+    dual_outputs_ = c_.dual_work.vector(layout_.dual_outputs(), m_);
     nested_outputs_ = c_.nested_work.vector(0, m_);
   }
 
@@ -285,7 +295,9 @@ class ConstrainedChain {
     }
     for (int i = 0; i < n_; ++i) grad[i] = -grad[i];
     MatrixView<T> c = c_.work.matrix(layout_.c_matrix(), m_, n_);
-    f.add_half_log_det_gradient(g_, u, grad, c, dual_jacobian_, dual_outputs_, nested_outputs_);
+    f.add_half_log_det_gradient(
+        g_, u, grad, c, dual_jacobian_, dual_outputs_, nested_outputs_,
+        c_.work.vector(layout_.jacobian_vjp_work(), static_cast<int>(layout_.vjp_size)));
     *potential = -log_prior + f.half_log_det();
     bool finite = myriad::isfinite(*potential);
     for (int i = 0; i < n_ && finite; ++i) finite = myriad::isfinite(grad[i]);

@@ -9,7 +9,9 @@
 //   apply_transpose     out = Jᵀ w                      (N)
 //   gram_solve(v)       v ← G⁻¹ v
 //   half_log_det()      ½ log|G| = Σ log L_ii
-//   add_half_log_det_gradient(g, u, grad)   grad += ∇_u ½ log|J Jᵀ|   (§8)
+//   add_half_log_det_gradient(g, u, grad)   grad += ∇_u ½ log|J Jᵀ|   (§8): C = G⁻¹J, then
+//                       the generator's add_jacobian_vjp(u, J, C, …) when it has one
+//                       (model/generator.hpp), else ∂J/∂u_i on dual numbers, one pass per input
 //
 // DenseConstraintFactor stores J (M × N) and the Cholesky factor L (M × M) in the chain's
 // workspace. The structured representations (diagonal / triangular + low rank) implement the
@@ -92,20 +94,41 @@ struct DenseConstraintFactor {
   }
 
   /// grad += ∇_u ½ log|J Jᵀ| = Σ_mn C_mn ∂J_mn/∂u_i with C = G⁻¹J (constrained-hmc.md §8).
-  /// C (M × N) goes into `c`; ∂J/∂u_i comes from the generic-scalar Jacobian evaluated on duals
-  /// seeded along e_i (into `dual_jacobian`, M × N), or, without an analytic Jacobian, from
-  /// nested duals of generate() (N² passes).
+  /// C (M × N) goes into `c`; then the generator's add_jacobian_vjp(u, J, C, grad, vjp_work)
+  /// if it has one, else ∂J/∂u_i from the generic-scalar Jacobian evaluated on duals seeded along
+  /// e_i (into `dual_jacobian`, M × N), or, without an analytic Jacobian, from nested duals of
+  /// generate() (N² passes).
   template <class Generator, class Vec, class Grad, class DualMatrix, class DualScratch,
             class NestedScratch>
   MYRIAD_HD void add_half_log_det_gradient(const Generator& g, const Vec& u, Grad& grad,
                                            MatrixView<T> c, DualMatrix& dual_jacobian,
-                                           DualScratch& dual_outputs,
-                                           NestedScratch& nested_outputs) const {
+                                           DualScratch& dual_outputs, NestedScratch& nested_outputs,
+                                           ChainVector<T> vjp_work) const {
     for (int col = 0; col < n; ++col) {
       ChainVector<T> column = c.column(col);
       for (int i = 0; i < m; ++i) column[i] = jacobian(i, col);
       gram_solve(column);
     }
+    if constexpr (generator_has_jacobian_vjp<Generator>) {
+      (void)dual_jacobian;
+      (void)dual_outputs;
+      (void)nested_outputs;
+      g.add_jacobian_vjp(u, jacobian.as_const(), c.as_const(), grad, vjp_work);
+    } else {
+      (void)vjp_work;
+      add_contraction_by_duals(g, u, grad, c, dual_jacobian, dual_outputs, nested_outputs);
+    }
+  }
+
+ private:
+  // grad_i += Σ_mn C_mn ∂J_mn/∂u_i with ∂J/∂u_i on duals: N passes of jacobian(), or N² of
+  // generate() on nested duals.
+  template <class Generator, class Vec, class Grad, class DualMatrix, class DualScratch,
+            class NestedScratch>
+  MYRIAD_HD void add_contraction_by_duals(const Generator& g, const Vec& u, Grad& grad,
+                                          MatrixView<T> c, DualMatrix& dual_jacobian,
+                                          DualScratch& dual_outputs,
+                                          NestedScratch& nested_outputs) const {
     for (int i = 0; i < n; ++i) {
       T sum = T(0);
       if constexpr (generator_has_jacobian<Generator>) {
@@ -238,30 +261,46 @@ struct StructuredConstraintFactor {
   }
   MYRIAD_HD T half_log_det() const { return T(0.5) * gram().log_det(); }
 
-  /// grad += Σ_mn C_mn ∂J_mn/∂u_i, C = G⁻¹J, summed over the structurally non-zero entries only;
-  /// ∂J/∂u_i from structured_jacobian evaluated on duals seeded along e_i. For the diagonal form
-  /// only C_{j, K+j} = (G⁻¹)_jj d_j of the noise columns is needed.
+  /// grad += Σ_mn C_mn ∂J_mn/∂u_i, C = G⁻¹J, summed over the structurally non-zero entries only.
+  /// C goes into `c` on J's structure: for the diagonal form C_B by K solves and of the noise
+  /// columns only C_{j, K+j} = (G⁻¹)_jj d_j; for the triangular form C_B and the lower triangle
+  /// of C_T by TriangularPlusLowRankGram::solve_jacobian, O(KM²). Then the generator's
+  /// add_jacobian_vjp(u, J, C, grad, vjp_work) if it has one, else ∂J/∂u_i from
+  /// structured_jacobian evaluated on duals seeded along e_i (K + 1 compressed passes for the
+  /// diagonal form, N for the triangular one).
   template <class Generator, class Vec, class Grad, class DualMatrix, class DualScratch,
             class NestedScratch>
   MYRIAD_HD void add_half_log_det_gradient(const Generator& g, const Vec& u, Grad& grad,
                                            MatrixView<T> c, DualMatrix& dual_jacobian,
                                            DualScratch& /*dual_outputs*/,
-                                           NestedScratch& /*nested_outputs*/) const {
+                                           NestedScratch& /*nested_outputs*/,
+                                           ChainVector<T> vjp_work) const {
     const Gram factor = gram();
-    for (int col = 0; col < k; ++col) {
-      ChainVector<T> column = c.column(col);
-      for (int i = 0; i < m; ++i) column[i] = jacobian(i, col);
-      factor.solve(column);
-    }
     if constexpr (kDiagonal) {
-      for (int j = 0; j < m; ++j) c(j, k + j) = factor.inverse_diagonal(j) * jacobian(j, k + j);
-    } else {
-      for (int col = 0; col < m; ++col) {
-        ChainVector<T> column = c.column(k + col);
-        for (int i = 0; i < m; ++i) column[i] = i >= col ? jacobian(i, k + col) : T(0);
+      for (int col = 0; col < k; ++col) {
+        ChainVector<T> column = c.column(col);
+        for (int i = 0; i < m; ++i) column[i] = jacobian(i, col);
         factor.solve(column);
       }
+      for (int j = 0; j < m; ++j) c(j, k + j) = factor.inverse_diagonal(j) * jacobian(j, k + j);
+    } else {
+      factor.solve_jacobian(c);
     }
+    if constexpr (generator_has_jacobian_vjp<Generator>) {
+      (void)dual_jacobian;
+      g.add_jacobian_vjp(u, jacobian.as_const(), c.as_const(), grad, vjp_work);
+    } else {
+      (void)vjp_work;
+      add_contraction_by_duals(g, u, grad, c, dual_jacobian);
+    }
+  }
+
+ private:
+  // grad_i += Σ_mn C_mn ∂J_mn/∂u_i over J's structure with ∂J/∂u_i from structured_jacobian on
+  // duals seeded along e_i.
+  template <class Generator, class Vec, class Grad, class DualMatrix>
+  MYRIAD_HD void add_contraction_by_duals(const Generator& g, const Vec& u, Grad& grad,
+                                          MatrixView<T> c, DualMatrix& dual_jacobian) const {
     auto dual_b = parameter_block(dual_jacobian, k);
     auto dual_t = noise_block(dual_jacobian, k);
     if constexpr (kDiagonal) {

@@ -26,6 +26,10 @@
 //   MYRIAD_HD int num_parameters() const;                     // K for the structured forms
 //   template <class Vec, class Params, class Noise>
 //   MYRIAD_HD void structured_jacobian(const Vec& u, Params& B, Noise& T) const;
+//   template <class Vec, class Jac, class Cot, class Grad, class Work>
+//   MYRIAD_HD void add_jacobian_vjp(const Vec& u, const Jac& J, const Cot& C, Grad& grad,
+//                                   Work& work) const;   // see below
+//   MYRIAD_HD int jacobian_vjp_workspace() const;         // elements of `work` (default 0)
 //   template <class Out> MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt,
 //                                                  Out& u) const;  // a point on the manifold
 //   template <class Out> MYRIAD_HD void sample_prior(const RandomStream& rng,
@@ -41,6 +45,21 @@
 //                             e.g. Lotka–Volterra); Noise is an M × M matrix view, T(m, j) for
 //                             j ≤ m (entries above the diagonal are never read or written).
 //   dense:                    the default; J is formed from jacobian() or by dual numbers.
+//
+// The log-determinant gradient (constrained-hmc.md §8). The potential's ∇ ½ log|J Jᵀ| is the
+// vector–Jacobian product of the matrix-valued map u ↦ J(u) with the cotangent C = (J Jᵀ)⁻¹ J:
+//   grad_i += Σ_mn C(m, n) ∂J_mn/∂u_i.
+// Without add_jacobian_vjp the library forms ∂J/∂u_i on dual numbers seeded along each input,
+// N passes of jacobian() / structured_jacobian() (nested duals of generate() without either);
+// that is O(N × cost of J), e.g. O(N M²) for a Markov (triangular) generator. A generator that
+// can do better — a hand-written reverse sweep of its Jacobian recursion is O(cost of J) —
+// supplies add_jacobian_vjp. It receives u; J at u as the library holds it (the output of the
+// generator's own jacobian() or structured_jacobian() in the dense M × N layout, J(m, n));
+// the cotangent C (M × N, C(m, n)); and `work`, jacobian_vjp_workspace() elements of value_type
+// scratch carved from the chain's workspace (host or device: no allocation inside). It adds the
+// product into grad (N entries) and must not touch anything else. For the structured forms only
+// the entries of J and C where J is structurally non-zero are valid (B, and T's diagonal or
+// lower triangle): the member reads no others. Built-in: models/lotka_volterra.hpp.
 
 #include <cstdint>
 #include <string>
@@ -71,6 +90,22 @@ template <class G>
 struct has_jacobian<G, std::void_t<decltype(std::declval<const G&>().jacobian(
                            std::declval<const GeneratorProbeVector&>(),
                            std::declval<GeneratorProbeMatrix&>()))>> : std::true_type {};
+
+template <class G, class = void>
+struct has_jacobian_vjp : std::false_type {};
+template <class G>
+struct has_jacobian_vjp<
+    G, std::void_t<decltype(std::declval<const G&>().add_jacobian_vjp(
+           std::declval<const GeneratorProbeVector&>(), std::declval<const GeneratorProbeMatrix&>(),
+           std::declval<const GeneratorProbeMatrix&>(), std::declval<GeneratorProbeVector&>(),
+           std::declval<GeneratorProbeVector&>()))>> : std::true_type {};
+
+template <class G>
+using jacobian_vjp_workspace_t = decltype(std::declval<const G&>().jacobian_vjp_workspace());
+template <class G, class = void>
+struct has_jacobian_vjp_workspace : std::false_type {};
+template <class G>
+struct has_jacobian_vjp_workspace<G, std::void_t<jacobian_vjp_workspace_t<G>>> : std::true_type {};
 
 template <class G, class = void>
 struct has_log_prior_gradient : std::false_type {};
@@ -122,6 +157,23 @@ MYRIAD_HD void sample_generator_prior(const G& g, const RandomStream& rng, std::
 /// True when the generator supplies an analytic (generic-scalar) Jacobian.
 template <class G>
 constexpr bool generator_has_jacobian = detail::has_jacobian<G>::value;
+
+/// True when the generator supplies add_jacobian_vjp (the log-determinant gradient's
+/// vector–Jacobian product of u ↦ J(u); see the file comment).
+template <class G>
+constexpr bool generator_has_jacobian_vjp = detail::has_jacobian_vjp<G>::value;
+
+/// Elements of scratch the generator's add_jacobian_vjp needs (0 without one, or when it
+/// declares no jacobian_vjp_workspace()).
+template <class G>
+MYRIAD_HD int generator_jacobian_vjp_workspace(const G& g) {
+  if constexpr (generator_has_jacobian_vjp<G> && detail::has_jacobian_vjp_workspace<G>::value) {
+    return g.jacobian_vjp_workspace();
+  } else {
+    (void)g;
+    return 0;
+  }
+}
 
 /// True when the generator supplies ∇ log ρ.
 template <class G>

@@ -210,6 +210,134 @@ struct LotkaVolterraDynamics {
     }
   }
 
+  /// Elements of scratch add_series_jacobian_vjp needs: the states y_s (2S) and the adjoints
+  /// μⁿ (2N).
+  MYRIAD_HD int series_jacobian_vjp_workspace() const { return 2 * num_steps + 2 * num_inputs(); }
+
+  /// grad_i += Σ_{q,n} C(q, n) ∂Y_qn/∂u_i: the vector–Jacobian product of u ↦ Y(u) with
+  /// cotangent C (constrained-hmc.md §8, "VJP form"), where Y = ∂y/∂u is the Jacobian of the
+  /// series y = (r₁, f₁, …, r_S, f_S). Y is given at u, as LotkaVolterra::jacobian writes it
+  /// (columns 0 … K−1: B, then T); of Y and C only B and T's lower triangle are read, and of T's
+  /// rows 2s, 2s+1 only the columns of noise inputs of earlier steps. `work`:
+  /// series_jacobian_vjp_workspace() elements. Reverse mode of the tangent-linear simulator
+  /// ([derived]): O(SK + S²) operations, the order of one evaluation of Y, where N dual passes of
+  /// structured_jacobian cost N times that.
+  ///
+  /// Column n of Y follows the tangent-linear recursion (y_s = (r_s, f_s) the state before step
+  /// s = 0 … S−1, rows 2s, 2s+1 of Y holding ẏ_{s+1})
+  ///   ẏⁿ_{s+1} = A_s ẏⁿ_s + F_z(y_s) żⁿ + D e_{n, s},   ẏⁿ_0 = 0,
+  /// with A_s = ∂F/∂y (y_s, z) the drift step's Jacobian, F_z = ∂F/∂z, żⁿ = s_u z_n e_n for a
+  /// parameter input (s_u = prior_scale), D = diag(√δt σ_r, √δt σ_f) and e_{n, s} the unit
+  /// vector of noise input n if it belongs to step s. With cⁿ_s = (C(2s, n), C(2s+1, n)) and
+  /// Φ(u) = Σ_s Σ_n cⁿ_s · ẏⁿ_{s+1}, the adjoints of the tangents
+  ///   μⁿ_{s+1} = cⁿ_s + A_{s+1}ᵀ μⁿ_{s+2}       (μⁿ_{S+1} = 0)
+  /// give dΦ = Σ_s Σ_n μⁿ_{s+1} · (dA_s ẏⁿ_s + d(F_z(y_s) żⁿ)). Its explicit partials w_s = ∂/∂y_s
+  /// and ζ = ∂/∂z need only the 2 × 2 sums P_s = Σ_n μⁿ_{s+1} ẏⁿ_sᵀ (A and F_z are bilinear in r,
+  /// f and linear in z) and the K parameter inputs' ż terms; the simulator's own reverse sweep
+  ///   ȳ_s = w_s + A_sᵀ ȳ_{s+1} (ȳ_S = 0),   ∂Φ/∂u₂ (step s) = D ȳ_{s+1},
+  ///   z̄ = ζ + Σ_s F_z(y_s)ᵀ ȳ_{s+1},          ∂Φ/∂u₁[k] = s_u z_k z̄_k,
+  /// carries them to u. ẏⁿ_s = 0 for the noise inputs of steps ≥ s, so step s visits the K
+  /// parameters and the 2s noise inputs of earlier steps; the states come from a forward sweep.
+  template <class Vec, class Jac, class Cot, class Grad, class Work>
+  MYRIAD_HD void add_series_jacobian_vjp(const Vec& u, const Jac& Y, const Cot& C, Grad& grad,
+                                         Work& work) const {
+    constexpr int K = kNumParameters;
+    const int S = num_steps;
+    const double h = dt, su = prior_scale;
+    double z[K];
+    parameters(u, z);
+    const double scale_r = noise_scale_r(), scale_f = noise_scale_f();
+    double r = r0, f = f0;  // forward sweep: y_s into work[2s], work[2s + 1]
+    for (int s = 0; s < S; ++s) {
+      work[2 * s] = r;
+      work[2 * s + 1] = f;
+      double base_r, base_f;
+      drift_step(z, r, f, base_r, base_f);
+      r = base_r + scale_r * u[K + 2 * s];
+      f = base_f + scale_f * u[K + 2 * s + 1];
+    }
+    const int mu = 2 * S;  // μⁿ at work[mu + 2n], work[mu + 2n + 1]
+    double z_bar[K] = {0, 0, 0, 0};
+    double y_bar_r = 0, y_bar_f = 0;         // ȳ_{s+1}
+    double a_next[2][2] = {{0, 0}, {0, 0}};  // A_{s+1}
+    for (int s = S - 1; s >= 0; --s) {
+      r = work[2 * s];
+      f = work[2 * s + 1];
+      const double a[2][2] = {{1 + h * (z[0] - z[1] * f), -h * z[1] * r},
+                              {h * z[3] * f, 1 + h * (z[3] * r - z[2])}};
+      double p_rr = 0, p_rf = 0, p_fr = 0, p_ff = 0;  // P_s
+      double w_r = 0, w_f = 0;                        // w_s
+      const int active = K + 2 * s;  // the parameters and the noise inputs of steps < s
+      for (int n = 0; n < active; ++n) {
+        double mu_r = C(2 * s, n), mu_f = C(2 * s + 1, n);
+        if (s < S - 1) {
+          const double next_r = work[mu + 2 * n], next_f = work[mu + 2 * n + 1];
+          mu_r += a_next[0][0] * next_r + a_next[1][0] * next_f;
+          mu_f += a_next[0][1] * next_r + a_next[1][1] * next_f;
+        }
+        work[mu + 2 * n] = mu_r;
+        work[mu + 2 * n + 1] = mu_f;
+        if (s > 0) {
+          // ẏⁿ_s: rows 2s−2, 2s−1. T(2s−2, 2s−1) lies above the diagonal (r_s does not depend
+          // on u^(f)_s) and is not read.
+          const double dr = n == K + 2 * s - 1 ? 0.0 : double(Y(2 * s - 2, n));
+          const double df = Y(2 * s - 1, n);
+          p_rr += mu_r * dr;
+          p_rf += mu_r * df;
+          p_fr += mu_f * dr;
+          p_ff += mu_f * df;
+        }
+        if (n < K) {
+          // żⁿ = s_u z_n e_n: the terms of μ · F_z(y_s) żⁿ, differentiated in y_s and (through
+          // ż_n, ∂ż_n/∂z_n = s_u) in z_n.
+          const double dz = su * z[n];
+          switch (n) {
+            case 0:  // δt μ_r ż₀ r
+              w_r += h * mu_r * dz;
+              z_bar[0] += h * mu_r * r * su;
+              break;
+            case 1:  // −δt μ_r ż₁ r f
+              w_r -= h * mu_r * dz * f;
+              w_f -= h * mu_r * dz * r;
+              z_bar[1] -= h * mu_r * r * f * su;
+              break;
+            case 2:  // −δt μ_f ż₂ f
+              w_f -= h * mu_f * dz;
+              z_bar[2] -= h * mu_f * f * su;
+              break;
+            default:  // δt μ_f ż₃ r f
+              w_r += h * mu_f * dz * f;
+              w_f += h * mu_f * dz * r;
+              z_bar[3] += h * mu_f * r * f * su;
+              break;
+          }
+        }
+      }
+      // The A_s ẏ_s terms: ∂/∂r and ∂/∂f of A_s (entries −δt z₁ f, δt z₃ f; −δt z₁ r, δt z₃ r)
+      // and ∂/∂z (δt r ·, −δt(f ṙ + r ḟ) for z₁, −δt ḟ for z₂, δt(f ṙ + r ḟ) for z₃).
+      w_r += h * (z[3] * p_ff - z[1] * p_rf);
+      w_f += h * (z[3] * p_fr - z[1] * p_rr);
+      z_bar[0] += h * p_rr;
+      z_bar[1] -= h * (f * p_rr + r * p_rf);
+      z_bar[2] -= h * p_ff;
+      z_bar[3] += h * (f * p_fr + r * p_ff);
+      // The simulator's reverse sweep: y_{s+1} = F(y_s, z) + D (u^(r)_s, u^(f)_s).
+      grad[K + 2 * s] += scale_r * y_bar_r;
+      grad[K + 2 * s + 1] += scale_f * y_bar_f;
+      z_bar[0] += h * r * y_bar_r;
+      z_bar[1] -= h * r * f * y_bar_r;
+      z_bar[2] -= h * f * y_bar_f;
+      z_bar[3] += h * r * f * y_bar_f;
+      const double prev_bar_r = w_r + a[0][0] * y_bar_r + a[1][0] * y_bar_f;
+      const double prev_bar_f = w_f + a[0][1] * y_bar_r + a[1][1] * y_bar_f;
+      y_bar_r = prev_bar_r;
+      y_bar_f = prev_bar_f;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) a_next[i][j] = a[i][j];
+    }
+    for (int k = 0; k < K; ++k) grad[k] += su * z[k] * z_bar[k];
+  }
+
   /// With u₁ fixed, the u₂ that makes the simulator reproduce `series` (interleaved r, f):
   /// each Euler step is affine in its own noise (§12.2), u^(r)_s = (r̄_s − r'_s)/(√δt σ_r) with
   /// r'_s the drift step from the state the simulator itself computes (r_{s−1} + √δt σ u), so
@@ -318,6 +446,17 @@ struct LotkaVolterra {
   MYRIAD_HD void structured_jacobian(const Vec& u, Params& B, Noise& T) const {
     blocks(u, B, T, false);
   }
+
+  /// grad_i += Σ_mn C(m, n) ∂J_mn/∂u_i, the log-determinant gradient's vector–Jacobian product
+  /// (model/generator.hpp) by a hand-written reverse sweep of the Jacobian recursion:
+  /// LotkaVolterraDynamics::add_series_jacobian_vjp, O(SK + S²) = O(MN) against the O(N M²) of
+  /// N dual passes of structured_jacobian. J as structured_jacobian or jacobian wrote it at u.
+  template <class Vec, class Jac, class Cot, class Grad, class Work>
+  MYRIAD_HD void add_jacobian_vjp(const Vec& u, const Jac& J, const Cot& C, Grad& grad,
+                                  Work& work) const {
+    dynamics.add_series_jacobian_vjp(u, J, C, grad, work);
+  }
+  MYRIAD_HD int jacobian_vjp_workspace() const { return dynamics.series_jacobian_vjp_workspace(); }
 
   /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose), the numbers the library's default
   /// prior sampler (sample_generator_prior) draws, which the ABC baselines use.

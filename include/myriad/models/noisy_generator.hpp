@@ -8,8 +8,9 @@
 // disconnected fibres. The Gram structure is dense for now (the default).
 //
 // The wrapper is trivially copyable when the inner generator is; members that need an optional
-// member of the inner generator (jacobian, log_prior_gradient, initialize, quantities) exist
-// only when it does, so the compile-time detection of model/generator.hpp sees through it.
+// member of the inner generator (jacobian, add_jacobian_vjp, log_prior_gradient, initialize,
+// quantities) exist only when it does, so the compile-time detection of model/generator.hpp sees
+// through it.
 
 #include <cmath>
 #include <cstdint>
@@ -170,6 +171,20 @@ struct Noisy {
     const int N = inner_dim(), M = output_dim();
     for (int m = 0; m < M; ++m)
       for (int j = 0; j < M; ++j) J(m, N + j) = j == m ? S(epsilon) : S(0);
+  }
+
+  /// The log-determinant gradient's vector–Jacobian product (model/generator.hpp), when the
+  /// inner generator has one: the εI block of J is constant, so only J_x's entries contribute,
+  /// and J_x and its cotangent occupy the first N columns of J and C, as in the inner layout.
+  template <class Vec, class Jac, class Cot, class Grad, class Work, class G = Generator,
+            std::enable_if_t<generator_has_jacobian_vjp<G>, int> = 0>
+  MYRIAD_HD void add_jacobian_vjp(const Vec& v, const Jac& J, const Cot& C, Grad& grad,
+                                  Work& work) const {
+    inner.add_jacobian_vjp(v, J, C, grad, work);
+  }
+  template <class G = Generator, std::enable_if_t<generator_has_jacobian_vjp<G>, int> = 0>
+  MYRIAD_HD int jacobian_vjp_workspace() const {
+    return generator_jacobian_vjp_workspace(inner);
   }
 
   /// The exact closed form of §9 and §12.4: u from the inner prior (draw_prior with
