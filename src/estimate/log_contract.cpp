@@ -17,33 +17,31 @@ bool contains(const std::vector<int>& list, int value) {
 
 }  // namespace
 
-LogTensor log_sum_product(const std::vector<const LogTensor*>& inputs,
-                          const std::vector<int>& eliminate) {
+LogSumProductPlan plan_log_sum_product(const std::vector<LogTensorView>& inputs,
+                                       const std::vector<int>& eliminate,
+                                       const std::vector<int>* out_vars) {
   MYRIAD_EXPECTS(!inputs.empty(), "log_sum_product: no input tensors");
+  MYRIAD_EXPECTS(inputs.size() <= static_cast<std::size_t>(kMaxStepInputs), "log_sum_product: ",
+                 inputs.size(), " inputs in one step (at most ", kMaxStepInputs, ")");
 
   // The union D of the inputs' variables, in order of first appearance, with one extent each.
   std::vector<int> vars;
   std::vector<std::int64_t> extents;
   for (std::size_t j = 0; j < inputs.size(); ++j) {
-    MYRIAD_EXPECTS(inputs[j] != nullptr, "log_sum_product: input ", j, " is null");
-    const LogTensor& t = *inputs[j];
+    const LogTensorView& t = inputs[j];
+    MYRIAD_EXPECTS(t.vars.size() == t.extents.size() && t.vars.size() == t.strides.size(),
+                   "log_sum_product: input ", j, " has inconsistent axes");
     for (int a = 0; a < t.rank(); ++a) {
-      const auto it = std::find(vars.begin(), vars.end(), t.vars()[a]);
+      const auto it = std::find(vars.begin(), vars.end(), t.vars[a]);
       if (it == vars.end()) {
-        vars.push_back(t.vars()[a]);
-        extents.push_back(t.extents()[a]);
+        vars.push_back(t.vars[a]);
+        extents.push_back(t.extents[a]);
       } else {
         const std::int64_t extent = extents[static_cast<std::size_t>(it - vars.begin())];
-        MYRIAD_EXPECTS(extent == t.extents()[a], "log_sum_product: variable ", t.vars()[a],
-                       " has extent ", t.extents()[a], " in input ", j, " but ", extent,
+        MYRIAD_EXPECTS(extent == t.extents[a], "log_sum_product: variable ", t.vars[a],
+                       " has extent ", t.extents[a], " in input ", j, " but ", extent,
                        " in an earlier input");
       }
-    }
-    // +inf or NaN would make the max shift meaningless; −inf is a zero weight.
-    for (std::int64_t i = 0; i < t.size(); ++i) {
-      const double x = t.data()[i];
-      MYRIAD_EXPECTS(!std::isnan(x) && x != INFINITY, "log_sum_product: input ", j, " holds ", x,
-                     " at element ", i, " (log values must be finite or -inf)");
     }
   }
   for (std::size_t b = 0; b < eliminate.size(); ++b) {
@@ -52,86 +50,80 @@ LogTensor log_sum_product(const std::vector<const LogTensor*>& inputs,
     MYRIAD_EXPECTS(std::count(eliminate.begin(), eliminate.end(), eliminate[b]) == 1,
                    "log_sum_product: variable ", eliminate[b], " is listed twice to eliminate");
   }
+  const auto extent_of = [&](int var) {
+    return extents[static_cast<std::size_t>(std::find(vars.begin(), vars.end(), var) - vars.begin())];
+  };
 
-  // Output variables D \ E and eliminated variables E, with each input's stride along them (0
-  // where an input lacks a variable: it broadcasts).
-  std::vector<int> out_vars;
-  std::vector<std::int64_t> out_extents, elim_extents;
-  for (std::size_t v = 0; v < vars.size(); ++v) {
-    if (contains(eliminate, vars[v])) continue;
-    out_vars.push_back(vars[v]);
-    out_extents.push_back(extents[v]);
-  }
-  for (int var : eliminate)
-    elim_extents.push_back(
-        extents[static_cast<std::size_t>(std::find(vars.begin(), vars.end(), var) - vars.begin())]);
-  const std::int64_t n_elim =
-      checked_index_space_size(elim_extents, "log_sum_product (eliminated variables)");
-  LogTensor out(out_vars, out_extents);
-
-  const std::size_t n_in = inputs.size(), n_out_axes = out_vars.size(),
-                    n_elim_axes = eliminate.size();
-  std::vector<std::int64_t> out_strides(n_in * n_out_axes), elim_strides(n_in * n_elim_axes);
-  std::vector<const double*> data(n_in);
-  for (std::size_t j = 0; j < n_in; ++j) {
-    data[j] = inputs[j]->data();
-    for (std::size_t a = 0; a < n_out_axes; ++a)
-      out_strides[j * n_out_axes + a] = inputs[j]->stride_of(out_vars[a]);
-    for (std::size_t b = 0; b < n_elim_axes; ++b)
-      elim_strides[j * n_elim_axes + b] = inputs[j]->stride_of(eliminate[b]);
-  }
-
-  const std::int64_t n_out = out.size();
-  double* result = out.data();
-#pragma omp parallel if (n_out * n_elim >= (std::int64_t{1} << 15))
-  {
-    std::vector<std::int64_t> base(n_in), offset(n_in), digit(n_elim_axes);
-    // Visits s = Σ_j T_j at every assignment of E, for the output element whose input offsets
-    // are `base`; an odometer over E (last variable fastest) moves each input's offset.
-    auto sweep = [&](auto&& visit) {
-      offset = base;
-      std::fill(digit.begin(), digit.end(), 0);
-      for (std::int64_t e = 0; e < n_elim; ++e) {
-        double s = 0.0;
-        for (std::size_t j = 0; j < n_in; ++j) s += data[j][offset[j]];
-        visit(s);
-        for (std::size_t b = n_elim_axes; b-- > 0;) {
-          for (std::size_t j = 0; j < n_in; ++j) offset[j] += elim_strides[j * n_elim_axes + b];
-          if (++digit[b] < elim_extents[b]) break;
-          for (std::size_t j = 0; j < n_in; ++j)
-            offset[j] -= elim_strides[j * n_elim_axes + b] * elim_extents[b];
-          digit[b] = 0;
-        }
-      }
-    };
-#pragma omp for schedule(static)
-    for (std::int64_t o = 0; o < n_out; ++o) {
-      std::fill(base.begin(), base.end(), 0);
-      std::int64_t rest = o;
-      for (std::size_t a = n_out_axes; a-- > 0;) {
-        const std::int64_t i = rest % out_extents[a];
-        rest /= out_extents[a];
-        for (std::size_t j = 0; j < n_in; ++j) base[j] += i * out_strides[j * n_out_axes + a];
-      }
-      // LSE_E s = m + log Σ_E exp(s − m), m = max_E s (mpis.md §3.4, exact kernel, no eps).
-      double m = -INFINITY;
-      sweep([&](double s) { m = std::max(m, s); });
-      if (m == -INFINITY || m == INFINITY) {  // all zero weights, or a sum that overflowed
-        result[o] = m;
-        continue;
-      }
-      double sum = 0.0;
-      sweep([&](double s) { sum += std::exp(s - m); });
-      result[o] = m + std::log(sum);
+  LogSumProductPlan plan;
+  if (out_vars) {
+    for (int v : *out_vars) {
+      MYRIAD_EXPECTS(contains(vars, v) && !contains(eliminate, v),
+                     "log_sum_product: output variable ", v,
+                     " is carried by no input or is eliminated");
+      MYRIAD_EXPECTS(std::count(out_vars->begin(), out_vars->end(), v) == 1,
+                     "log_sum_product: output variable ", v, " is listed twice");
     }
+    MYRIAD_EXPECTS(out_vars->size() + eliminate.size() == vars.size(),
+                   "log_sum_product: the output variables leave some input variable neither kept "
+                   "nor eliminated");
+    plan.out_vars = *out_vars;
+  } else {
+    for (int v : vars)
+      if (!contains(eliminate, v)) plan.out_vars.push_back(v);
   }
+  MYRIAD_EXPECTS(plan.out_vars.size() <= static_cast<std::size_t>(kMaxStepAxes) &&
+                     eliminate.size() <= static_cast<std::size_t>(kMaxStepAxes),
+                 "log_sum_product: ", plan.out_vars.size(), " kept and ", eliminate.size(),
+                 " eliminated axes (at most ", kMaxStepAxes, " each)");
+  std::vector<std::int64_t> elim_extents;
+  for (int v : plan.out_vars) plan.out_extents.push_back(extent_of(v));
+  for (int v : eliminate) elim_extents.push_back(extent_of(v));
+  plan.out_size = checked_index_space_size(plan.out_extents, "log_sum_product (output)");
+
+  LogSumProductElement& k = plan.element;
+  k.inputs = static_cast<int>(inputs.size());
+  k.out_axes = static_cast<int>(plan.out_vars.size());
+  k.elim_axes = static_cast<int>(eliminate.size());
+  k.elim_size = checked_index_space_size(elim_extents, "log_sum_product (eliminated variables)");
+  for (int a = 0; a < k.out_axes; ++a) k.out_extent[a] = plan.out_extents[a];
+  for (int b = 0; b < k.elim_axes; ++b) k.elim_extent[b] = elim_extents[b];
+  for (int j = 0; j < k.inputs; ++j) {
+    k.data[j] = inputs[j].data;
+    for (int a = 0; a < k.out_axes; ++a) k.out_stride[j][a] = inputs[j].stride_of(plan.out_vars[a]);
+    for (int b = 0; b < k.elim_axes; ++b) k.elim_stride[j][b] = inputs[j].stride_of(eliminate[b]);
+  }
+  return plan;
+}
+
+LogTensor log_sum_product(const std::vector<const LogTensor*>& inputs,
+                          const std::vector<int>& eliminate, const std::vector<int>* out_vars) {
+  MYRIAD_EXPECTS(!inputs.empty(), "log_sum_product: no input tensors");
+  std::vector<LogTensorView> views;
+  for (std::size_t j = 0; j < inputs.size(); ++j) {
+    MYRIAD_EXPECTS(inputs[j] != nullptr, "log_sum_product: input ", j, " is null");
+    const LogTensor& t = *inputs[j];
+    // +inf or NaN would make the max shift meaningless; −inf is a zero weight.
+    for (std::int64_t i = 0; i < t.size(); ++i) {
+      const double x = t.data()[i];
+      MYRIAD_EXPECTS(!std::isnan(x) && x != INFINITY, "log_sum_product: input ", j, " holds ", x,
+                     " at element ", i, " (log values must be finite or -inf)");
+    }
+    views.push_back(t.view());
+  }
+  const LogSumProductPlan plan = plan_log_sum_product(views, eliminate, out_vars);
+  LogTensor out(plan.out_vars, plan.out_extents);
+  const LogSumProductInto step{plan.element, out.data()};
+  const std::int64_t n_out = plan.out_size;
+#pragma omp parallel for schedule(static) if (n_out * plan.element.elim_size >= (std::int64_t{1} << 15))
+  for (std::int64_t o = 0; o < n_out; ++o) step(o);
   return out;
 }
 
-LogTensor log_sum_product(const std::vector<LogTensor>& inputs, const std::vector<int>& eliminate) {
+LogTensor log_sum_product(const std::vector<LogTensor>& inputs, const std::vector<int>& eliminate,
+                          const std::vector<int>* out_vars) {
   std::vector<const LogTensor*> pointers;
   for (const LogTensor& t : inputs) pointers.push_back(&t);
-  return log_sum_product(pointers, eliminate);
+  return log_sum_product(pointers, eliminate, out_vars);
 }
 
 namespace {

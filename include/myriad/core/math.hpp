@@ -22,6 +22,9 @@ MYRIAD_UNARY_MATH(sin)
 MYRIAD_UNARY_MATH(cos)
 MYRIAD_UNARY_MATH(tanh)
 MYRIAD_UNARY_MATH(fabs)
+MYRIAD_UNARY_MATH(tan)
+MYRIAD_UNARY_MATH(atan)
+MYRIAD_UNARY_MATH(lgamma)
 #undef MYRIAD_UNARY_MATH
 
 MYRIAD_HD MYRIAD_INLINE double pow(double x, double y) { return ::pow(x, y); }

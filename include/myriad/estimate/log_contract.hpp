@@ -7,9 +7,31 @@
 #include <cstdint>
 #include <vector>
 
+#include "myriad/estimate/log_sum_product_element.hpp"
 #include "myriad/estimate/log_tensor.hpp"
 
 namespace myriad {
+
+/// The geometry of one step U = LSE_E(Σ_j T_j) over strided views: the per-element functor
+/// (estimate/log_sum_product_element.hpp) and the output's variables and extents. The output is
+/// contiguous row-major over out_vars.
+struct LogSumProductPlan {
+  LogSumProductElement element;
+  std::vector<int> out_vars;
+  std::vector<std::int64_t> out_extents;
+  std::int64_t out_size = 1;
+};
+
+/// Plans U = LSE_E(Σ_j T_j) over `inputs` (data pointers may be device addresses: only the
+/// geometry is read). The output variables are D \ E in order of first appearance in the
+/// inputs, or `out_vars` when given (which must hold exactly D \ E). Throws
+/// myriad::invalid_argument for no inputs, a variable whose extents disagree between inputs,
+/// a variable to eliminate that no input carries or that is listed twice, an out_vars that is
+/// not D \ E, more than kMaxStepInputs inputs or kMaxStepAxes axes, and index spaces beyond
+/// kMaxLogTensorSize.
+LogSumProductPlan plan_log_sum_product(const std::vector<LogTensorView>& inputs,
+                                       const std::vector<int>& eliminate,
+                                       const std::vector<int>* out_vars = nullptr);
 
 /// U = LSE_E(Σ_j T_j) (mpis.md §3.2): the broadcast sum of the inputs over the union D of
 /// their variables, log-sum-exp'd over the variables in `eliminate`. The result is over D \ E,
@@ -24,9 +46,12 @@ namespace myriad {
 /// Throws myriad::invalid_argument for no inputs, a variable whose extents disagree between
 /// inputs, a variable to eliminate that no input carries or that is listed twice, NaN or +inf
 /// entries, and index spaces beyond kMaxLogTensorSize.
+/// With `out_vars`, the result's axes are in that order (see plan_log_sum_product).
 LogTensor log_sum_product(const std::vector<const LogTensor*>& inputs,
-                          const std::vector<int>& eliminate);
-LogTensor log_sum_product(const std::vector<LogTensor>& inputs, const std::vector<int>& eliminate);
+                          const std::vector<int>& eliminate,
+                          const std::vector<int>* out_vars = nullptr);
+LogTensor log_sum_product(const std::vector<LogTensor>& inputs, const std::vector<int>& eliminate,
+                          const std::vector<int>* out_vars = nullptr);
 
 /// One step of an elimination order (mpis.md §3.2): merge the live tensors `inputs` and sum
 /// out `eliminate`. Tensor ids: 0..m−1 are the m given tensors, m + t is the output of step t.

@@ -32,6 +32,71 @@ inline std::int64_t checked_index_space_size(const std::vector<std::int64_t>& ex
   return size;
 }
 
+/// A non-owning strided view of log values over named variables, as LogTensor's axes: the host
+/// metadata of a tensor whose values may live on the host or on a device (only `data` is read
+/// there, never on the host by the functions that take views). Strides are in elements; a
+/// stride of 0 repeats a value along an axis.
+struct LogTensorView {
+  const double* data = nullptr;
+  std::vector<int> vars;
+  std::vector<std::int64_t> extents;
+  std::vector<std::int64_t> strides;
+
+  int rank() const { return static_cast<int>(vars.size()); }
+  /// Axis of `var`, or −1.
+  int axis_of(int var) const {
+    for (int a = 0; a < rank(); ++a)
+      if (vars[a] == var) return a;
+    return -1;
+  }
+  bool has_var(int var) const { return axis_of(var) >= 0; }
+  /// Stride of `var`, 0 when the view does not carry it (it broadcasts).
+  std::int64_t stride_of(int var) const {
+    const int a = axis_of(var);
+    return a < 0 ? 0 : strides[a];
+  }
+  /// Extent of `var`; throws when the view does not carry it.
+  std::int64_t extent_of(int var) const {
+    const int a = axis_of(var);
+    MYRIAD_EXPECTS(a >= 0, "LogTensorView: no variable ", var);
+    return extents[a];
+  }
+  /// Elements start, start + step, …, start + (count − 1)·step of `var`.
+  LogTensorView slice(int var, std::int64_t start, std::int64_t step, std::int64_t count) const {
+    const int a = axis_of(var);
+    MYRIAD_EXPECTS(a >= 0, "LogTensorView::slice: no variable ", var);
+    MYRIAD_EXPECTS(count >= 1 && start >= 0 && step >= 1 && start + (count - 1) * step < extents[a],
+                   "LogTensorView::slice: elements ", start, " + ", step, "·i, i < ", count,
+                   " of variable ", var, " are outside [0, ", extents[a], ")");
+    LogTensorView out = *this;
+    out.data = data + start * strides[a];
+    out.extents[a] = count;
+    out.strides[a] = strides[a] * step;
+    return out;
+  }
+  /// The same values with variable `from` called `to` (which it must not carry already).
+  LogTensorView renamed(int from, int to) const {
+    const int a = axis_of(from);
+    MYRIAD_EXPECTS(a >= 0, "LogTensorView::renamed: no variable ", from);
+    MYRIAD_EXPECTS(from == to || !has_var(to), "LogTensorView::renamed: variable ", to,
+                   " is there already");
+    LogTensorView out = *this;
+    out.vars[a] = to;
+    return out;
+  }
+};
+
+/// Row-major strides of a contiguous tensor with these extents (last axis fastest).
+inline std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& extents) {
+  std::vector<std::int64_t> strides(extents.size());
+  std::int64_t stride = 1;
+  for (std::size_t a = extents.size(); a-- > 0;) {
+    strides[a] = stride;
+    stride *= extents[a];
+  }
+  return strides;
+}
+
 class LogTensor {
  public:
   /// A scalar (rank 0) log value 0, i.e. weight 1.
@@ -52,6 +117,9 @@ class LogTensor {
   }
 
   static LogTensor scalar(double value) { return LogTensor({}, {}, std::vector<double>{value}); }
+
+  /// A strided view of this tensor's values (valid while the tensor lives and keeps its size).
+  LogTensorView view() const { return {values_.data(), vars_, extents_, row_major_strides(extents_)}; }
 
   const std::vector<int>& vars() const { return vars_; }
   const std::vector<std::int64_t>& extents() const { return extents_; }

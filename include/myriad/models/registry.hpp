@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "myriad/model/exact_moment.hpp"
 #include "myriad/run/abc_config.hpp"
 #include "myriad/run/ais_config.hpp"
 #include "myriad/run/chmc_config.hpp"
@@ -49,13 +50,6 @@ class ModelArguments {
   const std::string& raw(const std::string& name) const;
   std::string model_;
   std::vector<std::pair<std::string, std::string>> values_;
-};
-
-/// A known posterior mean and standard deviation of a recorded quantity.
-struct ExactMoment {
-  std::string name;
-  double mean;
-  double sd;
 };
 
 /// Density models are sampled by HMC (and some also annealed by `myriad ais`); generator models
