@@ -131,8 +131,7 @@ TEST(MpisPaperModels, StructureMatchesThePaper) {
   const PlatedStructure os = occupancy.host_model().structure();
   expect_latent_names(os, {"mu_bird_mean", "sigma_bird_mean", "mu_quality_weight",
                            "sigma_quality_weight", "mu_weather_weight", "sigma_weather_weight",
-                           "bird_mean", "quality_weight", "weather_weight", "bird_year_mean",
-                           "z"});
+                           "bird_mean", "quality_weight", "weather_weight", "bird_year_mean", "z"});
   // z's proposal is the parent mixture over both of its parents (Eq. 73).
   EXPECT_EQ(os.latent_decl(Occupancy::kOccupied).proposal_parents,
             (std::vector<int>{Occupancy::kBirdYearMean, Occupancy::kWeatherWeight}));
@@ -187,9 +186,9 @@ TEST(MpisPaperModels, BusBreakdownDensities) {
   for (const auto& ybi : {std::vector<std::int64_t>{0, 0, 0}, {1, 2, 17}, {2, 1, 29}}) {
     const std::int64_t i = (ybi[0] * 3 + ybi[1]) * 30 + ybi[2];
     const double logit = alpha + company[data.company()[i]] + journey[data.journey_type()[i]];
-    expect_close(m.log_likelihood(BusBreakdown::kDelay, parents,
-                                  plate_index({ybi[0], ybi[1], ybi[2]})),
-                 binomial_lpmf(data.delay()[i], 131, logit), "delay " + std::to_string(i));
+    expect_close(
+        m.log_likelihood(BusBreakdown::kDelay, parents, plate_index({ybi[0], ybi[1], ybi[2]})),
+        binomial_lpmf(data.delay()[i], 131, logit), "delay " + std::to_string(i));
   }
 }
 
@@ -212,12 +211,12 @@ TEST(MpisPaperModels, ChimpanzeesDensities) {
     expect_close(m.log_proposal(g, &z, {}, root), normal_lpdf(z, 0, 10), "N(0, 10) proposal");
   }
   const double sigma_actor = 1.7, sigma_block = 0.4;
-  expect_close(m.log_prior(Chimpanzees::kAlphaActor, &z, parent_values({&sigma_actor}),
-                           plate_index({4})),
-               normal_lpdf(z, 0, sigma_actor), "alpha_actor | sigma_actor");
-  expect_close(m.log_prior(Chimpanzees::kAlphaBlock, &z, parent_values({&sigma_block}),
-                           plate_index({4, 5})),
-               normal_lpdf(z, 0, sigma_block), "alpha_block | sigma_block");
+  expect_close(
+      m.log_prior(Chimpanzees::kAlphaActor, &z, parent_values({&sigma_actor}), plate_index({4})),
+      normal_lpdf(z, 0, sigma_actor), "alpha_actor | sigma_actor");
+  expect_close(
+      m.log_prior(Chimpanzees::kAlphaBlock, &z, parent_values({&sigma_block}), plate_index({4, 5})),
+      normal_lpdf(z, 0, sigma_block), "alpha_block | sigma_block");
   expect_close(m.log_proposal(Chimpanzees::kAlphaBlock, &z, {}, plate_index({4, 5})),
                normal_lpdf(z, 0, 1), "alpha_block proposal");
 
@@ -285,9 +284,9 @@ TEST(MpisPaperModels, OccupancyDensitiesAndMixtureProposal) {
                  "species latent proposal");
   }
   const double bird_mean = 1.2;
-  expect_close(m.log_prior(Occupancy::kBirdYearMean, &z, parent_values({&bird_mean}),
-                           plate_index({7, 3})),
-               normal_lpdf(z, bird_mean, 1), "bird_year_mean | bird_mean");
+  expect_close(
+      m.log_prior(Occupancy::kBirdYearMean, &z, parent_values({&bird_mean}), plate_index({7, 3})),
+      normal_lpdf(z, bird_mean, 1), "bird_year_mean | bird_mean");
 
   // z: the prior conditional Bernoulli(σ(bird_year_mean · weather_weight · Weather)), and the
   // proposal is the same conditional given the proposal parents' particles.
@@ -310,11 +309,11 @@ TEST(MpisPaperModels, OccupancyDensitiesAndMixtureProposal) {
       for (double occupied : {0.0, 1.0}) {
         const double detection_logit =
             occupied == 1.0 ? quality_weight * data.quality()[visit] : -10.0;
-        expect_close(m.log_likelihood(Occupancy::kDetected,
-                                      parent_values({&occupied, &quality_weight}),
-                                      plate_index({jmi[0], jmi[1], jmi[2], r})),
-                     bernoulli_lpmf(data.detected()[visit], detection_logit),
-                     "detection " + std::to_string(visit));
+        expect_close(
+            m.log_likelihood(Occupancy::kDetected, parent_values({&occupied, &quality_weight}),
+                             plate_index({jmi[0], jmi[1], jmi[2], r})),
+            bernoulli_lpmf(data.detected()[visit], detection_logit),
+            "detection " + std::to_string(visit));
       }
     }
   }
@@ -358,10 +357,9 @@ void expect_normal_moments(const std::vector<double>& x, double mean, double sd,
 void expect_fraction_below(const std::vector<double>& draws, double x, double probability,
                            const std::string& what) {
   const double n = static_cast<double>(draws.size());
-  const double fraction =
-      static_cast<double>(std::count_if(draws.begin(), draws.end(), [&](double v) {
-        return v <= x;
-      })) / n;
+  const double fraction = static_cast<double>(std::count_if(draws.begin(), draws.end(),
+                                                            [&](double v) { return v <= x; })) /
+                          n;
   EXPECT_NEAR(fraction, probability, 5 * std::sqrt(probability * (1 - probability) / n)) << what;
 }
 
@@ -399,16 +397,15 @@ TEST(MpisPaperModels, ProposalSamplersMatchTheirProposals) {
   // proposal parents, at sites with different Weather.
   const OccupancyData occupancy = OccupancyData::synthetic(1);
   const Occupancy o = occupancy.host_model();
-  expect_normal_moments(
-      proposal_draws(o, Occupancy::kWeatherWeight, 1, {}, plate_index({4}))[0], 0, 1,
-      "weather_weight ~ N(0, 1)");
+  expect_normal_moments(proposal_draws(o, Occupancy::kWeatherWeight, 1, {}, plate_index({4}))[0], 0,
+                        1, "weather_weight ~ N(0, 1)");
   const double bird_year_mean = 0.9, weather_weight = 1.6;
   for (const auto& jmi : {std::vector<std::int64_t>{0, 0, 5}, {3, 4, 77}, {11, 5, 199}}) {
     const std::int64_t site = (jmi[0] * 6 + jmi[1]) * 200 + jmi[2];
     const double p = sigmoid(bird_year_mean * weather_weight * occupancy.weather()[site]);
-    const auto draws =
-        proposal_draws(o, Occupancy::kOccupied, 1, parent_values({&bird_year_mean, &weather_weight}),
-                       plate_index({jmi[0], jmi[1], jmi[2]}))[0];
+    const auto draws = proposal_draws(o, Occupancy::kOccupied, 1,
+                                      parent_values({&bird_year_mean, &weather_weight}),
+                                      plate_index({jmi[0], jmi[1], jmi[2]}))[0];
     EXPECT_TRUE(std::all_of(draws.begin(), draws.end(), [](double v) { return v == 0 || v == 1; }));
     const double mean = std::accumulate(draws.begin(), draws.end(), 0.0) / kDraws;
     EXPECT_NEAR(mean, p, 5 * std::sqrt(p * (1 - p) / kDraws)) << "z at site " << site;
@@ -441,7 +438,8 @@ void expect_consistent_total(const std::vector<double>& outcomes,
 }
 
 TEST(MpisPaperModels, BusBreakdownData) {
-  const BusBreakdownData a = BusBreakdownData::synthetic(11), again = BusBreakdownData::synthetic(11),
+  const BusBreakdownData a = BusBreakdownData::synthetic(11),
+                         again = BusBreakdownData::synthetic(11),
                          other = BusBreakdownData::synthetic(12);
   EXPECT_EQ(a.delay(), again.delay());
   EXPECT_EQ(a.company(), again.company());
@@ -551,9 +549,9 @@ TEST(MpisPaperModels, MovieLensData) {
   EXPECT_TRUE(all_binary(a.features()));
   // Every film has its primary genre, and every genre occurs.
   for (std::size_t i = 0; i < 1500; ++i)
-    EXPECT_GE(std::accumulate(a.features().begin() + i * 18, a.features().begin() + (i + 1) * 18,
-                              0.0),
-              1.0)
+    EXPECT_GE(
+        std::accumulate(a.features().begin() + i * 18, a.features().begin() + (i + 1) * 18, 0.0),
+        1.0)
         << "film " << i;
   for (std::size_t g = 0; g < 18; ++g) {
     double count = 0;
@@ -671,9 +669,10 @@ void expect_log_marginal_increases(const Model& model, int runs) {
   const double se = std::sqrt(k2.se * k2.se + k5.se * k5.se);
   EXPECT_GT(k5.mean, k2.mean) << "mean log P̂ at K = 2: " << k2.mean << " ± " << k2.se
                               << ", at K = 5: " << k5.mean << " ± " << k5.se;
-  std::printf("  mean log P-hat over %d runs: K = 2: %.1f +- %.1f, K = 5: %.1f +- %.1f "
-              "(gap %.1f se)\n",
-              runs, k2.mean, k2.se, k5.mean, k5.se, (k5.mean - k2.mean) / se);
+  std::printf(
+      "  mean log P-hat over %d runs: K = 2: %.1f +- %.1f, K = 5: %.1f +- %.1f "
+      "(gap %.1f se)\n",
+      runs, k2.mean, k2.se, k5.mean, k5.se, (k5.mean - k2.mean) / se);
 }
 
 TEST(MpisPaperModels, EngineOnBusBreakdown) {
@@ -723,9 +722,9 @@ void expect_posterior_passes(const Model& model, std::int64_t k) {
   engine.sample_indices(4);
   for (int g = 0; g < s.latent_count(); ++g) {
     const std::vector<std::int32_t> index = engine.sampled_indices(g);
-    EXPECT_TRUE(std::all_of(index.begin(), index.end(),
-                            [&](std::int32_t i) { return i >= 0 && i < k; }))
-        << s.latent_decl(g).name;
+    EXPECT_TRUE(std::all_of(index.begin(), index.end(), [&](std::int32_t i) {
+      return i >= 0 && i < k;
+    })) << s.latent_decl(g).name;
   }
 }
 

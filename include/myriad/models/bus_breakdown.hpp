@@ -135,7 +135,8 @@ class BusBreakdownData {
   /// Philox purpose tags of the synthetic data. Each scalar or event vector is one sequential
   /// ParticleRandom draw keyed by (tag, group, element); a draw advances the tag by one per
   /// Philox block (a Binomial(131) delay takes 66), so the tags are 256 apart.
-  static constexpr std::uint32_t kLatentPurpose = static_cast<std::uint32_t>(Purpose::user) + 0x1000;
+  static constexpr std::uint32_t kLatentPurpose =
+      static_cast<std::uint32_t>(Purpose::user) + 0x1000;
   static constexpr std::uint32_t kCovariatePurpose =
       static_cast<std::uint32_t>(Purpose::user) + 0x1100;
   static constexpr std::uint32_t kDelayPurpose = static_cast<std::uint32_t>(Purpose::user) + 0x1200;
@@ -189,9 +190,10 @@ class BusBreakdownData {
       const int j = uniform_index(journey_rng, m.journey_types);
       d.company_[static_cast<std::size_t>(bus)] = c;
       d.journey_type_[static_cast<std::size_t>(bus)] = j;
-      const double logit = d.true_latents_[BusBreakdown::kAlpha][static_cast<std::size_t>(bus / m.buses)] +
-                           d.true_latents_[BusBreakdown::kCompanyWeight][static_cast<std::size_t>(c)] +
-                           d.true_latents_[BusBreakdown::kJourneyWeight][static_cast<std::size_t>(j)];
+      const double logit =
+          d.true_latents_[BusBreakdown::kAlpha][static_cast<std::size_t>(bus / m.buses)] +
+          d.true_latents_[BusBreakdown::kCompanyWeight][static_cast<std::size_t>(c)] +
+          d.true_latents_[BusBreakdown::kJourneyWeight][static_cast<std::size_t>(j)];
       ParticleRandom delay_rng = draw(kDelayPurpose, 0, bus);
       d.delay_[static_cast<std::size_t>(bus)] =
           dist::BinomialLogits{BusBreakdown::kTrials, logit}.sample(delay_rng);

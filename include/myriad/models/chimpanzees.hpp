@@ -134,10 +134,12 @@ class ChimpanzeesData {
  public:
   /// Philox purpose tags of the synthetic data. Each value is one sequential ParticleRandom
   /// draw keyed by (tag, group, element); a draw advances the tag by one per Philox block.
-  static constexpr std::uint32_t kLatentPurpose = static_cast<std::uint32_t>(Purpose::user) + 0x1400;
+  static constexpr std::uint32_t kLatentPurpose =
+      static_cast<std::uint32_t>(Purpose::user) + 0x1400;
   static constexpr std::uint32_t kCovariatePurpose =
       static_cast<std::uint32_t>(Purpose::user) + 0x1500;
-  static constexpr std::uint32_t kOutcomePurpose = static_cast<std::uint32_t>(Purpose::user) + 0x1600;
+  static constexpr std::uint32_t kOutcomePurpose =
+      static_cast<std::uint32_t>(Purpose::user) + 0x1600;
 
   /// Fixed true values of the five global latents. Draws from their priors would make the data
   /// degenerate: HalfCauchy(1) has no mean (a draw of σ_actor = 20 puts every actor's pulls on
@@ -165,8 +167,8 @@ class ChimpanzeesData {
     const auto draw = [&](std::uint32_t purpose, std::uint32_t group, std::int64_t element) {
       return ParticleRandom(stream, purpose, group, static_cast<std::uint32_t>(element));
     };
-    d.true_latents_ = {{kTrueSigmaActor}, {kTrueSigmaBlock}, {kTrueAlpha}, {kTrueBetaP},
-                       {kTrueBetaPC}, {}, {}};
+    d.true_latents_ = {
+        {kTrueSigmaActor}, {kTrueSigmaBlock}, {kTrueAlpha}, {kTrueBetaP}, {kTrueBetaPC}, {}, {}};
     for (int a = 0; a < m.actors; ++a) {
       ParticleRandom rng = draw(kLatentPurpose, Chimpanzees::kAlphaActor, a);
       d.true_latents_[Chimpanzees::kAlphaActor].push_back(
@@ -184,10 +186,10 @@ class ChimpanzeesData {
       const double condition = dist::BernoulliLogits{0.0}.sample(condition_rng);
       const double prosoc_left = dist::BernoulliLogits{0.0}.sample(prosoc_rng);
       const std::int64_t ab = pull / m.repeats, a = ab / m.blocks;
-      const double logit =
-          kTrueAlpha + d.true_latents_[Chimpanzees::kAlphaActor][static_cast<std::size_t>(a)] +
-          d.true_latents_[Chimpanzees::kAlphaBlock][static_cast<std::size_t>(ab)] +
-          (kTrueBetaP + kTrueBetaPC * condition) * prosoc_left;
+      const double logit = kTrueAlpha +
+                           d.true_latents_[Chimpanzees::kAlphaActor][static_cast<std::size_t>(a)] +
+                           d.true_latents_[Chimpanzees::kAlphaBlock][static_cast<std::size_t>(ab)] +
+                           (kTrueBetaP + kTrueBetaPC * condition) * prosoc_left;
       ParticleRandom outcome_rng = draw(kOutcomePurpose, 0, pull);
       d.condition_.push_back(condition);
       d.prosoc_left_.push_back(prosoc_left);

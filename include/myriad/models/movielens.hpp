@@ -102,10 +102,12 @@ class MovieLensData {
   /// Philox purpose tags of the synthetic data. Each vector or value is one sequential
   /// ParticleRandom draw keyed by (tag, group, element); a draw advances the tag by one per
   /// Philox block (an 18-vector of normals takes 9, a film's genres 10), so tags are 256 apart.
-  static constexpr std::uint32_t kLatentPurpose = static_cast<std::uint32_t>(Purpose::user) + 0x1800;
+  static constexpr std::uint32_t kLatentPurpose =
+      static_cast<std::uint32_t>(Purpose::user) + 0x1800;
   static constexpr std::uint32_t kFeaturePurpose =
       static_cast<std::uint32_t>(Purpose::user) + 0x1900;
-  static constexpr std::uint32_t kRatingPurpose = static_cast<std::uint32_t>(Purpose::user) + 0x1A00;
+  static constexpr std::uint32_t kRatingPurpose =
+      static_cast<std::uint32_t>(Purpose::user) + 0x1A00;
   /// Probability that a film has a genre besides its primary one (real films list 1.7 genres
   /// on average; this gives 1 + 17·0.1 = 2.7).
   static constexpr double kSecondaryGenreProbability = 0.1;

@@ -82,8 +82,8 @@ struct Occupancy {
     const int quality_weight = s.latent("quality_weight", bird, {mu_q, sigma_q});
     const int weather_weight = s.latent("weather_weight", bird, {mu_w, sigma_w});
     const int bird_year_mean = s.latent("bird_year_mean", year, {bird_mean});
-    const int occupied = s.latent("z", site, {bird_year_mean, weather_weight}, 1,
-                                  {bird_year_mean, weather_weight});
+    const int occupied =
+        s.latent("z", site, {bird_year_mean, weather_weight}, 1, {bird_year_mean, weather_weight});
     s.observed("y", replicate, {occupied, quality_weight});
     return s;
   }
@@ -106,8 +106,8 @@ struct Occupancy {
       case kBirdYearMean:  // parent: bird_mean
         return dist::Normal{parents[0][0], 1.0}.log_density(z[0]);
       case kOccupied:  // parents: bird_year_mean, weather_weight
-        return dist::BernoulliLogits{occupancy_logit(parents[0][0], parents[1][0], at)}
-            .log_density(z[0]);
+        return dist::BernoulliLogits{occupancy_logit(parents[0][0], parents[1][0], at)}.log_density(
+            z[0]);
       default:
         return dist::Normal{0.0, 1.0}.log_density(z[0]);
     }
@@ -146,7 +146,8 @@ class OccupancyData {
  public:
   /// Philox purpose tags of the synthetic data. Each value is one sequential ParticleRandom
   /// draw keyed by (tag, group, element); a draw advances the tag by one per Philox block.
-  static constexpr std::uint32_t kLatentPurpose = static_cast<std::uint32_t>(Purpose::user) + 0x1C00;
+  static constexpr std::uint32_t kLatentPurpose =
+      static_cast<std::uint32_t>(Purpose::user) + 0x1C00;
   static constexpr std::uint32_t kCovariatePurpose =
       static_cast<std::uint32_t>(Purpose::user) + 0x1D00;
   static constexpr std::uint32_t kDetectionPurpose =
@@ -195,8 +196,9 @@ class OccupancyData {
     for (int h = 0; h < 3; ++h) {
       const double mu = truth[static_cast<std::size_t>(2 * h)][0];
       const double scale = std::exp(truth[static_cast<std::size_t>(2 * h + 1)][0]);
-      sample(Occupancy::kBirdMean + h, m.birds,
-             [&](std::int64_t) { return dist::Normal{mu, scale}; });
+      sample(Occupancy::kBirdMean + h, m.birds, [&](std::int64_t) {
+        return dist::Normal{mu, scale};
+      });
     }
     const std::vector<double>& bird_mean = truth[Occupancy::kBirdMean];
     const std::vector<double>& weather_weight = truth[Occupancy::kWeatherWeight];
