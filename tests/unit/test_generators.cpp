@@ -1029,12 +1029,14 @@ static_assert(myriad::generator_has_jacobian_vjp<Noisy<LotkaVolterra>>, "");
 static_assert(!myriad::generator_has_jacobian_vjp<Gld>, "");
 static_assert(!myriad::generator_has_jacobian_vjp<Noisy<Gld>>, "");
 
-/// Lotka–Volterra without add_jacobian_vjp: every other member forwarded, so that constrained
-/// HMC falls back to N dual passes of structured_jacobian (of jacobian under Noisy<…>).
-struct LotkaVolterraByDuals {
+/// A generator without add_jacobian_vjp: every other member forwarded, so that constrained HMC
+/// falls back to dual passes (N of structured_jacobian for Lotka–Volterra, of jacobian for the
+/// dense forms).
+template <class G>
+struct WithoutJacobianVjp {
   using value_type = double;
-  static constexpr GramStructure gram_structure = LotkaVolterra::gram_structure;
-  LotkaVolterra inner;
+  static constexpr GramStructure gram_structure = myriad::generator_gram_structure<G>;
+  G inner;
   int input_dim() const { return inner.input_dim(); }
   int output_dim() const { return inner.output_dim(); }
   int num_parameters() const { return inner.num_parameters(); }
@@ -1060,7 +1062,10 @@ struct LotkaVolterraByDuals {
     inner.structured_jacobian(u, B, T);
   }
 };
-static_assert(!myriad::generator_has_jacobian_vjp<LotkaVolterraByDuals>, "");
+static_assert(!myriad::generator_has_jacobian_vjp<WithoutJacobianVjp<LotkaVolterra>>, "");
+static_assert(myriad::generator_gram_structure<WithoutJacobianVjp<LotkaVolterra>> ==
+                  GramStructure::triangular_plus_low_rank,
+              "");
 
 /// Points for the log-determinant gradient: near the data's parameters (off the manifold) and
 /// initial points (on it).
@@ -1118,6 +1123,43 @@ TEST(GeneratorsJacobianVjp, LotkaVolterraMatchesDualPassesForAnyCotangent) {
   std::printf("    max |vjp - duals| / sum |C dJ| = %.2e\n", worst);
 }
 
+static_assert(myriad::generator_has_jacobian_vjp<LotkaVolterraSummaries>, "");
+static_assert(myriad::generator_has_jacobian_vjp<Noisy<LotkaVolterraSummaries>>, "");
+
+TEST(GeneratorsJacobianVjp, LotkaVolterraSummariesMatchesDualPassesForAnyCotangent) {
+  // As for the full data, with a random dense 9 × N cotangent and ∂J/∂u_i from jacobian() on
+  // duals (N tangent sweeps each); the same bound, relative to Σ_mn |C_mn ∂J_mn/∂u_i|.
+  const auto g = lotka_volterra().host_summaries_model();
+  const int M = g.output_dim(), N = g.input_dim();
+  const auto points = log_det_gradient_points();
+  double worst = 0;
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    SCOPED_TRACE("point " + std::to_string(p));
+    const auto& u = points[p];
+    const std::vector<double> J(static_cast<std::size_t>(M) * N, NAN);  // not read
+    const auto C = standard_normals(static_cast<int>(p) + 500, M * N);
+    std::vector<double> v(N, 0.0), work(g.jacobian_vjp_workspace(), NAN);
+    g.add_jacobian_vjp(u, myriad::dense_matrix(J.data(), M, N),
+                       myriad::dense_matrix(C.data(), M, N), v, work);
+    std::vector<Dual<double>> dual_storage(static_cast<std::size_t>(M) * N, Dual<double>(NAN));
+    auto dual_j = myriad::dense_matrix(dual_storage.data(), M, N);
+    for (int i = 0; i < N; ++i) {
+      g.jacobian(myriad::SeededDualView<std::vector<double>>{u, i}, dual_j);
+      double expected = 0, scale = 0;
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+          expected += C[m * N + n] * dual_j(m, n).eps;
+          scale += std::fabs(C[m * N + n] * dual_j(m, n).eps);
+        }
+      ASSERT_TRUE(std::isfinite(v[i])) << "input " << i;
+      EXPECT_LE(std::fabs(v[i] - expected), 1e-10 * scale)
+          << "input " << i << ": " << v[i] << ", duals " << expected << ", scale " << scale;
+      worst = std::max(worst, std::fabs(v[i] - expected) / scale);
+    }
+  }
+  std::printf("    max |vjp - duals| / sum |C dJ| = %.2e\n", worst);
+}
+
 /// ½ log|J Jᵀ| of Lotka–Volterra in any scalar, independently of the library's factorisations:
 /// J = [B T] from structured_jacobian, W = T⁻¹B by forward substitution, and
 /// ½ log|J Jᵀ| = Σ log T_ii + ½ log|I + WᵀW| (matrix determinant lemma) with a K × K Cholesky.
@@ -1150,12 +1192,33 @@ auto lotka_volterra_half_log_det(const LotkaVolterra& g, const Vec& u) {
   return half_log_det;
 }
 
+/// ½ log|J Jᵀ| of a dense generator in any scalar: J from jacobian(), G = J Jᵀ and its Cholesky
+/// factor L, Σ log L_ii (the summaries' M = 9).
+template <class Vec>
+auto lotka_volterra_half_log_det(const LotkaVolterraSummaries& g, const Vec& u) {
+  using S = std::decay_t<decltype(u[0])>;
+  const int M = g.output_dim(), N = g.input_dim();
+  std::vector<S> j(static_cast<std::size_t>(M) * N), l(static_cast<std::size_t>(M) * M, S(0));
+  auto J = myriad::dense_matrix(j.data(), M, N);
+  g.jacobian(u, J);
+  S half_log_det = S(0);
+  for (int a = 0; a < M; ++a)
+    for (int c = 0; c <= a; ++c) {
+      S sum = S(0);
+      for (int n = 0; n < N; ++n) sum = sum + J(a, n) * J(c, n);
+      for (int e = 0; e < c; ++e) sum = sum - l[a * M + e] * l[c * M + e];
+      l[a * M + c] = a == c ? sqrt(sum) : sum / l[c * M + c];
+      if (a == c) half_log_det = half_log_det + log(l[a * M + a]);
+    }
+  return half_log_det;
+}
+
 /// The value of ½ log|J Jᵀ| at u and a first-order bound on its rounding error (the tape's
 /// reverse sweep, as in generate_with_rounding_bound; the tape is in topological order).
-double half_log_det_with_rounding_bound(const LotkaVolterra& g, const std::vector<double>& u,
-                                        double& bound) {
+template <class G>
+double half_log_det_with_rounding_bound(const G& g, const std::vector<double>& u, double& bound) {
   tape().clear();
-  tape().reserve(1 << 18);
+  tape().reserve(1 << 20);
   const std::vector<Taped> input(u.begin(), u.end());
   const Taped y = lotka_volterra_half_log_det(g, input);
   const auto& nodes = tape();
@@ -1197,16 +1260,18 @@ struct HostChain {
   double potential = 0;
 };
 
-TEST(GeneratorsJacobianVjp, LotkaVolterraLogDetGradientMatchesFiniteDifferences) {
-  // ∇φ = u + ∇ ½ log|J Jᵀ| from constrained HMC's evaluate_current (C from the structured
-  // factorisation, then add_jacobian_vjp) against central differences of the independent
-  // ½ log|J Jᵀ| above along every input, h = 1e-5·max(1, |u_n|), within the bound of
-  // expect_consistent_jacobian: 4 (h² |f'''|/6 + (δ₊ + δ₋)/(2h)), f''' by triple duals, δ± the
-  // first-order rounding bounds of the two evaluations. φ itself against −log ρ + ½ log|J Jᵀ|.
-  const auto g = lotka_volterra().host_model();
+/// ∇φ = u + ∇ ½ log|J Jᵀ| from constrained HMC's evaluate_current (C = G⁻¹J from the
+/// generator's factorisation, then add_jacobian_vjp) against central differences of the
+/// independent ½ log|J Jᵀ| above along the inputs `fd_inputs` visits, h = 1e-5·max(1, |u_n|),
+/// within the bound of expect_consistent_jacobian: 4 (h² |f'''|/6 + (δ₊ + δ₋)/(2h)), f''' by
+/// triple duals, δ± the first-order rounding bounds of the two evaluations. φ itself against
+/// −log ρ + ½ log|J Jᵀ|.
+template <class G>
+void expect_log_det_gradient_matches_finite_differences(const G& g, FdInputs fd_inputs) {
   const int N = g.input_dim();
-  HostChain<LotkaVolterra> chain(g);
+  HostChain<G> chain(g);
   double worst_ratio = 0, largest_tol = 0, largest_gradient = 0;
+  int checked = 0;
   for (const auto& u : log_det_gradient_points()) {
     chain.evaluate(g, u);
     double bound = 0;
@@ -1215,6 +1280,7 @@ TEST(GeneratorsJacobianVjp, LotkaVolterraLogDetGradientMatchesFiniteDifferences)
                 4 * bound + 1e-12 * std::fabs(chain.potential));
     std::vector<double> up = u, down = u;
     for (int n = 0; n < N; ++n) {
+      if (!fd_inputs.visits(n)) continue;
       const double h = 1e-5 * std::max(1.0, std::fabs(u[n]));
       up[n] = u[n] + h;
       down[n] = u[n] - h;
@@ -1234,52 +1300,75 @@ TEST(GeneratorsJacobianVjp, LotkaVolterraLogDetGradientMatchesFiniteDifferences)
       worst_ratio = std::max(worst_ratio, std::fabs(gradient - fd) / tol);
       largest_tol = std::max(largest_tol, tol);
       largest_gradient = std::max(largest_gradient, std::fabs(gradient));
+      ++checked;
     }
   }
-  std::printf("    worst |grad - fd| / bound = %.3f; largest bound %.2e (largest |grad| %.2e)\n",
-              worst_ratio, largest_tol, largest_gradient);
+  std::printf(
+      "    worst |grad - fd| / bound = %.3f; largest bound %.2e (largest |grad| %.2e; %d "
+      "entries)\n",
+      worst_ratio, largest_tol, largest_gradient, checked);
+}
+
+TEST(GeneratorsJacobianVjp, LotkaVolterraLogDetGradientMatchesFiniteDifferences) {
+  expect_log_det_gradient_matches_finite_differences(lotka_volterra().host_model(), FdInputs{});
+}
+
+TEST(GeneratorsJacobianVjp, LotkaVolterraSummariesLogDetGradientMatchesFiniteDifferences) {
+  // All of u₁ and every 3rd noise input: each evaluation of J costs N tangent sweeps (on the tape
+  // and on triple duals). The rounding bound of the summaries' ½ log|J Jᵀ| is coarse (sums of
+  // 50-step tangents that cancel), so this check catches wrong terms of the size of the gradient;
+  // the comparison with dual passes above is the sharp one.
+  expect_log_det_gradient_matches_finite_differences(lotka_volterra().host_summaries_model(),
+                                                     FdInputs{true, 4, 3});
+}
+
+/// φ and ∇φ of two generators at the same points, to rounding relative to ‖∇φ‖∞ (the
+/// per-entry check against duals is above). `extra` noise inputs (Noisy<…>) are appended.
+template <class A, class B>
+void expect_same_potential_and_gradient(const A& a, const B& b, int extra) {
+  HostChain<A> x(a);
+  HostChain<B> y(b);
+  int p = 0;
+  for (const auto& u : log_det_gradient_points()) {
+    SCOPED_TRACE("point " + std::to_string(p));
+    auto v = u;
+    const auto n = standard_normals(p + 400, extra);
+    v.insert(v.end(), n.begin(), n.end());
+    x.evaluate(a, v);
+    y.evaluate(b, v);
+    double norm = 0;
+    for (double g : y.grad) norm = std::max(norm, std::fabs(g));
+    EXPECT_NEAR(x.potential, y.potential, 1e-12 * std::fabs(y.potential));
+    for (std::size_t i = 0; i < y.grad.size(); ++i)
+      EXPECT_NEAR(x.grad[i], y.grad[i], 1e-10 * norm) << "input " << i;
+    ++p;
+  }
 }
 
 TEST(GeneratorsJacobianVjp, ConstrainedHmcGradientAgreesWithTheDualPath) {
   // The same φ and ∇φ with and without add_jacobian_vjp, for the structured factor
-  // (LotkaVolterra) and the dense one (Noisy<LotkaVolterra>, C = G⁻¹J by dense solves); the
-  // per-entry check against duals is above, so the bound is relative to ‖∇φ‖∞. Without the
-  // member the chain keeps ∂J on duals (M × N of them); with it, a 2S + 2N scratch instead.
-  const auto inner = lotka_volterra().host_model();
-  const LotkaVolterraByDuals by_duals{inner};
-  const auto noisy = Noisy<LotkaVolterra>::make(inner, 0.5);
-  const auto noisy_by_duals = Noisy<LotkaVolterraByDuals>::make(by_duals, 0.5);
-  HostChain<LotkaVolterra> a(inner);
-  HostChain<LotkaVolterraByDuals> b(by_duals);
-  HostChain<Noisy<LotkaVolterra>> c(noisy);
-  HostChain<Noisy<LotkaVolterraByDuals>> d(noisy_by_duals);
-  const int M = inner.output_dim(), N = inner.input_dim();
-  EXPECT_EQ(a.layout.vjp_size, 2 * 50 + 2 * N);
-  EXPECT_EQ(a.layout.dual_size(), M);
-  EXPECT_EQ(b.layout.vjp_size, 0);
-  EXPECT_EQ(b.layout.dual_size(), std::int64_t(M) * N + M);
-  EXPECT_EQ(c.layout.vjp_size, 2 * 50 + 2 * N);
-  const auto compare = [](const auto& x, const auto& y) {
-    double norm = 0;
-    for (double v : y.grad) norm = std::max(norm, std::fabs(v));
-    EXPECT_NEAR(x.potential, y.potential, 1e-12 * std::fabs(y.potential));
-    for (std::size_t i = 0; i < y.grad.size(); ++i)
-      EXPECT_NEAR(x.grad[i], y.grad[i], 1e-10 * norm) << "input " << i;
-  };
-  int p = 0;
-  for (const auto& u : log_det_gradient_points()) {
-    SCOPED_TRACE("point " + std::to_string(p));
-    a.evaluate(inner, u);
-    b.evaluate(by_duals, u);
-    compare(a, b);
-    auto v = u;
-    const auto n = standard_normals(p + 400, M);
-    v.insert(v.end(), n.begin(), n.end());
-    c.evaluate(noisy, v);
-    d.evaluate(noisy_by_duals, v);
-    compare(c, d);
-    ++p;
-  }
+  // (LotkaVolterra) and the dense one (the summaries, and Noisy<LotkaVolterra> with C = G⁻¹J by
+  // dense solves). Without the member the chain keeps ∂J on duals (M × N of them); with it, the
+  // generator's scratch instead: 4S + 2 (full data), 26S + 2 (summaries).
+  const auto full = lotka_volterra().host_model();
+  const auto summaries = lotka_volterra().host_summaries_model();
+  const WithoutJacobianVjp<LotkaVolterra> full_by_duals{full};
+  const WithoutJacobianVjp<LotkaVolterraSummaries> summaries_by_duals{summaries};
+  const int M = full.output_dim(), N = full.input_dim();
+  const auto full_layout = myriad::chmc_layout<LotkaVolterra, double>(full);
+  const auto by_duals_layout =
+      myriad::chmc_layout<WithoutJacobianVjp<LotkaVolterra>, double>(full_by_duals);
+  EXPECT_EQ(full_layout.vjp_size, 4 * 50 + 2);
+  EXPECT_EQ(full_layout.dual_size(), M);
+  EXPECT_EQ(by_duals_layout.vjp_size, 0);
+  EXPECT_EQ(by_duals_layout.dual_size(), std::int64_t(M) * N + M);
+  EXPECT_EQ((myriad::chmc_layout<LotkaVolterraSummaries, double>(summaries).vjp_size),
+            26 * 50 + 2);
+  expect_same_potential_and_gradient(full, full_by_duals, 0);
+  expect_same_potential_and_gradient(summaries, summaries_by_duals, 0);
+  expect_same_potential_and_gradient(
+      Noisy<LotkaVolterra>::make(full, 0.5),
+      Noisy<WithoutJacobianVjp<LotkaVolterra>>::make(full_by_duals, 0.5), M);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 
 #include "myriad/backend/memory.hpp"
 #include "myriad/core/ensemble.hpp"
+#include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
@@ -210,132 +211,169 @@ struct LotkaVolterraDynamics {
     }
   }
 
-  /// Elements of scratch add_series_jacobian_vjp needs: the states y_s (2S) and the adjoints
-  /// μⁿ (2N).
-  MYRIAD_HD int series_jacobian_vjp_workspace() const { return 2 * num_steps + 2 * num_inputs(); }
+  /// Runs the simulator at u with the tangent along a direction d (N entries, d[n]) and calls
+  /// visit(s, r_s, f_s, dr_s, df_s): column Y d of the series Jacobian, one step at a time.
+  template <class Vec, class Direction, class Visitor>
+  MYRIAD_HD void simulate_directional(const Vec& u, const Direction& d, Visitor& visit) const {
+    using S = std::decay_t<decltype(u[0])>;
+    S z[kNumParameters], dz[kNumParameters];
+    parameters(u, z);
+    for (int i = 0; i < kNumParameters; ++i) dz[i] = S(prior_scale) * z[i] * S(d[i]);
+    const S scale_r = S(noise_scale_r()), scale_f = S(noise_scale_f());
+    S r = S(r0), f = S(f0), dr = S(0), df = S(0);
+    for (int s = 0; s < num_steps; ++s) {
+      S base_r, base_f;
+      drift_step(z, r, f, base_r, base_f);
+      drift_step_tangent(z, dz, r, f, dr, df);
+      const int input_r = kNumParameters + 2 * s;
+      r = base_r + scale_r * u[input_r];
+      f = base_f + scale_f * u[input_r + 1];
+      dr = dr + scale_r * S(d[input_r]);
+      df = df + scale_f * S(d[input_r + 1]);
+      visit(s, r, f, dr, df);
+    }
+  }
 
-  /// grad_i += Σ_{q,n} C(q, n) ∂Y_qn/∂u_i: the vector–Jacobian product of u ↦ Y(u) with
-  /// cotangent C (constrained-hmc.md §8, "VJP form"), where Y = ∂y/∂u is the Jacobian of the
-  /// series y = (r₁, f₁, …, r_S, f_S). Y is given at u, as LotkaVolterra::jacobian writes it
-  /// (columns 0 … K−1: B, then T); of Y and C only B and T's lower triangle are read, and of T's
-  /// rows 2s, 2s+1 only the columns of noise inputs of earlier steps. `work`:
-  /// series_jacobian_vjp_workspace() elements. Reverse mode of the tangent-linear simulator
-  /// ([derived]): O(SK + S²) operations, the order of one evaluation of Y, where N dual passes of
-  /// structured_jacobian cost N times that.
-  ///
-  /// Column n of Y follows the tangent-linear recursion (y_s = (r_s, f_s) the state before step
-  /// s = 0 … S−1, rows 2s, 2s+1 of Y holding ẏ_{s+1})
-  ///   ẏⁿ_{s+1} = A_s ẏⁿ_s + F_z(y_s) żⁿ + D e_{n, s},   ẏⁿ_0 = 0,
-  /// with A_s = ∂F/∂y (y_s, z) the drift step's Jacobian, F_z = ∂F/∂z, żⁿ = s_u z_n e_n for a
-  /// parameter input (s_u = prior_scale), D = diag(√δt σ_r, √δt σ_f) and e_{n, s} the unit
-  /// vector of noise input n if it belongs to step s. With cⁿ_s = (C(2s, n), C(2s+1, n)) and
-  /// Φ(u) = Σ_s Σ_n cⁿ_s · ẏⁿ_{s+1}, the adjoints of the tangents
-  ///   μⁿ_{s+1} = cⁿ_s + A_{s+1}ᵀ μⁿ_{s+2}       (μⁿ_{S+1} = 0)
-  /// give dΦ = Σ_s Σ_n μⁿ_{s+1} · (dA_s ẏⁿ_s + d(F_z(y_s) żⁿ)). Its explicit partials w_s = ∂/∂y_s
-  /// and ζ = ∂/∂z need only the 2 × 2 sums P_s = Σ_n μⁿ_{s+1} ẏⁿ_sᵀ (A and F_z are bilinear in r,
-  /// f and linear in z) and the K parameter inputs' ż terms; the simulator's own reverse sweep
-  ///   ȳ_s = w_s + A_sᵀ ȳ_{s+1} (ȳ_S = 0),   ∂Φ/∂u₂ (step s) = D ȳ_{s+1},
-  ///   z̄ = ζ + Σ_s F_z(y_s)ᵀ ȳ_{s+1},          ∂Φ/∂u₁[k] = s_u z_k z̄_k,
-  /// carries them to u. ẏⁿ_s = 0 for the noise inputs of steps ≥ s, so step s visits the K
-  /// parameters and the 2s noise inputs of earlier steps; the states come from a forward sweep.
-  template <class Vec, class Jac, class Cot, class Grad, class Work>
-  MYRIAD_HD void add_series_jacobian_vjp(const Vec& u, const Jac& Y, const Cot& C, Grad& grad,
-                                         Work& work) const {
+  // The log-determinant gradient of both generators is a vector–Jacobian product with the series
+  // Jacobian Y = ∂y/∂u of y = (r₁, f₁, …, r_S, f_S) inside (constrained-hmc.md §8, "VJP form"):
+  // grad_i += Σ_{q,n} C̃_qn ∂Y_qn/∂u_i for a cotangent C̃ (2S × N), by reverse mode of the
+  // tangent-linear simulator ([derived]). Column n of Y follows
+  //   ẏⁿ_{s+1} = A_s ẏⁿ_s + F_z(y_s) żⁿ + D e_{n,s},   ẏⁿ_0 = 0,
+  // with y_s = (r_s, f_s) the state before step s = 0 … S−1 (rows 2s, 2s+1 of Y hold ẏ_{s+1}),
+  // A_s = ∂F/∂y (y_s, z) the drift step's Jacobian, F_z = ∂F/∂z, żⁿ = s_u z_n e_n for a
+  // parameter input (s_u = prior_scale), D = diag(√δt σ_r, √δt σ_f) and e_{n,s} the unit vector
+  // of noise input n if it belongs to step s. With cⁿ_s = (C̃_{2s,n}, C̃_{2s+1,n}) and
+  // Φⁿ(u) = Σ_s cⁿ_s · ẏⁿ_{s+1}, the adjoints of the tangents
+  //   μⁿ_{s+1} = cⁿ_s + A_{s+1}ᵀ μⁿ_{s+2}       (μⁿ_{S+1} = 0)
+  // give dΦⁿ = Σ_s μⁿ_{s+1} · (dA_s ẏⁿ_s + d(F_z(y_s) żⁿ)): explicit partials w.r.t. the states
+  // y_s and z (A and F_z are bilinear in r, f and linear in z), which add_tangent_adjoint
+  // accumulates column by column. The simulator's own reverse sweep (add_series_vjp) then
+  // carries every cotangent on the states to u:
+  //   ȳ_s = w_s + A_sᵀ ȳ_{s+1} (ȳ_S = w_S),   ∂/∂u₂ (step s) = D ȳ_{s+1},
+  //   z̄ += Σ_s F_z(y_s)ᵀ ȳ_{s+1},              ∂/∂u₁[k] = s_u z_k z̄_k.
+  // ẏⁿ_s = 0 for the noise inputs of steps ≥ s, so column n of a noise input of step t needs
+  // steps t+1 … S−1 only: Σ_n (steps) = SK + S(S−1), O(MN) in all, one evaluation of Y's order,
+  // where N dual passes of the Jacobian cost N times that.
+
+  /// states[2s], states[2s+1] = y_s = (r_s, f_s) for s = 0 … S (2S + 2 entries) at u.
+  template <class Vec, class States>
+  MYRIAD_HD void record_states(const Vec& u, States& states) const {
+    double z[kNumParameters];
+    parameters(u, z);
+    const double scale_r = noise_scale_r(), scale_f = noise_scale_f();
+    double r = r0, f = f0;
+    states[0] = r;
+    states[1] = f;
+    for (int s = 0; s < num_steps; ++s) {
+      double base_r, base_f;
+      drift_step(z, r, f, base_r, base_f);
+      r = base_r + scale_r * u[kNumParameters + 2 * s];
+      f = base_f + scale_f * u[kNumParameters + 2 * s + 1];
+      states[2 * s + 2] = r;
+      states[2 * s + 3] = f;
+    }
+  }
+
+  /// For input n, adds the explicit partials of Φⁿ = Σ_s cⁿ_s · ẏⁿ_{s+1} (see above) w.r.t. the
+  /// states y_1 … y_{S−1} into series_bar (at their rows of the series, 2s − 2 and 2s − 1 for
+  /// y_s) and w.r.t. z into z_bar[0 … 3]. tangent(q) = Y_qn and cotangent(q) = C̃_qn for rows
+  /// q = 0 … 2S−1; the rows of a noise column above T's diagonal (q < n − K) are not read.
+  /// `states` from record_states, z = parameters(u).
+  template <class States, class Tangent, class Cotangent, class SeriesBar>
+  MYRIAD_HD void add_tangent_adjoint(int n, const States& states, const double* z,
+                                     const Tangent& tangent, const Cotangent& cotangent,
+                                     SeriesBar& series_bar, double* z_bar) const {
     constexpr int K = kNumParameters;
     const int S = num_steps;
     const double h = dt, su = prior_scale;
+    const bool parameter = n < K;
+    const int first_row = parameter ? 0 : n - K;  // rows above are zero
+    const int first_step = parameter ? 0 : first_row / 2 + 1;
+    double mu_r = 0, mu_f = 0;  // μⁿ_{s+1}
+    double a_next[2][2] = {{0, 0}, {0, 0}};  // A_{s+1}
+    for (int s = S - 1; s >= first_step; --s) {
+      const double r = states[2 * s], f = states[2 * s + 1];
+      const double next_r = mu_r, next_f = mu_f;
+      mu_r = cotangent(2 * s) + a_next[0][0] * next_r + a_next[1][0] * next_f;
+      mu_f = cotangent(2 * s + 1) + a_next[0][1] * next_r + a_next[1][1] * next_f;
+      double w_r = 0, w_f = 0;  // ∂Φⁿ/∂y_s
+      if (s > 0) {
+        // The A_s ẏⁿ_s terms: ∂A_s/∂r has entries (−δt z₁ ḟ, δt z₃ ḟ) on ẏ = (ṙ, ḟ), ∂A_s/∂f
+        // (−δt z₁ ṙ, δt z₃ ṙ); ∂/∂z: δt ṙ (z₀), −δt(f ṙ + r ḟ) (z₁), −δt ḟ (z₂), δt(f ṙ + r ḟ) (z₃).
+        const double dr = 2 * s - 2 >= first_row ? double(tangent(2 * s - 2)) : 0.0;
+        const double df = double(tangent(2 * s - 1));
+        w_r += h * (z[3] * mu_f - z[1] * mu_r) * df;
+        w_f += h * (z[3] * mu_f - z[1] * mu_r) * dr;
+        z_bar[0] += h * mu_r * dr;
+        z_bar[1] -= h * mu_r * (f * dr + r * df);
+        z_bar[2] -= h * mu_f * df;
+        z_bar[3] += h * mu_f * (f * dr + r * df);
+      }
+      if (parameter) {
+        // μ · F_z(y_s) żⁿ with żⁿ = s_u z_n e_n, differentiated in y_s and (∂ż_n/∂z_n = s_u) in z_n.
+        const double dz = su * z[n];
+        switch (n) {
+          case 0:  // δt μ_r ż₀ r
+            w_r += h * mu_r * dz;
+            z_bar[0] += h * mu_r * r * su;
+            break;
+          case 1:  // −δt μ_r ż₁ r f
+            w_r -= h * mu_r * dz * f;
+            w_f -= h * mu_r * dz * r;
+            z_bar[1] -= h * mu_r * r * f * su;
+            break;
+          case 2:  // −δt μ_f ż₂ f
+            w_f -= h * mu_f * dz;
+            z_bar[2] -= h * mu_f * f * su;
+            break;
+          default:  // δt μ_f ż₃ r f
+            w_r += h * mu_f * dz * f;
+            w_f += h * mu_f * dz * r;
+            z_bar[3] += h * mu_f * r * f * su;
+            break;
+        }
+      }
+      if (s > 0) {  // y_0 is a constant
+        series_bar[2 * s - 2] += w_r;
+        series_bar[2 * s - 1] += w_f;
+      }
+      a_next[0][0] = 1 + h * (z[0] - z[1] * f);
+      a_next[0][1] = -h * z[1] * r;
+      a_next[1][0] = h * z[3] * f;
+      a_next[1][1] = 1 + h * (z[3] * r - z[2]);
+    }
+  }
+
+  /// grad += the vector–Jacobian product of u ↦ y(u) with cotangent series_bar (2S, on the
+  /// rows of the series) plus, through z, z_bar: the simulator's reverse sweep (see above).
+  template <class Vec, class States, class SeriesBar, class Grad>
+  MYRIAD_HD void add_series_vjp(const Vec& u, const States& states, const SeriesBar& series_bar,
+                                double* z_bar, Grad& grad) const {
+    constexpr int K = kNumParameters;
+    const int S = num_steps;
+    const double h = dt;
     double z[K];
     parameters(u, z);
     const double scale_r = noise_scale_r(), scale_f = noise_scale_f();
-    double r = r0, f = f0;  // forward sweep: y_s into work[2s], work[2s + 1]
-    for (int s = 0; s < S; ++s) {
-      work[2 * s] = r;
-      work[2 * s + 1] = f;
-      double base_r, base_f;
-      drift_step(z, r, f, base_r, base_f);
-      r = base_r + scale_r * u[K + 2 * s];
-      f = base_f + scale_f * u[K + 2 * s + 1];
-    }
-    const int mu = 2 * S;  // μⁿ at work[mu + 2n], work[mu + 2n + 1]
-    double z_bar[K] = {0, 0, 0, 0};
-    double y_bar_r = 0, y_bar_f = 0;         // ȳ_{s+1}
-    double a_next[2][2] = {{0, 0}, {0, 0}};  // A_{s+1}
-    for (int s = S - 1; s >= 0; --s) {
-      r = work[2 * s];
-      f = work[2 * s + 1];
-      const double a[2][2] = {{1 + h * (z[0] - z[1] * f), -h * z[1] * r},
-                              {h * z[3] * f, 1 + h * (z[3] * r - z[2])}};
-      double p_rr = 0, p_rf = 0, p_fr = 0, p_ff = 0;  // P_s
-      double w_r = 0, w_f = 0;                        // w_s
-      const int active = K + 2 * s;  // the parameters and the noise inputs of steps < s
-      for (int n = 0; n < active; ++n) {
-        double mu_r = C(2 * s, n), mu_f = C(2 * s + 1, n);
-        if (s < S - 1) {
-          const double next_r = work[mu + 2 * n], next_f = work[mu + 2 * n + 1];
-          mu_r += a_next[0][0] * next_r + a_next[1][0] * next_f;
-          mu_f += a_next[0][1] * next_r + a_next[1][1] * next_f;
-        }
-        work[mu + 2 * n] = mu_r;
-        work[mu + 2 * n + 1] = mu_f;
-        if (s > 0) {
-          // ẏⁿ_s: rows 2s−2, 2s−1. T(2s−2, 2s−1) lies above the diagonal (r_s does not depend
-          // on u^(f)_s) and is not read.
-          const double dr = n == K + 2 * s - 1 ? 0.0 : double(Y(2 * s - 2, n));
-          const double df = Y(2 * s - 1, n);
-          p_rr += mu_r * dr;
-          p_rf += mu_r * df;
-          p_fr += mu_f * dr;
-          p_ff += mu_f * df;
-        }
-        if (n < K) {
-          // żⁿ = s_u z_n e_n: the terms of μ · F_z(y_s) żⁿ, differentiated in y_s and (through
-          // ż_n, ∂ż_n/∂z_n = s_u) in z_n.
-          const double dz = su * z[n];
-          switch (n) {
-            case 0:  // δt μ_r ż₀ r
-              w_r += h * mu_r * dz;
-              z_bar[0] += h * mu_r * r * su;
-              break;
-            case 1:  // −δt μ_r ż₁ r f
-              w_r -= h * mu_r * dz * f;
-              w_f -= h * mu_r * dz * r;
-              z_bar[1] -= h * mu_r * r * f * su;
-              break;
-            case 2:  // −δt μ_f ż₂ f
-              w_f -= h * mu_f * dz;
-              z_bar[2] -= h * mu_f * f * su;
-              break;
-            default:  // δt μ_f ż₃ r f
-              w_r += h * mu_f * dz * f;
-              w_f += h * mu_f * dz * r;
-              z_bar[3] += h * mu_f * r * f * su;
-              break;
-          }
-        }
-      }
-      // The A_s ẏ_s terms: ∂/∂r and ∂/∂f of A_s (entries −δt z₁ f, δt z₃ f; −δt z₁ r, δt z₃ r)
-      // and ∂/∂z (δt r ·, −δt(f ṙ + r ḟ) for z₁, −δt ḟ for z₂, δt(f ṙ + r ḟ) for z₃).
-      w_r += h * (z[3] * p_ff - z[1] * p_rf);
-      w_f += h * (z[3] * p_fr - z[1] * p_rr);
-      z_bar[0] += h * p_rr;
-      z_bar[1] -= h * (f * p_rr + r * p_rf);
-      z_bar[2] -= h * p_ff;
-      z_bar[3] += h * (f * p_fr + r * p_ff);
-      // The simulator's reverse sweep: y_{s+1} = F(y_s, z) + D (u^(r)_s, u^(f)_s).
+    double y_bar_r = series_bar[2 * S - 2], y_bar_f = series_bar[2 * S - 1];  // ȳ_S
+    for (int s = S - 1; s >= 0; --s) {  // ȳ_{s+1} known
+      const double r = states[2 * s], f = states[2 * s + 1];
       grad[K + 2 * s] += scale_r * y_bar_r;
       grad[K + 2 * s + 1] += scale_f * y_bar_f;
       z_bar[0] += h * r * y_bar_r;
       z_bar[1] -= h * r * f * y_bar_r;
       z_bar[2] -= h * f * y_bar_f;
       z_bar[3] += h * r * f * y_bar_f;
-      const double prev_bar_r = w_r + a[0][0] * y_bar_r + a[1][0] * y_bar_f;
-      const double prev_bar_f = w_f + a[0][1] * y_bar_r + a[1][1] * y_bar_f;
-      y_bar_r = prev_bar_r;
-      y_bar_f = prev_bar_f;
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j) a_next[i][j] = a[i][j];
+      if (s > 0) {
+        const double a00 = 1 + h * (z[0] - z[1] * f), a01 = -h * z[1] * r;
+        const double a10 = h * z[3] * f, a11 = 1 + h * (z[3] * r - z[2]);
+        const double prev_r = series_bar[2 * s - 2] + a00 * y_bar_r + a10 * y_bar_f;
+        const double prev_f = series_bar[2 * s - 1] + a01 * y_bar_r + a11 * y_bar_f;
+        y_bar_r = prev_r;
+        y_bar_f = prev_f;
+      }
     }
-    for (int k = 0; k < K; ++k) grad[k] += su * z[k] * z_bar[k];
+    for (int k = 0; k < K; ++k) grad[k] += prior_scale * z[k] * z_bar[k];
   }
 
   /// With u₁ fixed, the u₂ that makes the simulator reproduce `series` (interleaved r, f):
@@ -371,6 +409,74 @@ struct JacobianColumns {
   Jac& jacobian;
   int offset;
   MYRIAD_HD decltype(auto) operator()(int i, int j) const { return jacobian(i, j + offset); }
+};
+
+/// work[offset + i]: a sub-range of a scratch vector.
+template <class Work>
+struct WorkRange {
+  Work& work;
+  int offset;
+  MYRIAD_HD decltype(auto) operator[](int i) const { return work[offset + i]; }
+};
+
+/// Column n of a matrix, q ↦ A(q, n), and row m, n ↦ A(m, n).
+template <class Matrix>
+struct MatrixColumn {
+  const Matrix& matrix;
+  int column;
+  MYRIAD_HD double operator()(int q) const { return matrix(q, column); }
+};
+template <class Matrix>
+struct MatrixRow {
+  const Matrix& matrix;
+  int row;
+  MYRIAD_HD double operator[](int n) const { return matrix(row, n); }
+};
+
+/// The series y_1 … y_S of record_states' states: y[q] = states[q + 2].
+template <class Work>
+struct SeriesOfStates {
+  const WorkRange<Work>& states;
+  MYRIAD_HD double operator[](int q) const { return states[q + 2]; }
+};
+
+/// The series lifted to duals along a tangent column: Dual(y[q], column[q]).
+template <class Work>
+struct DualSeries {
+  const SeriesOfStates<Work>& series;
+  const WorkRange<Work>& column;
+  MYRIAD_HD Dual<double> operator[](int q) const { return Dual<double>(series[q], column[q]); }
+};
+
+/// A vector read as a column, q ↦ v[q].
+template <class Work>
+struct VectorAsColumn {
+  const WorkRange<Work>& vector;
+  MYRIAD_HD double operator()(int q) const { return vector[q]; }
+};
+
+/// Visitor of simulate_tangent / simulate_directional: column[2s], column[2s+1] = dr_s, df_s.
+template <class Work>
+struct TangentWriter {
+  WorkRange<Work>& column;
+  MYRIAD_HD void operator()(int s, double, double, double dr, double df) const {
+    column[2 * s] = dr;
+    column[2 * s + 1] = df;
+  }
+};
+
+/// Output of summaries_gradient into row m of H (h[offset + q] = value) …
+template <class Work>
+struct SummaryGradientWriter {
+  WorkRange<Work>& h;
+  int offset;
+  MYRIAD_HD void operator()(int q, double value) const { h[offset + q] = value; }
+};
+/// … and, on duals, the tangent added to a cotangent (series_bar[q] += value.eps).
+template <class Work>
+struct TangentAdder {
+  WorkRange<Work>& series_bar;
+  MYRIAD_HD void operator()(int q, const Dual<double>& value) const { series_bar[q] += value.eps; }
 };
 
 // Writes simulated states into the output vector.
@@ -448,15 +554,27 @@ struct LotkaVolterra {
   }
 
   /// grad_i += Σ_mn C(m, n) ∂J_mn/∂u_i, the log-determinant gradient's vector–Jacobian product
-  /// (model/generator.hpp) by a hand-written reverse sweep of the Jacobian recursion:
-  /// LotkaVolterraDynamics::add_series_jacobian_vjp, O(SK + S²) = O(MN) against the O(N M²) of
-  /// N dual passes of structured_jacobian. J as structured_jacobian or jacobian wrote it at u.
+  /// (model/generator.hpp): J = Y is the series Jacobian itself, so this is the reverse sweep of
+  /// LotkaVolterraDynamics (add_tangent_adjoint for every column of J with C's column as its
+  /// cotangent, then add_series_vjp), O(SK + S²) = O(MN) against the O(N M²) of N dual passes
+  /// of structured_jacobian. J as structured_jacobian or jacobian wrote it at u; of J and C only
+  /// B and T's lower triangle are read. `work`: jacobian_vjp_workspace() elements.
   template <class Vec, class Jac, class Cot, class Grad, class Work>
   MYRIAD_HD void add_jacobian_vjp(const Vec& u, const Jac& J, const Cot& C, Grad& grad,
                                   Work& work) const {
-    dynamics.add_series_jacobian_vjp(u, J, C, grad, work);
+    const int S = dynamics.num_steps;
+    detail::WorkRange<Work> states{work, 0}, series_bar{work, 2 * S + 2};
+    dynamics.record_states(u, states);
+    for (int q = 0; q < 2 * S; ++q) series_bar[q] = 0;
+    double z[kNumParameters], z_bar[kNumParameters] = {0, 0, 0, 0};
+    dynamics.parameters(u, z);
+    for (int n = 0; n < input_dim(); ++n)
+      dynamics.add_tangent_adjoint(n, states, z, detail::MatrixColumn<Jac>{J, n},
+                                   detail::MatrixColumn<Cot>{C, n}, series_bar, z_bar);
+    dynamics.add_series_vjp(u, states, series_bar, z_bar, grad);
   }
-  MYRIAD_HD int jacobian_vjp_workspace() const { return dynamics.series_jacobian_vjp_workspace(); }
+  /// The states y_0 … y_S and the series cotangent: 4S + 2 elements.
+  MYRIAD_HD int jacobian_vjp_workspace() const { return 4 * dynamics.num_steps + 2; }
 
   /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose), the numbers the library's default
   /// prior sampler (sample_generator_prior) draws, which the ABC baselines use.
@@ -679,6 +797,70 @@ struct LotkaVolterraSummaryTangent {
   }
 };
 
+/// out(q, ∂(Σ_m w_m x_m)/∂y_q) for q = 0 … 2S−1: the gradient of a weighted sum of the 9
+/// summaries (definitions at LotkaVolterraSummaryAccumulator) w.r.t. the series y = (r₁, f₁, …)
+/// ([derived]), generic scalar (on duals along a direction d its tangent is the Hessian–vector
+/// product Σ_m w_m ∇²x_m d). Every summary but the means is a function F of the centred series
+/// c = r − m_r 1, e = f − m_f 1, so ∇_r = (w₀/S) 1 + (I − 11ᵀ/S) ∂F/∂c, and with L_k = Σ c_s c_{s+k},
+/// ρ_k = L_k / Σc², κ = Σ c_s e_s / √(Σc² Σe²):
+///   ∂F/∂c_s = [2 w₂ c_s + Σ_k w_{3+k} (∂L_k/∂c_s − 2 ρ_k c_s) − w₈ κ c_s] / Σc² + w₈ e_s / √(Σc² Σe²),
+///   ∂L_k/∂c_s = c_{s+k} + c_{s−k} (terms outside 0 … S−1 dropped),
+/// and likewise for e with w₃, w₆, w₇. Three passes over the series, no per-step storage.
+template <class Series, class Out>
+MYRIAD_HD void summaries_gradient(const Series& y, int num_steps, const double* w, Out& out) {
+  using S = std::decay_t<decltype(y[0])>;
+  const int n = num_steps;
+  S sum_r = S(0), sum_f = S(0);
+  for (int s = 0; s < n; ++s) {
+    sum_r += y[2 * s];
+    sum_f += y[2 * s + 1];
+  }
+  const S mean_r = sum_r / S(n), mean_f = sum_f / S(n);
+  S ss_r = S(0), ss_f = S(0), cross = S(0);
+  S lag_r[2] = {S(0), S(0)}, lag_f[2] = {S(0), S(0)};
+  for (int s = 0; s < n; ++s) {
+    const S c = y[2 * s] - mean_r, e = y[2 * s + 1] - mean_f;
+    ss_r += c * c;
+    ss_f += e * e;
+    cross += c * e;
+    for (int k = 1; k <= 2; ++k) {
+      if (s >= k) {
+        lag_r[k - 1] += (y[2 * (s - k)] - mean_r) * c;
+        lag_f[k - 1] += (y[2 * (s - k) + 1] - mean_f) * e;
+      }
+    }
+  }
+  const S norm = sqrt(ss_r * ss_f);
+  const S kappa = cross / norm;
+  const S rho_r[2] = {lag_r[0] / ss_r, lag_r[1] / ss_r};
+  const S rho_f[2] = {lag_f[0] / ss_f, lag_f[1] / ss_f};
+  // ∂F/∂c_s (component 0) or ∂F/∂e_s (component 1).
+  const auto partial = [&](int s, int component) {
+    const S mean = component == 0 ? mean_r : mean_f;
+    const S other_mean = component == 0 ? mean_f : mean_r;
+    const S ss = component == 0 ? ss_r : ss_f;
+    const S* rho = component == 0 ? rho_r : rho_f;
+    const double w_log_variance = w[2 + component];
+    const double w_lag[2] = {w[4 + 2 * component], w[5 + 2 * component]};
+    const S c = y[2 * s + component] - mean;
+    S sum = S(2 * w_log_variance) * c - S(w[8]) * kappa * c;
+    for (int k = 1; k <= 2; ++k) {
+      S lag_partial = S(0);
+      if (s + k < n) lag_partial += y[2 * (s + k) + component] - mean;
+      if (s >= k) lag_partial += y[2 * (s - k) + component] - mean;
+      sum += S(w_lag[k - 1]) * (lag_partial - S(2) * rho[k - 1] * c);
+    }
+    return sum / ss + S(w[8]) * (y[2 * s + 1 - component] - other_mean) / norm;
+  };
+  S partial_sum[2] = {S(0), S(0)};
+  for (int s = 0; s < n; ++s)
+    for (int component = 0; component < 2; ++component) partial_sum[component] += partial(s, component);
+  for (int s = 0; s < n; ++s)
+    for (int component = 0; component < 2; ++component)
+      out(2 * s + component, partial(s, component) - partial_sum[component] / S(n) +
+                                 S(w[component] / n));
+}
+
 }  // namespace detail
 
 /// Lotka–Volterra conditioned on the 9 summary statistics of §15.2 (definitions at
@@ -781,6 +963,60 @@ struct LotkaVolterraSummaries {
       for (int m = 0; m < kNumSummaries; ++m) J(m, n) = column[m];
     }
   }
+
+  /// grad_i += Σ_mn C(m, n) ∂J_mn/∂u_i, the log-determinant gradient's vector–Jacobian product
+  /// (model/generator.hpp), by hand ([derived]). J = H Y with H = ∂x/∂y (9 × 2S, the summaries'
+  /// gradients) and Y = ∂y/∂u the series Jacobian, so ∂J/∂u_i = H ∂Y/∂u_i + (∂H/∂u_i) Y and
+  ///   Σ_mn C_mn ∂J_mn/∂u_i = Σ_qn (HᵀC)_qn ∂Y_qn/∂u_i + (Yᵀ g)_i,   g = Σ_m ∇²x_m (Y C_m·ᵀ),
+  /// (C_m· row m of C). The first term is the series' reverse sweep with cotangent HᵀC
+  /// (LotkaVolterraDynamics::add_tangent_adjoint, each column of Y from a tangent sweep); the
+  /// second, 9 directional tangent sweeps Y C_m·ᵀ, 9 Hessian–vector products (the summaries'
+  /// gradient on duals, detail::summaries_gradient) and the series' VJP with cotangent g. Both
+  /// end in one add_series_vjp. O(N S + 9 N S) against the O(N² S) of N dual passes of
+  /// jacobian(). J is not read. `work`: jacobian_vjp_workspace() elements.
+  template <class Vec, class Jac, class Cot, class Grad, class Work>
+  MYRIAD_HD void add_jacobian_vjp(const Vec& u, const Jac& /*J*/, const Cot& C, Grad& grad,
+                                  Work& work) const {
+    constexpr int K = kNumParameters;
+    const int S = dynamics.num_steps, Q = 2 * S;
+    detail::WorkRange<Work> states{work, 0};                // y_0 … y_S, 2S + 2
+    detail::WorkRange<Work> series_bar{work, Q + 2};        // cotangent on y_1 … y_S, 2S
+    detail::WorkRange<Work> h{work, 2 * Q + 2};             // H, 9 × 2S, h[m·2S + q]
+    detail::WorkRange<Work> column{work, 11 * Q + 2};       // a column of Y, 2S
+    detail::WorkRange<Work> cotangent{work, 12 * Q + 2};    // a column of HᵀC, 2S
+    dynamics.record_states(u, states);
+    const detail::SeriesOfStates<Work> series{states};
+    for (int q = 0; q < Q; ++q) series_bar[q] = 0;
+    for (int m = 0; m < kNumSummaries; ++m) {
+      double weights[kNumSummaries] = {};
+      weights[m] = 1;
+      detail::SummaryGradientWriter<Work> row{h, m * Q};
+      detail::summaries_gradient(series, S, weights, row);
+    }
+    double z[K], z_bar[K] = {0, 0, 0, 0};
+    dynamics.parameters(u, z);
+    detail::TangentWriter<Work> tangent{column};
+    for (int n = 0; n < input_dim(); ++n) {
+      dynamics.simulate_tangent(u, n, tangent);
+      for (int q = 0; q < Q; ++q) {
+        double sum = 0;
+        for (int m = 0; m < kNumSummaries; ++m) sum += h[m * Q + q] * C(m, n);
+        cotangent[q] = sum;
+      }
+      dynamics.add_tangent_adjoint(n, states, z, detail::VectorAsColumn<Work>{column},
+                                   detail::VectorAsColumn<Work>{cotangent}, series_bar, z_bar);
+    }
+    for (int m = 0; m < kNumSummaries; ++m) {
+      dynamics.simulate_directional(u, detail::MatrixRow<Cot>{C, m}, tangent);
+      double weights[kNumSummaries] = {};
+      weights[m] = 1;
+      detail::TangentAdder<Work> add{series_bar};
+      detail::summaries_gradient(detail::DualSeries<Work>{series, column}, S, weights, add);
+    }
+    dynamics.add_series_vjp(u, states, series_bar, z_bar, grad);
+  }
+  /// States, series cotangent, H, and two series-length columns: 26S + 2 elements.
+  MYRIAD_HD int jacobian_vjp_workspace() const { return 26 * dynamics.num_steps + 2; }
 
   /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose), the numbers the library's default
   /// prior sampler (sample_generator_prior) draws, which the ABC baselines use.
