@@ -16,17 +16,20 @@
 // coalesce. Per chain (ChmcLayout of mcmc/constrained_hmc.hpp; dense Gram structure):
 //
 //   u, ∇φ, φ                        2N + 1                          values of T
-//   T workspace                      6N + M + 2(MN + M²) + MN        (J and L at the two ends of
-//                                                                    a sub-step, C = G⁻¹J)
-//   Dual<T> workspace                MN + M                          (∂J along one direction)
+//   T workspace                      6N + M + 2(MN + M²) + MN + V    (J and L at the two ends of
+//                                                                    a sub-step, C = G⁻¹J, and V
+//                                                                    for the generator's
+//                                                                    add_jacobian_vjp)
+//   Dual<T> workspace                MN + M (M with add_jacobian_vjp) (∂J along one direction)
 //   Dual<Dual<T>> workspace          M                               (nested-dual outputs)
 //   statistics, initialisation flag  9 · 8 + 1                       bytes
 //
-// i.e. 8(5MN + 2M² + 8N + 7M + 1) + 73 bytes in double (a dual is two values, a nested dual
-// four), dominated by the M × N matrices. The structured factors (constraint_factor.hpp) keep J
-// in the same M × N layout, so the built-in generators need: sphere (N = 10) 1.2 kB,
-// lotka_volterra (M = 100, N = 104) 435 kB, gld (M = 250, N = 254) 2.6 MB per chain, i.e. 2^14
-// gld chains take 42 GB. The constructor compares the total with cudaMemGetInfo's free memory and
+// i.e. 8(5MN + 2M² + 8N + 7M + 1) + 73 bytes in double without add_jacobian_vjp (a dual is two
+// values, a nested dual four), dominated by the M × N matrices. The structured factors
+// (constraint_factor.hpp) keep J in the same M × N layout, so the built-in generators need:
+// sphere (N = 10) 1.2 kB, lotka_volterra (M = 100, N = 104; with add_jacobian_vjp, V = 202)
+// 270 kB, lotka_volterra_summaries (M = 9; V = 1302) 41 kB, gld (M = 250, N = 254) 2.6 MB per
+// chain, i.e. 2^14 gld chains take 42 GB. The constructor compares the total with cudaMemGetInfo's free memory and
 // throws myriad::invalid_argument naming the bytes per chain and the number of chains that would
 // fit, rather than failing inside cudaMalloc. Two chunk buffers of chunk_iterations × quantities ×
 // chains values come on top (checked the same way); device memory does not grow with the number of
