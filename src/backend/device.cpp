@@ -4,6 +4,7 @@
 #include "myriad/backend/device.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -95,6 +96,24 @@ std::string describe_device(Device device) {
          " SMs, " + memory + ")";
 #else
   return "cuda";  // unreachable: resolve_device throws in a build without CUDA
+#endif
+}
+
+std::int64_t available_memory_bytes(Device device) {
+  const Device resolved = resolve_device(device);
+  if (resolved == Device::cpu) {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : 0;
+  }
+#if defined(MYRIAD_HAS_CUDA)
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return static_cast<std::int64_t>(free_bytes);
+#else
+  return 0;  // unreachable: resolve_device throws in a build without CUDA
 #endif
 }
 

@@ -17,6 +17,7 @@ const char* kUsage =
     "commands:\n"
     "  sample    many-chain HMC on a built-in model (myriad sample --help)\n"
     "  ais       annealed importance sampling: log Z of a built-in target (myriad ais --help)\n"
+    "  mpis      massively parallel importance sampling of a plated model (myriad mpis --help)\n"
     "  models    list the built-in models and their arguments\n"
     "  version   print the version\n";
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
     const std::string command = argv[1];
     if (command == "sample") return myriad::cli::sample_command(argc, argv);
     if (command == "ais") return myriad::cli::ais_command(argc, argv);
+    if (command == "mpis") return myriad::cli::mpis_command(argc, argv);
     if (command == "models") return myriad::cli::models_command(argc, argv);
     if (command == "version" || command == "--version") {
       std::printf("myriad %s\n", MYRIAD_VERSION);

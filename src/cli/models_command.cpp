@@ -15,6 +15,7 @@ int models_command(int argc, char** argv) {
     const char* kind = spec.kind == ModelKind::generator
                            ? "generator: --sampler chmc (default), abc-reject, abc-mcmc, hmc"
                        : spec.kind == ModelKind::annealing ? "annealing target: myriad ais"
+                       : spec.kind == ModelKind::plated    ? "plated model: myriad mpis"
                        : spec.anneal                       ? "density: --sampler hmc; myriad ais"
                                                            : "density: --sampler hmc";
     std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind, spec.description.c_str());

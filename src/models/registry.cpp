@@ -208,6 +208,7 @@ const std::vector<ModelSpec>& builtin_models() {
                                   funnel_spec()};
     for (auto& spec : generator_model_specs()) all.push_back(std::move(spec));
     for (auto& spec : annealing_target_specs()) all.push_back(std::move(spec));
+    for (auto& spec : plated_model_specs()) all.push_back(std::move(spec));
     return all;
   }();
   return models;

@@ -3,6 +3,7 @@
 // asking for `cuda` without a device (or in a build without CUDA) is an error, never a silent
 // fallback.
 
+#include <cstdint>
 #include <string>
 
 namespace myriad {
@@ -21,6 +22,10 @@ bool cuda_device_available();
 /// Resolves `automatic` and checks availability; throws myriad::unavailable_error when CUDA is
 /// demanded but absent, naming the reason (no device, or a build without CUDA).
 Device resolve_device(Device requested);
+
+/// Memory a run may use on the device now: the host's available physical memory for the CPU,
+/// cudaMemGetInfo's free bytes for CUDA; 0 when it cannot be told.
+std::int64_t available_memory_bytes(Device device);
 
 /// A human-readable description, e.g. "cpu (2 OpenMP threads)" or "cuda: NVIDIA H100 (sm_90)".
 std::string describe_device(Device device);

@@ -13,7 +13,7 @@
 #include "myriad/estimate/log_sum_product_element.hpp"
 #include "myriad/model/plated_model.hpp"
 
-namespace myriad::mpis {
+namespace myriad::mpis_elements {
 
 /// A latent group's particles, [run][instance][particle][event], and its plate path.
 struct GroupView {
@@ -536,4 +536,61 @@ struct ChainIndicesFromBoundary {
   }
 };
 
-}  // namespace myriad::mpis
+/// Global importance sampling (mpis.md §1): log r_k += Σ_instances log P(z_g^k | pa^k) −
+/// log Q(z_g^k | qa^k) of latent g, one (run, particle) per index, every parent at particle k.
+template <class Model>
+struct GlobalLatentTerm {
+  Model model;
+  int latent = 0;
+  GroupView self;
+  int parents = 0;
+  ParentLink link[kMaxGroupParents];
+  const double* log_q = nullptr;
+  double* log_r = nullptr;
+  MYRIAD_HD void operator()(std::int64_t i) const {
+    const std::int64_t run = i / self.k, particle = i % self.k;
+    double total = 0.0;
+    for (std::int64_t instance = 0; instance < self.instances; ++instance) {
+      ParentValues values;
+      values.count = parents;
+      for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, instance, particle);
+      total += model.log_prior(latent, self.at(run, instance, particle), values,
+                               self.plate_index(instance)) -
+               log_q[(run * self.instances + instance) * self.k + particle];
+    }
+    log_r[i] += total;
+  }
+};
+/// log r_k += Σ_instances log P(x | pa^k) over every instance of the observation's plates.
+template <class Model>
+struct GlobalObservedTerm {
+  Model model;
+  int observed = 0;
+  int parents = 0;
+  ParentLink link[kMaxGroupParents];
+  int depth = 0;
+  std::int64_t plate_size[kMaxPlateDepth] = {};
+  std::int64_t instances = 1;
+  std::int64_t k = 1;
+  double* log_r = nullptr;
+  MYRIAD_HD void operator()(std::int64_t i) const {
+    const std::int64_t run = i / k, particle = i % k;
+    double total = 0.0;
+    for (std::int64_t instance = 0; instance < instances; ++instance) {
+      ParentValues values;
+      values.count = parents;
+      for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, instance, particle);
+      PlateIndex at;
+      at.depth = depth;
+      std::int64_t rest = instance;
+      for (int d = depth - 1; d >= 0; --d) {
+        at.index[d] = rest % plate_size[d];
+        rest /= plate_size[d];
+      }
+      total += model.log_likelihood(observed, values, at);
+    }
+    log_r[i] += total;
+  }
+};
+
+}  // namespace myriad::mpis_elements

@@ -72,12 +72,12 @@ class MpisEngine {
     perms_.clear();
     for (int g = 0; g < s_.latent_count(); ++g) {
       const LatentDecl& decl = s_.latent_decl(g);
-      const mpis::GroupView self = allocate_group(g, k_);
+      const mpis_elements::GroupView self = allocate_group(g, k_);
       perms_.emplace_back();
-      mpis::ProposalParents qa = proposal_parents(g, self.instances);
+      mpis_elements::ProposalParents qa = proposal_parents(g, self.instances);
       for (int slot = 0; slot < qa.slots; ++slot) {
         perms_[g].push_back(par_.template allocate<std::int32_t>(runs_ * self.instances * k_));
-        mpis::PermutationSampler permute;
+        mpis_elements::PermutationSampler permute;
         permute.perm = perms_[g].back().data();
         permute.instances = self.instances;
         permute.k = k_;
@@ -90,7 +90,7 @@ class MpisEngine {
       }
       draw_particles(g, self, qa, 0);
       log_q_.push_back(par_.template allocate<double>(runs_ * self.instances * k_));
-      mpis::ProposalLogDensity<Model> density{model_, g, self, qa, log_q_.back().data()};
+      mpis_elements::ProposalLogDensity<Model> density{model_, g, self, qa, log_q_.back().data()};
       par_.for_each(runs_ * self.instances * k_, density);
       (void)decl;
     }
@@ -101,8 +101,8 @@ class MpisEngine {
     nonfinite_ = 0;
     for (int g = 0; g < s_.latent_count(); ++g) {
       const int id = plan_.latent_factor[g];
-      const mpis::GroupView self = group_view(g);
-      mpis::LatentFactor<Model> factor;
+      const mpis_elements::GroupView self = group_view(g);
+      mpis_elements::LatentFactor<Model> factor;
       factor.model = model_;
       factor.latent = g;
       factor.self = self;
@@ -115,13 +115,13 @@ class MpisEngine {
       factor.log_k = std::log(static_cast<double>(k_));
       factor.out = allocate_tensor(id);
       par_.for_each(plan_.tensors[id].size(), factor);
-      nonfinite_ += par_.count_if(plan_.tensors[id].size(), mpis::ScrubNonFinite{factor.out});
+      nonfinite_ += par_.count_if(plan_.tensors[id].size(), mpis_elements::ScrubNonFinite{factor.out});
     }
     for (int o = 0; o < s_.observed_count(); ++o) {
       const int id = plan_.observed_factor[o];
       const ObservedDecl& decl = s_.observed_decl(o);
       const int home = plan_.observed_home[o];
-      mpis::LikelihoodFactor<Model> factor;
+      mpis_elements::LikelihoodFactor<Model> factor;
       factor.model = model_;
       factor.observed = o;
       factor.parents = static_cast<int>(decl.parents.size());
@@ -139,7 +139,7 @@ class MpisEngine {
       }
       factor.out = allocate_tensor(id);
       par_.for_each(plan_.tensors[id].size(), factor);
-      nonfinite_ += par_.count_if(plan_.tensors[id].size(), mpis::ScrubNonFinite{factor.out});
+      nonfinite_ += par_.count_if(plan_.tensors[id].size(), mpis_elements::ScrubNonFinite{factor.out});
     }
   }
 
@@ -155,7 +155,7 @@ class MpisEngine {
         par_.for_each(step.out_size, LogSumProductInto{step.element, allocate_tensor(op.output)});
       } else if (op.kind == MpisOpKind::plate_sum) {
         const LogSumProductPlan step = plan_log_sum_product(inputs, op.eliminate, &out.vars);
-        par_.for_each(step.out_size, mpis::PlateSumInto{step.element, allocate_tensor(op.output)});
+        par_.for_each(step.out_size, mpis_elements::PlateSumInto{step.element, allocate_tensor(op.output)});
       } else {
         chain_forward(i);
       }
@@ -257,7 +257,7 @@ class MpisEngine {
       if (op.kind == MpisOpKind::eliminate && !op.eliminate.empty()) {
         std::vector<LogTensorView> inputs;
         for (int id : op.inputs) inputs.push_back(view(id));
-        mpis::IndexSampler sampler;
+        mpis_elements::IndexSampler sampler;
         sampler.element = plan_log_sum_product(inputs, op.eliminate, &plan_.tensors[op.output].vars).element;
         sampler.context = sampled_context(inputs, op.plate, plan_.tensors[op.output].vars);
         for (std::size_t a = 0; a < op.eliminate.size(); ++a)
@@ -307,14 +307,14 @@ class MpisEngine {
     std::vector<double> zeros(static_cast<std::size_t>(runs_ * count), 0.0);
     par_.upload(log_r, zeros.data(), runs_ * count);
     for (int g = 0; g < s_.latent_count(); ++g) {
-      const mpis::GroupView self = allocate_group(g, count);
+      const mpis_elements::GroupView self = allocate_group(g, count);
       perms_.emplace_back();
-      const mpis::ProposalParents qa = proposal_parents(g, self.instances);
+      const mpis_elements::ProposalParents qa = proposal_parents(g, self.instances);
       draw_particles(g, self, qa, first);
       log_q_.push_back(par_.template allocate<double>(runs_ * self.instances * count));
       par_.for_each(runs_ * self.instances * count,
-                    mpis::ProposalLogDensity<Model>{model_, g, self, qa, log_q_.back().data()});
-      GlobalLatentTerm term;
+                    mpis_elements::ProposalLogDensity<Model>{model_, g, self, qa, log_q_.back().data()});
+      mpis_elements::GlobalLatentTerm<Model> term;
       term.model = model_;
       term.latent = g;
       term.self = self;
@@ -328,7 +328,7 @@ class MpisEngine {
     }
     for (int o = 0; o < s_.observed_count(); ++o) {
       const ObservedDecl& decl = s_.observed_decl(o);
-      GlobalObservedTerm term;
+      mpis_elements::GlobalObservedTerm<Model> term;
       term.model = model_;
       term.observed = o;
       term.parents = static_cast<int>(decl.parents.size());
@@ -361,65 +361,11 @@ class MpisEngine {
     std::vector<Tensor> levels;  ///< level 0 views the chain's input; level L is the top
   };
 
-  /// log r_k += Σ_instances log P(z_g^k | pa^k) − log Q(z_g^k | qa^k), one (run, particle) each.
-  struct GlobalLatentTerm {
-    Model model;
-    int latent = 0;
-    mpis::GroupView self;
-    int parents = 0;
-    mpis::ParentLink link[kMaxGroupParents];
-    const double* log_q = nullptr;
-    double* log_r = nullptr;
-    MYRIAD_HD void operator()(std::int64_t i) const {
-      const std::int64_t run = i / self.k, particle = i % self.k;
-      double total = 0.0;
-      for (std::int64_t instance = 0; instance < self.instances; ++instance) {
-        ParentValues values;
-        values.count = parents;
-        for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, instance, particle);
-        total += model.log_prior(latent, self.at(run, instance, particle), values,
-                                 self.plate_index(instance)) -
-                 log_q[(run * self.instances + instance) * self.k + particle];
-      }
-      log_r[i] += total;
-    }
-  };
-  /// log r_k += Σ_instances log P(x | pa^k) over every instance of the observation's plates.
-  struct GlobalObservedTerm {
-    Model model;
-    int observed = 0;
-    int parents = 0;
-    mpis::ParentLink link[kMaxGroupParents];
-    int depth = 0;
-    std::int64_t plate_size[kMaxPlateDepth] = {};
-    std::int64_t instances = 1;
-    std::int64_t k = 1;
-    double* log_r = nullptr;
-    MYRIAD_HD void operator()(std::int64_t i) const {
-      const std::int64_t run = i / k, particle = i % k;
-      double total = 0.0;
-      for (std::int64_t instance = 0; instance < instances; ++instance) {
-        ParentValues values;
-        values.count = parents;
-        for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, instance, particle);
-        PlateIndex at;
-        at.depth = depth;
-        std::int64_t rest = instance;
-        for (int d = depth - 1; d >= 0; --d) {
-          at.index[d] = rest % plate_size[d];
-          rest /= plate_size[d];
-        }
-        total += model.log_likelihood(observed, values, at);
-      }
-      log_r[i] += total;
-    }
-  };
-
   // --- layout helpers ---------------------------------------------------------------------
 
-  mpis::GroupView group_view(int g) const {
+  mpis_elements::GroupView group_view(int g) const {
     const LatentDecl& decl = s_.latent_decl(g);
-    mpis::GroupView v;
+    mpis_elements::GroupView v;
     v.particles = const_cast<double*>(particles_[g].data());
     v.instances = s_.instances(decl.plate);
     v.k = particles_[g].size() / std::max<std::int64_t>(1, runs_ * v.instances * decl.event_size);
@@ -430,7 +376,7 @@ class MpisEngine {
     return v;
   }
 
-  mpis::GroupView allocate_group(int g, std::int64_t particles_per_instance) {
+  mpis_elements::GroupView allocate_group(int g, std::int64_t particles_per_instance) {
     const LatentDecl& decl = s_.latent_decl(g);
     particles_.push_back(par_.template allocate<double>(
         runs_ * s_.instances(decl.plate) * particles_per_instance * decl.event_size));
@@ -439,8 +385,8 @@ class MpisEngine {
 
   /// The link from an instance of a group in `child_plate` (latent `child`, or −1 for an
   /// observation's home plate) to parent `parent` (a latent, or kPreviousStep).
-  mpis::ParentLink parent_link(int child, int parent, int child_plate) const {
-    mpis::ParentLink link;
+  mpis_elements::ParentLink parent_link(int child, int parent, int child_plate) const {
+    mpis_elements::ParentLink link;
     if (parent == kPreviousStep) {
       link.parent = group_view(child);
       link.previous_step = true;
@@ -452,9 +398,9 @@ class MpisEngine {
     return link;
   }
 
-  mpis::ProposalParents proposal_parents(int g, std::int64_t instances) const {
+  mpis_elements::ProposalParents proposal_parents(int g, std::int64_t instances) const {
     const LatentDecl& decl = s_.latent_decl(g);
-    mpis::ProposalParents qa;
+    mpis_elements::ProposalParents qa;
     qa.slots = static_cast<int>(decl.proposal_parents.size());
     qa.child_instances = instances;
     for (int slot = 0; slot < qa.slots; ++slot)
@@ -464,10 +410,10 @@ class MpisEngine {
 
   /// Draws every particle of group g; a chain latent step by step, since step t's proposal
   /// conditions on step t − 1's particles.
-  void draw_particles(int g, const mpis::GroupView& self, const mpis::ProposalParents& qa,
+  void draw_particles(int g, const mpis_elements::GroupView& self, const mpis_elements::ProposalParents& qa,
                       std::int64_t particle_offset) {
     const LatentDecl& decl = s_.latent_decl(g);
-    mpis::ParticleSampler<Model> sampler{model_, g, self, qa};
+    mpis_elements::ParticleSampler<Model> sampler{model_, g, self, qa};
     sampler.seed = seed_;
     sampler.first_run = first_run_;
     sampler.particle_offset = particle_offset;
@@ -484,21 +430,21 @@ class MpisEngine {
     }
   }
 
-  mpis::FactorAxes factor_axes(int id, int g, const std::vector<int>& parents) const {
+  mpis_elements::FactorAxes factor_axes(int id, int g, const std::vector<int>& parents) const {
     const MpisTensor& t = plan_.tensors[id];
-    mpis::FactorAxes axes;
+    mpis_elements::FactorAxes axes;
     axes.axes = static_cast<int>(t.vars.size());
     for (int a = 0; a < axes.axes; ++a) {
       const int v = t.vars[a];
       axes.extent[a] = t.extents[a];
       if (v == MpisPlan::kRunVar) {
-        axes.role[a] = mpis::kAxisRun;
+        axes.role[a] = mpis_elements::kAxisRun;
       } else if (!plan_.is_k_var(v)) {
-        axes.role[a] = mpis::kAxisPlate;
+        axes.role[a] = mpis_elements::kAxisPlate;
       } else if (g >= 0 && v == plan_.latent_var[g]) {
-        axes.role[a] = mpis::kAxisSelf;
+        axes.role[a] = mpis_elements::kAxisSelf;
       } else if (g >= 0 && v == plan_.lag_var[g]) {
-        axes.role[a] = mpis::kAxisLag;
+        axes.role[a] = mpis_elements::kAxisLag;
       } else {
         axes.role[a] = -100;
         for (std::size_t slot = 0; slot < parents.size(); ++slot)
@@ -557,7 +503,7 @@ class MpisEngine {
   Tensor outside_weight(const LogTensorView& mu, const LogTensorView& u) {
     Tensor w = contiguous(u.vars, u.extents);
     const LogSumProductPlan geometry = plan_log_sum_product({mu, u}, {}, &u.vars);
-    par_.for_each(geometry.out_size, mpis::OutsideWeight{geometry.element, w.owned.data()});
+    par_.for_each(geometry.out_size, mpis_elements::OutsideWeight{geometry.element, w.owned.data()});
     return w;
   }
 
@@ -571,7 +517,7 @@ class MpisEngine {
         if (!target.has_var(v) && std::find(eliminate.begin(), eliminate.end(), v) == eliminate.end())
           eliminate.push_back(v);
     const LogSumProductPlan step = plan_log_sum_product(inputs_and_w, eliminate, &target.vars);
-    mpis::LogSumProductStrided into{step.element, const_cast<double*>(destination.data)};
+    mpis_elements::LogSumProductStrided into{step.element, const_cast<double*>(destination.data)};
     for (std::size_t a = 0; a < step.out_vars.size(); ++a)
       into.out_stride[a] = destination.stride_of(step.out_vars[a]);
     par_.for_each(step.out_size, into);
@@ -590,7 +536,7 @@ class MpisEngine {
 
   void copy(const LogTensorView& from, const LogTensorView& to) {
     const LogSumProductPlan geometry = plan_log_sum_product({from}, {}, &from.vars);
-    mpis::CopyInto into{geometry.element, const_cast<double*>(to.data)};
+    mpis_elements::CopyInto into{geometry.element, const_cast<double*>(to.data)};
     for (std::size_t a = 0; a < geometry.out_vars.size(); ++a)
       into.out_stride[a] = to.stride_of(geometry.out_vars[a]);
     par_.for_each(geometry.out_size, into);
@@ -621,7 +567,7 @@ class MpisEngine {
       const LogTensorView b = cur.slice(t, 1, 2, pairs).renamed(lag, scratch_var_);
       const LogTensorView head = next.view.slice(t, 0, 1, pairs);
       const LogSumProductPlan step = plan_log_sum_product({a, b}, {scratch_var_}, &cur.vars);
-      mpis::LogSumProductStrided into{step.element, next.owned.data()};
+      mpis_elements::LogSumProductStrided into{step.element, next.owned.data()};
       for (std::size_t ax = 0; ax < step.out_vars.size(); ++ax)
         into.out_stride[ax] = head.stride_of(step.out_vars[ax]);
       par_.for_each(step.out_size, into);
@@ -669,9 +615,9 @@ class MpisEngine {
 
   /// The batch axes (run, then the plates of `plate`'s path) and the already-sampled K-dims
   /// among `kept` of a sampling step over `inputs`.
-  mpis::SampledContext sampled_context(const std::vector<LogTensorView>& inputs, int plate,
+  mpis_elements::SampledContext sampled_context(const std::vector<LogTensorView>& inputs, int plate,
                                        const std::vector<int>& kept) const {
-    mpis::SampledContext context;
+    mpis_elements::SampledContext context;
     context.runs = runs_;
     std::vector<int> batch{MpisPlan::kRunVar};
     for (int p : s_.path(plate)) batch.push_back(plan_.plate_var[p]);
@@ -713,7 +659,7 @@ class MpisEngine {
     // The ends: (lag before step 0, chain at step T − 1) from the top matrix.
     {
       const LogTensorView top = c.levels.back().view;
-      mpis::IndexSampler sampler;
+      mpis_elements::IndexSampler sampler;
       std::vector<int> kept;
       for (int v : top.vars)
         if (v != lag && v != chain) kept.push_back(v);
@@ -738,7 +684,7 @@ class MpisEngine {
       std::vector<int> kept;
       for (int v : cur.vars)
         if (v != lag && v != chain) kept.push_back(v);
-      mpis::ChainMidpointSampler sampler;
+      mpis_elements::ChainMidpointSampler sampler;
       // Only the element's sweep over m is used; the ends enter through left/right strides.
       sampler.element = plan_log_sum_product({a, b}, {scratch_var_}).element;
       sampler.context = sampled_context({a, b}, op.plate, kept);
@@ -753,7 +699,7 @@ class MpisEngine {
       sampler.purpose = purpose + static_cast<std::uint32_t>(l) + 1u;
       par_.for_each(draws * runs_ * sampler.context.elements, sampler);
     }
-    mpis::ChainIndicesFromBoundary unpack{boundary.data(), index_[chain].data(), index_[lag].data(),
+    mpis_elements::ChainIndicesFromBoundary unpack{boundary.data(), index_[chain].data(), index_[lag].data(),
                                           steps};
     par_.for_each(draws * runs_ * outer * steps, unpack);
   }

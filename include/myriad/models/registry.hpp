@@ -11,6 +11,7 @@
 #include "myriad/run/abc_config.hpp"
 #include "myriad/run/ais_config.hpp"
 #include "myriad/run/chmc_config.hpp"
+#include "myriad/run/mpis_config.hpp"
 #include "myriad/run/sample_config.hpp"
 
 namespace myriad {
@@ -54,8 +55,8 @@ class ModelArguments {
 
 /// Density models are sampled by HMC (and some also annealed by `myriad ais`); generator models
 /// are conditioned on their data by constrained HMC, with the ABC baselines for comparison;
-/// annealing targets are run only by `myriad ais`.
-enum class ModelKind { density, generator, annealing };
+/// annealing targets are run only by `myriad ais`; plated models by `myriad mpis`.
+enum class ModelKind { density, generator, annealing, plated };
 
 /// How to run a generator model with each sampler.
 struct GeneratorRunners {
@@ -80,6 +81,9 @@ struct ModelSpec {
   /// Annealing targets (and density models that are also targets): builds the target and runs
   /// annealed importance sampling; empty for models `myriad ais` cannot run.
   std::function<AisResult(const ModelArguments&, const AisConfig&, Precision)> anneal;
+  /// Plated models: builds the model (uploading data to the device if needed) and runs
+  /// massively parallel importance sampling; the result carries the exact answers it knows.
+  std::function<MpisResult(const ModelArguments&, const MpisConfig&)> mpis;
   /// Exact posterior moments where the model has them (empty function otherwise).
   std::function<std::vector<ExactMoment>(const ModelArguments&)> exact;
 };
@@ -89,6 +93,9 @@ std::vector<ModelSpec> generator_model_specs();
 
 /// The built-in annealing targets (src/models/target_registry.cpp).
 std::vector<ModelSpec> annealing_target_specs();
+
+/// The built-in plated models (src/models/plated_registry.cpp).
+std::vector<ModelSpec> plated_model_specs();
 
 /// Every built-in model, in listing order.
 const std::vector<ModelSpec>& builtin_models();

@@ -1,0 +1,118 @@
+#pragma once
+// myriad::mpis — massively parallel importance sampling (Bowyer, Heap & Aitchison 2024) of a
+// plated model, on the CPU or a CUDA device:
+//
+//   auto data = myriad::models::HierarchicalGaussianData::synthetic(20, 5, 1, 1, 1, false, 7);
+//   myriad::MpisConfig config;
+//   config.k = 30;        // particles per latent instance: all 30^21 combinations weighed
+//   config.runs = 10;     // independent estimates for an error bar
+//   config.samples = 100; // exact posterior draws per run
+//   myriad::MpisResult r = myriad::mpis(data.host_model(), config);
+//   // r.log_marginal_mean ± r.log_marginal_se; r.summary[q] for r.names[q]; r.draws
+//
+// Models follow model/plated_model.hpp. As with myriad::sample, host-compiled code runs any
+// model on the CPU and the built-in models on CUDA; a translation unit compiled by nvcc can run
+// any model on CUDA (it includes the engine's CUDA policy).
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "myriad/backend/device.hpp"
+#include "myriad/backend/mpis_backend.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/model/plated_model.hpp"
+#include "myriad/run/mpis_config.hpp"
+
+#if defined(__CUDACC__)
+#include "myriad/kernels/cuda_mpis_backend.cuh"
+#endif
+
+namespace myriad {
+
+/// True when this translation unit can build a CUDA MP IS backend for Model.
+template <class Model>
+constexpr bool cuda_mpis_backend_reachable() {
+#if defined(__CUDACC__)
+  return true;
+#else
+  return has_cuda_mpis_backend<Model>::value;
+#endif
+}
+
+/// The device an MP IS run of Model will use (see choose_device in run/sample.hpp).
+template <class Model>
+Device choose_mpis_device(Device requested) {
+  if (requested == Device::automatic && !cuda_mpis_backend_reachable<Model>()) return Device::cpu;
+  const Device device = resolve_device(requested);
+  if (device == Device::cuda && !cuda_mpis_backend_reachable<Model>())
+    throw unavailable_error(
+        "this model has no CUDA MP IS backend here: compile the code that calls myriad::mpis "
+        "with nvcc (or use --device cpu)");
+  return device;
+}
+
+/// Estimates log P(x), posterior moments and (with samples > 0) exact posterior draws of a
+/// plated model by massively parallel importance sampling (or, with method = global, by
+/// global importance sampling).
+template <class Model>
+MpisResult mpis(const Model& model, const MpisConfig& config) {
+  config.validate();
+  const PlatedStructure structure = model.structure();
+  const Device device = choose_mpis_device<Model>(config.device);
+  const MpisBackendFactory factory = [&](const MpisPlan& plan, std::int64_t first_run)
+      -> std::unique_ptr<MpisBackend> {
+    if (device == Device::cuda) {
+      if constexpr (cuda_mpis_backend_reachable<Model>()) {
+        return make_cuda_mpis_backend<Model>(model, structure, plan, config.seed, first_run);
+      } else {
+        throw unavailable_error("this model has no CUDA MP IS backend in this translation unit");
+      }
+    }
+    return make_cpu_mpis_backend<Model>(model, structure, plan, config.seed, first_run);
+  };
+  MpisResult result = run_mpis(structure, config, factory, available_memory_bytes(device));
+  if constexpr (plated_has_exact_log_marginal<Model>::value)
+    result.exact_log_marginal = model.exact_log_marginal();
+  if constexpr (plated_has_exact_posterior<Model>::value) result.exact = model.exact_posterior();
+  return result;
+}
+
+/// Posterior expectation Σ_k w_k f(z^k) of a user function of one latent instance's event
+/// vector under each run's marginal weights (mpis.md §4–§5), from a result computed with
+/// keep_weights: [run][instance] of latent `latent`. f is called as f(const double* z) with the
+/// instance's event_size values.
+template <class F>
+std::vector<double> posterior_expectation(const MpisResult& result,
+                                          const PlatedStructure& structure, int latent, F f) {
+  MYRIAD_EXPECTS(!result.weights.empty(),
+                 "posterior_expectation: the result has no weights (set keep_weights)");
+  MYRIAD_EXPECTS(latent >= 0 && latent < structure.latent_count(),
+                 "posterior_expectation: no latent ", latent);
+  std::int64_t offset = 0, quantities = 0;
+  for (int g = 0; g < structure.latent_count(); ++g) {
+    const std::int64_t n = structure.instances(structure.latent_decl(g).plate) *
+                           structure.latent_decl(g).event_size;
+    if (g == latent) offset = quantities;
+    quantities += n;
+  }
+  const std::int64_t instances = structure.instances(structure.latent_decl(latent).plate);
+  const int event = structure.latent_decl(latent).event_size;
+  const std::int64_t k = result.k;
+  std::vector<double> out, z(static_cast<std::size_t>(event));
+  for (int r = 0; r < result.runs; ++r)
+    for (std::int64_t i = 0; i < instances; ++i) {
+      double sum = 0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const std::int64_t first_q = (r * quantities + offset + i * event) * k + p;
+        for (int c = 0; c < event; ++c) z[c] = result.particles[first_q + c * k];
+        const double w = result.weights[first_q];
+        if (w > 0) sum += w * f(z.data());
+      }
+      out.push_back(sum);
+    }
+  return out;
+}
+
+}  // namespace myriad

@@ -1,0 +1,162 @@
+#pragma once
+// The CUDA parallel policy of the element-wise engines (MP IS): the twin of
+// backend/cpu_parallel.hpp with device arrays and a grid-stride kernel, so that the engine runs
+// the same per-element functors on the GPU (DESIGN.md rule 1). Every launch and copy goes to
+// the legacy default stream, so operations are ordered among themselves and with the
+// synchronous copies that read results back.
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda_try.cuh"
+#include "kernel_common.cuh"
+#include "myriad/backend/cpu_parallel.hpp"
+#include "myriad/backend/memory.hpp"
+#include "myriad/core/error.hpp"
+
+namespace myriad {
+
+namespace kernels {
+
+/// f(i) for i in [0, n): a grid-stride loop, 64-bit indices.
+template <class F>
+MYRIAD_KERNEL void for_each_kernel(std::int64_t n, F f) {
+  for (std::int64_t i = global_thread_index(); i < n; i += grid_stride()) f(i);
+}
+
+/// *count += the number of i in [0, n) with f(i) true: one atomic per block after a
+/// shared-memory sum, so the count is exact whatever the order.
+template <class F>
+MYRIAD_KERNEL void count_if_kernel(std::int64_t n, F f, unsigned long long* count) {
+  __shared__ unsigned long long block_count;
+  if (threadIdx.x == 0) block_count = 0;
+  __syncthreads();
+  unsigned long long local = 0;
+  for (std::int64_t i = global_thread_index(); i < n; i += grid_stride()) local += f(i) ? 1 : 0;
+  if (local) atomicAdd(&block_count, local);
+  __syncthreads();
+  if (threadIdx.x == 0 && block_count) atomicAdd(count, block_count);
+}
+
+}  // namespace kernels
+
+/// An owning device array whose bytes are counted by a MemoryTracker.
+template <class T>
+class TrackedDeviceArray {
+ public:
+  TrackedDeviceArray() = default;
+  TrackedDeviceArray(std::int64_t n, std::shared_ptr<MemoryTracker> tracker)
+      : array_(static_cast<std::size_t>(n)), tracker_(std::move(tracker)) {
+    if (tracker_) tracker_->allocate(bytes());
+  }
+  TrackedDeviceArray(TrackedDeviceArray&& o) noexcept
+      : array_(std::move(o.array_)), tracker_(std::move(o.tracker_)) {}
+  TrackedDeviceArray& operator=(TrackedDeviceArray&& o) noexcept {
+    if (this != &o) {
+      release();
+      array_ = std::move(o.array_);
+      tracker_ = std::move(o.tracker_);
+    }
+    return *this;
+  }
+  TrackedDeviceArray(const TrackedDeviceArray&) = delete;
+  TrackedDeviceArray& operator=(const TrackedDeviceArray&) = delete;
+  ~TrackedDeviceArray() { release(); }
+
+  T* data() { return array_.data(); }
+  const T* data() const { return array_.data(); }
+  std::int64_t size() const { return static_cast<std::int64_t>(array_.size()); }
+  bool empty() const { return array_.size() == 0; }
+
+ private:
+  std::int64_t bytes() const { return static_cast<std::int64_t>(array_.size() * sizeof(T)); }
+  void release() {
+    if (tracker_) tracker_->release(bytes());
+    tracker_.reset();
+    array_ = DeviceArray<T>{};
+  }
+  DeviceArray<T> array_;
+  std::shared_ptr<MemoryTracker> tracker_;
+};
+
+class CudaParallel {
+ public:
+  template <class T>
+  using Array = TrackedDeviceArray<T>;
+
+  /// Threads per block of the element-wise kernels: elements are independent and light, so
+  /// the usual 256.
+  static constexpr int kBlockSize = 256;
+
+  CudaParallel() : tracker_(std::make_shared<MemoryTracker>()) {
+    int device = 0;
+    MYRIAD_CUDA_TRY(cudaGetDevice(&device));
+    MYRIAD_CUDA_TRY(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+  }
+
+  template <class T>
+  Array<T> allocate(std::int64_t n) const {
+    MYRIAD_EXPECTS(n >= 0, "allocate: negative size ", n);
+    return Array<T>(n, tracker_);
+  }
+
+  template <class F>
+  void for_each(std::int64_t n, const F& f) const {
+    if (n <= 0) return;
+    kernels::for_each_kernel<F><<<grid(n), kBlockSize>>>(n, f);
+    MYRIAD_CHECK_LAUNCH();
+  }
+
+  template <class F>
+  std::int64_t count_if(std::int64_t n, const F& f) const {
+    if (n <= 0) return 0;
+    DeviceArray<unsigned long long> count(1);
+    MYRIAD_CUDA_TRY(cudaMemset(count.data(), 0, sizeof(unsigned long long)));
+    kernels::count_if_kernel<F><<<grid(n), kBlockSize>>>(n, f, count.data());
+    MYRIAD_CHECK_LAUNCH();
+    unsigned long long host = 0;
+    MYRIAD_CUDA_TRY(cudaMemcpy(&host, count.data(), sizeof host, cudaMemcpyDeviceToHost));
+    return static_cast<std::int64_t>(host);
+  }
+
+  template <class T>
+  void upload(Array<T>& destination, const T* source, std::int64_t n) const {
+    if (n > 0)
+      MYRIAD_CUDA_TRY(cudaMemcpy(destination.data(), source, static_cast<std::size_t>(n) * sizeof(T),
+                                 cudaMemcpyHostToDevice));
+  }
+  template <class T>
+  void download(T* destination, const Array<T>& source, std::int64_t n) const {
+    if (n > 0)
+      MYRIAD_CUDA_TRY(cudaMemcpy(destination, source.data(), static_cast<std::size_t>(n) * sizeof(T),
+                                 cudaMemcpyDeviceToHost));
+  }
+  template <class T>
+  std::vector<T> download(const Array<T>& source) const {
+    std::vector<T> out(static_cast<std::size_t>(source.size()));
+    download(out.data(), source, source.size());
+    return out;
+  }
+  void synchronize() const { MYRIAD_CUDA_TRY(cudaDeviceSynchronize()); }
+
+  const MemoryTracker& memory() const { return *tracker_; }
+  MemoryTracker& memory() { return *tracker_; }
+
+ private:
+  /// Enough blocks to cover n, at most a few waves (the loop strides over the rest).
+  int grid(std::int64_t n) const {
+    const std::int64_t needed = (n + kBlockSize - 1) / kBlockSize;
+    return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(needed, 8ll * sm_count_)));
+  }
+
+  std::shared_ptr<MemoryTracker> tracker_;
+  int sm_count_ = 1;
+};
+
+}  // namespace myriad

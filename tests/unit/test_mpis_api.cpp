@@ -1,0 +1,182 @@
+// myriad::mpis and its scheduler: result layout (names, weights, expectations of user
+// functions), run batching that cannot change results, the memory budget, failures counted as
+// data, and clear errors for bad configurations.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/mpis_test_models.hpp"
+#include "myriad/models/hierarchical_gaussian.hpp"
+#include "myriad/run/mpis.hpp"
+
+namespace myriad {
+namespace {
+
+MpisConfig cpu_config(std::int64_t k, int runs) {
+  MpisConfig c;
+  c.k = k;
+  c.runs = runs;
+  c.device = Device::cpu;
+  c.seed = 5;
+  return c;
+}
+
+TEST(MpisApi, QuantityNamesFollowPlatesAndEvents) {
+  testing::TestPlatedModel model;
+  model.kind = testing::TestStructure::vector_event;
+  EXPECT_EQ(mpis_quantity_names(model.structure()),
+            (std::vector<std::string>{"w[0]", "w[1]", "y[0]", "y[1]", "y[2]"}));
+  model.kind = testing::TestStructure::plate_of_series;
+  const std::vector<std::string> names = mpis_quantity_names(model.structure());
+  ASSERT_EQ(names.size(), 8u);
+  EXPECT_EQ(names[0], "m[0]");
+  EXPECT_EQ(names[2], "z[0,0]");
+  EXPECT_EQ(names[7], "z[1,2]");
+}
+
+TEST(MpisApi, WeightsSumToOneAndExpectationsMatchTheSummary) {
+  const auto data = models::HierarchicalGaussianData::synthetic(5, 3, 1, 1, 1, true, 2);
+  MpisConfig config = cpu_config(16, 3);
+  config.keep_weights = true;
+  const MpisResult r = mpis(data.host_model(), config);
+  const std::size_t q_count = r.names.size();
+  ASSERT_EQ(r.weights.size(), q_count * 3 * 16);
+  for (std::size_t rq = 0; rq < q_count * 3; ++rq) {
+    double sum = 0;
+    for (int p = 0; p < 16; ++p) sum += r.weights[rq * 16 + p];
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+  const PlatedStructure s = data.host_model().structure();
+  const std::vector<double> mean_z =
+      posterior_expectation(r, s, models::HierarchicalGaussian::kZ, [](const double* z) { return z[0]; });
+  ASSERT_EQ(mean_z.size(), 15u);
+  for (int run = 0; run < 3; ++run)
+    for (int n = 0; n < 5; ++n)
+      EXPECT_NEAR(mean_z[run * 5 + n], r.run_means[run * q_count + 1 + n], 1e-12);
+  // E[z²] − E[z]² is the run's posterior variance, non-negative.
+  const std::vector<double> second = posterior_expectation(
+      r, s, models::HierarchicalGaussian::kZ, [](const double* z) { return z[0] * z[0]; });
+  for (std::size_t i = 0; i < second.size(); ++i) EXPECT_GE(second[i] - mean_z[i] * mean_z[i], -1e-12);
+}
+
+TEST(MpisApi, RunBatchingDoesNotChangeResults) {
+  const auto data = models::HierarchicalGaussianData::synthetic(6, 2, 1, 1, 1, false, 4);
+  MpisConfig config = cpu_config(12, 5);
+  config.samples = 3;
+  const MpisResult together = mpis(data.host_model(), config);
+  config.runs_per_batch = 2;
+  const MpisResult apart = mpis(data.host_model(), config);
+  EXPECT_EQ(apart.runs_per_batch, 2);
+  EXPECT_EQ(apart.log_marginal, together.log_marginal);
+  EXPECT_EQ(apart.draws, together.draws);
+  EXPECT_EQ(apart.run_means, together.run_means);
+}
+
+TEST(MpisApi, ReportsThePlanAndMemory) {
+  const auto data = models::HierarchicalGaussianData::synthetic(6, 2, 1, 1, 1, false, 4);
+  const MpisResult r = mpis(data.host_model(), cpu_config(10, 2));
+  EXPECT_EQ(r.index_variables, 7);
+  EXPECT_EQ(r.max_clique, 2);
+  EXPECT_EQ(r.operations.size(), 3u);
+  EXPECT_GT(r.peak_bytes, 0);
+  // The estimate counts the backward pass's outside tensors at their largest; the engine frees
+  // them as it goes, so it never holds more.
+  EXPECT_LE(r.peak_bytes, r.estimated_bytes);
+  EXPECT_EQ(r.device.substr(0, 3), "cpu");
+}
+
+TEST(MpisApi, MemoryBudgetTooSmallIsAClearError) {
+  const auto data = models::HierarchicalGaussianData::synthetic(6, 2, 1, 1, 1, false, 4);
+  MpisConfig config = cpu_config(1000, 2);
+  config.memory_budget = 1e6;
+  try {
+    mpis(data.host_model(), config);
+    FAIL() << "no exception";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("memory budget"), std::string::npos) << e.what();
+  }
+  // A budget of 1.5 runs' plan estimate: batches of one run.
+  config.k = 300;
+  config.moments = false;
+  config.memory_budget = 0;
+  const MpisResult unbounded = mpis(data.host_model(), config);
+  EXPECT_EQ(unbounded.runs_per_batch, 2);
+  config.memory_budget = 1.5 * unbounded.estimated_bytes / 2;
+  const MpisResult bounded = mpis(data.host_model(), config);
+  EXPECT_EQ(bounded.runs_per_batch, 1);
+  EXPECT_EQ(bounded.log_marginal, unbounded.log_marginal);
+}
+
+/// A model whose likelihood is NaN for one observation: its log-factor entries are counted and
+/// carry zero weight, and the run goes on.
+struct BrokenLikelihood : testing::TestPlatedModel {
+  MYRIAD_HD double log_likelihood(int observed, const ParentValues& parents,
+                                  const PlateIndex& at) const {
+    if (at[0] == 1 && at[1] == 0 && parents[0][0] > 0.5) return std::nan("");
+    return testing::TestPlatedModel::log_likelihood(observed, parents, at);
+  }
+};
+
+TEST(MpisApi, NonFiniteFactorEntriesAreCountedZeroWeights) {
+  BrokenLikelihood model;
+  model.kind = testing::TestStructure::two_level;
+  const MpisResult r = mpis(model, cpu_config(8, 2));
+  EXPECT_GT(r.nonfinite_entries, 0);
+  for (double v : r.log_marginal) EXPECT_TRUE(std::isfinite(v));
+}
+
+TEST(MpisApi, BadConfigurationsAreClearErrors) {
+  const auto data = models::HierarchicalGaussianData::synthetic(3, 2, 1, 1, 1, false, 4);
+  auto expect_error = [&](MpisConfig config, const std::string& needle) {
+    try {
+      mpis(data.host_model(), config);
+      ADD_FAILURE() << "no exception for " << needle;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  MpisConfig c = cpu_config(0, 1);
+  expect_error(c, "K must be at least 1");
+  c = cpu_config(4, 0);
+  expect_error(c, "runs must be at least 1");
+  c = cpu_config(4, 1);
+  c.samples = -1;
+  expect_error(c, "samples");
+  c = cpu_config(4, 1);
+  c.method = MpisMethod::global;
+  c.keep_weights = true;
+  expect_error(c, "keep_weights");
+  if (!cuda_device_available()) {
+    c = cpu_config(4, 1);
+    c.device = Device::cuda;
+    EXPECT_THROW(mpis(data.host_model(), c), unavailable_error);
+  }
+  EXPECT_THROW(parse_mpis_method("importance"), invalid_argument);
+}
+
+TEST(MpisApi, StructureErrorsNameTheGroup) {
+  PlatedStructure s;
+  const int a = s.plate("a", 3);
+  const int b = s.plate("b", 2);
+  const int z = s.latent("z", a);
+  EXPECT_THROW(s.latent("y", b, {z}), invalid_argument);  // a parent outside the child's plates
+  EXPECT_THROW(s.latent("z", a), invalid_argument);       // a name used twice
+  EXPECT_THROW(s.latent("w", a, {kPreviousStep}), invalid_argument);  // not a timeseries
+  EXPECT_THROW(s.plate("c", 0), invalid_argument);
+  const int t = s.timeseries("t", 4);
+  EXPECT_THROW(s.validate(), invalid_argument);  // t has no chain latent
+  s.latent("chain", t, {kPreviousStep});
+  EXPECT_THROW(s.latent("chain2", t, {kPreviousStep}), invalid_argument);
+  EXPECT_NO_THROW(s.validate());
+  try {
+    s.observed("x", a, {99});
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace myriad
