@@ -55,6 +55,8 @@ std::vector<OptionSpec> sample_options() {
 void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::string& sampler) {
   if (spec.kind == ModelKind::annealing)
     throw UsageError{spec.name + " is an annealing target: run it with 'myriad ais'"};
+  if (spec.kind == ModelKind::plated)
+    throw UsageError{spec.name + " is a plated model: run it with 'myriad mpis'"};
   const bool generator = spec.kind == ModelKind::generator;
   if (sampler != "hmc" && sampler != "chmc" && sampler != "abc-reject" && sampler != "abc-mcmc")
     throw UsageError{"unknown sampler '" + sampler + "' (hmc, chmc, abc-reject, abc-mcmc)"};

@@ -86,9 +86,17 @@ MpisPlan plan_mpis(const PlatedStructure& s, std::int64_t k, int runs,
     std::sort(vars.begin(), vars.end());
     MpisTensor t;
     t.vars = vars;
-    for (int v : vars) t.extents.push_back(plan.var_extent[v]);
+    double elements = 1;
+    for (int v : vars) {
+      t.extents.push_back(plan.var_extent[v]);
+      elements *= static_cast<double>(plan.var_extent[v]);
+    }
     t.plate = plate;
-    checked_index_space_size(t.extents, "MP IS tensor");
+    MYRIAD_EXPECTS(elements <= static_cast<double>(kMaxLogTensorSize), "MP IS at K = ", k,
+                   " with ", runs, " run(s): a tensor in plate ",
+                   plate == kRootPlate ? std::string("(root)") : s.plate_decl(plate).name,
+                   " would hold ", elements, " elements, more than the limit of ",
+                   kMaxLogTensorSize, ": lower K");
     plan.tensors.push_back(t);
     return static_cast<int>(plan.tensors.size()) - 1;
   };

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `myriad mpis` writes run.json (log marginal over runs with its standard error, the exact value
+# where known, the contraction plan, memory, failures), summary.csv (posterior moments),
+# draws.npy (exact posterior draws) and, on request, particles.npy and marginal_weights.npy;
+# bad input gives one line and no output directory.
+set -uo pipefail
+myriad=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+"$myriad" mpis --model hierarchical_gaussian --model-arg groups=4 --model-arg per_group=3 \
+  --k 12 --runs 3 --samples 5 --write-weights --seed 3 --device cpu --output "$work/run" \
+  >"$work/stdout" || fail "mpis run exited non-zero"
+grep -q "log P = " "$work/stdout" || fail "no log P line"
+grep -q "5 index variables, largest clique 2" "$work/stdout" || fail "no plan line"
+[ "$(head -1 "$work/run/summary.csv")" = "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ] ||
+  fail "summary.csv header"
+[ "$(wc -l <"$work/run/summary.csv")" -eq 6 ] || fail "summary.csv rows (mu and z[0..3])"
+grep -q '^z\[3\],' "$work/run/summary.csv" || fail "summary.csv names"
+head -c 128 "$work/run/draws.npy" | grep -aq "'shape': (3, 5, 5)" || fail "draws shape"
+head -c 128 "$work/run/particles.npy" | grep -aq "'shape': (3, 5, 12)" || fail "particles shape"
+head -c 128 "$work/run/marginal_weights.npy" | grep -aq "'shape': (3, 5, 12)" || fail "weights shape"
+for key in '"method": "mpis"' '"model": "hierarchical_gaussian"' '"k": 12' '"runs": 3' \
+           '"samples": 5' '"seed": 3' '"log_marginal"' '"mean"' '"se"' '"per_run"' \
+           '"log_marginal_exact"' '"index_variables": 5' '"max_clique": 2' '"operations"' \
+           '"peak_bytes"' '"failed_runs": 0' '"nonfinite_entries": 0' '"exact_posterior_check"' \
+           '"wall_time"'; do
+  grep -q "$key" "$work/run/run.json" || fail "run.json lacks $key"
+done
+
+# The global baseline, a timeseries model and a paper model; --no-moments writes no summary.
+"$myriad" mpis --model hierarchical_gaussian --method global --k 200 --runs 2 --device cpu \
+  --output "$work/global" --quiet || fail "global"
+grep -q '"method": "global"' "$work/global/run.json" || fail "global method"
+"$myriad" mpis --model gaussian_chain --model-arg steps=7 --k 8 --runs 2 --samples 2 --device cpu \
+  --output "$work/chain" --quiet || fail "chain"
+grep -q 'chain in time' "$work/chain/run.json" || fail "chain operation in the plan"
+"$myriad" mpis --model chimpanzees --k 2 --runs 1 --no-moments --device cpu \
+  --output "$work/chimps" --quiet || fail "chimpanzees"
+[ -e "$work/chimps/summary.csv" ] && fail "--no-moments wrote summary.csv"
+grep -q '"index_variables": 54' "$work/chimps/run.json" || fail "chimpanzees index variables"
+grep -q '"max_clique": 6' "$work/chimps/run.json" || fail "chimpanzees clique"
+
+# Bad input: one line on stderr, non-zero status, nothing left behind.
+expect_error() {
+  local pattern=$1
+  shift
+  rm -rf "$work/out"
+  "$myriad" "$@" >"$work/o" 2>"$work/e"
+  local status=$?
+  if [ $status -eq 0 ] || [ "$(wc -l <"$work/e")" -ne 1 ] || ! grep -q -- "$pattern" "$work/e"; then
+    fail "myriad $* -> status $status, stderr: $(cat "$work/e")"
+  fi
+  [ -e "$work/out" ] && fail "myriad $* left output behind"
+}
+common=(--device cpu --output "$work/out")
+expect_error "--model is required" mpis --k 4 "${common[@]}"
+expect_error "k must be" mpis --model hierarchical_gaussian --k 0 "${common[@]}"
+expect_error "runs must be" mpis --model hierarchical_gaussian --runs 0 "${common[@]}"
+expect_error "unknown method" mpis --model hierarchical_gaussian --method exact "${common[@]}"
+expect_error "not a plated model" mpis --model gaussian "${common[@]}"
+expect_error "needs --method mpis" mpis --model hierarchical_gaussian --method global --write-weights "${common[@]}"
+expect_error "memory-limit must be" mpis --model hierarchical_gaussian --memory-limit -1 "${common[@]}"
+expect_error "more than the" mpis --model occupancy --k 20 --memory-limit 1 "${common[@]}"
+expect_error "more than the limit" mpis --model occupancy --k 60 "${common[@]}"
+expect_error "unknown argument 'nope'" mpis --model occupancy --model-arg nope=1 "${common[@]}"
+expect_error "expected independent or mixture\|independent, mixture" mpis --model gaussian_chain --model-arg proposal=best "${common[@]}"
+expect_error "must be >= 1" mpis --model gaussian_chain --model-arg steps=0 "${common[@]}"
+expect_error "a plated model: run it with" sample --model movielens "${common[@]}"
+
+[ $failures -eq 0 ] && echo "mpis outputs: ok"
+exit $failures
