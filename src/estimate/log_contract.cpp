@@ -89,8 +89,16 @@ LogSumProductPlan plan_log_sum_product(const std::vector<LogTensorView>& inputs,
   for (int b = 0; b < k.elim_axes; ++b) k.elim_extent[b] = elim_extents[b];
   for (int j = 0; j < k.inputs; ++j) {
     k.data[j] = inputs[j].data;
+    bool varies = false;
     for (int a = 0; a < k.out_axes; ++a) k.out_stride[j][a] = inputs[j].stride_of(plan.out_vars[a]);
-    for (int b = 0; b < k.elim_axes; ++b) k.elim_stride[j][b] = inputs[j].stride_of(eliminate[b]);
+    for (int b = 0; b < k.elim_axes; ++b) {
+      k.elim_stride[j][b] = inputs[j].stride_of(eliminate[b]);
+      varies = varies || (k.elim_stride[j][b] != 0 && k.elim_extent[b] > 1);
+    }
+    if (varies)
+      k.varying_input[k.varying++] = j;
+    else
+      k.constant_input[k.constants++] = j;
   }
   return plan;
 }

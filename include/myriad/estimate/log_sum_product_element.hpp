@@ -30,6 +30,12 @@ struct LogSumProductElement {
   int out_axes = 0;
   int elim_axes = 0;
   std::int64_t elim_size = 1;  ///< Π elim_extent
+  /// The inputs that vary over the eliminated assignments; the others (stride 0 along every
+  /// eliminated axis) add the same value to every term and are summed once per element.
+  int varying = 0;
+  int varying_input[kMaxStepInputs] = {};
+  int constants = 0;
+  int constant_input[kMaxStepInputs] = {};
   const double* data[kMaxStepInputs] = {};
   std::int64_t out_extent[kMaxStepAxes] = {};
   std::int64_t elim_extent[kMaxStepAxes] = {};
@@ -52,16 +58,20 @@ struct LogSumProductElement {
   MYRIAD_HD void sweep(const std::int64_t* base, Visit&& visit) const {
     std::int64_t offset[kMaxStepInputs];
     std::int64_t digit[kMaxStepAxes];
-    for (int j = 0; j < inputs; ++j) offset[j] = base[j];
+    // Inputs constant over E, summed once (a −inf among them makes every term −inf).
+    double constant = 0.0;
+    for (int c = 0; c < constants; ++c) constant += data[constant_input[c]][base[constant_input[c]]];
+    for (int v = 0; v < varying; ++v) offset[v] = base[varying_input[v]];
     for (int b = 0; b < elim_axes; ++b) digit[b] = 0;
     for (std::int64_t e = 0; e < elim_size; ++e) {
-      double s = 0.0;
-      for (int j = 0; j < inputs; ++j) s += data[j][offset[j]];
+      double s = constant;
+      for (int v = 0; v < varying; ++v) s += data[varying_input[v]][offset[v]];
       visit(e, s);
       for (int b = elim_axes - 1; b >= 0; --b) {
-        for (int j = 0; j < inputs; ++j) offset[j] += elim_stride[j][b];
+        for (int v = 0; v < varying; ++v) offset[v] += elim_stride[varying_input[v]][b];
         if (++digit[b] < elim_extent[b]) break;
-        for (int j = 0; j < inputs; ++j) offset[j] -= elim_stride[j][b] * elim_extent[b];
+        for (int v = 0; v < varying; ++v)
+          offset[v] -= elim_stride[varying_input[v]][b] * elim_extent[b];
         digit[b] = 0;
       }
     }
@@ -93,5 +103,32 @@ struct LogSumProductInto {
   double* out;
   MYRIAD_HD void operator()(std::int64_t o) const { out[o] = element(o); }
 };
+
+/// One step as a parallel policy runs it: U[o] for o in [0, out_size), row-major over the
+/// element's kept axes, written at out + Σ_a coord_a · out_stride[a] (a slice of a larger tensor
+/// or a contiguous output). Policies run it through run_log_sum_product(policy, step), which a
+/// policy may specialise (the CUDA policy sends GEMM-shaped steps to dedicated kernels).
+struct LogSumProductStep {
+  LogSumProductElement element;
+  double* out = nullptr;
+  std::int64_t out_stride[kMaxStepAxes] = {};
+  std::int64_t out_size = 0;
+  MYRIAD_HD void operator()(std::int64_t o) const {
+    std::int64_t offset = 0, rest = o;
+    for (int a = element.out_axes - 1; a >= 0; --a) {
+      offset += (rest % element.out_extent[a]) * out_stride[a];
+      rest /= element.out_extent[a];
+    }
+    out[offset] = element(o);
+  }
+};
+
+/// Runs a step on a parallel policy: the generic path, one output element per index. A policy
+/// may provide a non-template overload (kernels/cuda_contraction.cuh does) that overload
+/// resolution prefers.
+template <class Parallel>
+void run_log_sum_product(const Parallel& parallel, const LogSumProductStep& step) {
+  parallel.for_each(step.out_size, step);
+}
 
 }  // namespace myriad

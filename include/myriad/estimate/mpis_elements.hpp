@@ -322,21 +322,6 @@ struct ScrubNonFinite {
   }
 };
 
-/// U[o] = LSE_E Σ_j T_j written through output strides (a slice of a larger tensor).
-struct LogSumProductStrided {
-  LogSumProductElement element;
-  double* out = nullptr;
-  std::int64_t out_stride[kMaxStepAxes] = {};
-  MYRIAD_HD void operator()(std::int64_t o) const {
-    std::int64_t offset = 0, rest = o;
-    for (int a = element.out_axes - 1; a >= 0; --a) {
-      offset += (rest % element.out_extent[a]) * out_stride[a];
-      rest /= element.out_extent[a];
-    }
-    out[offset] = element(o);
-  }
-};
-
 /// A plate's product over its elements in log space (mpis.md §3.5): out[o] = Σ_n R[o, n], with
 /// the plate dim as the element's single "eliminated" axis.
 struct PlateSumInto {

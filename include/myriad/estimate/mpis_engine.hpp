@@ -152,7 +152,7 @@ class MpisEngine {
       for (int id : op.inputs) inputs.push_back(view(id));
       if (op.kind == MpisOpKind::eliminate) {
         const LogSumProductPlan step = plan_log_sum_product(inputs, op.eliminate, &out.vars);
-        par_.for_each(step.out_size, LogSumProductInto{step.element, allocate_tensor(op.output)});
+        run_step(step, allocate_tensor(op.output));
       } else if (op.kind == MpisOpKind::plate_sum) {
         const LogSumProductPlan step = plan_log_sum_product(inputs, op.eliminate, &out.vars);
         par_.for_each(step.out_size, mpis_elements::PlateSumInto{step.element, allocate_tensor(op.output)});
@@ -227,7 +227,7 @@ class MpisEngine {
       if (std::find(keep.begin(), keep.end(), v) == keep.end()) eliminate.push_back(v);
     const LogSumProductPlan step = plan_log_sum_product({mu_[id].view}, eliminate, &keep);
     Array<double> weights = par_.template allocate<double>(step.out_size);
-    par_.for_each(step.out_size, LogSumProductInto{step.element, weights.data()});
+    run_step(step, weights.data());
     return par_.download(weights);
   }
 
@@ -457,6 +457,20 @@ class MpisEngine {
     return axes;
   }
 
+  /// Runs one log-sum-product step into `out`, contiguous over the plan's output variables or
+  /// through the strides `destination` has for them.
+  void run_step(const LogSumProductPlan& plan, double* out,
+                const LogTensorView* destination = nullptr) {
+    LogSumProductStep step;
+    step.element = plan.element;
+    step.out = out;
+    step.out_size = plan.out_size;
+    const std::vector<std::int64_t> contiguous = row_major_strides(plan.out_extents);
+    for (std::size_t a = 0; a < plan.out_vars.size(); ++a)
+      step.out_stride[a] = destination ? destination->stride_of(plan.out_vars[a]) : contiguous[a];
+    run_log_sum_product(par_, step);
+  }
+
   double* allocate_tensor(int id) {
     Tensor& t = tensors_[id];
     t.owned = par_.template allocate<double>(plan_.tensors[id].size());
@@ -516,11 +530,8 @@ class MpisEngine {
       for (int v : t.vars)
         if (!target.has_var(v) && std::find(eliminate.begin(), eliminate.end(), v) == eliminate.end())
           eliminate.push_back(v);
-    const LogSumProductPlan step = plan_log_sum_product(inputs_and_w, eliminate, &target.vars);
-    mpis_elements::LogSumProductStrided into{step.element, const_cast<double*>(destination.data)};
-    for (std::size_t a = 0; a < step.out_vars.size(); ++a)
-      into.out_stride[a] = destination.stride_of(step.out_vars[a]);
-    par_.for_each(step.out_size, into);
+    run_step(plan_log_sum_product(inputs_and_w, eliminate, &target.vars),
+             const_cast<double*>(destination.data), &destination);
   }
 
   void eliminate_backward(const MpisOp& op) {
@@ -566,11 +577,7 @@ class MpisEngine {
       const LogTensorView a = cur.slice(t, 0, 2, pairs).renamed(chain, scratch_var_);
       const LogTensorView b = cur.slice(t, 1, 2, pairs).renamed(lag, scratch_var_);
       const LogTensorView head = next.view.slice(t, 0, 1, pairs);
-      const LogSumProductPlan step = plan_log_sum_product({a, b}, {scratch_var_}, &cur.vars);
-      mpis_elements::LogSumProductStrided into{step.element, next.owned.data()};
-      for (std::size_t ax = 0; ax < step.out_vars.size(); ++ax)
-        into.out_stride[ax] = head.stride_of(step.out_vars[ax]);
-      par_.for_each(step.out_size, into);
+      run_step(plan_log_sum_product({a, b}, {scratch_var_}, &cur.vars), next.owned.data(), &head);
       if (steps % 2 == 1) copy(cur.slice(t, steps - 1, 1, 1), next.view.slice(t, pairs, 1, 1));
       c.levels.push_back(std::move(next));
     }
@@ -578,7 +585,7 @@ class MpisEngine {
     const LogTensorView constant{minus_log_k_.data(), {}, {}, {}};
     const LogSumProductPlan close =
         plan_log_sum_product({top, constant}, {t, lag, chain}, &plan_.tensors[op.output].vars);
-    par_.for_each(close.out_size, LogSumProductInto{close.element, allocate_tensor(op.output)});
+    run_step(close, allocate_tensor(op.output));
   }
 
   void chain_backward(std::size_t index) {
