@@ -10,6 +10,7 @@
 namespace myriad {
 
 template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<models::GaussianChain>(
-    const models::GaussianChain&, const PlatedStructure&, const MpisPlan&, std::uint64_t, std::int64_t);
+    const models::GaussianChain&, const PlatedStructure&, const MpisPlan&, std::uint64_t, std::int64_t,
+    ContractionPath);
 
 }  // namespace myriad

@@ -10,7 +10,7 @@
 //
 //   template std::unique_ptr<myriad::MpisBackend> myriad::make_cuda_mpis_backend<MyModel>(
 //       const MyModel&, const myriad::PlatedStructure&, const myriad::MpisPlan&,
-//       std::uint64_t, std::int64_t);
+//       std::uint64_t, std::int64_t, myriad::ContractionPath);
 //
 // Device memory: as the plan estimates (MpisPlan::forward_bytes, twice with the backward pass),
 // plus particles, log Q and permutations; MpisResult::peak_bytes reports what was held.
@@ -28,11 +28,13 @@ template <class Model>
 std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model& model,
                                                     const PlatedStructure& structure,
                                                     const MpisPlan& plan, std::uint64_t seed,
-                                                    std::int64_t first_run) {
+                                                    std::int64_t first_run,
+                                                    ContractionPath contraction) {
   static_assert(std::is_trivially_copyable<Model>::value,
                 "a plated model is passed to kernels by value and must be trivially copyable");
   return std::make_unique<MpisEngineBackend<Model, CudaParallel>>(
-      model, structure, plan, CudaParallel{}, seed, first_run, describe_device(Device::cuda));
+      model, structure, plan, CudaParallel(contraction), seed, first_run,
+      describe_device(Device::cuda));
 }
 
 }  // namespace myriad

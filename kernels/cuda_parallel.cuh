@@ -16,6 +16,7 @@
 
 #include "cuda_try.cuh"
 #include "kernel_common.cuh"
+#include "myriad/backend/contraction_path.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/memory.hpp"
 #include "myriad/core/error.hpp"
@@ -94,7 +95,8 @@ class CudaParallel {
   /// the usual 256.
   static constexpr int kBlockSize = 256;
 
-  CudaParallel() : tracker_(std::make_shared<MemoryTracker>()) {
+  explicit CudaParallel(ContractionPath contraction = ContractionPath::automatic)
+      : tracker_(std::make_shared<MemoryTracker>()), contraction_(contraction) {
     int device = 0;
     MYRIAD_CUDA_TRY(cudaGetDevice(&device));
     MYRIAD_CUDA_TRY(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
@@ -147,6 +149,9 @@ class CudaParallel {
 
   const MemoryTracker& memory() const { return *tracker_; }
   MemoryTracker& memory() { return *tracker_; }
+  /// How log-sum-product steps run (kernels/cuda_contraction.cuh).
+  ContractionPath contraction() const { return contraction_; }
+  int sm_count() const { return sm_count_; }
 
  private:
   /// Enough blocks to cover n, at most a few waves (the loop strides over the rest).
@@ -156,6 +161,7 @@ class CudaParallel {
   }
 
   std::shared_ptr<MemoryTracker> tracker_;
+  ContractionPath contraction_ = ContractionPath::automatic;
   int sm_count_ = 1;
 };
 

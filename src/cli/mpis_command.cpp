@@ -40,6 +40,8 @@ std::vector<OptionSpec> mpis_options() {
       {"memory-limit", "GB", "", "memory budget of one batch of runs (default: 80% of the "
                                  "device's available memory)"},
       {"runs-per-batch", "B", "", "runs computed together (default: as many as fit)"},
+      {"contraction", "auto|generic|tiled|cublas", "auto",
+       "CUDA: how log-sum-product steps run (mpis.md 3.4)"},
       {"seed", "S", "1", "random seed"},
       {"device", "auto|cpu|cuda", "auto", "where to run"},
       {"output", "DIR", "", "output directory"},
@@ -74,6 +76,7 @@ int mpis_command(int argc, char** argv) {
   }
   if (line.has("runs-per-batch"))
     config.runs_per_batch = static_cast<int>(line.integer("runs-per-batch", 1, 1000000));
+  config.contraction = parse_contraction_path(line.text("contraction"));
   config.seed = line.unsigned_integer("seed");
   config.device = parse_device(line.text("device"));
   config.validate();

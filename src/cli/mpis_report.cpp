@@ -35,6 +35,7 @@ Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
   settings["seed"] = static_cast<std::int64_t>(config.seed);
   settings["device"] = run.requested_device;
   settings["moments"] = config.moments;
+  settings["contraction"] = to_string(config.contraction);
   settings["runs_per_batch"] = result.runs_per_batch;
   settings["memory_budget_bytes"] = config.memory_budget;
   report["settings"] = settings;

@@ -28,6 +28,24 @@ std::string to_string(MpisMethod method) {
   return method == MpisMethod::global ? "global" : "mpis";
 }
 
+ContractionPath parse_contraction_path(const std::string& name) {
+  if (name == "auto") return ContractionPath::automatic;
+  if (name == "generic") return ContractionPath::generic;
+  if (name == "tiled") return ContractionPath::tiled;
+  if (name == "cublas") return ContractionPath::cublas;
+  throw invalid_argument("unknown contraction path '" + name +
+                         "': expected auto, generic, tiled or cublas");
+}
+
+std::string to_string(ContractionPath path) {
+  switch (path) {
+    case ContractionPath::generic: return "generic";
+    case ContractionPath::tiled: return "tiled";
+    case ContractionPath::cublas: return "cublas";
+    default: return "auto";
+  }
+}
+
 void MpisConfig::validate() const {
   MYRIAD_EXPECTS(k >= 1, "MP IS: K must be at least 1, got ", k);
   MYRIAD_EXPECTS(k <= 0x7FFFFFFF, "MP IS: K must fit in 31 bits, got ", k);

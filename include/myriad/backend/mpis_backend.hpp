@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "myriad/backend/contraction_path.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/estimate/mpis_engine.hpp"
@@ -80,7 +81,8 @@ template <class Model>
 std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model& model,
                                                     const PlatedStructure& structure,
                                                     const MpisPlan& plan, std::uint64_t seed,
-                                                    std::int64_t first_run);
+                                                    std::int64_t first_run,
+                                                    ContractionPath contraction);
 
 /// True for models whose CUDA MP IS backend the library instantiates.
 template <class Model>

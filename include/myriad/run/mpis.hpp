@@ -65,7 +65,8 @@ MpisResult mpis(const Model& model, const MpisConfig& config) {
       -> std::unique_ptr<MpisBackend> {
     if (device == Device::cuda) {
       if constexpr (cuda_mpis_backend_reachable<Model>()) {
-        return make_cuda_mpis_backend<Model>(model, structure, plan, config.seed, first_run);
+        return make_cuda_mpis_backend<Model>(model, structure, plan, config.seed, first_run,
+                                             config.contraction);
       } else {
         throw unavailable_error("this model has no CUDA MP IS backend in this translation unit");
       }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad/backend/contraction_path.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/mpis_backend.hpp"
 #include "myriad/estimate/log_z.hpp"
@@ -39,6 +40,7 @@ struct MpisConfig {
   int runs_per_batch = 0;     ///< runs computed together; 0: as many as the budget allows
   double memory_budget = 0;   ///< bytes for one batch; 0: 80% of the device's available memory
   std::int64_t global_chunk = 0;  ///< global IS: joint samples per launch; 0: automatic
+  ContractionPath contraction = ContractionPath::automatic;  ///< CUDA only
   std::function<void(const char* phase, std::int64_t done, std::int64_t total)> progress;
 
   /// Throws myriad::invalid_argument naming the first bad value.

@@ -1,0 +1,18 @@
+#pragma once
+// How the CUDA backend runs the log-sum-product steps of MP IS (mpis.md §3.4): the generic
+// strided kernel (one output element per thread, estimate/log_sum_product_element.hpp), a tiled
+// shared-memory log-semiring GEMM for GEMM-shaped steps, or cuBLAS strided-batched GEMM on
+// max-shifted exponentials (the alternative path of the issue, exact while offsets stay within
+// double range). The CPU backend always runs the generic element.
+
+#include <string>
+
+namespace myriad {
+
+enum class ContractionPath { automatic, generic, tiled, cublas };
+
+/// Parses "auto", "generic", "tiled" or "cublas"; throws myriad::invalid_argument otherwise.
+ContractionPath parse_contraction_path(const std::string& name);
+std::string to_string(ContractionPath path);
+
+}  // namespace myriad
