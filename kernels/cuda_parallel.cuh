@@ -108,8 +108,9 @@ class CudaParallel {
     return Array<T>(n, tracker_);
   }
 
+  /// `work` (the cost hint of the CPU policy) does not matter on the device.
   template <class F>
-  void for_each(std::int64_t n, const F& f) const {
+  void for_each(std::int64_t n, const F& f, std::int64_t /*work*/ = 1) const {
     if (n <= 0) return;
     kernels::for_each_kernel<F><<<grid(n), kBlockSize>>>(n, f);
     MYRIAD_CHECK_LAUNCH();

@@ -88,17 +88,23 @@ class CpuParallel {
     return Array<T>(n, tracker_);
   }
 
+  /// Below this much work (elements × work per element, in units of one cheap element) a loop
+  /// stays serial: a parallel region's fork and barrier cost microseconds, and far more when a
+  /// thread of the team is descheduled on a busy machine.
+  static constexpr std::int64_t kParallelWork = std::int64_t{1} << 15;
+
+  /// f(i) for i in [0, n); `work` is the cost of one element relative to a cheap one (e.g. the
+  /// number of terms a contraction element sums), used only to decide whether to go parallel.
   template <class F>
-  void for_each(std::int64_t n, const F& f) const {
-    // Small loops stay serial: a parallel region costs more than a few hundred cheap elements.
-#pragma omp parallel for schedule(static) if (n >= 256)
+  void for_each(std::int64_t n, const F& f, std::int64_t work = 1) const {
+#pragma omp parallel for schedule(static) if (n > 1 && n * work >= kParallelWork)
     for (std::int64_t i = 0; i < n; ++i) f(i);
   }
 
   template <class F>
   std::int64_t count_if(std::int64_t n, const F& f) const {
     std::int64_t count = 0;
-#pragma omp parallel for schedule(static) reduction(+ : count) if (n >= 256)
+#pragma omp parallel for schedule(static) reduction(+ : count) if (n >= kParallelWork)
     for (std::int64_t i = 0; i < n; ++i) count += f(i) ? 1 : 0;
     return count;
   }

@@ -128,7 +128,7 @@ struct LogSumProductStep {
 /// resolution prefers.
 template <class Parallel>
 void run_log_sum_product(const Parallel& parallel, const LogSumProductStep& step) {
-  parallel.for_each(step.out_size, step);
+  parallel.for_each(step.out_size, step, 2 * step.element.elim_size);
 }
 
 }  // namespace myriad

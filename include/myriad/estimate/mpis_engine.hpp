@@ -85,13 +85,13 @@ class MpisEngine {
         permute.first_run = first_run_;
         permute.purpose = kMpisPermutationPurpose + 64u * static_cast<std::uint32_t>(g) +
                           static_cast<std::uint32_t>(slot);
-        par_.for_each(runs_ * self.instances, permute);
+        par_.for_each(runs_ * self.instances, permute, 4 * k_);
         qa.perm[slot] = perms_[g].back().data();
       }
       draw_particles(g, self, qa, 0);
       log_q_.push_back(par_.template allocate<double>(runs_ * self.instances * k_));
       mpis_elements::ProposalLogDensity<Model> density{model_, g, self, qa, log_q_.back().data()};
-      par_.for_each(runs_ * self.instances * k_, density);
+      par_.for_each(runs_ * self.instances * k_, density, kDensityWork * mixture_terms(qa));
       (void)decl;
     }
   }
@@ -114,7 +114,7 @@ class MpisEngine {
       factor.log_q = log_q_[g].data();
       factor.log_k = std::log(static_cast<double>(k_));
       factor.out = allocate_tensor(id);
-      par_.for_each(plan_.tensors[id].size(), factor);
+      par_.for_each(plan_.tensors[id].size(), factor, kDensityWork);
       nonfinite_ += par_.count_if(plan_.tensors[id].size(), mpis_elements::ScrubNonFinite{factor.out});
     }
     for (int o = 0; o < s_.observed_count(); ++o) {
@@ -138,7 +138,7 @@ class MpisEngine {
         factor.extra_instances *= factor.extra_size[d];
       }
       factor.out = allocate_tensor(id);
-      par_.for_each(plan_.tensors[id].size(), factor);
+      par_.for_each(plan_.tensors[id].size(), factor, kDensityWork * factor.extra_instances);
       nonfinite_ += par_.count_if(plan_.tensors[id].size(), mpis_elements::ScrubNonFinite{factor.out});
     }
   }
@@ -155,7 +155,8 @@ class MpisEngine {
         run_step(step, allocate_tensor(op.output));
       } else if (op.kind == MpisOpKind::plate_sum) {
         const LogSumProductPlan step = plan_log_sum_product(inputs, op.eliminate, &out.vars);
-        par_.for_each(step.out_size, mpis_elements::PlateSumInto{step.element, allocate_tensor(op.output)});
+        par_.for_each(step.out_size, mpis_elements::PlateSumInto{step.element, allocate_tensor(op.output)},
+                      step.element.elim_size);
       } else {
         chain_forward(i);
       }
@@ -266,7 +267,8 @@ class MpisEngine {
         sampler.seed = seed_;
         sampler.first_run = first_run_;
         sampler.purpose = kMpisIndexPurpose + 64u * static_cast<std::uint32_t>(i);
-        par_.for_each(draws * runs_ * sampler.context.elements, sampler);
+        par_.for_each(draws * runs_ * sampler.context.elements, sampler,
+                      3 * sampler.element.elim_size);
       } else if (op.kind == MpisOpKind::chain) {
         chain_sample(i, draws);
       }
@@ -313,7 +315,8 @@ class MpisEngine {
       draw_particles(g, self, qa, first);
       log_q_.push_back(par_.template allocate<double>(runs_ * self.instances * count));
       par_.for_each(runs_ * self.instances * count,
-                    mpis_elements::ProposalLogDensity<Model>{model_, g, self, qa, log_q_.back().data()});
+                    mpis_elements::ProposalLogDensity<Model>{model_, g, self, qa, log_q_.back().data()},
+                    kDensityWork);
       mpis_elements::GlobalLatentTerm<Model> term;
       term.model = model_;
       term.latent = g;
@@ -324,7 +327,7 @@ class MpisEngine {
         term.link[slot] = parent_link(g, decl.parents[slot], decl.plate);
       term.log_q = log_q_.back().data();
       term.log_r = log_r.data();
-      par_.for_each(runs_ * count, term);
+      par_.for_each(runs_ * count, term, kDensityWork * self.instances);
     }
     for (int o = 0; o < s_.observed_count(); ++o) {
       const ObservedDecl& decl = s_.observed_decl(o);
@@ -340,7 +343,7 @@ class MpisEngine {
       term.instances = s_.instances(decl.plate);
       term.k = count;
       term.log_r = log_r.data();
-      par_.for_each(runs_ * count, term);
+      par_.for_each(runs_ * count, term, kDensityWork * term.instances);
     }
     std::vector<double> host = par_.download(log_r);
     for (double& x : host)
@@ -352,6 +355,18 @@ class MpisEngine {
   }
 
  private:
+  /// Cost of one density evaluation relative to a cheap element (the CPU policy's parallel
+  /// threshold; see CpuParallel::for_each).
+  static constexpr std::int64_t kDensityWork = 16;
+
+  /// Terms of the mixture proposal's density per particle: K per proposal slot.
+  std::int64_t mixture_terms(const mpis_elements::ProposalParents& qa) const {
+    std::int64_t terms = 1;
+    for (int s = 0; s < qa.slots; ++s)
+      if (qa.perm[s]) terms *= k_;
+    return terms;
+  }
+
   struct Tensor {
     Array<double> owned;
     LogTensorView view;
@@ -420,13 +435,13 @@ class MpisEngine {
     const bool chain = std::find(decl.parents.begin(), decl.parents.end(), kPreviousStep) !=
                        decl.parents.end();
     if (!chain) {
-      par_.for_each(runs_ * self.instances * self.k, sampler);
+      par_.for_each(runs_ * self.instances * self.k, sampler, kDensityWork);
       return;
     }
     sampler.steps = s_.plate_decl(decl.plate).size;
     for (std::int64_t t = 0; t < sampler.steps; ++t) {
       sampler.step = t;
-      par_.for_each(runs_ * (self.instances / sampler.steps) * self.k, sampler);
+      par_.for_each(runs_ * (self.instances / sampler.steps) * self.k, sampler, kDensityWork);
     }
   }
 
@@ -680,7 +695,8 @@ class MpisEngine {
       sampler.seed = seed_;
       sampler.first_run = first_run_;
       sampler.purpose = purpose;
-      par_.for_each(draws * runs_ * sampler.context.elements, sampler);
+      par_.for_each(draws * runs_ * sampler.context.elements, sampler,
+                    3 * sampler.element.elim_size);
     }
     // Down the tree: each level's pairs draw the value at their join.
     for (std::size_t l = c.levels.size() - 1; l-- > 0;) {
@@ -704,7 +720,7 @@ class MpisEngine {
       sampler.seed = seed_;
       sampler.first_run = first_run_;
       sampler.purpose = purpose + static_cast<std::uint32_t>(l) + 1u;
-      par_.for_each(draws * runs_ * sampler.context.elements, sampler);
+      par_.for_each(draws * runs_ * sampler.context.elements, sampler, 3 * sampler.element.elim_size);
     }
     mpis_elements::ChainIndicesFromBoundary unpack{boundary.data(), index_[chain].data(), index_[lag].data(),
                                           steps};

@@ -1,0 +1,177 @@
+// Massively parallel importance sampling of the built-in plated models (mpis.md §9): time and
+// memory against K, CPU and CUDA, through the backend interface as the scheduler drives it.
+//
+// BM_mpis/<model>/<device>/k:K          one estimate of log P(x) per iteration: particles,
+//                                       log-factors and the contraction (the paper's "ELBO"
+//                                       time, mpis.md §9.3), one run.
+// BM_mpis_posterior/<model>/<device>/k:K the same plus the backward pass (marginals) and 100
+//                                       exact posterior draws (the paper's predictive time).
+// Items: LSE terms of the plan's forward pass (MpisPlan::forward_terms). Counters:
+//   seconds_per_run   wall time of one estimate;
+//   peak_bytes        the largest memory the engine held (measured);
+//   estimated_bytes   the plan's estimate for that run (what batching and --memory-limit use);
+//   log_p             the estimate (one run; a sanity check, not a result);
+//   gterms_per_second LSE terms per second / 10⁹.
+// Roofline: an LSE term is compute-bound: one exp and about four additions or comparisons over
+// the max and sum passes, reading operands that the previous term left in cache; the fraction of
+// peak is not reported for the CPU, and on CUDA it is reported against FP64 peak with 5 FLOPs per
+// term (exp counted as one).
+//
+// BM_mpis_largest_k/<model>: no timing; the largest K whose plan fits an 80 GB device
+// (forward tensors plus index sampling, double, one run; mpis.md §3.3), to set beside the K the
+// reference implementation reached on an 80 GB A100 (reference_k).
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "myriad/backend/device.hpp"
+#include "myriad/backend/mpis_backend.hpp"
+#include "myriad/estimate/mpis_plan.hpp"
+#include "myriad/models/builtin_plated.hpp"
+#include "roofline.hpp"
+
+namespace myriad::bench {
+namespace {
+
+constexpr double kEightyGigabytes = 80e9;
+constexpr double kFlopsPerTerm = 5.0;
+
+template <class Data>
+void mpis_benchmark(benchmark::State& state, Data& data, Device device, bool posterior) {
+  const std::int64_t k = state.range(0);
+  if (device == Device::cuda && !cuda_device_available()) {
+    state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
+    return;
+  }
+  const auto model = device == Device::cuda ? data.device_model() : data.host_model();
+  const PlatedStructure s = model.structure();
+  MpisPlan plan;
+  try {
+    plan = plan_mpis(s, k, 1);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  auto make = [&](std::int64_t run) {
+    return device == Device::cuda
+               ? make_cuda_mpis_backend(model, s, plan, 7, run, ContractionPath::automatic)
+               : make_cpu_mpis_backend(model, s, plan, 7, run);
+  };
+  double log_p = 0;
+  std::int64_t peak = 0, run = 0;
+  std::string device_name;
+  for (auto _ : state) {
+    std::unique_ptr<MpisBackend> backend = make(run++);
+    backend->forward();
+    log_p = backend->log_marginal()[0];
+    if (posterior) {
+      backend->backward();
+      for (int g = 0; g < s.latent_count(); ++g) benchmark::DoNotOptimize(backend->log_marginal_weights(g));
+      backend->sample_indices(100);
+      benchmark::DoNotOptimize(backend->sampled_indices(0));
+    }
+    peak = backend->peak_bytes();
+    device_name = backend->device();
+  }
+  const double terms = plan.forward_terms();
+  state.SetItemsProcessed(static_cast<std::int64_t>(terms) * state.iterations());
+  state.counters["seconds_per_run"] =
+      benchmark::Counter(1.0, benchmark::Counter::kIsIterationInvariantRate |
+                                  benchmark::Counter::kInvert);
+  state.counters["gterms_per_second"] =
+      benchmark::Counter(terms / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak_bytes"] = static_cast<double>(peak);
+  state.counters["estimated_bytes"] = plan.forward_bytes() * (posterior ? 2.0 : 1.0);
+  state.counters["log_p"] = log_p;
+  if (device == Device::cuda) {
+    if (const auto peak_rate = cuda_device_peak(); peak_rate && peak_rate->fp64_flops > 0)
+      state.counters["fraction_of_fp64_peak"] = benchmark::Counter(
+          terms * kFlopsPerTerm / peak_rate->fp64_flops,
+          benchmark::Counter::kIsIterationInvariantRate);
+  }
+  state.SetLabel(device_name);
+}
+
+template <class Make>
+void register_model(const std::string& model, Make make_data, std::initializer_list<std::int64_t> cpu_k,
+                    std::initializer_list<std::int64_t> cuda_k) {
+  for (bool posterior : {false, true}) {
+    for (Device device : {Device::cpu, Device::cuda}) {
+      const std::string name = std::string(posterior ? "BM_mpis_posterior/" : "BM_mpis/") +
+                               model + (device == Device::cpu ? "/cpu" : "/cuda");
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+        auto data = make_data();
+        mpis_benchmark(state, data, device, posterior);
+      });
+      b->ArgName("k")->UseRealTime()->Unit(benchmark::kMillisecond);
+      for (std::int64_t k : device == Device::cpu ? cpu_k : cuda_k) b->Arg(k);
+    }
+  }
+}
+
+/// Largest K whose one-run plan (forward tensors, particles and 100 draws' indices) fits in
+/// `bytes`: a bisection over K on the plan alone, nothing allocated.
+std::int64_t largest_k(const PlatedStructure& s, double bytes) {
+  auto fits = [&](std::int64_t k) {
+    try {
+      const MpisPlan plan = plan_mpis(s, k, 1);
+      double total = plan.forward_bytes();
+      for (int g = 0; g < s.latent_count(); ++g)
+        total += 16.0 * s.instances(s.latent_decl(g).plate) * k * s.latent_decl(g).event_size;
+      return total <= bytes;
+    } catch (const std::exception&) {
+      return false;  // beyond the per-tensor element limit
+    }
+  };
+  std::int64_t lo = 1, hi = 2;
+  while (fits(hi) && hi < (1 << 20)) hi *= 2;
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+template <class Make>
+void register_largest_k(const std::string& model, Make make_data, int reference_k) {
+  const std::string name = "BM_mpis_largest_k/" + model;
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    auto data = make_data();
+    const PlatedStructure s = data.host_model().structure();
+    std::int64_t k = 0;
+    for (auto _ : state) k = largest_k(s, kEightyGigabytes);
+    state.counters["largest_k_80GB"] = static_cast<double>(k);
+    if (reference_k > 0) state.counters["reference_k"] = reference_k;
+  })->Iterations(1);
+}
+
+const bool registered = [] {
+  using namespace models;
+  auto hierarchical = [] {
+    return HierarchicalGaussianData::synthetic(20, 5, 1, 1, 1, false, 1);
+  };
+  auto chain = [] { return GaussianChainData::synthetic(50, 0.9, 0.5, 0.5, 1, true, 1); };
+  auto bus = [] { return BusBreakdownData::synthetic(1); };
+  auto chimps = [] { return ChimpanzeesData::synthetic(1); };
+  auto movielens = [] { return MovieLensData::synthetic(1); };
+  auto occupancy = [] { return OccupancyData::synthetic(1); };
+  register_model("hierarchical_gaussian", hierarchical, {30, 100, 300}, {100, 1000, 3000});
+  register_model("gaussian_chain", chain, {10, 30, 100}, {30, 100, 300});
+  register_model("bus_breakdown", bus, {5, 10, 20}, {15, 30, 45, 60, 100});
+  register_model("chimpanzees", chimps, {3, 5, 8}, {10, 15, 20, 25, 30});
+  register_model("movielens", movielens, {5, 10, 30}, {30, 60, 100, 150});
+  register_model("occupancy", occupancy, {2, 3, 5}, {8, 10, 15, 20});
+  register_largest_k("bus_breakdown", bus, 45);
+  register_largest_k("chimpanzees", chimps, 20);
+  register_largest_k("movielens", movielens, 100);
+  register_largest_k("occupancy", occupancy, 15);
+  register_largest_k("hierarchical_gaussian", hierarchical, 0);
+  return true;
+}();
+
+}  // namespace
+}  // namespace myriad::bench
