@@ -5,9 +5,9 @@
 // runs on whatever device there is: GLD with 64 chains × 500 iterations on the CPU (~8
 // CPU-minutes), Lotka–Volterra with 64 chains × 800 iterations (~4 CPU-minutes: its
 // log-determinant gradient is a reverse sweep of the Jacobian recursion, add_jacobian_vjp,
-// ~50 µs on one core where N dual passes of the Jacobian took ~4 ms). On the CPU, short runs also
-// check the machinery on the real models, and ABC rejection reproduces its documented failure on
-// the full LV data.
+// ~50 µs on one core where N dual passes of the Jacobian took ~3.5 ms). On the CPU, short runs
+// also check the machinery on the real models, and ABC rejection reproduces its documented
+// failure on the full LV data.
 
 #include <gtest/gtest.h>
 
