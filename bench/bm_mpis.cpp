@@ -32,6 +32,7 @@
 #include "myriad/backend/mpis_backend.hpp"
 #include "myriad/estimate/mpis_plan.hpp"
 #include "myriad/models/builtin_plated.hpp"
+#include "myriad/run/mpis_config.hpp"
 #include "roofline.hpp"
 
 namespace myriad::bench {
@@ -85,7 +86,11 @@ void mpis_benchmark(benchmark::State& state, Data& data, Device device, bool pos
   state.counters["gterms_per_second"] =
       benchmark::Counter(terms / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["peak_bytes"] = static_cast<double>(peak);
-  state.counters["estimated_bytes"] = plan.forward_bytes() * (posterior ? 2.0 : 1.0);
+  MpisConfig config;
+  config.k = k;
+  config.moments = posterior;
+  config.samples = posterior ? 100 : 0;
+  state.counters["estimated_bytes"] = estimate_mpis_bytes(plan, s, config);
   state.counters["log_p"] = log_p;
   if (device == Device::cuda) {
     if (const auto peak_rate = cuda_device_peak(); peak_rate && peak_rate->fp64_flops > 0)
@@ -113,16 +118,16 @@ void register_model(const std::string& model, Make make_data, std::initializer_l
   }
 }
 
-/// Largest K whose one-run plan (forward tensors, particles and 100 draws' indices) fits in
-/// `bytes`: a bisection over K on the plan alone, nothing allocated.
+/// Largest K whose one-run plan (forward tensors, particles and 100 draws' indices; the
+/// scheduler's estimate_mpis_bytes) fits in `bytes`: a bisection over K on the plan alone.
 std::int64_t largest_k(const PlatedStructure& s, double bytes) {
   auto fits = [&](std::int64_t k) {
     try {
-      const MpisPlan plan = plan_mpis(s, k, 1);
-      double total = plan.forward_bytes();
-      for (int g = 0; g < s.latent_count(); ++g)
-        total += 16.0 * s.instances(s.latent_decl(g).plate) * k * s.latent_decl(g).event_size;
-      return total <= bytes;
+      MpisConfig config;
+      config.k = k;
+      config.moments = false;
+      config.samples = 100;
+      return estimate_mpis_bytes(plan_mpis(s, k, 1), s, config) <= bytes;
     } catch (const std::exception&) {
       return false;  // beyond the per-tensor element limit
     }

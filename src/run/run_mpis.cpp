@@ -111,9 +111,10 @@ struct QuantityLayout {
   }
 };
 
-/// Plan estimate of one run's memory: the tensors the forward pass keeps (twice with the
-/// backward pass's outside tensors), particles, proposal densities, permutations and indices.
-double bytes_per_run(const MpisPlan& one_run, const PlatedStructure& s, const MpisConfig& config) {
+}  // namespace
+
+double estimate_mpis_bytes(const MpisPlan& one_run, const PlatedStructure& s,
+                           const MpisConfig& config) {
   double bytes = one_run.forward_bytes() * (config.moments || config.keep_weights ? 2.0 : 1.0);
   for (int g = 0; g < s.latent_count(); ++g) {
     const LatentDecl& decl = s.latent_decl(g);
@@ -125,6 +126,8 @@ double bytes_per_run(const MpisPlan& one_run, const PlatedStructure& s, const Mp
       bytes += 4.0 * config.samples * s.instances(one_run.var_plate[v]);
   return bytes;
 }
+
+namespace {
 
 /// Pooled posterior summaries over runs (MpisResult::summary).
 struct Pool {
@@ -410,7 +413,7 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
     result.max_clique = one_run.max_clique;
     result.operations = describe_plan(one_run, s);
     result.forward_terms = one_run.forward_terms();
-    const double per_run = bytes_per_run(one_run, s, config);
+    const double per_run = estimate_mpis_bytes(one_run, s, config);
     MYRIAD_EXPECTS(per_run <= budget, "MP IS at K = ", config.k, " needs about ",
                    per_run / 1073741824.0, " GiB for one run (plan estimate), more than the ",
                    budget / 1073741824.0, " GiB memory budget: lower K or raise the budget");

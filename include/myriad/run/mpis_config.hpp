@@ -105,6 +105,13 @@ using MpisBackendFactory =
 MpisResult run_mpis(const PlatedStructure& structure, const MpisConfig& config,
                     const MpisBackendFactory& make_backend, std::int64_t available_bytes);
 
+/// The plan estimate of one run's memory in bytes (what batching and the memory budget use):
+/// the tensors the forward pass keeps (twice with the backward pass's outside tensors,
+/// config.moments or keep_weights), particles, proposal densities, permutations, and the
+/// indices of config.samples draws. `one_run` is plan_mpis(structure, config.k, 1).
+double estimate_mpis_bytes(const MpisPlan& one_run, const PlatedStructure& structure,
+                           const MpisConfig& config);
+
 /// The quantity names of a structure (MpisResult::names).
 std::vector<std::string> mpis_quantity_names(const PlatedStructure& structure);
 
