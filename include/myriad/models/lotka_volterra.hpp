@@ -298,8 +298,8 @@ struct LotkaVolterraDynamics {
       mu_f = cotangent(2 * s + 1) + a_next[0][1] * next_r + a_next[1][1] * next_f;
       double w_r = 0, w_f = 0;  // ∂Φⁿ/∂y_s
       if (s > 0) {
-        // The A_s ẏⁿ_s terms: ∂A_s/∂r has entries (−δt z₁ ḟ, δt z₃ ḟ) on ẏ = (ṙ, ḟ), ∂A_s/∂f
-        // (−δt z₁ ṙ, δt z₃ ṙ); ∂/∂z: δt ṙ (z₀), −δt(f ṙ + r ḟ) (z₁), −δt ḟ (z₂), δt(f ṙ + r ḟ) (z₃).
+        // The A_s ẏⁿ_s terms, ẏ = (ṙ, ḟ): ∂(A_s ẏ)/∂r = (−δt z₁ ḟ, δt z₃ ḟ), ∂(A_s ẏ)/∂f =
+        // (−δt z₁ ṙ, δt z₃ ṙ), and ∂/∂z = δt ṙ, −δt(f ṙ + r ḟ), −δt ḟ, δt(f ṙ + r ḟ).
         const double dr = 2 * s - 2 >= first_row ? double(tangent(2 * s - 2)) : 0.0;
         const double df = double(tangent(2 * s - 1));
         w_r += h * (z[3] * mu_f - z[1] * mu_r) * df;
@@ -310,7 +310,7 @@ struct LotkaVolterraDynamics {
         z_bar[3] += h * mu_f * (f * dr + r * df);
       }
       if (parameter) {
-        // μ · F_z(y_s) żⁿ with żⁿ = s_u z_n e_n, differentiated in y_s and (∂ż_n/∂z_n = s_u) in z_n.
+        // μ · F_z(y_s) żⁿ, żⁿ = s_u z_n e_n: differentiated in y_s and, ∂ż_n/∂z_n = s_u, in z_n.
         const double dz = su * z[n];
         switch (n) {
           case 0:  // δt μ_r ż₀ r
@@ -356,7 +356,8 @@ struct LotkaVolterraDynamics {
     parameters(u, z);
     const double scale_r = noise_scale_r(), scale_f = noise_scale_f();
     double y_bar_r = series_bar[2 * S - 2], y_bar_f = series_bar[2 * S - 1];  // ȳ_S
-    for (int s = S - 1; s >= 0; --s) {  // ȳ_{s+1} known
+    for (int s = S - 1; s >= 0; --s) {
+      // ȳ_{s+1} is known.
       const double r = states[2 * s], f = states[2 * s + 1];
       grad[K + 2 * s] += scale_r * y_bar_r;
       grad[K + 2 * s + 1] += scale_f * y_bar_f;
@@ -801,9 +802,10 @@ struct LotkaVolterraSummaryTangent {
 /// summaries (definitions at LotkaVolterraSummaryAccumulator) w.r.t. the series y = (r₁, f₁, …)
 /// ([derived]), generic scalar (on duals along a direction d its tangent is the Hessian–vector
 /// product Σ_m w_m ∇²x_m d). Every summary but the means is a function F of the centred series
-/// c = r − m_r 1, e = f − m_f 1, so ∇_r = (w₀/S) 1 + (I − 11ᵀ/S) ∂F/∂c, and with L_k = Σ c_s c_{s+k},
-/// ρ_k = L_k / Σc², κ = Σ c_s e_s / √(Σc² Σe²):
-///   ∂F/∂c_s = [2 w₂ c_s + Σ_k w_{3+k} (∂L_k/∂c_s − 2 ρ_k c_s) − w₈ κ c_s] / Σc² + w₈ e_s / √(Σc² Σe²),
+/// c = r − m_r 1, e = f − m_f 1, so ∇_r = (w₀/S) 1 + (I − 11ᵀ/S) ∂F/∂c, and with
+/// L_k = Σ c_s c_{s+k}, ρ_k = L_k / Σc², κ = Σ c_s e_s / √(Σc² Σe²):
+///   ∂F/∂c_s = [2 w₂ c_s + Σ_k w_{3+k} (∂L_k/∂c_s − 2 ρ_k c_s) − w₈ κ c_s] / Σc²
+///             + w₈ e_s / √(Σc² Σe²),
 ///   ∂L_k/∂c_s = c_{s+k} + c_{s−k} (terms outside 0 … S−1 dropped),
 /// and likewise for e with w₃, w₆, w₇. Three passes over the series, no per-step storage.
 template <class Series, class Out>
