@@ -1347,7 +1347,7 @@ void expect_same_potential_and_gradient(const A& a, const B& b, int extra) {
 
 TEST(GeneratorsJacobianVjp, ConstrainedHmcGradientAgreesWithTheDualPath) {
   // The same φ and ∇φ with and without add_jacobian_vjp, for the structured factor
-  // (LotkaVolterra) and the dense one (the summaries, and Noisy<LotkaVolterra> with C = G⁻¹J by
+  // (LotkaVolterra) and the dense one (the summaries, and both under Noisy<…>, C = G⁻¹J by
   // dense solves). Without the member the chain keeps ∂J on duals (M × N of them); with it, the
   // generator's scratch instead: 4S + 2 (full data), 26S + 2 (summaries).
   const auto full = lotka_volterra().host_model();
@@ -1369,6 +1369,10 @@ TEST(GeneratorsJacobianVjp, ConstrainedHmcGradientAgreesWithTheDualPath) {
   expect_same_potential_and_gradient(
       Noisy<LotkaVolterra>::make(full, 0.5),
       Noisy<WithoutJacobianVjp<LotkaVolterra>>::make(full_by_duals, 0.5), M);
+  expect_same_potential_and_gradient(
+      Noisy<LotkaVolterraSummaries>::make(summaries, 0.5),
+      Noisy<WithoutJacobianVjp<LotkaVolterraSummaries>>::make(summaries_by_duals, 0.5),
+      summaries.output_dim());
 }
 
 }  // namespace
