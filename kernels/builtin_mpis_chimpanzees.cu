@@ -10,7 +10,6 @@
 namespace myriad {
 
 template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<models::Chimpanzees>(
-    const models::Chimpanzees&, const PlatedStructure&, const MpisPlan&, std::uint64_t, std::int64_t,
-    ContractionPath);
+    const models::Chimpanzees&, const PlatedStructure&, const MpisPlan&, const MpisEngineOptions&);
 
 }  // namespace myriad

@@ -10,7 +10,7 @@
 //
 //   template std::unique_ptr<myriad::MpisBackend> myriad::make_cuda_mpis_backend<MyModel>(
 //       const MyModel&, const myriad::PlatedStructure&, const myriad::MpisPlan&,
-//       std::uint64_t, std::int64_t, myriad::ContractionPath);
+//       const myriad::MpisEngineOptions&);
 //
 // Device memory: as the plan estimates (MpisPlan::forward_bytes, twice with the backward pass),
 // plus particles, log Q and permutations; MpisResult::peak_bytes reports what was held.
@@ -27,13 +27,12 @@ namespace myriad {
 template <class Model>
 std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model& model,
                                                     const PlatedStructure& structure,
-                                                    const MpisPlan& plan, std::uint64_t seed,
-                                                    std::int64_t first_run,
-                                                    ContractionPath contraction) {
+                                                    const MpisPlan& plan,
+                                                    const MpisEngineOptions& options) {
   static_assert(std::is_trivially_copyable<Model>::value,
                 "a plated model is passed to kernels by value and must be trivially copyable");
   return std::make_unique<MpisEngineBackend<Model, CudaParallel>>(
-      model, structure, plan, CudaParallel(contraction), seed, first_run,
+      model, structure, plan, CudaParallel(options.contraction), options,
       describe_device(Device::cuda));
 }
 

@@ -14,15 +14,13 @@ namespace myriad {
 
 template <class Model>
 std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model&, const PlatedStructure&,
-                                                    const MpisPlan&, std::uint64_t, std::int64_t,
-                                                    ContractionPath) {
+                                                    const MpisPlan&, const MpisEngineOptions&) {
   throw unavailable_error("myriad was built without CUDA; use --device cpu or auto");
 }
 
 #define MYRIAD_INSTANTIATE_UNAVAILABLE(Model)                                                   \
   template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<Model>(                          \
-      const Model&, const PlatedStructure&, const MpisPlan&, std::uint64_t, std::int64_t,        \
-      ContractionPath);
+      const Model&, const PlatedStructure&, const MpisPlan&, const MpisEngineOptions&);
 
 MYRIAD_INSTANTIATE_UNAVAILABLE(models::HierarchicalGaussian)
 MYRIAD_INSTANTIATE_UNAVAILABLE(models::GaussianChain)

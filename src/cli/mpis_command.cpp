@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ std::vector<OptionSpec> mpis_options() {
       {"memory-limit", "GB", "", "memory budget of one batch of runs (default: 80% of the "
                                  "device's available memory)"},
       {"runs-per-batch", "B", "", "runs computed together (default: as many as fit)"},
+      {"chunk", "PLATE[=SIZE]", "", "compute a top-level plate SIZE elements at a time to bound "
+                                    "memory (default: automatic when one run does not fit)"},
       {"contraction", "auto|generic|tiled|cublas", "auto",
        "CUDA: how log-sum-product steps run (mpis.md 3.4)"},
       {"seed", "S", "1", "random seed"},
@@ -77,6 +80,17 @@ int mpis_command(int argc, char** argv) {
   if (line.has("runs-per-batch"))
     config.runs_per_batch = static_cast<int>(line.integer("runs-per-batch", 1, 1000000));
   config.contraction = parse_contraction_path(line.text("contraction"));
+  if (line.has("chunk")) {
+    const std::string chunk = line.text("chunk");
+    const auto equals = chunk.find('=');
+    config.chunk_plate = chunk.substr(0, equals);
+    if (equals != std::string::npos) {
+      char* end = nullptr;
+      const long long size = std::strtoll(chunk.c_str() + equals + 1, &end, 10);
+      if (*end != '\0' || size < 1) throw UsageError{"--chunk: '" + chunk + "' is not PLATE=SIZE with SIZE >= 1"};
+      config.chunk_size = size;
+    }
+  }
   config.seed = line.unsigned_integer("seed");
   config.device = parse_device(line.text("device"));
   config.validate();

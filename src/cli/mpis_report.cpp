@@ -37,6 +37,10 @@ Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
   settings["moments"] = config.moments;
   settings["contraction"] = to_string(config.contraction);
   settings["runs_per_batch"] = result.runs_per_batch;
+  if (!result.chunk_plate.empty()) {
+    settings["chunk_plate"] = result.chunk_plate;
+    settings["chunk_size"] = result.chunk_size;
+  }
   settings["memory_budget_bytes"] = config.memory_budget;
   report["settings"] = settings;
   report["device"] = result.device;

@@ -214,6 +214,25 @@ MpisPlan plan_mpis(const PlatedStructure& s, std::int64_t k, int runs,
   return plan;
 }
 
+void validate_chunking(const PlatedStructure& s, const MpisChunking& chunking) {
+  if (!chunking.active()) return;
+  MYRIAD_EXPECTS(chunking.plate >= 0 && chunking.plate < s.plate_count(),
+                 "MP IS: the plate to chunk does not exist (", chunking.plate, ")");
+  const PlateDecl& decl = s.plate_decl(chunking.plate);
+  MYRIAD_EXPECTS(decl.parent == kRootPlate, "MP IS: only a top-level plate can be chunked, not '",
+                 decl.name, "'");
+  MYRIAD_EXPECTS(!decl.timeseries, "MP IS: a timeseries plate cannot be chunked ('", decl.name,
+                 "': its steps depend on each other)");
+  MYRIAD_EXPECTS(chunking.size >= 1, "MP IS: the chunk size must be at least 1, got ",
+                 chunking.size);
+}
+
+bool in_chunk(const MpisPlan& plan, const MpisChunking& chunking, int id) {
+  if (!chunking.active()) return false;
+  const auto& vars = plan.tensors[static_cast<std::size_t>(id)].vars;
+  return std::find(vars.begin(), vars.end(), plan.plate_var[chunking.plate]) != vars.end();
+}
+
 std::vector<std::string> describe_plan(const MpisPlan& plan, const PlatedStructure& s) {
   auto var_name = [&](int v) -> std::string {
     if (v == MpisPlan::kRunVar) return "run";

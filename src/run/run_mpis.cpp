@@ -114,8 +114,25 @@ struct QuantityLayout {
 }  // namespace
 
 double estimate_mpis_bytes(const MpisPlan& one_run, const PlatedStructure& s,
-                           const MpisConfig& config) {
-  double bytes = one_run.forward_bytes() * (config.moments || config.keep_weights ? 2.0 : 1.0);
+                           const MpisConfig& config, const MpisChunking& chunking) {
+  const bool backward = config.moments || config.keep_weights;
+  double tensor_bytes = one_run.forward_bytes();
+  if (chunking.active()) {
+    // The chunked subtree's tensors (and their chain levels) hold one window at a time.
+    const double share =
+        1.0 - static_cast<double>(std::min(chunking.size, s.plate_decl(chunking.plate).size)) /
+                  static_cast<double>(s.plate_decl(chunking.plate).size);
+    for (std::size_t id = 0; id < one_run.tensors.size(); ++id)
+      if (in_chunk(one_run, chunking, static_cast<int>(id)))
+        tensor_bytes -= 8.0 * share * static_cast<double>(one_run.tensors[id].size());
+    for (const MpisOp& op : one_run.ops)
+      if (op.kind == MpisOpKind::chain && in_chunk(one_run, chunking, op.inputs[0]))
+        tensor_bytes -= 8.0 * share * static_cast<double>(one_run.tensors[op.inputs[0]].size());
+    for (int g = 0; backward && g < s.latent_count(); ++g)
+      if (in_chunk(one_run, chunking, one_run.latent_factor[g]))
+        tensor_bytes += 8.0 * static_cast<double>(s.instances(s.latent_decl(g).plate)) * config.k;
+  }
+  double bytes = tensor_bytes * (backward ? 2.0 : 1.0);
   for (int g = 0; g < s.latent_count(); ++g) {
     const LatentDecl& decl = s.latent_decl(g);
     const double particles = static_cast<double>(s.instances(decl.plate)) * config.k;
@@ -167,6 +184,54 @@ struct Pool {
     return out;
   }
 };
+
+}  // namespace
+
+MpisChunking choose_mpis_chunking(const MpisPlan& one_run, const PlatedStructure& s,
+                                  const MpisConfig& config, double budget) {
+  MpisChunking chunking;
+  auto largest_fitting = [&](int plate) {
+    const std::int64_t size = s.plate_decl(plate).size;
+    std::int64_t lo = 1, hi = size;
+    while (lo < hi) {  // bytes grow with the chunk: bisect for the largest within budget
+      const std::int64_t mid = (lo + hi + 1) / 2;
+      if (estimate_mpis_bytes(one_run, s, config, MpisChunking{plate, mid}) <= budget)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    return lo;
+  };
+  if (!config.chunk_plate.empty()) {
+    for (int p = 0; p < s.plate_count(); ++p)
+      if (s.plate_decl(p).name == config.chunk_plate) chunking.plate = p;
+    MYRIAD_EXPECTS(chunking.plate >= 0, "MP IS: no plate named '", config.chunk_plate,
+                   "' to chunk");
+    chunking.size = config.chunk_size > 0 ? config.chunk_size : 1;
+    validate_chunking(s, chunking);
+    if (config.chunk_size == 0) chunking.size = largest_fitting(chunking.plate);
+    return chunking;
+  }
+  MYRIAD_EXPECTS(config.chunk_size == 0, "MP IS: chunk_size needs chunk_plate");
+  if (estimate_mpis_bytes(one_run, s, config) <= budget) return chunking;
+  double best = std::numeric_limits<double>::infinity();
+  for (int p = 0; p < s.plate_count(); ++p) {
+    const PlateDecl& decl = s.plate_decl(p);
+    if (decl.parent != kRootPlate || decl.timeseries) continue;
+    const double bytes = estimate_mpis_bytes(one_run, s, config, MpisChunking{p, 1});
+    if (bytes < best) {
+      best = bytes;
+      chunking.plate = p;
+    }
+  }
+  if (chunking.plate < 0) return chunking;  // nothing to chunk: the caller reports the budget
+  chunking.size = 1;
+  if (best > budget) return chunking;        // even chunks of one do not fit: reported
+  chunking.size = largest_fitting(chunking.plate);
+  return chunking;
+}
+
+namespace {
 
 void report(const MpisConfig& config, const char* phase, std::int64_t done, std::int64_t total) {
   if (config.progress) config.progress(phase, done, total);
@@ -407,20 +472,28 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
                         : available_bytes > 0    ? 0.8 * static_cast<double>(available_bytes)
                                                  : std::numeric_limits<double>::infinity();
   const MpisPlan one_run = plan_mpis(s, config.method == MpisMethod::global ? 1 : config.k, 1);
+  MpisChunking chunking;
   std::int64_t chunk = 0;
   int batch_runs = config.runs;
   if (config.method == MpisMethod::massively_parallel) {
     result.max_clique = one_run.max_clique;
     result.operations = describe_plan(one_run, s);
     result.forward_terms = one_run.forward_terms();
-    const double per_run = estimate_mpis_bytes(one_run, s, config);
+    chunking = choose_mpis_chunking(one_run, s, config, budget);
+    const double per_run = estimate_mpis_bytes(one_run, s, config, chunking);
     MYRIAD_EXPECTS(per_run <= budget, "MP IS at K = ", config.k, " needs about ",
-                   per_run / 1073741824.0, " GiB for one run (plan estimate), more than the ",
-                   budget / 1073741824.0, " GiB memory budget: lower K or raise the budget");
+                   per_run / 1073741824.0, " GiB for one run (plan estimate",
+                   chunking.active() ? ", with its largest plate in chunks of one" : "",
+                   "), more than the ", budget / 1073741824.0,
+                   " GiB memory budget: lower K or raise the budget");
     batch_runs = config.runs_per_batch > 0
                      ? std::min(config.runs_per_batch, config.runs)
                      : static_cast<int>(std::min<double>(config.runs, std::floor(budget / per_run)));
     result.estimated_bytes = per_run * batch_runs;
+    if (chunking.active()) {
+      result.chunk_plate = s.plate_decl(chunking.plate).name;
+      result.chunk_size = chunking.size;
+    }
   } else {
     // Bytes per joint sample and run: every latent value, its proposal density and log r.
     double per_sample = 8.0;
@@ -440,7 +513,12 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
     const int batch = std::min(batch_runs, config.runs - first);
     const MpisPlan plan =
         plan_mpis(s, config.method == MpisMethod::global ? 1 : config.k, batch);
-    const std::unique_ptr<MpisBackend> backend = make_backend(plan, first);
+    MpisEngineOptions options;
+    options.seed = config.seed;
+    options.first_run = first;
+    options.chunking = chunking;
+    options.contraction = config.contraction;
+    const std::unique_ptr<MpisBackend> backend = make_backend(plan, options);
     result.device = backend->device();
     if (config.method == MpisMethod::massively_parallel)
       run_mp_batch(*backend, s, config, layout, first, batch, pool, result);

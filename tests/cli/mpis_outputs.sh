@@ -43,6 +43,17 @@ grep -q 'chain in time' "$work/chain/run.json" || fail "chain operation in the p
 grep -q '"index_variables": 54' "$work/chimps/run.json" || fail "chimpanzees index variables"
 grep -q '"max_clique": 6' "$work/chimps/run.json" || fail "chimpanzees clique"
 
+# A plate computed in chunks gives the same estimate and says so in run.json.
+"$myriad" mpis --model hierarchical_gaussian --model-arg groups=4 --model-arg per_group=3 \
+  --k 12 --runs 3 --samples 5 --seed 3 --device cpu --chunk groups=3 --output "$work/chunked" \
+  --quiet || fail "chunked run"
+grep -q '"chunk_plate": "groups"' "$work/chunked/run.json" || fail "chunk_plate in run.json"
+per_run() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['log_marginal']['per_run'])" "$1"; }
+if command -v python3 >/dev/null; then
+  [ "$(per_run "$work/run/run.json")" = "$(per_run "$work/chunked/run.json")" ] ||
+    fail "chunking changed log P: $(per_run "$work/run/run.json") vs $(per_run "$work/chunked/run.json")"
+fi
+
 # Bad input: one line on stderr, non-zero status, nothing left behind.
 expect_error() {
   local pattern=$1
@@ -69,6 +80,9 @@ expect_error "unknown argument 'nope'" mpis --model occupancy --model-arg nope=1
 expect_error "expected independent or mixture\|independent, mixture" mpis --model gaussian_chain --model-arg proposal=best "${common[@]}"
 expect_error "must be >= 1" mpis --model gaussian_chain --model-arg steps=0 "${common[@]}"
 expect_error "a plated model: run it with" sample --model movielens "${common[@]}"
+expect_error "only a top-level plate" mpis --model hierarchical_gaussian --chunk observations=2 "${common[@]}"
+expect_error "no plate named" mpis --model hierarchical_gaussian --chunk nosuch=2 "${common[@]}"
+expect_error "is not PLATE=SIZE" mpis --model hierarchical_gaussian --chunk groups=0 "${common[@]}"
 
 [ $failures -eq 0 ] && echo "mpis outputs: ok"
 exit $failures

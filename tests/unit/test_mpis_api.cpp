@@ -180,3 +180,48 @@ TEST(MpisApi, StructureErrorsNameTheGroup) {
 
 }  // namespace
 }  // namespace myriad
+
+namespace myriad {
+namespace {
+
+TEST(MpisApi, ChunkedPlatesGiveTheSameResults) {
+  const auto data = models::HierarchicalGaussianData::synthetic(7, 2, 1, 1, 1, true, 4);
+  MpisConfig config = cpu_config(12, 3);
+  config.samples = 4;
+  const MpisResult whole = mpis(data.host_model(), config);
+  EXPECT_TRUE(whole.chunk_plate.empty());
+  config.chunk_plate = "groups";
+  config.chunk_size = 3;
+  const MpisResult chunked = mpis(data.host_model(), config);
+  EXPECT_EQ(chunked.chunk_plate, "groups");
+  EXPECT_EQ(chunked.chunk_size, 3);
+  for (int r = 0; r < 3; ++r)
+    EXPECT_NEAR(chunked.log_marginal[r], whole.log_marginal[r], 1e-12 * std::abs(whole.log_marginal[r]));
+  for (std::size_t i = 0; i < whole.run_means.size(); ++i)
+    EXPECT_NEAR(chunked.run_means[i], whole.run_means[i], 1e-10);
+  EXPECT_EQ(chunked.draws, whole.draws);
+  EXPECT_LT(chunked.peak_bytes, whole.peak_bytes);
+
+  // Automatically, when one whole run does not fit the budget but a chunked one does.
+  config.chunk_plate.clear();
+  config.chunk_size = 0;
+  config.k = 200;
+  config.samples = 0;
+  config.runs = 1;
+  const MpisResult big = mpis(data.host_model(), config);
+  config.memory_budget = 0.6 * big.estimated_bytes;
+  const MpisResult automatic = mpis(data.host_model(), config);
+  EXPECT_EQ(automatic.chunk_plate, "groups");
+  EXPECT_GE(automatic.chunk_size, 1);
+  EXPECT_LE(automatic.estimated_bytes, config.memory_budget);
+  EXPECT_LE(automatic.peak_bytes, big.peak_bytes);
+  EXPECT_NEAR(automatic.log_marginal[0], big.log_marginal[0], 1e-12 * std::abs(big.log_marginal[0]));
+
+  config.chunk_plate = "observations";  // not a top-level plate
+  EXPECT_THROW(mpis(data.host_model(), config), invalid_argument);
+  config.chunk_plate = "nosuch";
+  EXPECT_THROW(mpis(data.host_model(), config), invalid_argument);
+}
+
+}  // namespace
+}  // namespace myriad

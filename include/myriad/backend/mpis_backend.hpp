@@ -40,9 +40,8 @@ template <class Model, class Parallel>
 class MpisEngineBackend final : public MpisBackend {
  public:
   MpisEngineBackend(const Model& model, const PlatedStructure& structure, const MpisPlan& plan,
-                    Parallel parallel, std::uint64_t seed, std::int64_t first_run,
-                    std::string device)
-      : engine_(model, structure, plan, std::move(parallel), seed, first_run),
+                    Parallel parallel, const MpisEngineOptions& options, std::string device)
+      : engine_(model, structure, plan, std::move(parallel), options),
         device_(std::move(device)) {}
   void forward() override { engine_.forward(); }
   std::vector<double> log_marginal() override { return engine_.log_marginal(); }
@@ -68,10 +67,10 @@ class MpisEngineBackend final : public MpisBackend {
 template <class Model>
 std::unique_ptr<MpisBackend> make_cpu_mpis_backend(const Model& model,
                                                    const PlatedStructure& structure,
-                                                   const MpisPlan& plan, std::uint64_t seed,
-                                                   std::int64_t first_run) {
+                                                   const MpisPlan& plan,
+                                                   const MpisEngineOptions& options) {
   return std::make_unique<MpisEngineBackend<Model, CpuParallel>>(
-      model, structure, plan, CpuParallel{}, seed, first_run, describe_device(Device::cpu));
+      model, structure, plan, CpuParallel{}, options, describe_device(Device::cpu));
 }
 
 /// The CUDA backend: defined in kernels/cuda_mpis_backend.cuh; the library instantiates it for
@@ -80,9 +79,8 @@ std::unique_ptr<MpisBackend> make_cpu_mpis_backend(const Model& model,
 template <class Model>
 std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model& model,
                                                     const PlatedStructure& structure,
-                                                    const MpisPlan& plan, std::uint64_t seed,
-                                                    std::int64_t first_run,
-                                                    ContractionPath contraction);
+                                                    const MpisPlan& plan,
+                                                    const MpisEngineOptions& options);
 
 /// True for models whose CUDA MP IS backend the library instantiates.
 template <class Model>

@@ -209,10 +209,13 @@ struct ProposalLogDensity {
 enum AxisRole : int { kAxisRun = -1, kAxisPlate = -2, kAxisSelf = -3, kAxisLag = -4 };
 
 /// Axis geometry of a log-factor tensor: extents and what each axis indexes (≥ 0: a parent
-/// slot's particle).
+/// slot's particle). A plate axis may hold a window of its plate (a chunk, mpis.md §3.3):
+/// coordinate c is plate element offset + c of a plate of full_extent elements.
 struct FactorAxes {
   int axes = 0;
   std::int64_t extent[kMaxStepAxes] = {};
+  std::int64_t full_extent[kMaxStepAxes] = {};
+  std::int64_t offset[kMaxStepAxes] = {};
   int role[kMaxStepAxes] = {};
 
   /// Decodes output element o into the run, the instance (row-major over the plate axes) and
@@ -232,7 +235,7 @@ struct FactorAxes {
     for (int a = 0; a < axes; ++a) {
       switch (role[a]) {
         case kAxisRun: run = coord[a]; break;
-        case kAxisPlate: instance = instance * extent[a] + coord[a]; break;
+        case kAxisPlate: instance = instance * full_extent[a] + offset[a] + coord[a]; break;
         case kAxisSelf: self = coord[a]; break;
         case kAxisLag: lag = coord[a]; break;
         default: slot_particle[role[a]] = coord[a]; break;
@@ -327,10 +330,11 @@ struct ScrubNonFinite {
 struct PlateSumInto {
   LogSumProductElement element;
   double* out = nullptr;
+  bool accumulate = false;  ///< add to out (the plate's later chunks) instead of writing it
   MYRIAD_HD void operator()(std::int64_t o) const {
     std::int64_t base[kMaxStepInputs];
     element.base_offsets(o, base);
-    double total = 0.0;
+    double total = accumulate ? out[o] : 0.0;
     element.sweep(base, [&](std::int64_t, double s) { total += s; });
     out[o] = total;
   }
@@ -377,25 +381,26 @@ struct SampledContext {
   int conditioned = 0;
   const std::int32_t* index[kMaxStepAxes] = {};  ///< [draw][run][instances]
   std::int64_t instances[kMaxStepAxes] = {};
-  std::int64_t divisor[kMaxStepAxes] = {};       ///< instance = element / divisor
+  std::int64_t divisor[kMaxStepAxes] = {};       ///< instance = base + element / divisor
+  std::int64_t base[kMaxStepAxes] = {};          ///< first instance of a chunk's window
   std::int64_t stride[kMaxStepInputs][kMaxStepAxes] = {};
 
   /// Each input's offset at (draw, run, element); false when a conditioning index is −1 (a
   /// zero-weight run), in which case there is nothing to sample.
   MYRIAD_HD bool offsets(int inputs, std::int64_t draw, std::int64_t run, std::int64_t element,
-                         std::int64_t* base) const {
+                         std::int64_t* offset) const {
     std::int64_t rest = run * elements + element;
-    for (int j = 0; j < inputs; ++j) base[j] = 0;
+    for (int j = 0; j < inputs; ++j) offset[j] = 0;
     for (int a = batch_axes - 1; a >= 0; --a) {
       const std::int64_t c = rest % batch_extent[a];
       rest /= batch_extent[a];
-      for (int j = 0; j < inputs; ++j) base[j] += c * batch_stride[j][a];
+      for (int j = 0; j < inputs; ++j) offset[j] += c * batch_stride[j][a];
     }
     for (int c = 0; c < conditioned; ++c) {
       const std::int64_t k =
-          index[c][(draw * runs + run) * instances[c] + element / divisor[c]];
+          index[c][(draw * runs + run) * instances[c] + base[c] + element / divisor[c]];
       if (k < 0) return false;
-      for (int j = 0; j < inputs; ++j) base[j] += k * stride[j][c];
+      for (int j = 0; j < inputs; ++j) offset[j] += k * stride[j][c];
     }
     return true;
   }
@@ -432,6 +437,13 @@ struct IndexSampler {
   std::int64_t out_instances = 1;
   std::int64_t out_scale = 1;
   std::int64_t out_offset[kMaxStepAxes] = {};
+  /// Global number of the first element (a chunk's window): the uniform of element e is keyed
+  /// by element_base + e and its draws go to instance element_base + e, so a chunked run draws
+  /// exactly what an unchunked one does.
+  std::int64_t element_base = 0;
+  /// Instance of the outputs of element 0: element_base for draws of the step's own K-dims,
+  /// 0 for a window-local buffer (a chain's boundary values).
+  std::int64_t out_element_base = 0;
   std::uint64_t seed = 0;
   std::int64_t first_run = 0;
   std::uint32_t purpose = 0;
@@ -441,11 +453,12 @@ struct IndexSampler {
     const std::int64_t draw = i / per_draw;
     const std::int64_t run = (i % per_draw) / context.elements;
     const std::int64_t element_index = i % context.elements;
+    const std::int64_t global = element_base + element_index;
     std::int64_t base[kMaxStepInputs];
     std::int64_t e = -1;
     if (context.offsets(element.inputs, draw, run, element_index, base)) {
       const RandomStream stream(seed, static_cast<std::uint64_t>(first_run + run));
-      const double u = stream.uniform<double>(static_cast<std::uint32_t>(element_index),
+      const double u = stream.uniform<double>(static_cast<std::uint32_t>(global),
                                               static_cast<Purpose>(purpose),
                                               static_cast<std::uint32_t>(draw));
       e = draw_assignment(element, base, u);
@@ -454,8 +467,9 @@ struct IndexSampler {
     for (int a = element.elim_axes - 1; a >= 0; --a) {
       const std::int64_t digit = zero ? -1 : e % element.elim_extent[a];
       if (!zero) e /= element.elim_extent[a];
-      out[a][(draw * context.runs + run) * out_instances + element_index * out_scale +
-             out_offset[a]] = static_cast<std::int32_t>(digit);
+      out[a][(draw * context.runs + run) * out_instances +
+             (out_element_base + element_index) * out_scale + out_offset[a]] =
+          static_cast<std::int32_t>(digit);
     }
   }
 };
@@ -475,6 +489,7 @@ struct ChainMidpointSampler {
   std::int64_t steps = 1;  ///< T
   std::int64_t pairs = 1;
   std::int64_t span = 2;   ///< 2^(l+1)
+  std::int64_t element_base = 0;  ///< global number of element 0 (a chunk's window)
   std::uint64_t seed = 0;
   std::int64_t first_run = 0;
   std::uint32_t purpose = 0;
@@ -500,7 +515,7 @@ struct ChainMidpointSampler {
     }
     for (int j = 0; j < element.inputs; ++j) base[j] += p * left_stride[j] + c * right_stride[j];
     const RandomStream stream(seed, static_cast<std::uint64_t>(first_run + run));
-    const double u = stream.uniform<double>(static_cast<std::uint32_t>(element_index),
+    const double u = stream.uniform<double>(static_cast<std::uint32_t>(element_base + element_index),
                                             static_cast<Purpose>(purpose),
                                             static_cast<std::uint32_t>(draw));
     b[mid] = static_cast<std::int32_t>(draw_assignment(element, base, u));
@@ -508,16 +523,22 @@ struct ChainMidpointSampler {
 };
 
 /// From a chain's boundary values to its K-dims: chain[t] = boundary[t + 1], lag[t] =
-/// boundary[t]. Index i runs over (draw, run, outer instance, step).
+/// boundary[t]. Index i runs over (draw·run, outer instance of the window, step); the outer
+/// instances of the window are instances outer_base … of `outer_instances` in the index arrays.
 struct ChainIndicesFromBoundary {
   const std::int32_t* boundary = nullptr;
   std::int32_t* chain = nullptr;
   std::int32_t* lag = nullptr;
   std::int64_t steps = 1;
+  std::int64_t window_outer = 1;     ///< outer instances in the window (boundary's layout)
+  std::int64_t outer_instances = 1;  ///< outer instances in all
+  std::int64_t outer_base = 0;
   MYRIAD_HD void operator()(std::int64_t i) const {
     const std::int64_t series = i / steps, t = i % steps;
-    chain[i] = boundary[series * (steps + 1) + t + 1];
-    lag[i] = boundary[series * (steps + 1) + t];
+    const std::int64_t draw_run = series / window_outer, outer = series % window_outer;
+    const std::int64_t target = (draw_run * outer_instances + outer_base + outer) * steps + t;
+    chain[target] = boundary[series * (steps + 1) + t + 1];
+    lag[target] = boundary[series * (steps + 1) + t];
   }
 };
 

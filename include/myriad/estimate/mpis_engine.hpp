@@ -20,12 +20,21 @@
 #include <utility>
 #include <vector>
 
+#include "myriad/backend/contraction_path.hpp"
 #include "myriad/estimate/log_contract.hpp"
 #include "myriad/estimate/mpis_elements.hpp"
 #include "myriad/estimate/mpis_plan.hpp"
 #include "myriad/model/plated_model.hpp"
 
 namespace myriad {
+
+/// What an engine computes besides the plan: the run streams and plate chunking.
+struct MpisEngineOptions {
+  std::uint64_t seed = 1;
+  std::int64_t first_run = 0;  ///< Philox stream of run r is (seed, first_run + r)
+  MpisChunking chunking;       ///< a top-level plate computed a window of elements at a time
+  ContractionPath contraction = ContractionPath::automatic;  ///< read by the CUDA policy
+};
 
 template <class Model, class Parallel>
 class MpisEngine {
@@ -35,17 +44,19 @@ class MpisEngine {
 
   /// `plan` must have been made from `structure`. Nothing is computed until asked.
   MpisEngine(const Model& model, PlatedStructure structure, MpisPlan plan, Parallel parallel,
-             std::uint64_t seed, std::int64_t first_run = 0)
+             MpisEngineOptions options)
       : model_(model),
         s_(std::move(structure)),
         plan_(std::move(plan)),
         par_(std::move(parallel)),
-        seed_(seed),
-        first_run_(first_run),
+        seed_(options.seed),
+        first_run_(options.first_run),
+        chunking_(options.chunking),
         runs_(plan_.runs),
         k_(plan_.k) {
     MYRIAD_EXPECTS(plan_.latent_factor.size() == static_cast<std::size_t>(s_.latent_count()),
                    "MpisEngine: the plan was made for another structure");
+    validate_chunking(s_, chunking_);
     tensors_.resize(plan_.tensors.size());
     mu_.resize(plan_.tensors.size());
     chains_.resize(plan_.ops.size());
@@ -53,7 +64,13 @@ class MpisEngine {
     minus_log_k_ = par_.template allocate<double>(1);
     const double value = -std::log(static_cast<double>(k_));
     par_.upload(minus_log_k_, &value, 1);
+    set_up_chunking();
   }
+
+  MpisEngine(const Model& model, PlatedStructure structure, MpisPlan plan, Parallel parallel,
+             std::uint64_t seed, std::int64_t first_run = 0)
+      : MpisEngine(model, std::move(structure), std::move(plan), std::move(parallel),
+                   MpisEngineOptions{seed, first_run, {}, ContractionPath::automatic}) {}
 
   const MpisPlan& plan() const { return plan_; }
   const PlatedStructure& structure() const { return s_; }
@@ -96,70 +113,28 @@ class MpisEngine {
     }
   }
 
-  /// Fills ℓ_g and λ_o (mpis.md §3.1); NaN or +inf entries become −inf and are counted.
+  /// Fills ℓ_g and λ_o (mpis.md §3.1); NaN or +inf entries become −inf and are counted. With
+  /// chunking, the factors of the chunked subtree are filled window by window in contract().
   void evaluate_factors() {
     nonfinite_ = 0;
-    for (int g = 0; g < s_.latent_count(); ++g) {
-      const int id = plan_.latent_factor[g];
-      const mpis_elements::GroupView self = group_view(g);
-      mpis_elements::LatentFactor<Model> factor;
-      factor.model = model_;
-      factor.latent = g;
-      factor.self = self;
-      const LatentDecl& decl = s_.latent_decl(g);
-      factor.parents = static_cast<int>(decl.parents.size());
-      for (int slot = 0; slot < factor.parents; ++slot)
-        factor.link[slot] = parent_link(g, decl.parents[slot], decl.plate);
-      factor.axes = factor_axes(id, g, decl.parents);
-      factor.log_q = log_q_[g].data();
-      factor.log_k = std::log(static_cast<double>(k_));
-      factor.out = allocate_tensor(id);
-      par_.for_each(plan_.tensors[id].size(), factor, kDensityWork);
-      nonfinite_ += par_.count_if(plan_.tensors[id].size(), mpis_elements::ScrubNonFinite{factor.out});
-    }
-    for (int o = 0; o < s_.observed_count(); ++o) {
-      const int id = plan_.observed_factor[o];
-      const ObservedDecl& decl = s_.observed_decl(o);
-      const int home = plan_.observed_home[o];
-      mpis_elements::LikelihoodFactor<Model> factor;
-      factor.model = model_;
-      factor.observed = o;
-      factor.parents = static_cast<int>(decl.parents.size());
-      for (int slot = 0; slot < factor.parents; ++slot)
-        factor.link[slot] = parent_link(-1, decl.parents[slot], home);
-      factor.axes = factor_axes(id, -1, decl.parents);
-      const std::vector<int> home_path = s_.path(home), obs_path = s_.path(decl.plate);
-      factor.home_depth = static_cast<int>(home_path.size());
-      for (int d = 0; d < factor.home_depth; ++d)
-        factor.home_size[d] = s_.plate_decl(home_path[d]).size;
-      factor.extra_depth = static_cast<int>(obs_path.size() - home_path.size());
-      for (int d = 0; d < factor.extra_depth; ++d) {
-        factor.extra_size[d] = s_.plate_decl(obs_path[home_path.size() + d]).size;
-        factor.extra_instances *= factor.extra_size[d];
-      }
-      factor.out = allocate_tensor(id);
-      par_.for_each(plan_.tensors[id].size(), factor, kDensityWork * factor.extra_instances);
-      nonfinite_ += par_.count_if(plan_.tensors[id].size(), mpis_elements::ScrubNonFinite{factor.out});
-    }
+    recomputing_ = false;
+    evaluate_factors_where(false);
   }
 
   /// Runs the plan's operations (mpis.md §3.2): log P_MP of each run in the result tensor.
+  /// A chunked plate's subtree runs window by window, its plate sum accumulated.
   void contract() {
     for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
-      const MpisOp& op = plan_.ops[i];
-      const MpisTensor& out = plan_.tensors[op.output];
-      std::vector<LogTensorView> inputs;
-      for (int id : op.inputs) inputs.push_back(view(id));
-      if (op.kind == MpisOpKind::eliminate) {
-        const LogSumProductPlan step = plan_log_sum_product(inputs, op.eliminate, &out.vars);
-        run_step(step, allocate_tensor(op.output));
-      } else if (op.kind == MpisOpKind::plate_sum) {
-        const LogSumProductPlan step = plan_log_sum_product(inputs, op.eliminate, &out.vars);
-        par_.for_each(step.out_size, mpis_elements::PlateSumInto{step.element, allocate_tensor(op.output)},
-                      step.element.elim_size);
-      } else {
-        chain_forward(i);
+      if (chunking_.active() && static_cast<int>(i) == window_first_op_) {
+        for (std::int64_t w = 0; w < window_count(); ++w) {
+          forward_window(w);
+          run_forward_op(static_cast<std::size_t>(window_sum_op_), /*accumulate=*/w > 0);
+          release_window();
+        }
+        i = static_cast<std::size_t>(window_sum_op_);
+        continue;
       }
+      run_forward_op(i, false);
     }
   }
 
@@ -181,30 +156,31 @@ class MpisEngine {
 
   void backward() {
     MYRIAD_EXPECTS(!tensors_[plan_.result].owned.empty(), "MpisEngine: run forward() first");
+    recomputing_ = true;  // windows recomputed here were counted by contract()
     std::vector<double> zeros(static_cast<std::size_t>(runs_), 0.0);
     set_mu_owned(plan_.result, par_.template allocate<double>(runs_));
     par_.upload(mu_[plan_.result].owned, zeros.data(), runs_);
+    window_weights_.clear();
+    window_weights_.resize(static_cast<std::size_t>(s_.latent_count()));
     for (std::size_t i = plan_.ops.size(); i-- > 0;) {
-      const MpisOp& op = plan_.ops[i];
-      if (op.kind == MpisOpKind::eliminate) {
-        eliminate_backward(op);
-      } else if (op.kind == MpisOpKind::plate_sum) {
-        // μ(R)[s, n] = μ(R_out)[s]: a broadcast view, no copy.
-        const int r = op.inputs[0];
-        const LogTensorView out_mu = mu_[op.output].view;
-        LogTensorView v;
-        v.data = out_mu.data;
-        v.vars = plan_.tensors[r].vars;
-        v.extents = plan_.tensors[r].extents;
-        for (int var : v.vars) v.strides.push_back(out_mu.stride_of(var));
-        mu_[r].view = v;
-        mu_[r].source = mu_[op.output].source;
-      } else {
-        chain_backward(i);
+      if (chunking_.active() && static_cast<int>(i) == window_sum_op_) {
+        // Recompute each window's subtree, then walk it back from the accumulated sum's μ;
+        // the marginal weights of its latents are kept, its tensors freed.
+        const int sum_output = plan_.ops[i].output;
+        kept_mu_ = sum_output;  // every window reads it
+        for (std::int64_t w = 0; w < window_count(); ++w) {
+          forward_window(w);
+          for (std::size_t j = i + 1; j-- > static_cast<std::size_t>(window_first_op_);)
+            run_backward_op(j);
+          keep_window_weights();
+          release_window();
+        }
+        kept_mu_ = -1;
+        mu_[sum_output] = Tensor{};
+        i = static_cast<std::size_t>(window_first_op_);
+        continue;
       }
-      // A plate sum's output μ stays: its input's μ is a broadcast view of it, released with
-      // that input once the input's own consumer has run.
-      if (op.kind != MpisOpKind::plate_sum) release_mu(op.output);
+      run_backward_op(i);
     }
   }
 
@@ -212,6 +188,8 @@ class MpisEngine {
   /// (plan().tensors[plan().latent_factor[g]]). Needs backward().
   std::vector<double> log_joint_marginal(int g) const {
     const int id = plan_.latent_factor.at(static_cast<std::size_t>(g));
+    MYRIAD_EXPECTS(!in_chunk(plan_, chunking_, id), "MpisEngine: the joint marginals of '",
+                   s_.latent_decl(g).name, "' are not kept: its plate is computed in chunks");
     MYRIAD_EXPECTS(mu_[id].view.data != nullptr, "MpisEngine: run backward() first");
     return par_.download(mu_[id].owned);
   }
@@ -220,15 +198,14 @@ class MpisEngine {
   /// over the parents' indices of μ(ℓ_g); Σ_k w = 1 per instance. Needs backward().
   std::vector<double> log_marginal_weights(int g) {
     const int id = plan_.latent_factor.at(static_cast<std::size_t>(g));
+    if (in_chunk(plan_, chunking_, id)) {
+      MYRIAD_EXPECTS(!window_weights_.at(static_cast<std::size_t>(g)).empty(),
+                     "MpisEngine: run backward() first");
+      return par_.download(window_weights_[g]);
+    }
     MYRIAD_EXPECTS(mu_[id].view.data != nullptr, "MpisEngine: run backward() first");
-    std::vector<int> keep{MpisPlan::kRunVar}, eliminate;
-    for (int p : s_.path(s_.latent_decl(g).plate)) keep.push_back(plan_.plate_var[p]);
-    keep.push_back(plan_.latent_var[g]);
-    for (int v : plan_.tensors[id].vars)
-      if (std::find(keep.begin(), keep.end(), v) == keep.end()) eliminate.push_back(v);
-    const LogSumProductPlan step = plan_log_sum_product({mu_[id].view}, eliminate, &keep);
-    Array<double> weights = par_.template allocate<double>(step.out_size);
-    run_step(step, weights.data());
+    Array<double> weights = par_.template allocate<double>(marginal_shape(g).size);
+    marginal_weights_into(g, weights.data(), nullptr);
     return par_.download(weights);
   }
 
@@ -247,6 +224,7 @@ class MpisEngine {
                    draws);
     MYRIAD_EXPECTS(!tensors_[plan_.result].owned.empty(), "MpisEngine: run forward() first");
     draws_ = draws;
+    recomputing_ = true;
     index_.clear();
     index_.resize(plan_.var_extent.size());
     for (std::size_t v = 0; v < plan_.var_extent.size(); ++v)
@@ -254,24 +232,17 @@ class MpisEngine {
         index_[v] = par_.template allocate<std::int32_t>(
             draws * runs_ * s_.instances(plan_.var_plate[v]));
     for (std::size_t i = plan_.ops.size(); i-- > 0;) {
-      const MpisOp& op = plan_.ops[i];
-      if (op.kind == MpisOpKind::eliminate && !op.eliminate.empty()) {
-        std::vector<LogTensorView> inputs;
-        for (int id : op.inputs) inputs.push_back(view(id));
-        mpis_elements::IndexSampler sampler;
-        sampler.element = plan_log_sum_product(inputs, op.eliminate, &plan_.tensors[op.output].vars).element;
-        sampler.context = sampled_context(inputs, op.plate, plan_.tensors[op.output].vars);
-        for (std::size_t a = 0; a < op.eliminate.size(); ++a)
-          sampler.out[a] = index_[op.eliminate[a]].data();
-        sampler.out_instances = sampler.context.elements;
-        sampler.seed = seed_;
-        sampler.first_run = first_run_;
-        sampler.purpose = kMpisIndexPurpose + 64u * static_cast<std::uint32_t>(i);
-        par_.for_each(draws * runs_ * sampler.context.elements, sampler,
-                      3 * sampler.element.elim_size);
-      } else if (op.kind == MpisOpKind::chain) {
-        chain_sample(i, draws);
+      if (chunking_.active() && static_cast<int>(i) == window_sum_op_) {
+        for (std::int64_t w = 0; w < window_count(); ++w) {
+          forward_window(w);
+          for (std::size_t j = i; j-- > static_cast<std::size_t>(window_first_op_);)
+            sample_op(j, draws);
+          release_window();
+        }
+        i = static_cast<std::size_t>(window_first_op_);
+        continue;
       }
+      sample_op(i, draws);
     }
   }
 
@@ -372,6 +343,245 @@ class MpisEngine {
     LogTensorView view;
     int source = -1;  ///< tensor whose owned array `view` reads (mu_ broadcasts share)
   };
+
+  // --- the forward, backward and sampling step of one operation ---------------------------
+
+  void run_forward_op(std::size_t i, bool accumulate) {
+    const MpisOp& op = plan_.ops[i];
+    std::vector<LogTensorView> inputs;
+    for (int id : op.inputs) inputs.push_back(view(id));
+    const std::vector<int>& out_vars = plan_.tensors[op.output].vars;
+    if (op.kind == MpisOpKind::eliminate) {
+      run_step(plan_log_sum_product(inputs, op.eliminate, &out_vars), allocate_tensor(op.output));
+    } else if (op.kind == MpisOpKind::plate_sum) {
+      const LogSumProductPlan step = plan_log_sum_product(inputs, op.eliminate, &out_vars);
+      double* out = accumulate ? tensors_[op.output].owned.data() : allocate_tensor(op.output);
+      par_.for_each(step.out_size, mpis_elements::PlateSumInto{step.element, out, accumulate},
+                    step.element.elim_size);
+    } else {
+      chain_forward(i);
+    }
+  }
+
+  void run_backward_op(std::size_t i) {
+    const MpisOp& op = plan_.ops[i];
+    if (op.kind == MpisOpKind::eliminate) {
+      eliminate_backward(op);
+    } else if (op.kind == MpisOpKind::plate_sum) {
+      // μ(R)[s, n] = μ(R_out)[s]: a broadcast view, no copy.
+      const int r = op.inputs[0];
+      const LogTensorView out_mu = mu_[op.output].view;
+      LogTensorView v;
+      v.data = out_mu.data;
+      v.vars = plan_.tensors[r].vars;
+      v.extents = extents_of(r);
+      for (int var : v.vars) v.strides.push_back(out_mu.stride_of(var));
+      mu_[r].view = v;
+      mu_[r].source = mu_[op.output].source;
+    } else {
+      chain_backward(i);
+    }
+    // A plate sum's output μ stays: its input's μ is a broadcast view of it, released with
+    // that input once the input's own consumer has run.
+    if (op.kind != MpisOpKind::plate_sum) release_mu(op.output);
+  }
+
+  void sample_op(std::size_t i, std::int64_t draws) {
+    const MpisOp& op = plan_.ops[i];
+    if (op.kind == MpisOpKind::eliminate && !op.eliminate.empty()) {
+      std::vector<LogTensorView> inputs;
+      for (int id : op.inputs) inputs.push_back(view(id));
+      mpis_elements::IndexSampler sampler;
+      sampler.element =
+          plan_log_sum_product(inputs, op.eliminate, &plan_.tensors[op.output].vars).element;
+      sampler.context = sampled_context(inputs, op.plate, plan_.tensors[op.output].vars);
+      for (std::size_t a = 0; a < op.eliminate.size(); ++a)
+        sampler.out[a] = index_[op.eliminate[a]].data();
+      sampler.out_instances = s_.instances(op.plate);
+      sampler.element_base = window_base(op.plate);
+      sampler.out_element_base = sampler.element_base;
+      sampler.seed = seed_;
+      sampler.first_run = first_run_;
+      sampler.purpose = kMpisIndexPurpose + 64u * static_cast<std::uint32_t>(i);
+      par_.for_each(draws * runs_ * sampler.context.elements, sampler,
+                    3 * sampler.element.elim_size);
+    } else if (op.kind == MpisOpKind::chain) {
+      chain_sample(i, draws);
+    }
+  }
+
+  // --- plate chunking (mpis.md §3.3) ------------------------------------------------------
+
+  /// The operations of the chunked plate's subtree are contiguous in the plan (post-order):
+  /// [window_first_op_, window_sum_op_], the last one the plate's own sum.
+  void set_up_chunking() {
+    if (!chunking_.active()) return;
+    const int plate = chunking_.plate;
+    for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+      const bool inside = s_.encloses(plate, plan_.ops[i].plate);
+      if (inside && window_first_op_ < 0) window_first_op_ = static_cast<int>(i);
+      if (plan_.ops[i].plate == plate &&
+          (plan_.ops[i].kind == MpisOpKind::plate_sum))
+        window_sum_op_ = static_cast<int>(i);
+    }
+    MYRIAD_EXPECTS(window_first_op_ >= 0 && window_sum_op_ >= window_first_op_,
+                   "MP IS: the plate to chunk ('", s_.plate_decl(plate).name,
+                   "') has nothing to contract");
+    for (int i = window_first_op_; i <= window_sum_op_; ++i)
+      MYRIAD_EXPECTS(s_.encloses(plate, plan_.ops[static_cast<std::size_t>(i)].plate),
+                     "MP IS: internal error: the chunked subtree's operations are not contiguous");
+  }
+
+  std::int64_t window_count() const {
+    const std::int64_t size = s_.plate_decl(chunking_.plate).size;
+    return (size + chunking_.size - 1) / chunking_.size;
+  }
+
+  /// Extents of tensor `id` now: the chunked plate's dim holds the current window.
+  std::vector<std::int64_t> extents_of(int id) const {
+    std::vector<std::int64_t> extents = plan_.tensors[id].extents;
+    if (in_chunk(plan_, chunking_, id)) {
+      const auto& vars = plan_.tensors[id].vars;
+      const auto a = std::find(vars.begin(), vars.end(), plan_.plate_var[chunking_.plate]) - vars.begin();
+      extents[static_cast<std::size_t>(a)] = window_size_;
+    }
+    return extents;
+  }
+
+  /// The global number of the current window's first instance of `plate`'s path (0 outside
+  /// the chunked subtree): the chunked plate is outermost, so instances of a window are
+  /// contiguous.
+  std::int64_t window_base(int plate) const {
+    if (!chunking_.active() || !s_.encloses(chunking_.plate, plate)) return 0;
+    return window_offset_ * (s_.instances(plate) / s_.plate_decl(chunking_.plate).size);
+  }
+
+  /// Instances of `plate`'s path in the current window.
+  std::int64_t window_instances(int plate) const {
+    if (!chunking_.active() || !s_.encloses(chunking_.plate, plate)) return s_.instances(plate);
+    return window_size_ * (s_.instances(plate) / s_.plate_decl(chunking_.plate).size);
+  }
+
+  /// Window w's factors and forward operations (all but the plate's own sum).
+  void forward_window(std::int64_t w) {
+    const std::int64_t size = s_.plate_decl(chunking_.plate).size;
+    window_offset_ = w * chunking_.size;
+    window_size_ = std::min(chunking_.size, size - window_offset_);
+    evaluate_factors_where(true);
+    for (int i = window_first_op_; i < window_sum_op_; ++i)
+      run_forward_op(static_cast<std::size_t>(i), false);
+  }
+
+  /// Frees the chunked subtree's tensors, outside tensors and chain levels.
+  void release_window() {
+    for (std::size_t id = 0; id < tensors_.size(); ++id)
+      if (in_chunk(plan_, chunking_, static_cast<int>(id))) {
+        tensors_[id] = Tensor{};
+        mu_[id] = Tensor{};
+      }
+    for (int i = window_first_op_; i <= window_sum_op_; ++i)
+      chains_[static_cast<std::size_t>(i)] = ChainLevels{};
+  }
+
+  /// The marginal weights of the chunked subtree's latents for the current window, written
+  /// into their place in the kept full arrays.
+  void keep_window_weights() {
+    for (int g = 0; g < s_.latent_count(); ++g) {
+      const int id = plan_.latent_factor[g];
+      if (!in_chunk(plan_, chunking_, id)) continue;
+      const MarginalShape full = marginal_shape(g);
+      if (window_weights_[g].empty()) window_weights_[g] = par_.template allocate<double>(full.size);
+      LogTensorView destination{window_weights_[g].data(), full.vars, full.extents,
+                                row_major_strides(full.extents)};
+      destination = destination.slice(plan_.plate_var[chunking_.plate], window_offset_, 1, window_size_);
+      marginal_weights_into(g, const_cast<double*>(destination.data), &destination);
+    }
+  }
+
+  /// Fills the factors of the latents and observations inside (or outside) the chunked
+  /// subtree; without chunking, "outside" is everything.
+  void evaluate_factors_where(bool inside) {
+    for (int g = 0; g < s_.latent_count(); ++g)
+      if (in_chunk(plan_, chunking_, plan_.latent_factor[g]) == inside) evaluate_latent_factor(g);
+    for (int o = 0; o < s_.observed_count(); ++o)
+      if (in_chunk(plan_, chunking_, plan_.observed_factor[o]) == inside) evaluate_observed_factor(o);
+  }
+
+  void evaluate_latent_factor(int g) {
+    const int id = plan_.latent_factor[g];
+    mpis_elements::LatentFactor<Model> factor;
+    factor.model = model_;
+    factor.latent = g;
+    factor.self = group_view(g);
+    const LatentDecl& decl = s_.latent_decl(g);
+    factor.parents = static_cast<int>(decl.parents.size());
+    for (int slot = 0; slot < factor.parents; ++slot)
+      factor.link[slot] = parent_link(g, decl.parents[slot], decl.plate);
+    factor.axes = factor_axes(id, g, decl.parents);
+    factor.log_q = log_q_[g].data();
+    factor.log_k = std::log(static_cast<double>(k_));
+    factor.out = allocate_tensor(id);
+    const std::int64_t n = tensors_[id].owned.size();
+    par_.for_each(n, factor, kDensityWork);
+    const std::int64_t scrubbed = par_.count_if(n, mpis_elements::ScrubNonFinite{factor.out});
+    if (!recomputing_) nonfinite_ += scrubbed;
+  }
+
+  void evaluate_observed_factor(int o) {
+    const int id = plan_.observed_factor[o];
+    const ObservedDecl& decl = s_.observed_decl(o);
+    const int home = plan_.observed_home[o];
+    mpis_elements::LikelihoodFactor<Model> factor;
+    factor.model = model_;
+    factor.observed = o;
+    factor.parents = static_cast<int>(decl.parents.size());
+    for (int slot = 0; slot < factor.parents; ++slot)
+      factor.link[slot] = parent_link(-1, decl.parents[slot], home);
+    factor.axes = factor_axes(id, -1, decl.parents);
+    const std::vector<int> home_path = s_.path(home), obs_path = s_.path(decl.plate);
+    factor.home_depth = static_cast<int>(home_path.size());
+    for (int d = 0; d < factor.home_depth; ++d)
+      factor.home_size[d] = s_.plate_decl(home_path[d]).size;
+    factor.extra_depth = static_cast<int>(obs_path.size() - home_path.size());
+    for (int d = 0; d < factor.extra_depth; ++d) {
+      factor.extra_size[d] = s_.plate_decl(obs_path[home_path.size() + d]).size;
+      factor.extra_instances *= factor.extra_size[d];
+    }
+    factor.out = allocate_tensor(id);
+    const std::int64_t n = tensors_[id].owned.size();
+    par_.for_each(n, factor, kDensityWork * factor.extra_instances);
+    const std::int64_t scrubbed = par_.count_if(n, mpis_elements::ScrubNonFinite{factor.out});
+    if (!recomputing_) nonfinite_ += scrubbed;
+  }
+
+  /// The layout of latent g's marginal weights: (run, its plates, its K-dim).
+  struct MarginalShape {
+    std::vector<int> vars;
+    std::vector<std::int64_t> extents;
+    std::int64_t size = 1;
+  };
+  MarginalShape marginal_shape(int g) const {
+    MarginalShape shape;
+    shape.vars.push_back(MpisPlan::kRunVar);
+    for (int p : s_.path(s_.latent_decl(g).plate)) shape.vars.push_back(plan_.plate_var[p]);
+    shape.vars.push_back(plan_.latent_var[g]);
+    for (int v : shape.vars) {
+      shape.extents.push_back(plan_.var_extent[v]);
+      shape.size *= plan_.var_extent[v];
+    }
+    return shape;
+  }
+
+  /// log w_g = μ(ℓ_g) summed over the parents' indices, into `out` (contiguous) or through
+  /// `destination`'s strides.
+  void marginal_weights_into(int g, double* out, const LogTensorView* destination) {
+    const int id = plan_.latent_factor[g];
+    const std::vector<int> keep = marginal_shape(g).vars;
+    std::vector<int> eliminate;
+    for (int v : plan_.tensors[id].vars)
+      if (std::find(keep.begin(), keep.end(), v) == keep.end()) eliminate.push_back(v);
+    run_step(plan_log_sum_product({mu_[id].view}, eliminate, &keep), out, destination);
+  }
   struct ChainLevels {
     std::vector<Tensor> levels;  ///< level 0 views the chain's input; level L is the top
   };
@@ -447,11 +657,14 @@ class MpisEngine {
 
   mpis_elements::FactorAxes factor_axes(int id, int g, const std::vector<int>& parents) const {
     const MpisTensor& t = plan_.tensors[id];
+    const std::vector<std::int64_t> extents = extents_of(id);
     mpis_elements::FactorAxes axes;
     axes.axes = static_cast<int>(t.vars.size());
     for (int a = 0; a < axes.axes; ++a) {
       const int v = t.vars[a];
-      axes.extent[a] = t.extents[a];
+      axes.extent[a] = extents[a];
+      axes.full_extent[a] = t.extents[a];
+      if (chunking_.active() && v == plan_.plate_var[chunking_.plate]) axes.offset[a] = window_offset_;
       if (v == MpisPlan::kRunVar) {
         axes.role[a] = mpis_elements::kAxisRun;
       } else if (!plan_.is_k_var(v)) {
@@ -488,9 +701,10 @@ class MpisEngine {
 
   double* allocate_tensor(int id) {
     Tensor& t = tensors_[id];
-    t.owned = par_.template allocate<double>(plan_.tensors[id].size());
-    t.view = LogTensorView{t.owned.data(), plan_.tensors[id].vars, plan_.tensors[id].extents,
-                           row_major_strides(plan_.tensors[id].extents)};
+    const std::vector<std::int64_t> extents = extents_of(id);
+    t.owned = par_.template allocate<double>(checked_index_space_size(extents, "MP IS tensor"));
+    t.view = LogTensorView{t.owned.data(), plan_.tensors[id].vars, extents,
+                           row_major_strides(extents)};
     t.source = id;
     return t.owned.data();
   }
@@ -509,10 +723,10 @@ class MpisEngine {
   }
 
   void set_mu_owned(int id, Array<double> array) {
+    const std::vector<std::int64_t> extents = extents_of(id);
     mu_[id].owned = std::move(array);
-    mu_[id].view = LogTensorView{mu_[id].owned.data(), plan_.tensors[id].vars,
-                                 plan_.tensors[id].extents,
-                                 row_major_strides(plan_.tensors[id].extents)};
+    mu_[id].view = LogTensorView{mu_[id].owned.data(), plan_.tensors[id].vars, extents,
+                                 row_major_strides(extents)};
     mu_[id].source = id;
   }
 
@@ -520,8 +734,8 @@ class MpisEngine {
   /// outside tensors of leaves are kept for the marginals).
   void release_mu(int id) {
     const int source = mu_[id].source;
-    if (source >= 0 && !is_leaf(source)) mu_[source].owned = Array<double>{};
-    if (!is_leaf(id)) mu_[id] = Tensor{};
+    if (source >= 0 && !is_leaf(source) && source != kept_mu_) mu_[source].owned = Array<double>{};
+    if (!is_leaf(id) && id != kept_mu_) mu_[id] = Tensor{};
   }
 
   bool is_leaf(int id) const {
@@ -555,7 +769,7 @@ class MpisEngine {
     for (int id : op.inputs) inputs.push_back(view(id));
     inputs.push_back(w.view);
     for (int id : op.inputs) {
-      set_mu_owned(id, par_.template allocate<double>(plan_.tensors[id].size()));
+      set_mu_owned(id, par_.template allocate<double>(tensors_[id].owned.size()));
       outside_into(inputs, view(id), mu_[id].view);
     }
   }
@@ -653,9 +867,11 @@ class MpisEngine {
     for (int v : kept) {
       if (!plan_.is_k_var(v)) continue;
       const int c = context.conditioned++;
+      const int home = plan_.var_plate[v];
       context.index[c] = index_[v].data();
-      context.instances[c] = s_.instances(plan_.var_plate[v]);
-      context.divisor[c] = context.elements / context.instances[c];
+      context.instances[c] = s_.instances(home);
+      context.base[c] = window_base(home);
+      context.divisor[c] = context.elements / window_instances(home);
       for (std::size_t j = 0; j < inputs.size(); ++j)
         context.stride[j][c] = inputs[j].stride_of(v);
     }
@@ -673,7 +889,8 @@ class MpisEngine {
     const int t = op.eliminate[0], lag = op.eliminate[1], chain = op.eliminate[2];
     const ChainLevels& c = chains_[index];
     const std::int64_t steps = s_.plate_decl(op.plate).size;
-    const std::int64_t outer = s_.instances(s_.plate_decl(op.plate).parent);
+    const int outer_plate = s_.plate_decl(op.plate).parent;
+    const std::int64_t outer = window_instances(outer_plate);  // outer series in the window
     Array<std::int32_t> boundary =
         par_.template allocate<std::int32_t>(draws * runs_ * outer * (steps + 1));
     const std::uint32_t purpose = kMpisIndexPurpose + 64u * static_cast<std::uint32_t>(index);
@@ -692,6 +909,7 @@ class MpisEngine {
       sampler.out_scale = steps + 1;
       sampler.out_offset[0] = 0;
       sampler.out_offset[1] = steps;
+      sampler.element_base = window_base(outer_plate);  // the boundary array is the window's
       sampler.seed = seed_;
       sampler.first_run = first_run_;
       sampler.purpose = purpose;
@@ -717,13 +935,20 @@ class MpisEngine {
       sampler.steps = steps;
       sampler.pairs = pairs;
       sampler.span = std::int64_t{2} << l;
+      sampler.element_base = window_base(outer_plate) * pairs;
       sampler.seed = seed_;
       sampler.first_run = first_run_;
       sampler.purpose = purpose + static_cast<std::uint32_t>(l) + 1u;
       par_.for_each(draws * runs_ * sampler.context.elements, sampler, 3 * sampler.element.elim_size);
     }
-    mpis_elements::ChainIndicesFromBoundary unpack{boundary.data(), index_[chain].data(), index_[lag].data(),
-                                          steps};
+    mpis_elements::ChainIndicesFromBoundary unpack;
+    unpack.boundary = boundary.data();
+    unpack.chain = index_[chain].data();
+    unpack.lag = index_[lag].data();
+    unpack.steps = steps;
+    unpack.window_outer = outer;
+    unpack.outer_instances = s_.instances(outer_plate);
+    unpack.outer_base = window_base(outer_plate);
     par_.for_each(draws * runs_ * outer * steps, unpack);
   }
 
@@ -733,6 +958,12 @@ class MpisEngine {
   Parallel par_;
   std::uint64_t seed_;
   std::int64_t first_run_;
+  MpisChunking chunking_;
+  int window_first_op_ = -1;       ///< first operation of the chunked subtree
+  int window_sum_op_ = -1;         ///< the chunked plate's sum
+  std::int64_t window_offset_ = 0; ///< the current window: elements [offset, offset + size)
+  std::int64_t window_size_ = 0;
+  std::vector<Array<double>> window_weights_;  ///< chunked latents' marginal weights, kept
   std::int64_t runs_;
   std::int64_t k_;
   int scratch_var_ = 0;
@@ -744,6 +975,8 @@ class MpisEngine {
   std::vector<Tensor> mu_;
   std::vector<ChainLevels> chains_;
   std::int64_t nonfinite_ = 0;
+  bool recomputing_ = false;  ///< a window recomputed by the backward pass or the sampler
+  int kept_mu_ = -1;          ///< the chunked plate's sum: its μ outlives every window
   std::int64_t draws_ = 0;
   std::vector<Array<std::int32_t>> index_;
 };

@@ -84,6 +84,23 @@ struct MpisPlan {
   double forward_bytes() const;
 };
 
+/// Splitting a large plate into chunks to bound memory (mpis.md §3.3, the reference code's
+/// `Split`): the subtree of `plate` (its factors and operations) is computed for `size` of its
+/// elements at a time and its plate sum accumulated, since the plate's product over elements
+/// is a sum of logs. The plate must be a child of the root and not a timeseries; size 0 means
+/// no chunking.
+struct MpisChunking {
+  int plate = kRootPlate;
+  std::int64_t size = 0;
+  bool active() const { return size > 0; }
+};
+
+/// Throws myriad::invalid_argument unless `chunking` is inactive or valid for `structure`.
+void validate_chunking(const PlatedStructure& structure, const MpisChunking& chunking);
+
+/// Whether tensor `id` of `plan` carries the chunked plate's dim (lives in the chunked subtree).
+bool in_chunk(const MpisPlan& plan, const MpisChunking& chunking, int id);
+
 /// Compiles `structure` for K particles per latent instance and `runs` independent runs.
 /// Throws myriad::invalid_argument for K < 1, runs < 1, an invalid structure, or a step beyond
 /// the contraction kernel's limits (kMaxStepInputs, kMaxStepAxes).

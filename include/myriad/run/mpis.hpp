@@ -61,17 +61,16 @@ MpisResult mpis(const Model& model, const MpisConfig& config) {
   config.validate();
   const PlatedStructure structure = model.structure();
   const Device device = choose_mpis_device<Model>(config.device);
-  const MpisBackendFactory factory = [&](const MpisPlan& plan, std::int64_t first_run)
+  const MpisBackendFactory factory = [&](const MpisPlan& plan, const MpisEngineOptions& options)
       -> std::unique_ptr<MpisBackend> {
     if (device == Device::cuda) {
       if constexpr (cuda_mpis_backend_reachable<Model>()) {
-        return make_cuda_mpis_backend<Model>(model, structure, plan, config.seed, first_run,
-                                             config.contraction);
+        return make_cuda_mpis_backend<Model>(model, structure, plan, options);
       } else {
         throw unavailable_error("this model has no CUDA MP IS backend in this translation unit");
       }
     }
-    return make_cpu_mpis_backend<Model>(model, structure, plan, config.seed, first_run);
+    return make_cpu_mpis_backend<Model>(model, structure, plan, options);
   };
   MpisResult result = run_mpis(structure, config, factory, available_memory_bytes(device));
   if constexpr (plated_has_exact_log_marginal<Model>::value)

@@ -41,6 +41,11 @@ struct MpisConfig {
   double memory_budget = 0;   ///< bytes for one batch; 0: 80% of the device's available memory
   std::int64_t global_chunk = 0;  ///< global IS: joint samples per launch; 0: automatic
   ContractionPath contraction = ContractionPath::automatic;  ///< CUDA only
+  /// Split this top-level plate into chunks of chunk_size elements (mpis.md §3.3) to bound
+  /// memory; empty: automatically, only when one run would not fit the budget. chunk_size 0:
+  /// the largest that fits.
+  std::string chunk_plate;
+  std::int64_t chunk_size = 0;
   std::function<void(const char* phase, std::int64_t done, std::int64_t total)> progress;
 
   /// Throws myriad::invalid_argument naming the first bad value.
@@ -88,6 +93,8 @@ struct MpisResult {
   double forward_terms = 0;             ///< LSE terms of one run's forward pass
   double estimated_bytes = 0;           ///< plan estimate for one batch of runs
   int runs_per_batch = 0;
+  std::string chunk_plate;              ///< the plate computed in chunks, or empty
+  std::int64_t chunk_size = 0;
   std::int64_t peak_bytes = 0;          ///< largest memory the engine held (measured)
 
   double seconds_estimate = 0;  ///< particles, factors, contraction (log P̂)
@@ -96,9 +103,10 @@ struct MpisResult {
   double seconds_total = 0;
 };
 
-/// Builds the backend of one batch: (plan of the batch, number of its first run).
-using MpisBackendFactory =
-    std::function<std::unique_ptr<MpisBackend>(const MpisPlan& plan, std::int64_t first_run)>;
+/// Builds the backend of one batch: the batch's plan and engine options (seed, first run,
+/// chunking, contraction path).
+using MpisBackendFactory = std::function<std::unique_ptr<MpisBackend>(
+    const MpisPlan& plan, const MpisEngineOptions& options)>;
 
 /// The host scheduler (src/run/run_mpis.cpp): runs in batches under the memory budget, reads
 /// and pools the results. `available_bytes` is the device's free memory (0: unknown).
@@ -108,9 +116,18 @@ MpisResult run_mpis(const PlatedStructure& structure, const MpisConfig& config,
 /// The plan estimate of one run's memory in bytes (what batching and the memory budget use):
 /// the tensors the forward pass keeps (twice with the backward pass's outside tensors,
 /// config.moments or keep_weights), particles, proposal densities, permutations, and the
-/// indices of config.samples draws. `one_run` is plan_mpis(structure, config.k, 1).
+/// indices of config.samples draws. `one_run` is plan_mpis(structure, config.k, 1). With
+/// chunking, the chunked subtree's tensors count for one window, and its latents' marginal
+/// weights (kept whole) are added.
 double estimate_mpis_bytes(const MpisPlan& one_run, const PlatedStructure& structure,
-                           const MpisConfig& config);
+                           const MpisConfig& config, const MpisChunking& chunking = {});
+
+/// The plate to compute in chunks and the chunk size for a run under `budget` bytes: as
+/// config.chunk_plate asks (chunk_size 0: the largest that fits), or, when one whole run would
+/// not fit, the top-level plate whose one-element windows need the least memory with the
+/// largest chunk that fits; inactive when nothing needs chunking. The caller checks the fit.
+MpisChunking choose_mpis_chunking(const MpisPlan& one_run, const PlatedStructure& structure,
+                                  const MpisConfig& config, double budget);
 
 /// The quantity names of a structure (MpisResult::names).
 std::vector<std::string> mpis_quantity_names(const PlatedStructure& structure);
