@@ -133,7 +133,8 @@ std::int64_t largest_k(const PlatedStructure& s, double bytes, bool chunk) {
       config.samples = 100;
       const MpisPlan plan = plan_mpis(s, k, 1);
       const MpisChunking chunking = chunk ? choose_mpis_chunking(plan, s, config, bytes) : MpisChunking{};
-      return estimate_mpis_bytes(plan, s, config, chunking) <= bytes;
+      return estimate_mpis_bytes(plan, s, config, chunking) <= bytes &&
+             largest_tensor_elements(plan, chunking, s) <= static_cast<double>(kMaxLogTensorSize);
     } catch (const std::exception&) {
       return false;  // beyond the per-tensor element limit
     }

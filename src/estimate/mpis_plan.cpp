@@ -92,11 +92,12 @@ MpisPlan plan_mpis(const PlatedStructure& s, std::int64_t k, int runs,
       elements *= static_cast<double>(plan.var_extent[v]);
     }
     t.plate = plate;
-    MYRIAD_EXPECTS(elements <= static_cast<double>(kMaxLogTensorSize), "MP IS at K = ", k,
-                   " with ", runs, " run(s): a tensor in plate ",
+    // Sizes must fit 64-bit indices; what may be allocated (kMaxLogTensorSize, after plate
+    // chunking) is checked by the scheduler and at allocation.
+    MYRIAD_EXPECTS(elements <= 0x1p62, "MP IS at K = ", k, " with ", runs,
+                   " run(s): a tensor in plate ",
                    plate == kRootPlate ? std::string("(root)") : s.plate_decl(plate).name,
-                   " would hold ", elements, " elements, more than the limit of ",
-                   kMaxLogTensorSize, ": lower K");
+                   " would hold ", elements, " elements: lower K");
     plan.tensors.push_back(t);
     return static_cast<int>(plan.tensors.size()) - 1;
   };
@@ -231,6 +232,19 @@ bool in_chunk(const MpisPlan& plan, const MpisChunking& chunking, int id) {
   if (!chunking.active()) return false;
   const auto& vars = plan.tensors[static_cast<std::size_t>(id)].vars;
   return std::find(vars.begin(), vars.end(), plan.plate_var[chunking.plate]) != vars.end();
+}
+
+double largest_tensor_elements(const MpisPlan& plan, const MpisChunking& chunking,
+                               const PlatedStructure& s) {
+  double largest = 0;
+  for (std::size_t id = 0; id < plan.tensors.size(); ++id) {
+    double elements = static_cast<double>(plan.tensors[id].size());
+    if (in_chunk(plan, chunking, static_cast<int>(id)))
+      elements *= static_cast<double>(std::min(chunking.size, s.plate_decl(chunking.plate).size)) /
+                  static_cast<double>(s.plate_decl(chunking.plate).size);
+    largest = std::max(largest, elements);
+  }
+  return largest;
 }
 
 std::vector<std::string> describe_plan(const MpisPlan& plan, const PlatedStructure& s) {

@@ -193,9 +193,11 @@ MpisChunking choose_mpis_chunking(const MpisPlan& one_run, const PlatedStructure
   auto largest_fitting = [&](int plate) {
     const std::int64_t size = s.plate_decl(plate).size;
     std::int64_t lo = 1, hi = size;
-    while (lo < hi) {  // bytes grow with the chunk: bisect for the largest within budget
+    while (lo < hi) {  // memory grows with the chunk: bisect for the largest that fits
       const std::int64_t mid = (lo + hi + 1) / 2;
-      if (estimate_mpis_bytes(one_run, s, config, MpisChunking{plate, mid}) <= budget)
+      const MpisChunking c{plate, mid};
+      if (estimate_mpis_bytes(one_run, s, config, c) <= budget &&
+          largest_tensor_elements(one_run, c, s) <= static_cast<double>(kMaxLogTensorSize))
         lo = mid;
       else
         hi = mid - 1;
@@ -213,7 +215,11 @@ MpisChunking choose_mpis_chunking(const MpisPlan& one_run, const PlatedStructure
     return chunking;
   }
   MYRIAD_EXPECTS(config.chunk_size == 0, "MP IS: chunk_size needs chunk_plate");
-  if (estimate_mpis_bytes(one_run, s, config) <= budget) return chunking;
+  const auto fits = [&](const MpisChunking& c) {
+    return estimate_mpis_bytes(one_run, s, config, c) <= budget &&
+           largest_tensor_elements(one_run, c, s) <= static_cast<double>(kMaxLogTensorSize);
+  };
+  if (fits(chunking)) return chunking;
   double best = std::numeric_limits<double>::infinity();
   for (int p = 0; p < s.plate_count(); ++p) {
     const PlateDecl& decl = s.plate_decl(p);
@@ -226,7 +232,7 @@ MpisChunking choose_mpis_chunking(const MpisPlan& one_run, const PlatedStructure
   }
   if (chunking.plate < 0) return chunking;  // nothing to chunk: the caller reports the budget
   chunking.size = 1;
-  if (best > budget) return chunking;        // even chunks of one do not fit: reported
+  if (!fits(chunking)) return chunking;      // even chunks of one do not fit: reported
   chunking.size = largest_fitting(chunking.plate);
   return chunking;
 }
@@ -481,6 +487,11 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
     result.forward_terms = one_run.forward_terms();
     chunking = choose_mpis_chunking(one_run, s, config, budget);
     const double per_run = estimate_mpis_bytes(one_run, s, config, chunking);
+    const double largest = largest_tensor_elements(one_run, chunking, s);
+    MYRIAD_EXPECTS(largest <= static_cast<double>(kMaxLogTensorSize), "MP IS at K = ", config.k,
+                   ": a tensor would hold ", largest, " elements, more than the limit of ",
+                   kMaxLogTensorSize, chunking.active() ? " even with its plate in chunks" : "",
+                   ": lower K", chunking.active() ? "" : " or chunk a plate (--chunk)");
     MYRIAD_EXPECTS(per_run <= budget, "MP IS at K = ", config.k, " needs about ",
                    per_run / 1073741824.0, " GiB for one run (plan estimate",
                    chunking.active() ? ", with its largest plate in chunks of one" : "",

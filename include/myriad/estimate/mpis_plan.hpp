@@ -101,9 +101,15 @@ void validate_chunking(const PlatedStructure& structure, const MpisChunking& chu
 /// Whether tensor `id` of `plan` carries the chunked plate's dim (lives in the chunked subtree).
 bool in_chunk(const MpisPlan& plan, const MpisChunking& chunking, int id);
 
+/// Elements of the largest tensor an engine allocates for `plan` (a chunked subtree's tensors
+/// hold one window), to check against kMaxLogTensorSize.
+double largest_tensor_elements(const MpisPlan& plan, const MpisChunking& chunking,
+                               const PlatedStructure& structure);
+
 /// Compiles `structure` for K particles per latent instance and `runs` independent runs.
-/// Throws myriad::invalid_argument for K < 1, runs < 1, an invalid structure, or a step beyond
-/// the contraction kernel's limits (kMaxStepInputs, kMaxStepAxes).
+/// Throws myriad::invalid_argument for K < 1, runs < 1, an invalid structure, a step beyond
+/// the contraction kernel's limits (kMaxStepInputs, kMaxStepAxes), or a tensor too large for
+/// 64-bit indices.
 MpisPlan plan_mpis(const PlatedStructure& structure, std::int64_t k, int runs,
                    EliminationOrderConfig order_config = {});
 
