@@ -18,6 +18,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "cuda_contraction.cuh"
 #include "cuda_parallel.cuh"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/mpis_backend.hpp"
