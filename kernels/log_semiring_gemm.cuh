@@ -14,11 +14,14 @@
 // handful of loads from shared memory, so the kernel is bound by FP64 arithmetic, not by
 // memory; the tile only has to amortise index arithmetic and global loads over the tile's
 // rows and columns, and occupancy matters more than tile size. Hence 256 threads with at most
-// 2 × 2 outputs each (the square tiling keeps 12 doubles of state per thread, ~60 registers,
-// 4 blocks per SM by registers) and static shared memory of at most ~36 KB per block (the
-// 256 × 1 GEMV tiling; 8.5 KB for square), double buffering not needed: a round's arithmetic
-// (16 terms × outputs per thread × ~25 instructions) hides the next round's staging loads,
-// which the other resident blocks issue meanwhile. Shapes per tiling: see LogGemmTilingId.
+// 2 × 2 outputs each (12 doubles of state per thread in the square tiling) and no double
+// buffering: a round's arithmetic (16 terms × outputs per thread × ~25 instructions) hides the
+// next round's staging loads, which the other resident blocks issue meanwhile. ptxas (CUDA
+// 13.0, sm_90) reports per tiling: square 64 registers (40 bytes spilled) and 9.2 KB static
+// shared memory; small 48 and 4.9 KB; tall and wide 64 and 10.3 KB; the two GEMV tilings 60
+// and 35.5 KB. So 4 blocks (32 warps) per SM for square, tall, wide and the GEMVs, 5 for small,
+// limited by registers, not shared memory (228 KB per SM on H100). The epilogue's 72-byte stack
+// frame holds the per-input offsets of one output. Shapes per tiling: see LogGemmTilingId.
 //
 // Indices are 64-bit throughout; the kernel has hidden visibility (MYRIAD_KERNEL) and runs on
 // the legacy default stream, as every launch of the CUDA policy.
