@@ -14,19 +14,18 @@
 //              else generic (resolve_contraction_path; the thresholds are unmeasured).
 //
 // Defined once in kernels/cuda_contraction.cu, so that the kernels and cuBLAS are compiled into
-// the library rather than into every translation unit that instantiates the engine. Every
-// translation unit that instantiates MpisEngine with CudaParallel must see this declaration
-// (kernels/cuda_mpis_backend.cuh includes it); one that did not would silently run the generic
-// template instead.
+// the library rather than into every translation unit that instantiates the engine. The
+// declaration lives in kernels/cuda_parallel.cuh with the policy, so no translation unit that
+// runs the engine on CudaParallel can miss it and fall back to the generic template.
 
 #include "cuda_parallel.cuh"
 #include "myriad/estimate/log_sum_product_element.hpp"
 
 namespace myriad {
 
-/// Runs `step` (device pointers) on the CUDA policy by the path its contraction() selects
-/// (see the file comment); asynchronous on the legacy default stream like every launch of the
-/// policy, except that the cublas path synchronises when it frees its scratch.
-void run_log_sum_product(const CudaParallel& parallel, const LogSumProductStep& step);
+// run_log_sum_product(const CudaParallel&, const LogSumProductStep&) (kernels/cuda_parallel.cuh)
+// runs `step` (device pointers) by the path the policy's contraction() selects; asynchronous on
+// the legacy default stream like every launch of the policy, except that the cublas path
+// synchronises when it frees its scratch.
 
 }  // namespace myriad

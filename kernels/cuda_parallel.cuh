@@ -20,6 +20,7 @@
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/memory.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/estimate/log_sum_product_element.hpp"
 
 namespace myriad {
 
@@ -165,5 +166,11 @@ class CudaParallel {
   ContractionPath contraction_ = ContractionPath::automatic;
   int sm_count_ = 1;
 };
+
+/// The CUDA policy's log-sum-product steps (defined in kernels/cuda_contraction.cu, documented
+/// in kernels/cuda_contraction.cuh): declared with the policy so that every translation unit
+/// that runs an engine on CudaParallel calls it, never the generic template (which would also
+/// give two definitions of the engine's inline functions that differ between units).
+void run_log_sum_product(const CudaParallel& parallel, const LogSumProductStep& step);
 
 }  // namespace myriad

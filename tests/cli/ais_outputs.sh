@@ -44,18 +44,8 @@ grep -q '"schedule": "user"' "$work/user/run.json" || fail "user schedule"
 grep -q '"temperatures": 4' "$work/user/run.json" || fail "user schedule length"
 printf '0 0.5 0.4 1\n' >"$work/bad.txt"
 
-# Bad input: one line on stderr, non-zero status, nothing left behind.
-expect_error() {
-  local pattern=$1
-  shift
-  rm -rf "$work/out"
-  "$myriad" "$@" >"$work/o" 2>"$work/e"
-  local status=$?
-  if [ $status -eq 0 ] || [ "$(wc -l <"$work/e")" -ne 1 ] || ! grep -q -- "$pattern" "$work/e"; then
-    fail "myriad $* -> status $status, stderr: $(cat "$work/e")"
-  fi
-  [ -e "$work/out" ] && fail "myriad $* left output behind"
-}
+# Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
+source "$(dirname "$0")/lib/expect_error.bash"
 common=(--device cpu --output "$work/out")
 expect_error "--model is required" ais --particles 4 "${common[@]}"
 expect_error "particles must be" ais --model gaussian --particles 0 "${common[@]}"

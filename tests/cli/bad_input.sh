@@ -7,23 +7,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 
-# expect_error <pattern> <args...>: fails unless myriad exits non-zero with one stderr line
-# matching the pattern and leaves no output directory.
-expect_error() {
-  local pattern=$1
-  shift
-  rm -rf "$work/out"
-  "$myriad" "$@" >"$work/stdout" 2>"$work/stderr"
-  local status=$?
-  local lines
-  lines=$(wc -l <"$work/stderr")
-  if [ $status -eq 0 ] || [ "$lines" -ne 1 ] || ! grep -q -- "$pattern" "$work/stderr"; then
-    echo "FAIL: myriad $* -> status $status, stderr:"; cat "$work/stderr"; failures=$((failures + 1))
-  fi
-  if [ -e "$work/out" ] || [ -n "$(find "$work" -maxdepth 1 -name '.out.*')" ]; then
-    echo "FAIL: myriad $* left output behind"; failures=$((failures + 1))
-  fi
-}
+# Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
+source "$(dirname "$0")/lib/expect_error.bash"
 
 common=(--warmup 10 --draws 10 --device cpu --output "$work/out")
 expect_error "unknown model 'nosuch'" sample --model nosuch "${common[@]}"

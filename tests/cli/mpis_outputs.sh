@@ -54,18 +54,8 @@ if command -v python3 >/dev/null; then
     fail "chunking changed log P: $(per_run "$work/run/run.json") vs $(per_run "$work/chunked/run.json")"
 fi
 
-# Bad input: one line on stderr, non-zero status, nothing left behind.
-expect_error() {
-  local pattern=$1
-  shift
-  rm -rf "$work/out"
-  "$myriad" "$@" >"$work/o" 2>"$work/e"
-  local status=$?
-  if [ $status -eq 0 ] || [ "$(wc -l <"$work/e")" -ne 1 ] || ! grep -q -- "$pattern" "$work/e"; then
-    fail "myriad $* -> status $status, stderr: $(cat "$work/e")"
-  fi
-  [ -e "$work/out" ] && fail "myriad $* left output behind"
-}
+# Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
+source "$(dirname "$0")/lib/expect_error.bash"
 common=(--device cpu --output "$work/out")
 expect_error "--model is required" mpis --k 4 "${common[@]}"
 expect_error "k must be" mpis --model hierarchical_gaussian --k 0 "${common[@]}"

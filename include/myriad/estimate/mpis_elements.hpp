@@ -385,6 +385,15 @@ struct SampledContext {
   std::int64_t base[kMaxStepAxes] = {};          ///< first instance of a chunk's window
   std::int64_t stride[kMaxStepInputs][kMaxStepAxes] = {};
 
+  /// The draw, run and element of a sampler's flat index, (draw, run, element) row-major.
+  MYRIAD_HD void decode(std::int64_t i, std::int64_t& draw, std::int64_t& run,
+                        std::int64_t& element) const {
+    const std::int64_t per_draw = runs * elements;
+    draw = i / per_draw;
+    run = (i % per_draw) / elements;
+    element = i % elements;
+  }
+
   /// Each input's offset at (draw, run, element); false when a conditioning index is −1 (a
   /// zero-weight run), in which case there is nothing to sample.
   MYRIAD_HD bool offsets(int inputs, std::int64_t draw, std::int64_t run, std::int64_t element,
@@ -449,10 +458,8 @@ struct IndexSampler {
   std::uint32_t purpose = 0;
 
   MYRIAD_HD void operator()(std::int64_t i) const {
-    const std::int64_t per_draw = context.runs * context.elements;
-    const std::int64_t draw = i / per_draw;
-    const std::int64_t run = (i % per_draw) / context.elements;
-    const std::int64_t element_index = i % context.elements;
+    std::int64_t draw, run, element_index;
+    context.decode(i, draw, run, element_index);
     const std::int64_t global = element_base + element_index;
     std::int64_t base[kMaxStepInputs];
     std::int64_t e = -1;
@@ -495,10 +502,8 @@ struct ChainMidpointSampler {
   std::uint32_t purpose = 0;
 
   MYRIAD_HD void operator()(std::int64_t i) const {
-    const std::int64_t per_draw = context.runs * context.elements;
-    const std::int64_t draw = i / per_draw;
-    const std::int64_t run = (i % per_draw) / context.elements;
-    const std::int64_t element_index = i % context.elements;
+    std::int64_t draw, run, element_index;
+    context.decode(i, draw, run, element_index);
     const std::int64_t outer = element_index / pairs, pair = element_index % pairs;
     const std::int64_t outer_instances = context.elements / pairs;
     std::int32_t* b =
