@@ -74,7 +74,8 @@ void mpis_benchmark(benchmark::State& state, Data& data, Device device, bool pos
     log_p = backend->log_marginal()[0];
     if (posterior) {
       backend->backward();
-      for (int g = 0; g < s.latent_count(); ++g) benchmark::DoNotOptimize(backend->log_marginal_weights(g));
+      for (int g = 0; g < s.latent_count(); ++g)
+        benchmark::DoNotOptimize(backend->log_marginal_weights(g));
       backend->sample_indices(100);
       benchmark::DoNotOptimize(backend->sampled_indices(0));
     }
@@ -83,9 +84,8 @@ void mpis_benchmark(benchmark::State& state, Data& data, Device device, bool pos
   }
   const double terms = plan.forward_terms();
   state.SetItemsProcessed(static_cast<std::int64_t>(terms) * state.iterations());
-  state.counters["seconds_per_run"] =
-      benchmark::Counter(1.0, benchmark::Counter::kIsIterationInvariantRate |
-                                  benchmark::Counter::kInvert);
+  state.counters["seconds_per_run"] = benchmark::Counter(
+      1.0, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["gterms_per_second"] =
       benchmark::Counter(terms / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["peak_bytes"] = static_cast<double>(peak);
@@ -97,20 +97,21 @@ void mpis_benchmark(benchmark::State& state, Data& data, Device device, bool pos
   state.counters["log_p"] = log_p;
   if (device == Device::cuda) {
     if (const auto peak_rate = cuda_device_peak(); peak_rate && peak_rate->fp64_flops > 0)
-      state.counters["fraction_of_fp64_peak"] = benchmark::Counter(
-          terms * kFlopsPerTerm / peak_rate->fp64_flops,
-          benchmark::Counter::kIsIterationInvariantRate);
+      state.counters["fraction_of_fp64_peak"] =
+          benchmark::Counter(terms * kFlopsPerTerm / peak_rate->fp64_flops,
+                             benchmark::Counter::kIsIterationInvariantRate);
   }
   state.SetLabel(device_name);
 }
 
 template <class Make>
-void register_model(const std::string& model, Make make_data, std::initializer_list<std::int64_t> cpu_k,
+void register_model(const std::string& model, Make make_data,
+                    std::initializer_list<std::int64_t> cpu_k,
                     std::initializer_list<std::int64_t> cuda_k) {
   for (bool posterior : {false, true}) {
     for (Device device : {Device::cpu, Device::cuda}) {
-      const std::string name = std::string(posterior ? "BM_mpis_posterior/" : "BM_mpis/") +
-                               model + (device == Device::cpu ? "/cpu" : "/cuda");
+      const std::string name = std::string(posterior ? "BM_mpis_posterior/" : "BM_mpis/") + model +
+                               (device == Device::cpu ? "/cpu" : "/cuda");
       auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
         auto data = make_data();
         mpis_benchmark(state, data, device, posterior);
@@ -132,7 +133,8 @@ std::int64_t largest_k(const PlatedStructure& s, double bytes, bool chunk) {
       config.moments = false;
       config.samples = 100;
       const MpisPlan plan = plan_mpis(s, k, 1);
-      const MpisChunking chunking = chunk ? choose_mpis_chunking(plan, s, config, bytes) : MpisChunking{};
+      const MpisChunking chunking =
+          chunk ? choose_mpis_chunking(plan, s, config, bytes) : MpisChunking{};
       return estimate_mpis_bytes(plan, s, config, chunking) <= bytes &&
              largest_tensor_elements(plan, chunking, s) <= static_cast<double>(kMaxLogTensorSize);
     } catch (const std::exception&) {
@@ -167,9 +169,7 @@ void register_largest_k(const std::string& model, Make make_data, int reference_
 
 const bool registered = [] {
   using namespace models;
-  auto hierarchical = [] {
-    return HierarchicalGaussianData::synthetic(20, 5, 1, 1, 1, false, 1);
-  };
+  auto hierarchical = [] { return HierarchicalGaussianData::synthetic(20, 5, 1, 1, 1, false, 1); };
   auto chain = [] { return GaussianChainData::synthetic(50, 0.9, 0.5, 0.5, 1, true, 1); };
   auto bus = [] { return BusBreakdownData::synthetic(1); };
   auto chimps = [] { return ChimpanzeesData::synthetic(1); };

@@ -10,6 +10,7 @@
 namespace myriad {
 
 template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<models::GaussianChain>(
-    const models::GaussianChain&, const PlatedStructure&, const MpisPlan&, const MpisEngineOptions&);
+    const models::GaussianChain&, const PlatedStructure&, const MpisPlan&,
+    const MpisEngineOptions&);
 
 }  // namespace myriad

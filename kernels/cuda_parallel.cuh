@@ -132,14 +132,14 @@ class CudaParallel {
   template <class T>
   void upload(Array<T>& destination, const T* source, std::int64_t n) const {
     if (n > 0)
-      MYRIAD_CUDA_TRY(cudaMemcpy(destination.data(), source, static_cast<std::size_t>(n) * sizeof(T),
-                                 cudaMemcpyHostToDevice));
+      MYRIAD_CUDA_TRY(cudaMemcpy(destination.data(), source,
+                                 static_cast<std::size_t>(n) * sizeof(T), cudaMemcpyHostToDevice));
   }
   template <class T>
   void download(T* destination, const Array<T>& source, std::int64_t n) const {
     if (n > 0)
-      MYRIAD_CUDA_TRY(cudaMemcpy(destination, source.data(), static_cast<std::size_t>(n) * sizeof(T),
-                                 cudaMemcpyDeviceToHost));
+      MYRIAD_CUDA_TRY(cudaMemcpy(destination, source.data(),
+                                 static_cast<std::size_t>(n) * sizeof(T), cudaMemcpyDeviceToHost));
   }
   template <class T>
   std::vector<T> download(const Array<T>& source) const {
@@ -159,7 +159,8 @@ class CudaParallel {
   /// Enough blocks to cover n, at most a few waves (the loop strides over the rest).
   int grid(std::int64_t n) const {
     const std::int64_t needed = (n + kBlockSize - 1) / kBlockSize;
-    return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(needed, 8ll * sm_count_)));
+    return static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(needed, 8ll * sm_count_)));
   }
 
   std::shared_ptr<MemoryTracker> tracker_;

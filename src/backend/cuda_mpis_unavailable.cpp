@@ -18,8 +18,8 @@ std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model&, const PlatedSt
   throw unavailable_error("myriad was built without CUDA; use --device cpu or auto");
 }
 
-#define MYRIAD_INSTANTIATE_UNAVAILABLE(Model)                                                   \
-  template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<Model>(                          \
+#define MYRIAD_INSTANTIATE_UNAVAILABLE(Model)                          \
+  template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<Model>( \
       const Model&, const PlatedStructure&, const MpisPlan&, const MpisEngineOptions&);
 
 MYRIAD_INSTANTIATE_UNAVAILABLE(models::HierarchicalGaussian)

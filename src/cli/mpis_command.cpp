@@ -36,13 +36,16 @@ std::vector<OptionSpec> mpis_options() {
       {"method", "mpis|global", "mpis",
        "massively parallel IS over all K^n combinations, or the global IS baseline"},
       {"no-moments", "", "", "skip the backward pass (no posterior moments in summary.csv)"},
-      {"write-weights", "", "", "also write particles.npy and marginal_weights.npy "
-                                "(runs x quantities x K)"},
-      {"memory-limit", "GB", "", "memory budget of one batch of runs (default: 80% of the "
-                                 "device's available memory)"},
+      {"write-weights", "", "",
+       "also write particles.npy and marginal_weights.npy "
+       "(runs x quantities x K)"},
+      {"memory-limit", "GB", "",
+       "memory budget of one batch of runs (default: 80% of the "
+       "device's available memory)"},
       {"runs-per-batch", "B", "", "runs computed together (default: as many as fit)"},
-      {"chunk", "PLATE[=SIZE]", "", "compute a top-level plate SIZE elements at a time to bound "
-                                    "memory (default: automatic when one run does not fit)"},
+      {"chunk", "PLATE[=SIZE]", "",
+       "compute a top-level plate SIZE elements at a time to bound "
+       "memory (default: automatic when one run does not fit)"},
       {"contraction", "auto|generic|tiled|cublas", "auto",
        "CUDA: how log-sum-product steps run (mpis.md 3.4)"},
       {"seed", "S", "1", "random seed"},
@@ -87,7 +90,8 @@ int mpis_command(int argc, char** argv) {
     if (equals != std::string::npos) {
       char* end = nullptr;
       const long long size = std::strtoll(chunk.c_str() + equals + 1, &end, 10);
-      if (*end != '\0' || size < 1) throw UsageError{"--chunk: '" + chunk + "' is not PLATE=SIZE with SIZE >= 1"};
+      if (*end != '\0' || size < 1)
+        throw UsageError{"--chunk: '" + chunk + "' is not PLATE=SIZE with SIZE >= 1"};
       config.chunk_size = size;
     }
   }
@@ -143,11 +147,11 @@ int mpis_command(int argc, char** argv) {
                 result.log_marginal_se);
     if (!std::isnan(result.exact_log_marginal))
       std::printf(", exact %.4f", result.exact_log_marginal);
-    std::printf("\n  %.3g s per run (log P), %.3g s moments, %.3g s draws; %d failed run(s), "
-                "%lld non-finite factor entries\n",
-                result.seconds_estimate / result.runs, result.seconds_moments,
-                result.seconds_sampling, result.failed_runs,
-                static_cast<long long>(result.nonfinite_entries));
+    std::printf(
+        "\n  %.3g s per run (log P), %.3g s moments, %.3g s draws; %d failed run(s), "
+        "%lld non-finite factor entries\n",
+        result.seconds_estimate / result.runs, result.seconds_moments, result.seconds_sampling,
+        result.failed_runs, static_cast<long long>(result.nonfinite_entries));
     std::printf("  wrote %s/{run.json%s%s%s}\n", output.final_path().c_str(),
                 config.moments ? ",summary.csv" : "", config.samples > 0 ? ",draws.npy" : "",
                 config.keep_weights ? ",particles.npy,marginal_weights.npy" : "");

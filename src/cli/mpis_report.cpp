@@ -60,7 +60,8 @@ Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
   for (double v : result.log_marginal) per_run.as_array().push_back(v);
   log_marginal["per_run"] = per_run;
   report["log_marginal"] = log_marginal;
-  if (!std::isnan(result.exact_log_marginal)) report["log_marginal_exact"] = result.exact_log_marginal;
+  if (!std::isnan(result.exact_log_marginal))
+    report["log_marginal_exact"] = result.exact_log_marginal;
 
   Value plan = Object{};
   plan["index_variables"] = result.index_variables;
@@ -88,7 +89,8 @@ Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
     for (const ExactMoment& e : result.exact) {
       const auto it = std::find(result.names.begin(), result.names.end(), e.name);
       if (it == result.names.end()) continue;
-      const WeightedMoments& m = result.summary[static_cast<std::size_t>(it - result.names.begin())];
+      const WeightedMoments& m =
+          result.summary[static_cast<std::size_t>(it - result.names.begin())];
       const double error = std::abs(m.mean - e.mean);
       max_abs = std::max(max_abs, error);
       if (m.mcse_mean > 0) max_mcse = std::max(max_mcse, error / m.mcse_mean);
@@ -108,8 +110,8 @@ std::vector<diag::VariableSummary> mpis_summary_rows(const MpisResult& result) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (std::size_t q = 0; q < result.summary.size(); ++q) {
     const WeightedMoments& m = result.summary[q];
-    rows.push_back({result.names[q], m.mean, m.sd, m.mcse_mean, m.q5, m.q50, m.q95, nan, m.ess,
-                    m.ess});
+    rows.push_back(
+        {result.names[q], m.mean, m.sd, m.mcse_mean, m.q5, m.q50, m.q95, nan, m.ess, m.ess});
   }
   return rows;
 }

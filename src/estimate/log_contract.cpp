@@ -21,8 +21,9 @@ LogSumProductPlan plan_log_sum_product(const std::vector<LogTensorView>& inputs,
                                        const std::vector<int>& eliminate,
                                        const std::vector<int>* out_vars) {
   MYRIAD_EXPECTS(!inputs.empty(), "log_sum_product: no input tensors");
-  MYRIAD_EXPECTS(inputs.size() <= static_cast<std::size_t>(kMaxStepInputs), "log_sum_product: ",
-                 inputs.size(), " inputs in one step (at most ", kMaxStepInputs, ")");
+  MYRIAD_EXPECTS(inputs.size() <= static_cast<std::size_t>(kMaxStepInputs),
+                 "log_sum_product: ", inputs.size(), " inputs in one step (at most ",
+                 kMaxStepInputs, ")");
 
   // The union D of the inputs' variables, in order of first appearance, with one extent each.
   std::vector<int> vars;
@@ -51,7 +52,8 @@ LogSumProductPlan plan_log_sum_product(const std::vector<LogTensorView>& inputs,
                    "log_sum_product: variable ", eliminate[b], " is listed twice to eliminate");
   }
   const auto extent_of = [&](int var) {
-    return extents[static_cast<std::size_t>(std::find(vars.begin(), vars.end(), var) - vars.begin())];
+    return extents[static_cast<std::size_t>(std::find(vars.begin(), vars.end(), var) -
+                                            vars.begin())];
   };
 
   LogSumProductPlan plan;
@@ -122,7 +124,8 @@ LogTensor log_sum_product(const std::vector<const LogTensor*>& inputs,
   LogTensor out(plan.out_vars, plan.out_extents);
   const LogSumProductInto step{plan.element, out.data()};
   const std::int64_t n_out = plan.out_size;
-#pragma omp parallel for schedule(static) if (n_out * plan.element.elim_size >= (std::int64_t{1} << 15))
+#pragma omp parallel for schedule(static) if (n_out * plan.element.elim_size >= \
+                                              (std::int64_t{1} << 15))
   for (std::int64_t o = 0; o < n_out; ++o) step(o);
   return out;
 }

@@ -34,7 +34,8 @@ double MpisPlan::forward_terms() const {
     for (int v : op.eliminate) eliminated *= static_cast<double>(var_extent[v]);
     const double out = static_cast<double>(tensors[op.output].size());
     // A chain of T log-matrix products costs about T·K³ terms; the closing LSE K² per batch.
-    terms += op.kind == MpisOpKind::chain ? out * eliminated * static_cast<double>(k) : out * eliminated;
+    terms +=
+        op.kind == MpisOpKind::chain ? out * eliminated * static_cast<double>(k) : out * eliminated;
   }
   return terms;
 }
@@ -111,7 +112,8 @@ MpisPlan plan_mpis(const PlatedStructure& s, std::int64_t k, int runs,
   for (int g = 0; g < s.latent_count(); ++g) {
     const LatentDecl& decl = s.latent_decl(g);
     std::vector<int> vars = plate_vars_of(decl.plate);
-    for (int p : decl.parents) vars.push_back(p == kPreviousStep ? plan.lag_var[g] : plan.latent_var[p]);
+    for (int p : decl.parents)
+      vars.push_back(p == kPreviousStep ? plan.lag_var[g] : plan.latent_var[p]);
     vars.push_back(plan.latent_var[g]);
     plan.latent_factor.push_back(make_tensor(vars, decl.plate));
   }
@@ -210,8 +212,9 @@ MpisPlan plan_mpis(const PlatedStructure& s, std::int64_t k, int runs,
     return op.output;
   };
   plan.result = contract(kRootPlate);
-  MYRIAD_EXPECTS(plan.result >= 0 && plan.tensors[plan.result].vars == std::vector<int>{MpisPlan::kRunVar},
-                 "MP IS: internal error: the contraction does not end in one value per run");
+  MYRIAD_EXPECTS(
+      plan.result >= 0 && plan.tensors[plan.result].vars == std::vector<int>{MpisPlan::kRunVar},
+      "MP IS: internal error: the contraction does not end in one value per run");
   return plan;
 }
 
@@ -257,7 +260,7 @@ std::vector<std::string> describe_plan(const MpisPlan& plan, const PlatedStructu
   std::vector<std::string> lines;
   for (const MpisOp& op : plan.ops) {
     std::ostringstream line;
-    line << (op.kind == MpisOpKind::eliminate ? "eliminate"
+    line << (op.kind == MpisOpKind::eliminate   ? "eliminate"
              : op.kind == MpisOpKind::plate_sum ? "plate_sum"
                                                 : "chain")
          << " in " << (op.plate == kRootPlate ? std::string("(root)") : s.plate_decl(op.plate).name)

@@ -101,7 +101,8 @@ ModelSpec paper_model_spec(const std::string& name, const std::string& descripti
 }  // namespace
 
 std::vector<ModelSpec> plated_model_specs() {
-  return {hierarchical_gaussian_spec(), gaussian_chain_spec(),
+  return {hierarchical_gaussian_spec(),
+          gaussian_chain_spec(),
           paper_model_spec<models::BusBreakdownData>(
               "bus_breakdown",
               "NYC school-bus delays (mpis.md 9.2): 3 years x 3 boroughs x 30 buses, Binomial(131) "

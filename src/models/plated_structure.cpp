@@ -17,8 +17,8 @@ void PlatedStructure::check_new_name(const std::string& name) const {
 }
 
 void PlatedStructure::check_plate(int plate, const std::string& who) const {
-  MYRIAD_EXPECTS(plate == kRootPlate || (plate >= 0 && plate < plate_count()), "plated model: ",
-                 who, " names plate ", plate, ", which does not exist");
+  MYRIAD_EXPECTS(plate == kRootPlate || (plate >= 0 && plate < plate_count()),
+                 "plated model: ", who, " names plate ", plate, ", which does not exist");
 }
 
 int PlatedStructure::add_plate(const std::string& name, std::int64_t size, int parent,

@@ -39,10 +39,14 @@ ContractionPath parse_contraction_path(const std::string& name) {
 
 std::string to_string(ContractionPath path) {
   switch (path) {
-    case ContractionPath::generic: return "generic";
-    case ContractionPath::tiled: return "tiled";
-    case ContractionPath::cublas: return "cublas";
-    default: return "auto";
+    case ContractionPath::generic:
+      return "generic";
+    case ContractionPath::tiled:
+      return "tiled";
+    case ContractionPath::cublas:
+      return "cublas";
+    default:
+      return "auto";
   }
 }
 
@@ -56,8 +60,7 @@ void MpisConfig::validate() const {
   MYRIAD_EXPECTS(memory_budget >= 0 && std::isfinite(memory_budget),
                  "MP IS: memory_budget must be a non-negative number of bytes, got ",
                  memory_budget);
-  MYRIAD_EXPECTS(global_chunk >= 0, "MP IS: global_chunk must not be negative, got ",
-                 global_chunk);
+  MYRIAD_EXPECTS(global_chunk >= 0, "MP IS: global_chunk must not be negative, got ", global_chunk);
 }
 
 std::vector<std::string> mpis_quantity_names(const PlatedStructure& s) {
@@ -152,8 +155,13 @@ struct Pool {
   std::vector<double> first_mcse;
   int runs = 0;
   explicit Pool(std::int64_t quantities)
-      : sum_mean(quantities), sum_second(quantities), sum_mean_sq(quantities),
-        sum_q5(quantities), sum_q50(quantities), sum_q95(quantities), sum_ess(quantities),
+      : sum_mean(quantities),
+        sum_second(quantities),
+        sum_mean_sq(quantities),
+        sum_q5(quantities),
+        sum_q50(quantities),
+        sum_q95(quantities),
+        sum_ess(quantities),
         first_mcse(quantities, kNaN) {}
   void add(std::int64_t q, const WeightedMoments& m) {
     sum_mean[q] += m.mean;
@@ -173,7 +181,8 @@ struct Pool {
       m.mean = runs ? sum_mean[q] / r : kNaN;
       m.sd = runs ? std::sqrt(std::max(0.0, sum_second[q] / r - m.mean * m.mean)) : kNaN;
       const double spread =
-          runs > 1 ? std::sqrt(std::max(0.0, (sum_mean_sq[q] - r * m.mean * m.mean) / (r - 1))) : kNaN;
+          runs > 1 ? std::sqrt(std::max(0.0, (sum_mean_sq[q] - r * m.mean * m.mean) / (r - 1)))
+                   : kNaN;
       m.mcse_mean = runs > 1 ? spread / std::sqrt(r) : first_mcse[q];
       m.q5 = runs ? sum_q5[q] / r : kNaN;
       m.q50 = runs ? sum_q50[q] / r : kNaN;
@@ -232,7 +241,7 @@ MpisChunking choose_mpis_chunking(const MpisPlan& one_run, const PlatedStructure
   }
   if (chunking.plate < 0) return chunking;  // nothing to chunk: the caller reports the budget
   chunking.size = 1;
-  if (!fits(chunking)) return chunking;      // even chunks of one do not fit: reported
+  if (!fits(chunking)) return chunking;  // even chunks of one do not fit: reported
   chunking.size = largest_fitting(chunking.plate);
   return chunking;
 }
@@ -416,7 +425,8 @@ void run_global_batch(MpisBackend& backend, const PlatedStructure& s, const Mpis
       const RandomStream stream(config.seed, static_cast<std::uint64_t>(first + r));
       for (std::int64_t d = 0; d < n; ++d) {
         const double u = stream.uniform<double>(0, static_cast<Purpose>(kMpisIndexPurpose - 1),
-                                                static_cast<std::uint32_t>(d)) * total;
+                                                static_cast<std::uint32_t>(d)) *
+                         total;
         chosen[r].push_back(std::min<std::int64_t>(
             k - 1, std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin()));
       }
@@ -438,7 +448,8 @@ void run_global_batch(MpisBackend& backend, const PlatedStructure& s, const Mpis
             if (p < begin || p >= begin + count) continue;
             for (std::int64_t i = 0; i < instances; ++i)
               for (int c = 0; c < event; ++c)
-                result.draws[((first + r) * n + d) * quantities + layout.offset[g] + i * event + c] =
+                result
+                    .draws[((first + r) * n + d) * quantities + layout.offset[g] + i * event + c] =
                     z[((r * instances + i) * count + (p - begin)) * event + c];
           }
       }
@@ -464,9 +475,11 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
   for (int g = 0; g < s.latent_count(); ++g)
     result.index_variables += static_cast<int>(layout.instances[g]);
   result.log_marginal.assign(static_cast<std::size_t>(config.runs), kNaN);
-  if (config.moments) result.run_means.assign(static_cast<std::size_t>(config.runs * layout.total), kNaN);
+  if (config.moments)
+    result.run_means.assign(static_cast<std::size_t>(config.runs * layout.total), kNaN);
   if (config.samples > 0)
-    result.draws.assign(static_cast<std::size_t>(config.runs * config.samples * layout.total), kNaN);
+    result.draws.assign(static_cast<std::size_t>(config.runs * config.samples * layout.total),
+                        kNaN);
   if (config.keep_weights) {
     MYRIAD_EXPECTS(config.method == MpisMethod::massively_parallel,
                    "MP IS: keep_weights needs the massively parallel method");
@@ -497,9 +510,10 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
                    chunking.active() ? ", with its largest plate in chunks of one" : "",
                    "), more than the ", budget / 1073741824.0,
                    " GiB memory budget: lower K or raise the budget");
-    batch_runs = config.runs_per_batch > 0
-                     ? std::min(config.runs_per_batch, config.runs)
-                     : static_cast<int>(std::min<double>(config.runs, std::floor(budget / per_run)));
+    batch_runs =
+        config.runs_per_batch > 0
+            ? std::min(config.runs_per_batch, config.runs)
+            : static_cast<int>(std::min<double>(config.runs, std::floor(budget / per_run)));
     result.estimated_bytes = per_run * batch_runs;
     if (chunking.active()) {
       result.chunk_plate = s.plate_decl(chunking.plate).name;
@@ -510,11 +524,13 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
     double per_sample = 8.0;
     for (int g = 0; g < s.latent_count(); ++g)
       per_sample += 8.0 * layout.instances[g] * (layout.event[g] + 1);
-    batch_runs = config.runs_per_batch > 0 ? std::min(config.runs_per_batch, config.runs) : config.runs;
+    batch_runs =
+        config.runs_per_batch > 0 ? std::min(config.runs_per_batch, config.runs) : config.runs;
     chunk = config.global_chunk > 0
                 ? std::min(config.global_chunk, config.k)
                 : static_cast<std::int64_t>(std::max<double>(
-                      1.0, std::min<double>(config.k, std::min(budget, 2e9) / (per_sample * batch_runs))));
+                      1.0, std::min<double>(config.k,
+                                            std::min(budget, 2e9) / (per_sample * batch_runs))));
     result.estimated_bytes = per_sample * batch_runs * chunk;
   }
   result.runs_per_batch = batch_runs;
@@ -522,8 +538,7 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
   Pool pool(layout.total);
   for (int first = 0; first < config.runs; first += batch_runs) {
     const int batch = std::min(batch_runs, config.runs - first);
-    const MpisPlan plan =
-        plan_mpis(s, config.method == MpisMethod::global ? 1 : config.k, batch);
+    const MpisPlan plan = plan_mpis(s, config.method == MpisMethod::global ? 1 : config.k, batch);
     MpisEngineOptions options;
     options.seed = config.seed;
     options.first_run = first;
@@ -546,7 +561,8 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
     if (!std::isfinite(v)) ++result.failed_runs;
   }
   result.log_marginal_mean = sum / config.runs;
-  for (double v : result.log_marginal) sum_sq += (v - result.log_marginal_mean) * (v - result.log_marginal_mean);
+  for (double v : result.log_marginal)
+    sum_sq += (v - result.log_marginal_mean) * (v - result.log_marginal_mean);
   result.log_marginal_se = config.runs > 1 && std::isfinite(result.log_marginal_mean)
                                ? std::sqrt(sum_sq / (config.runs - 1) / config.runs)
                                : kNaN;

@@ -45,9 +45,9 @@ struct TestPlatedModel {
         const int a = s.plate("a", 2);
         const int b = s.plate("b", 2, a);
         const int mu = s.latent("mu", kRootPlate);
-        const int z = s.latent("z", a, {mu}, 1,
-                               kind == TestStructure::two_level_mixture ? std::vector<int>{mu}
-                                                                        : std::vector<int>{});
+        const int z = s.latent(
+            "z", a, {mu}, 1,
+            kind == TestStructure::two_level_mixture ? std::vector<int>{mu} : std::vector<int>{});
         s.observed("x", b, {z});
         break;
       }
@@ -231,9 +231,10 @@ class BruteForce {
         const std::int64_t pk = rest % k_;
         rest /= k_;
         ++used;
-        qa.value[s] = q == kPreviousStep
-                          ? value(g, instance - 1, pk)
-                          : value(q, parent_instance(decl.plate, instance, s_.latent_decl(q).plate), pk);
+        qa.value[s] =
+            q == kPreviousStep
+                ? value(g, instance - 1, pk)
+                : value(q, parent_instance(decl.plate, instance, s_.latent_decl(q).plate), pk);
       }
       (void)used;
       terms.push_back(model_.log_proposal(g, z, qa, at));

@@ -166,8 +166,8 @@ TEST(MpisEstimates, GlobalImportanceSamplingIsConsistent) {
   ratio_mean_se(r, mean, se);
   EXPECT_NEAR(mean, 1.0, 5 * se);
   for (const ExactMoment& e : r.exact) {
-    const auto q = static_cast<std::size_t>(
-        std::find(r.names.begin(), r.names.end(), e.name) - r.names.begin());
+    const auto q = static_cast<std::size_t>(std::find(r.names.begin(), r.names.end(), e.name) -
+                                            r.names.begin());
     EXPECT_NEAR(r.summary[q].mean, e.mean, 5 * r.summary[q].mcse_mean) << e.name;
   }
   for (double v : r.draws) EXPECT_TRUE(std::isfinite(v));

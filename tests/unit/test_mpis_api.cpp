@@ -50,8 +50,8 @@ TEST(MpisApi, WeightsSumToOneAndExpectationsMatchTheSummary) {
     EXPECT_NEAR(sum, 1.0, 1e-12);
   }
   const PlatedStructure s = data.host_model().structure();
-  const std::vector<double> mean_z =
-      posterior_expectation(r, s, models::HierarchicalGaussian::kZ, [](const double* z) { return z[0]; });
+  const std::vector<double> mean_z = posterior_expectation(r, s, models::HierarchicalGaussian::kZ,
+                                                           [](const double* z) { return z[0]; });
   ASSERT_EQ(mean_z.size(), 15u);
   for (int run = 0; run < 3; ++run)
     for (int n = 0; n < 5; ++n)
@@ -59,7 +59,8 @@ TEST(MpisApi, WeightsSumToOneAndExpectationsMatchTheSummary) {
   // E[z²] − E[z]² is the run's posterior variance, non-negative.
   const std::vector<double> second = posterior_expectation(
       r, s, models::HierarchicalGaussian::kZ, [](const double* z) { return z[0] * z[0]; });
-  for (std::size_t i = 0; i < second.size(); ++i) EXPECT_GE(second[i] - mean_z[i] * mean_z[i], -1e-12);
+  for (std::size_t i = 0; i < second.size(); ++i)
+    EXPECT_GE(second[i] - mean_z[i] * mean_z[i], -1e-12);
 }
 
 TEST(MpisApi, RunBatchingDoesNotChangeResults) {
@@ -196,7 +197,8 @@ TEST(MpisApi, ChunkedPlatesGiveTheSameResults) {
   EXPECT_EQ(chunked.chunk_plate, "groups");
   EXPECT_EQ(chunked.chunk_size, 3);
   for (int r = 0; r < 3; ++r)
-    EXPECT_NEAR(chunked.log_marginal[r], whole.log_marginal[r], 1e-12 * std::abs(whole.log_marginal[r]));
+    EXPECT_NEAR(chunked.log_marginal[r], whole.log_marginal[r],
+                1e-12 * std::abs(whole.log_marginal[r]));
   for (std::size_t i = 0; i < whole.run_means.size(); ++i)
     EXPECT_NEAR(chunked.run_means[i], whole.run_means[i], 1e-10);
   EXPECT_EQ(chunked.draws, whole.draws);
@@ -215,7 +217,8 @@ TEST(MpisApi, ChunkedPlatesGiveTheSameResults) {
   EXPECT_GE(automatic.chunk_size, 1);
   EXPECT_LE(automatic.estimated_bytes, config.memory_budget);
   EXPECT_LE(automatic.peak_bytes, big.peak_bytes);
-  EXPECT_NEAR(automatic.log_marginal[0], big.log_marginal[0], 1e-12 * std::abs(big.log_marginal[0]));
+  EXPECT_NEAR(automatic.log_marginal[0], big.log_marginal[0],
+              1e-12 * std::abs(big.log_marginal[0]));
 
   config.chunk_plate = "observations";  // not a top-level plate
   EXPECT_THROW(mpis(data.host_model(), config), invalid_argument);

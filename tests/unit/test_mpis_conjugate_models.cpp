@@ -93,8 +93,7 @@ TEST(MpisConjugateModels, HierarchicalGaussianExactAnswersMatchDenseConditioning
       for (int j = 0; j < n_x; ++j)
         cov_x[i][j] = a * a + (i / per == j / per ? b * b : 0.0) + (i == j ? s * s : 0.0);
     for (int i = 0; i < n_theta; ++i)
-      for (int j = 0; j < n_theta; ++j)
-        cov_theta[i][j] = a * a + (i > 0 && i == j ? b * b : 0.0);
+      for (int j = 0; j < n_theta; ++j) cov_theta[i][j] = a * a + (i > 0 && i == j ? b * b : 0.0);
     for (int j = 0; j < n_x; ++j) {
       cov_theta_x[0][j] = a * a;
       for (int n = 0; n < groups; ++n) cov_theta_x[n + 1][j] = a * a + (j / per == n ? b * b : 0.0);
@@ -152,7 +151,8 @@ TEST(MpisConjugateModels, DensitiesAreTheStatedGaussians) {
   EXPECT_NEAR(m.log_proposal(m.kZ, &z, parents, at), normal_log_density(z, mu, 0.5), 1e-15);
   parents.value[0] = &z;
   EXPECT_NEAR(m.log_likelihood(0, parents, at), normal_log_density(hg.x()[5], z, 0.8), 1e-15);
-  const auto independent = models::HierarchicalGaussianData::synthetic(3, 2, 1.5, 0.5, 0.8, false, 1);
+  const auto independent =
+      models::HierarchicalGaussianData::synthetic(3, 2, 1.5, 0.5, 0.8, false, 1);
   EXPECT_NEAR(independent.host_model().log_proposal(m.kZ, &z, parents, at),
               normal_log_density(z, 0.0, std::sqrt(1.5 * 1.5 + 0.5 * 0.5)), 1e-15);
 

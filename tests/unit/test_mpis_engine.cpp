@@ -127,8 +127,7 @@ TEST(MpisEngine, MarginalWeightsAndJointMarginalsMatchBruteForce) {
                 coord[a] = i % steps == 0 ? -1 : tuple[brute.variable(g, i - 1)];
               } else {
                 const int parent = plan.var_latent[v];
-                const std::int64_t divisor =
-                    instances / s.instances(s.latent_decl(parent).plate);
+                const std::int64_t divisor = instances / s.instances(s.latent_decl(parent).plate);
                 coord[a] = tuple[brute.variable(parent, i / divisor)];
               }
             }
@@ -149,8 +148,8 @@ TEST(MpisEngine, MarginalWeightsAndJointMarginalsMatchBruteForce) {
         }
         const std::int64_t per_run = scope.size() / 2;
         for (std::int64_t e = run * per_run; e < (run + 1) * per_run; ++e)
-          EXPECT_NEAR(std::exp(log_joint[static_cast<std::size_t>(e)]), joint[static_cast<std::size_t>(e)],
-                      1e-11)
+          EXPECT_NEAR(std::exp(log_joint[static_cast<std::size_t>(e)]),
+                      joint[static_cast<std::size_t>(e)], 1e-11)
               << s.latent_decl(g).name << " joint element " << e;
       }
     }
@@ -206,7 +205,8 @@ TEST(MpisEngine, IndexDrawsFollowTheExactPosteriorOverTuples) {
         for (int g = 0; g < s.latent_count(); ++g) {
           const std::int64_t instances = s.instances(s.latent_decl(g).plate);
           for (std::int64_t i = 0; i < instances; ++i) {
-            const std::int32_t k = sampled[g][static_cast<std::size_t>((n * 2 + run) * instances + i)];
+            const std::int32_t k =
+                sampled[g][static_cast<std::size_t>((n * 2 + run) * instances + i)];
             ASSERT_GE(k, 0);
             ASSERT_LT(k, c.k);
             code = code * c.k + k;
@@ -294,9 +294,9 @@ void expect_chunking_changes_nothing(const TestPlatedModel& model, int plate, st
 
 TEST(MpisEngine, ChunkingAPlateChangesNothing) {
   TestPlatedModel model;
-  for (TestStructure structure : {TestStructure::two_level, TestStructure::two_level_mixture,
-                                  TestStructure::v_structure, TestStructure::plate_of_series,
-                                  TestStructure::vector_event}) {
+  for (TestStructure structure :
+       {TestStructure::two_level, TestStructure::two_level_mixture, TestStructure::v_structure,
+        TestStructure::plate_of_series, TestStructure::vector_event}) {
     model.kind = structure;
     SCOPED_TRACE(static_cast<int>(structure));
     expect_chunking_changes_nothing(model, /*plate=*/0, 4);

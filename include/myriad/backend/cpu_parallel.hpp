@@ -45,7 +45,8 @@ class HostArray {
   }
   HostArray(const HostArray&) = delete;
   HostArray& operator=(const HostArray&) = delete;
-  HostArray(HostArray&& o) noexcept : values_(std::move(o.values_)), tracker_(std::move(o.tracker_)) {
+  HostArray(HostArray&& o) noexcept
+      : values_(std::move(o.values_)), tracker_(std::move(o.tracker_)) {
     o.values_.clear();
   }
   HostArray& operator=(HostArray&& o) noexcept {

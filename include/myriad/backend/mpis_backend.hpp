@@ -41,8 +41,7 @@ class MpisEngineBackend final : public MpisBackend {
  public:
   MpisEngineBackend(const Model& model, const PlatedStructure& structure, const MpisPlan& plan,
                     Parallel parallel, const MpisEngineOptions& options, std::string device)
-      : engine_(model, structure, plan, std::move(parallel), options),
-        device_(std::move(device)) {}
+      : engine_(model, structure, plan, std::move(parallel), options), device_(std::move(device)) {}
   void forward() override { engine_.forward(); }
   std::vector<double> log_marginal() override { return engine_.log_marginal(); }
   void backward() override { engine_.backward(); }

@@ -60,7 +60,8 @@ struct LogSumProductElement {
     std::int64_t digit[kMaxStepAxes];
     // Inputs constant over E, summed once (a −inf among them makes every term −inf).
     double constant = 0.0;
-    for (int c = 0; c < constants; ++c) constant += data[constant_input[c]][base[constant_input[c]]];
+    for (int c = 0; c < constants; ++c)
+      constant += data[constant_input[c]][base[constant_input[c]]];
     for (int v = 0; v < varying; ++v) offset[v] = base[varying_input[v]];
     for (int b = 0; b < elim_axes; ++b) digit[b] = 0;
     for (std::int64_t e = 0; e < elim_size; ++e) {

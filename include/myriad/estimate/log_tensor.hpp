@@ -119,7 +119,9 @@ class LogTensor {
   static LogTensor scalar(double value) { return LogTensor({}, {}, std::vector<double>{value}); }
 
   /// A strided view of this tensor's values (valid while the tensor lives and keeps its size).
-  LogTensorView view() const { return {values_.data(), vars_, extents_, row_major_strides(extents_)}; }
+  LogTensorView view() const {
+    return {values_.data(), vars_, extents_, row_major_strides(extents_)};
+  }
 
   const std::vector<int>& vars() const { return vars_; }
   const std::vector<std::int64_t>& extents() const { return extents_; }

@@ -78,9 +78,9 @@ struct PermutationSampler {
     for (std::int64_t j = 0; j < k; ++j) p[j] = static_cast<std::int32_t>(j);
     const RandomStream stream(seed, static_cast<std::uint64_t>(first_run + run));
     for (std::int64_t j = k - 1; j >= 1; --j) {
-      const double u = stream.uniform<double>(static_cast<std::uint32_t>(instance),
-                                              static_cast<Purpose>(purpose),
-                                              static_cast<std::uint32_t>(j));
+      const double u =
+          stream.uniform<double>(static_cast<std::uint32_t>(instance),
+                                 static_cast<Purpose>(purpose), static_cast<std::uint32_t>(j));
       std::int64_t r = static_cast<std::int64_t>(u * static_cast<double>(j + 1));
       if (r > j) r = j;
       const std::int32_t swap = p[j];
@@ -221,8 +221,7 @@ struct FactorAxes {
   /// Decodes output element o into the run, the instance (row-major over the plate axes) and
   /// the particle index of each slot / own / lag axis.
   MYRIAD_HD void decode(std::int64_t o, std::int64_t& run, std::int64_t& instance,
-                        std::int64_t* slot_particle, std::int64_t& self,
-                        std::int64_t& lag) const {
+                        std::int64_t* slot_particle, std::int64_t& self, std::int64_t& lag) const {
     std::int64_t coord[kMaxStepAxes];
     for (int a = axes - 1; a >= 0; --a) {
       coord[a] = o % extent[a];
@@ -234,11 +233,21 @@ struct FactorAxes {
     lag = 0;
     for (int a = 0; a < axes; ++a) {
       switch (role[a]) {
-        case kAxisRun: run = coord[a]; break;
-        case kAxisPlate: instance = instance * full_extent[a] + offset[a] + coord[a]; break;
-        case kAxisSelf: self = coord[a]; break;
-        case kAxisLag: lag = coord[a]; break;
-        default: slot_particle[role[a]] = coord[a]; break;
+        case kAxisRun:
+          run = coord[a];
+          break;
+        case kAxisPlate:
+          instance = instance * full_extent[a] + offset[a] + coord[a];
+          break;
+        case kAxisSelf:
+          self = coord[a];
+          break;
+        case kAxisLag:
+          lag = coord[a];
+          break;
+        default:
+          slot_particle[role[a]] = coord[a];
+          break;
       }
     }
   }
@@ -254,7 +263,7 @@ struct LatentFactor {
   int parents = 0;
   ParentLink link[kMaxGroupParents];  ///< declared order; kPreviousStep as a previous-step link
   FactorAxes axes;
-  const double* log_q = nullptr;      ///< [run][instance][K]
+  const double* log_q = nullptr;  ///< [run][instance][K]
   double log_k = 0.0;
   double* out = nullptr;
 
@@ -381,8 +390,8 @@ struct SampledContext {
   int conditioned = 0;
   const std::int32_t* index[kMaxStepAxes] = {};  ///< [draw][run][instances]
   std::int64_t instances[kMaxStepAxes] = {};
-  std::int64_t divisor[kMaxStepAxes] = {};       ///< instance = base + element / divisor
-  std::int64_t base[kMaxStepAxes] = {};          ///< first instance of a chunk's window
+  std::int64_t divisor[kMaxStepAxes] = {};  ///< instance = base + element / divisor
+  std::int64_t base[kMaxStepAxes] = {};     ///< first instance of a chunk's window
   std::int64_t stride[kMaxStepInputs][kMaxStepAxes] = {};
 
   /// The draw, run and element of a sampler's flat index, (draw, run, element) row-major.
@@ -465,9 +474,9 @@ struct IndexSampler {
     std::int64_t e = -1;
     if (context.offsets(element.inputs, draw, run, element_index, base)) {
       const RandomStream stream(seed, static_cast<std::uint64_t>(first_run + run));
-      const double u = stream.uniform<double>(static_cast<std::uint32_t>(global),
-                                              static_cast<Purpose>(purpose),
-                                              static_cast<std::uint32_t>(draw));
+      const double u =
+          stream.uniform<double>(static_cast<std::uint32_t>(global), static_cast<Purpose>(purpose),
+                                 static_cast<std::uint32_t>(draw));
       e = draw_assignment(element, base, u);
     }
     const bool zero = e < 0;
@@ -488,14 +497,14 @@ struct IndexSampler {
 /// (draw, run, outer instance), T + 1 values: position 0 the lag before step 0, position t + 1
 /// the chain's value at step t. Index i runs over (draw, run, outer instance, pair).
 struct ChainMidpointSampler {
-  LogSumProductElement element;  ///< inputs A, B; one eliminated axis, m
-  SampledContext context;        ///< batch axes: run, outer plates, the pair axis
+  LogSumProductElement element;                    ///< inputs A, B; one eliminated axis, m
+  SampledContext context;                          ///< batch axes: run, outer plates, the pair axis
   std::int64_t left_stride[kMaxStepInputs] = {};   ///< stride of A's lag (B: 0)
   std::int64_t right_stride[kMaxStepInputs] = {};  ///< stride of B's chain (A: 0)
   std::int32_t* boundary = nullptr;
   std::int64_t steps = 1;  ///< T
   std::int64_t pairs = 1;
-  std::int64_t span = 2;   ///< 2^(l+1)
+  std::int64_t span = 2;          ///< 2^(l+1)
   std::int64_t element_base = 0;  ///< global number of element 0 (a chunk's window)
   std::uint64_t seed = 0;
   std::int64_t first_run = 0;
@@ -520,9 +529,9 @@ struct ChainMidpointSampler {
     }
     for (int j = 0; j < element.inputs; ++j) base[j] += p * left_stride[j] + c * right_stride[j];
     const RandomStream stream(seed, static_cast<std::uint64_t>(first_run + run));
-    const double u = stream.uniform<double>(static_cast<std::uint32_t>(element_base + element_index),
-                                            static_cast<Purpose>(purpose),
-                                            static_cast<std::uint32_t>(draw));
+    const double u =
+        stream.uniform<double>(static_cast<std::uint32_t>(element_base + element_index),
+                               static_cast<Purpose>(purpose), static_cast<std::uint32_t>(draw));
     b[mid] = static_cast<std::int32_t>(draw_assignment(element, base, u));
   }
 };

@@ -74,7 +74,6 @@ class MpisEngine {
 
   const MpisPlan& plan() const { return plan_; }
   const PlatedStructure& structure() const { return s_; }
-  Parallel& parallel() { return par_; }
   /// Log-factor entries that came out NaN or +inf and were set to −inf (zero weight).
   std::int64_t nonfinite_entries() const { return nonfinite_; }
 
@@ -88,7 +87,6 @@ class MpisEngine {
     log_q_.clear();
     perms_.clear();
     for (int g = 0; g < s_.latent_count(); ++g) {
-      const LatentDecl& decl = s_.latent_decl(g);
       const mpis_elements::GroupView self = allocate_group(g, k_);
       perms_.emplace_back();
       mpis_elements::ProposalParents qa = proposal_parents(g, self.instances);
@@ -109,7 +107,6 @@ class MpisEngine {
       log_q_.push_back(par_.template allocate<double>(runs_ * self.instances * k_));
       mpis_elements::ProposalLogDensity<Model> density{model_, g, self, qa, log_q_.back().data()};
       par_.for_each(runs_ * self.instances * k_, density, kDensityWork * mixture_terms(qa));
-      (void)decl;
     }
   }
 
@@ -229,8 +226,8 @@ class MpisEngine {
     index_.resize(plan_.var_extent.size());
     for (std::size_t v = 0; v < plan_.var_extent.size(); ++v)
       if (plan_.is_k_var(static_cast<int>(v)))
-        index_[v] = par_.template allocate<std::int32_t>(
-            draws * runs_ * s_.instances(plan_.var_plate[v]));
+        index_[v] =
+            par_.template allocate<std::int32_t>(draws * runs_ * s_.instances(plan_.var_plate[v]));
     for (std::size_t i = plan_.ops.size(); i-- > 0;) {
       if (chunking_.active() && static_cast<int>(i) == window_sum_op_) {
         for (std::int64_t w = 0; w < window_count(); ++w) {
@@ -256,14 +253,6 @@ class MpisEngine {
   /// The policy's memory: bytes of every array the engine holds now, and the peak.
   const MemoryTracker& memory() const { return par_.memory(); }
 
-  /// Frees the tensors (factors, messages, outside tensors, chain levels), keeping particles,
-  /// proposals' log densities and sampled indices.
-  void release_tensors() {
-    for (auto& t : tensors_) t = Tensor{};
-    for (auto& t : mu_) t = Tensor{};
-    for (auto& c : chains_) c = ChainLevels{};
-  }
-
   // ----------------------------------------------------------------------------------------
   // Global importance sampling (mpis.md §1): K joint samples, every latent instance of joint
   // sample k drawn from its proposal given its proposal parents' particle k.
@@ -285,9 +274,10 @@ class MpisEngine {
       const mpis_elements::ProposalParents qa = proposal_parents(g, self.instances);
       draw_particles(g, self, qa, first);
       log_q_.push_back(par_.template allocate<double>(runs_ * self.instances * count));
-      par_.for_each(runs_ * self.instances * count,
-                    mpis_elements::ProposalLogDensity<Model>{model_, g, self, qa, log_q_.back().data()},
-                    kDensityWork);
+      par_.for_each(
+          runs_ * self.instances * count,
+          mpis_elements::ProposalLogDensity<Model>{model_, g, self, qa, log_q_.back().data()},
+          kDensityWork);
       mpis_elements::GlobalLatentTerm<Model> term;
       term.model = model_;
       term.latent = g;
@@ -420,8 +410,7 @@ class MpisEngine {
     for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
       const bool inside = s_.encloses(plate, plan_.ops[i].plate);
       if (inside && window_first_op_ < 0) window_first_op_ = static_cast<int>(i);
-      if (plan_.ops[i].plate == plate &&
-          (plan_.ops[i].kind == MpisOpKind::plate_sum))
+      if (plan_.ops[i].plate == plate && (plan_.ops[i].kind == MpisOpKind::plate_sum))
         window_sum_op_ = static_cast<int>(i);
     }
     MYRIAD_EXPECTS(window_first_op_ >= 0 && window_sum_op_ >= window_first_op_,
@@ -442,7 +431,8 @@ class MpisEngine {
     std::vector<std::int64_t> extents = plan_.tensors[id].extents;
     if (in_chunk(plan_, chunking_, id)) {
       const auto& vars = plan_.tensors[id].vars;
-      const auto a = std::find(vars.begin(), vars.end(), plan_.plate_var[chunking_.plate]) - vars.begin();
+      const auto a =
+          std::find(vars.begin(), vars.end(), plan_.plate_var[chunking_.plate]) - vars.begin();
       extents[static_cast<std::size_t>(a)] = window_size_;
     }
     return extents;
@@ -490,10 +480,12 @@ class MpisEngine {
       const int id = plan_.latent_factor[g];
       if (!in_chunk(plan_, chunking_, id)) continue;
       const MarginalShape full = marginal_shape(g);
-      if (window_weights_[g].empty()) window_weights_[g] = par_.template allocate<double>(full.size);
+      if (window_weights_[g].empty())
+        window_weights_[g] = par_.template allocate<double>(full.size);
       LogTensorView destination{window_weights_[g].data(), full.vars, full.extents,
                                 row_major_strides(full.extents)};
-      destination = destination.slice(plan_.plate_var[chunking_.plate], window_offset_, 1, window_size_);
+      destination =
+          destination.slice(plan_.plate_var[chunking_.plate], window_offset_, 1, window_size_);
       marginal_weights_into(g, const_cast<double*>(destination.data), &destination);
     }
   }
@@ -504,7 +496,8 @@ class MpisEngine {
     for (int g = 0; g < s_.latent_count(); ++g)
       if (in_chunk(plan_, chunking_, plan_.latent_factor[g]) == inside) evaluate_latent_factor(g);
     for (int o = 0; o < s_.observed_count(); ++o)
-      if (in_chunk(plan_, chunking_, plan_.observed_factor[o]) == inside) evaluate_observed_factor(o);
+      if (in_chunk(plan_, chunking_, plan_.observed_factor[o]) == inside)
+        evaluate_observed_factor(o);
   }
 
   void evaluate_latent_factor(int g) {
@@ -603,8 +596,8 @@ class MpisEngine {
 
   mpis_elements::GroupView allocate_group(int g, std::int64_t particles_per_instance) {
     const LatentDecl& decl = s_.latent_decl(g);
-    particles_.push_back(par_.template allocate<double>(
-        runs_ * s_.instances(decl.plate) * particles_per_instance * decl.event_size));
+    particles_.push_back(par_.template allocate<double>(runs_ * s_.instances(decl.plate) *
+                                                        particles_per_instance * decl.event_size));
     return group_view(g);
   }
 
@@ -635,15 +628,15 @@ class MpisEngine {
 
   /// Draws every particle of group g; a chain latent step by step, since step t's proposal
   /// conditions on step t − 1's particles.
-  void draw_particles(int g, const mpis_elements::GroupView& self, const mpis_elements::ProposalParents& qa,
-                      std::int64_t particle_offset) {
+  void draw_particles(int g, const mpis_elements::GroupView& self,
+                      const mpis_elements::ProposalParents& qa, std::int64_t particle_offset) {
     const LatentDecl& decl = s_.latent_decl(g);
     mpis_elements::ParticleSampler<Model> sampler{model_, g, self, qa};
     sampler.seed = seed_;
     sampler.first_run = first_run_;
     sampler.particle_offset = particle_offset;
-    const bool chain = std::find(decl.parents.begin(), decl.parents.end(), kPreviousStep) !=
-                       decl.parents.end();
+    const bool chain =
+        std::find(decl.parents.begin(), decl.parents.end(), kPreviousStep) != decl.parents.end();
     if (!chain) {
       par_.for_each(runs_ * self.instances * self.k, sampler, kDensityWork);
       return;
@@ -664,7 +657,8 @@ class MpisEngine {
       const int v = t.vars[a];
       axes.extent[a] = extents[a];
       axes.full_extent[a] = t.extents[a];
-      if (chunking_.active() && v == plan_.plate_var[chunking_.plate]) axes.offset[a] = window_offset_;
+      if (chunking_.active() && v == plan_.plate_var[chunking_.plate])
+        axes.offset[a] = window_offset_;
       if (v == MpisPlan::kRunVar) {
         axes.role[a] = mpis_elements::kAxisRun;
       } else if (!plan_.is_k_var(v)) {
@@ -703,8 +697,8 @@ class MpisEngine {
     Tensor& t = tensors_[id];
     const std::vector<std::int64_t> extents = extents_of(id);
     t.owned = par_.template allocate<double>(checked_index_space_size(extents, "MP IS tensor"));
-    t.view = LogTensorView{t.owned.data(), plan_.tensors[id].vars, extents,
-                           row_major_strides(extents)};
+    t.view =
+        LogTensorView{t.owned.data(), plan_.tensors[id].vars, extents, row_major_strides(extents)};
     t.source = id;
     return t.owned.data();
   }
@@ -738,15 +732,14 @@ class MpisEngine {
     if (!is_leaf(id) && id != kept_mu_) mu_[id] = Tensor{};
   }
 
-  bool is_leaf(int id) const {
-    return id < s_.latent_count() + s_.observed_count();
-  }
+  bool is_leaf(int id) const { return id < s_.latent_count() + s_.observed_count(); }
 
   /// W = μ(U) − U over U's axes, contiguous.
   Tensor outside_weight(const LogTensorView& mu, const LogTensorView& u) {
     Tensor w = contiguous(u.vars, u.extents);
     const LogSumProductPlan geometry = plan_log_sum_product({mu, u}, {}, &u.vars);
-    par_.for_each(geometry.out_size, mpis_elements::OutsideWeight{geometry.element, w.owned.data()});
+    par_.for_each(geometry.out_size,
+                  mpis_elements::OutsideWeight{geometry.element, w.owned.data()});
     return w;
   }
 
@@ -757,7 +750,8 @@ class MpisEngine {
     std::vector<int> eliminate;
     for (const LogTensorView& t : inputs_and_w)
       for (int v : t.vars)
-        if (!target.has_var(v) && std::find(eliminate.begin(), eliminate.end(), v) == eliminate.end())
+        if (!target.has_var(v) &&
+            std::find(eliminate.begin(), eliminate.end(), v) == eliminate.end())
           eliminate.push_back(v);
     run_step(plan_log_sum_product(inputs_and_w, eliminate, &target.vars),
              const_cast<double*>(destination.data), &destination);
@@ -834,10 +828,12 @@ class MpisEngine {
       const LogTensorView next = c.levels[l + 1].view;
       const std::int64_t steps = cur.extent_of(t), pairs = steps / 2;
       Tensor mu_cur = contiguous(cur.vars, cur.extents);
-      const Tensor w = outside_weight(mu_next.view.slice(t, 0, 1, pairs), next.slice(t, 0, 1, pairs));
+      const Tensor w =
+          outside_weight(mu_next.view.slice(t, 0, 1, pairs), next.slice(t, 0, 1, pairs));
       const LogTensorView a = cur.slice(t, 0, 2, pairs).renamed(chain, scratch_var_);
       const LogTensorView b = cur.slice(t, 1, 2, pairs).renamed(lag, scratch_var_);
-      outside_into({a, b, w.view}, a, mu_cur.view.slice(t, 0, 2, pairs).renamed(chain, scratch_var_));
+      outside_into({a, b, w.view}, a,
+                   mu_cur.view.slice(t, 0, 2, pairs).renamed(chain, scratch_var_));
       outside_into({a, b, w.view}, b, mu_cur.view.slice(t, 1, 2, pairs).renamed(lag, scratch_var_));
       if (steps % 2 == 1)
         copy(mu_next.view.slice(t, pairs, 1, 1), mu_cur.view.slice(t, steps - 1, 1, 1));
@@ -852,7 +848,7 @@ class MpisEngine {
   /// The batch axes (run, then the plates of `plate`'s path) and the already-sampled K-dims
   /// among `kept` of a sampling step over `inputs`.
   mpis_elements::SampledContext sampled_context(const std::vector<LogTensorView>& inputs, int plate,
-                                       const std::vector<int>& kept) const {
+                                                const std::vector<int>& kept) const {
     mpis_elements::SampledContext context;
     context.runs = runs_;
     std::vector<int> batch{MpisPlan::kRunVar};
@@ -872,8 +868,7 @@ class MpisEngine {
       context.instances[c] = s_.instances(home);
       context.base[c] = window_base(home);
       context.divisor[c] = context.elements / window_instances(home);
-      for (std::size_t j = 0; j < inputs.size(); ++j)
-        context.stride[j][c] = inputs[j].stride_of(v);
+      for (std::size_t j = 0; j < inputs.size(); ++j) context.stride[j][c] = inputs[j].stride_of(v);
     }
     return context;
   }
@@ -939,7 +934,8 @@ class MpisEngine {
       sampler.seed = seed_;
       sampler.first_run = first_run_;
       sampler.purpose = purpose + static_cast<std::uint32_t>(l) + 1u;
-      par_.for_each(draws * runs_ * sampler.context.elements, sampler, 3 * sampler.element.elim_size);
+      par_.for_each(draws * runs_ * sampler.context.elements, sampler,
+                    3 * sampler.element.elim_size);
     }
     mpis_elements::ChainIndicesFromBoundary unpack;
     unpack.boundary = boundary.data();
@@ -959,9 +955,9 @@ class MpisEngine {
   std::uint64_t seed_;
   std::int64_t first_run_;
   MpisChunking chunking_;
-  int window_first_op_ = -1;       ///< first operation of the chunked subtree
-  int window_sum_op_ = -1;         ///< the chunked plate's sum
-  std::int64_t window_offset_ = 0; ///< the current window: elements [offset, offset + size)
+  int window_first_op_ = -1;        ///< first operation of the chunked subtree
+  int window_sum_op_ = -1;          ///< the chunked plate's sum
+  std::int64_t window_offset_ = 0;  ///< the current window: elements [offset, offset + size)
   std::int64_t window_size_ = 0;
   std::vector<Array<double>> window_weights_;  ///< chunked latents' marginal weights, kept
   std::int64_t runs_;

@@ -38,12 +38,12 @@ enum class MpisOpKind { eliminate, plate_sum, chain };
 /// One operation of the plan.
 struct MpisOp {
   MpisOpKind kind = MpisOpKind::eliminate;
-  int plate = kRootPlate;       ///< where it runs (its tensors carry this plate's path)
-  std::vector<int> inputs;      ///< tensor ids, each consumed here
-  std::vector<int> eliminate;   ///< eliminate: K-dims summed out; plate_sum: the plate var;
-                                ///< chain: {plate var, lag, chain}
-  int output = -1;              ///< tensor id
-  int clique = 0;               ///< K-dims in the step's index space (eliminate; chain: 3)
+  int plate = kRootPlate;      ///< where it runs (its tensors carry this plate's path)
+  std::vector<int> inputs;     ///< tensor ids, each consumed here
+  std::vector<int> eliminate;  ///< eliminate: K-dims summed out; plate_sum: the plate var;
+                               ///< chain: {plate var, lag, chain}
+  int output = -1;             ///< tensor id
+  int clique = 0;              ///< K-dims in the step's index space (eliminate; chain: 3)
 };
 
 /// A tensor of the plan: its variables (ascending) and extents.
@@ -59,21 +59,21 @@ struct MpisPlan {
   std::int64_t k = 0;
   int runs = 0;
 
-  std::vector<int> plate_var;          ///< per plate
-  std::vector<int> latent_var;         ///< per latent: its K-dim
-  std::vector<int> lag_var;            ///< per latent: its lag K-dim (chain latents), else −1
+  std::vector<int> plate_var;   ///< per plate
+  std::vector<int> latent_var;  ///< per latent: its K-dim
+  std::vector<int> lag_var;     ///< per latent: its lag K-dim (chain latents), else −1
   std::vector<std::int64_t> var_extent;
-  std::vector<int> var_plate;          ///< home plate of each variable (a plate var: the plate)
-  std::vector<int> var_latent;         ///< the latent a K-dim or lag belongs to, else −1
+  std::vector<int> var_plate;   ///< home plate of each variable (a plate var: the plate)
+  std::vector<int> var_latent;  ///< the latent a K-dim or lag belongs to, else −1
 
   std::vector<MpisTensor> tensors;
-  std::vector<int> latent_factor;      ///< tensor id of ℓ_g
-  std::vector<int> observed_factor;    ///< tensor id of λ_o
-  std::vector<int> observed_home;      ///< plate λ_o lives in (its deepest parent's plate)
+  std::vector<int> latent_factor;    ///< tensor id of ℓ_g
+  std::vector<int> observed_factor;  ///< tensor id of λ_o
+  std::vector<int> observed_home;    ///< plate λ_o lives in (its deepest parent's plate)
   std::vector<MpisOp> ops;
-  int result = -1;                     ///< tensor over (run): log P_MP of each run
+  int result = -1;  ///< tensor over (run): log P_MP of each run
 
-  int max_clique = 0;                  ///< largest number of K-dims in one step (mpis.md §3.3)
+  int max_clique = 0;  ///< largest number of K-dims in one step (mpis.md §3.3)
 
   bool is_k_var(int var) const { return var > static_cast<int>(plate_var.size()); }
   /// Σ over operations of (output elements × eliminated assignments): LSE terms of the forward

@@ -176,8 +176,8 @@ class PlatedStructure {
 
   /// A latent group in `plate` with `parents` (latent ids, or kPreviousStep), an event vector of
   /// `event_size` values per instance, and the parents its proposal conditions on.
-  int latent(const std::string& name, int plate, std::vector<int> parents = {},
-             int event_size = 1, std::vector<int> proposal_parents = {});
+  int latent(const std::string& name, int plate, std::vector<int> parents = {}, int event_size = 1,
+             std::vector<int> proposal_parents = {});
 
   /// An observed group in `plate` whose likelihood depends on `parents`.
   int observed(const std::string& name, int plate, std::vector<int> parents);
@@ -223,7 +223,7 @@ template <class Model, class = void>
 struct plated_has_exact_posterior : std::false_type {};
 template <class Model>
 struct plated_has_exact_posterior<
-    Model, std::void_t<decltype(std::declval<const Model&>().exact_posterior())>>
-    : std::true_type {};
+    Model, std::void_t<decltype(std::declval<const Model&>().exact_posterior())>> : std::true_type {
+};
 
 }  // namespace myriad

@@ -61,8 +61,8 @@ MpisResult mpis(const Model& model, const MpisConfig& config) {
   config.validate();
   const PlatedStructure structure = model.structure();
   const Device device = choose_mpis_device<Model>(config.device);
-  const MpisBackendFactory factory = [&](const MpisPlan& plan, const MpisEngineOptions& options)
-      -> std::unique_ptr<MpisBackend> {
+  const MpisBackendFactory factory =
+      [&](const MpisPlan& plan, const MpisEngineOptions& options) -> std::unique_ptr<MpisBackend> {
     if (device == Device::cuda) {
       if constexpr (cuda_mpis_backend_reachable<Model>()) {
         return make_cuda_mpis_backend<Model>(model, structure, plan, options);
@@ -92,8 +92,8 @@ std::vector<double> posterior_expectation(const MpisResult& result,
                  "posterior_expectation: no latent ", latent);
   std::int64_t offset = 0, quantities = 0;
   for (int g = 0; g < structure.latent_count(); ++g) {
-    const std::int64_t n = structure.instances(structure.latent_decl(g).plate) *
-                           structure.latent_decl(g).event_size;
+    const std::int64_t n =
+        structure.instances(structure.latent_decl(g).plate) * structure.latent_decl(g).event_size;
     if (g == latent) offset = quantities;
     quantities += n;
   }

@@ -29,16 +29,16 @@ std::string to_string(MpisMethod method);
 
 /// Configuration of myriad::mpis; validated by validate().
 struct MpisConfig {
-  std::int64_t k = 10;        ///< particles per latent instance (MP IS) or joint samples (global)
-  int runs = 10;              ///< independent estimates, for error bars
-  std::int64_t samples = 0;   ///< exact posterior draws per run (mpis.md §6); 0 for none
+  std::int64_t k = 10;       ///< particles per latent instance (MP IS) or joint samples (global)
+  int runs = 10;             ///< independent estimates, for error bars
+  std::int64_t samples = 0;  ///< exact posterior draws per run (mpis.md §6); 0 for none
   std::uint64_t seed = 1;
   Device device = Device::automatic;
   MpisMethod method = MpisMethod::massively_parallel;
-  bool moments = true;        ///< backward pass: marginal weights and posterior moments
-  bool keep_weights = false;  ///< keep every particle and its marginal weight in the result
-  int runs_per_batch = 0;     ///< runs computed together; 0: as many as the budget allows
-  double memory_budget = 0;   ///< bytes for one batch; 0: 80% of the device's available memory
+  bool moments = true;            ///< backward pass: marginal weights and posterior moments
+  bool keep_weights = false;      ///< keep every particle and its marginal weight in the result
+  int runs_per_batch = 0;         ///< runs computed together; 0: as many as the budget allows
+  double memory_budget = 0;       ///< bytes for one batch; 0: 80% of the device's available memory
   std::int64_t global_chunk = 0;  ///< global IS: joint samples per launch; 0: automatic
   ContractionPath contraction = ContractionPath::automatic;  ///< CUDA only
   /// Split this top-level plate into chunks of chunk_size elements (mpis.md §3.3) to bound
@@ -80,9 +80,9 @@ struct MpisResult {
   /// means / √R (R ≥ 2; else sd / √ESS), q5/q50/q95 the mean over runs of each run's weighted
   /// quantile, ess the sum over runs of the marginal weights' Kish ESS. Empty without moments.
   std::vector<WeightedMoments> summary;
-  std::vector<double> run_means;  ///< [run][quantity] posterior means
-  std::vector<ExactMoment> exact; ///< the exact posterior where the model knows it
-  std::vector<double> draws;      ///< [run][sample][quantity]; NaN in a failed run
+  std::vector<double> run_means;   ///< [run][quantity] posterior means
+  std::vector<ExactMoment> exact;  ///< the exact posterior where the model knows it
+  std::vector<double> draws;       ///< [run][sample][quantity]; NaN in a failed run
   /// With keep_weights: particle values and normalised marginal weights, [run][quantity][K].
   std::vector<double> particles;
   std::vector<double> weights;
@@ -93,9 +93,9 @@ struct MpisResult {
   double forward_terms = 0;             ///< LSE terms of one run's forward pass
   double estimated_bytes = 0;           ///< plan estimate for one batch of runs
   int runs_per_batch = 0;
-  std::string chunk_plate;              ///< the plate computed in chunks, or empty
+  std::string chunk_plate;  ///< the plate computed in chunks, or empty
   std::int64_t chunk_size = 0;
-  std::int64_t peak_bytes = 0;          ///< largest memory the engine held (measured)
+  std::int64_t peak_bytes = 0;  ///< largest memory the engine held (measured)
 
   double seconds_estimate = 0;  ///< particles, factors, contraction (log P̂)
   double seconds_moments = 0;   ///< backward pass and summaries
