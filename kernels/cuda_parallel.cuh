@@ -48,21 +48,32 @@ MYRIAD_KERNEL void count_if_kernel(std::int64_t n, F f, unsigned long long* coun
 
 }  // namespace kernels
 
-/// An owning device array whose bytes are counted by a MemoryTracker.
+/// An owning device array whose bytes are counted by a MemoryTracker. Allocated and freed in
+/// stream order on the legacy default stream (cudaMallocAsync from the device's default memory
+/// pool, which CudaParallel keeps from returning memory to the driver): an engine allocates and
+/// frees dozens of arrays per run, and cudaMalloc/cudaFree would synchronise the device each
+/// time. Every launch and copy of the policy uses the same stream, so a freed block is reused
+/// only after the work that read it.
 template <class T>
 class TrackedDeviceArray {
  public:
   TrackedDeviceArray() = default;
   TrackedDeviceArray(std::int64_t n, std::shared_ptr<MemoryTracker> tracker)
-      : array_(static_cast<std::size_t>(n)), tracker_(std::move(tracker)) {
+      : size_(n), tracker_(std::move(tracker)) {
+    if (n > 0)
+      MYRIAD_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&data_),
+                                      static_cast<std::size_t>(n) * sizeof(T), cudaStreamLegacy));
     if (tracker_) tracker_->allocate(bytes());
   }
   TrackedDeviceArray(TrackedDeviceArray&& o) noexcept
-      : array_(std::move(o.array_)), tracker_(std::move(o.tracker_)) {}
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        tracker_(std::move(o.tracker_)) {}
   TrackedDeviceArray& operator=(TrackedDeviceArray&& o) noexcept {
     if (this != &o) {
       release();
-      array_ = std::move(o.array_);
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
       tracker_ = std::move(o.tracker_);
     }
     return *this;
@@ -71,19 +82,22 @@ class TrackedDeviceArray {
   TrackedDeviceArray& operator=(const TrackedDeviceArray&) = delete;
   ~TrackedDeviceArray() { release(); }
 
-  T* data() { return array_.data(); }
-  const T* data() const { return array_.data(); }
-  std::int64_t size() const { return static_cast<std::int64_t>(array_.size()); }
-  bool empty() const { return array_.size() == 0; }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::int64_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
 
  private:
-  std::int64_t bytes() const { return static_cast<std::int64_t>(array_.size() * sizeof(T)); }
-  void release() {
+  std::int64_t bytes() const { return size_ * static_cast<std::int64_t>(sizeof(T)); }
+  void release() noexcept {
     if (tracker_) tracker_->release(bytes());
     tracker_.reset();
-    array_ = DeviceArray<T>{};
+    if (data_) cudaFreeAsync(data_, cudaStreamLegacy);  // never throws: a destructor path
+    data_ = nullptr;
+    size_ = 0;
   }
-  DeviceArray<T> array_;
+  T* data_ = nullptr;
+  std::int64_t size_ = 0;
   std::shared_ptr<MemoryTracker> tracker_;
 };
 
@@ -101,6 +115,12 @@ class CudaParallel {
     int device = 0;
     MYRIAD_CUDA_TRY(cudaGetDevice(&device));
     MYRIAD_CUDA_TRY(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+    // Keep freed blocks in the pool (the default threshold of 0 returns them to the driver at
+    // every synchronisation, which makes each run's allocations as slow as cudaMalloc's).
+    cudaMemPool_t pool = nullptr;
+    MYRIAD_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+    std::uint64_t keep = UINT64_MAX;
+    MYRIAD_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   }
 
   template <class T>
@@ -120,12 +140,12 @@ class CudaParallel {
   template <class F>
   std::int64_t count_if(std::int64_t n, const F& f) const {
     if (n <= 0) return 0;
-    DeviceArray<unsigned long long> count(1);
-    MYRIAD_CUDA_TRY(cudaMemset(count.data(), 0, sizeof(unsigned long long)));
-    kernels::count_if_kernel<F><<<grid(n), kBlockSize>>>(n, f, count.data());
+    unsigned long long* count = counter_->data();
+    MYRIAD_CUDA_TRY(cudaMemsetAsync(count, 0, sizeof(unsigned long long), cudaStreamLegacy));
+    kernels::count_if_kernel<F><<<grid(n), kBlockSize>>>(n, f, count);
     MYRIAD_CHECK_LAUNCH();
     unsigned long long host = 0;
-    MYRIAD_CUDA_TRY(cudaMemcpy(&host, count.data(), sizeof host, cudaMemcpyDeviceToHost));
+    MYRIAD_CUDA_TRY(cudaMemcpy(&host, count, sizeof host, cudaMemcpyDeviceToHost));
     return static_cast<std::int64_t>(host);
   }
 
@@ -164,6 +184,9 @@ class CudaParallel {
   }
 
   std::shared_ptr<MemoryTracker> tracker_;
+  /// count_if's device counter, allocated once per policy.
+  std::shared_ptr<DeviceArray<unsigned long long>> counter_ =
+      std::make_shared<DeviceArray<unsigned long long>>(1);
   ContractionPath contraction_ = ContractionPath::automatic;
   int sm_count_ = 1;
 };
