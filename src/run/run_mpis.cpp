@@ -149,41 +149,48 @@ double estimate_mpis_bytes(const MpisPlan& one_run, const PlatedStructure& s,
 
 namespace {
 
-/// Pooled posterior summaries over runs (MpisResult::summary).
+/// Pooled posterior summaries over runs (MpisResult::summary). The spread of the run means is
+/// taken in two passes over MpisResult::run_means, not as Σx² − R·mean², which cancels when a
+/// posterior mean is large against its Monte Carlo spread.
 struct Pool {
-  std::vector<double> sum_mean, sum_second, sum_mean_sq, sum_q5, sum_q50, sum_q95, sum_ess;
-  std::vector<double> first_mcse;
+  std::vector<double> sum_variance, sum_q5, sum_q50, sum_q95, sum_ess, first_mcse;
   int runs = 0;
   explicit Pool(std::int64_t quantities)
-      : sum_mean(quantities),
-        sum_second(quantities),
-        sum_mean_sq(quantities),
+      : sum_variance(quantities),
         sum_q5(quantities),
         sum_q50(quantities),
         sum_q95(quantities),
         sum_ess(quantities),
         first_mcse(quantities, kNaN) {}
   void add(std::int64_t q, const WeightedMoments& m) {
-    sum_mean[q] += m.mean;
-    sum_second[q] += (std::isnan(m.sd) ? 0.0 : m.sd * m.sd) + m.mean * m.mean;
-    sum_mean_sq[q] += m.mean * m.mean;
+    sum_variance[q] += std::isnan(m.sd) ? 0.0 : m.sd * m.sd;
     sum_q5[q] += m.q5;
     sum_q50[q] += m.q50;
     sum_q95[q] += m.q95;
     sum_ess[q] += m.ess;
     if (runs == 0) first_mcse[q] = m.mcse_mean;
   }
-  std::vector<WeightedMoments> summaries() const {
+  /// `run_means` is [run][quantity], NaN in failed runs (which add() never saw).
+  std::vector<WeightedMoments> summaries(const std::vector<double>& run_means) const {
+    const std::size_t quantities = sum_variance.size();
+    const std::size_t all_runs = quantities ? run_means.size() / quantities : 0;
     std::vector<WeightedMoments> out;
     const double r = runs;
-    for (std::size_t q = 0; q < sum_mean.size(); ++q) {
+    for (std::size_t q = 0; q < quantities; ++q) {
+      double mean = 0, spread = 0;
+      for (std::size_t run = 0; run < all_runs; ++run)
+        if (!std::isnan(run_means[run * quantities + q])) mean += run_means[run * quantities + q];
+      mean /= r;
+      for (std::size_t run = 0; run < all_runs; ++run) {
+        const double x = run_means[run * quantities + q];
+        if (!std::isnan(x)) spread += (x - mean) * (x - mean);
+      }
       WeightedMoments m;
-      m.mean = runs ? sum_mean[q] / r : kNaN;
-      m.sd = runs ? std::sqrt(std::max(0.0, sum_second[q] / r - m.mean * m.mean)) : kNaN;
-      const double spread =
-          runs > 1 ? std::sqrt(std::max(0.0, (sum_mean_sq[q] - r * m.mean * m.mean) / (r - 1)))
-                   : kNaN;
-      m.mcse_mean = runs > 1 ? spread / std::sqrt(r) : first_mcse[q];
+      m.mean = runs ? mean : kNaN;
+      // The equal-weight mixture of the runs' posteriors: mean within-run variance plus the
+      // variance of the run means.
+      m.sd = runs ? std::sqrt(sum_variance[q] / r + spread / r) : kNaN;
+      m.mcse_mean = runs > 1 ? std::sqrt(spread / (r - 1)) / std::sqrt(r) : first_mcse[q];
       m.q5 = runs ? sum_q5[q] / r : kNaN;
       m.q50 = runs ? sum_q50[q] / r : kNaN;
       m.q95 = runs ? sum_q95[q] / r : kNaN;
@@ -566,7 +573,7 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
   result.log_marginal_se = config.runs > 1 && std::isfinite(result.log_marginal_mean)
                                ? std::sqrt(sum_sq / (config.runs - 1) / config.runs)
                                : kNaN;
-  if (config.moments) result.summary = pool.summaries();
+  if (config.moments) result.summary = pool.summaries(result.run_means);
   result.seconds_total = seconds_since(start);
   return result;
 }
