@@ -28,35 +28,33 @@ namespace myriad::cli {
 namespace {
 
 std::vector<OptionSpec> ais_options() {
-  return {
-      {"model", "NAME", "", "built-in target (see 'myriad models')"},
-      {"model-arg", "KEY=VALUE", "", "model argument", true},
-      {"particles", "P", "200", "particles (independent annealing runs) per problem"},
-      {"temperatures", "T", "1000", "intermediate distributions N (the path has N+1 betas)"},
-      {"schedule", "linear|geometric|sigmoid", "linear", "inverse-temperature schedule"},
-      {"schedule-parameter", "X", "", "beta_min (geometric, 1e-4) or scale s (sigmoid, 4)"},
-      {"schedule-file", "PATH", "", "a user-given schedule: whitespace-separated betas from 0 to 1 "
-                                    "(overrides --schedule and --temperatures)"},
-      {"transition", "hamiltonian|metropolis", "hamiltonian",
-       "HAIS / HMC transitions, or the random-walk Metropolis baseline"},
-      {"leapfrog-steps", "L", "1", "leapfrog (or random-walk) steps per temperature"},
-      {"step-size", "E", "0.2", "leapfrog step size"},
-      {"persistence", "G", "", "momentum refresh gamma: v <- sqrt(1-G) v + sqrt(G) r; "
-                               "1 = full refresh (plain AIS); default 1 - 0.5^E"},
-      {"proposal-scale", "S", "0.1", "random-walk proposal standard deviation (metropolis)"},
-      {"base-scale", "S", "1", "standard deviation of the Gaussian base distribution"},
-      {"reverse", "", "", "also run reverse (BDMC) runs from exact posterior draws: an upper "
-                          "bound on log Z"},
-      {"bootstrap", "R", "1000", "bootstrap replicates for log_z_se_bootstrap (0: none)"},
-      {"seed", "S", "1", "random seed"},
-      {"device", "auto|cpu|cuda", "auto", "where to run"},
-      {"precision", "double|float", "double", "floating-point precision of the particles"},
-      {"output", "DIR", "", "output directory (run.json, summary.csv, log_weights.npy, "
-                            "particles.npy)"},
-      {"no-progress", "", "", "no progress bar"},
-      {"quiet", "", "", "print nothing on success"},
-      {"help", "", "", "show this help"},
-  };
+  return run_command_options(
+      "built-in target (see 'myriad models')",
+      "output directory (run.json, summary.csv, log_weights.npy, "
+      "particles.npy)",
+      {
+          {"particles", "P", "200", "particles (independent annealing runs) per problem"},
+          {"temperatures", "T", "1000", "intermediate distributions N (the path has N+1 betas)"},
+          {"schedule", "linear|geometric|sigmoid", "linear", "inverse-temperature schedule"},
+          {"schedule-parameter", "X", "", "beta_min (geometric, 1e-4) or scale s (sigmoid, 4)"},
+          {"schedule-file", "PATH", "",
+           "a user-given schedule: whitespace-separated betas from 0 to 1 "
+           "(overrides --schedule and --temperatures)"},
+          {"transition", "hamiltonian|metropolis", "hamiltonian",
+           "HAIS / HMC transitions, or the random-walk Metropolis baseline"},
+          {"leapfrog-steps", "L", "1", "leapfrog (or random-walk) steps per temperature"},
+          {"step-size", "E", "0.2", "leapfrog step size"},
+          {"persistence", "G", "",
+           "momentum refresh gamma: v <- sqrt(1-G) v + sqrt(G) r; "
+           "1 = full refresh (plain AIS); default 1 - 0.5^E"},
+          {"proposal-scale", "S", "0.1", "random-walk proposal standard deviation (metropolis)"},
+          {"base-scale", "S", "1", "standard deviation of the Gaussian base distribution"},
+          {"reverse", "", "",
+           "also run reverse (BDMC) runs from exact posterior draws: an upper "
+           "bound on log Z"},
+          {"bootstrap", "R", "1000", "bootstrap replicates for log_z_se_bootstrap (0: none)"},
+          {"precision", "double|float", "double", "floating-point precision of the particles"},
+      });
 }
 
 /// The inverse temperatures in a text file, whitespace-separated; validated by the caller.
@@ -89,7 +87,8 @@ int ais_command(int argc, char** argv) {
   if (line.has("schedule-parameter")) config.schedule_parameter = line.number("schedule-parameter");
   if (line.has("schedule-file")) {
     if (line.has("temperatures") || line.has("schedule") || line.has("schedule-parameter"))
-      throw UsageError{"--schedule-file replaces --schedule, --schedule-parameter and --temperatures"};
+      throw UsageError{
+          "--schedule-file replaces --schedule, --schedule-parameter and --temperatures"};
     config.beta = read_schedule_file(line.text("schedule-file"));
   }
   config.transition = parse_ais_transition(line.text("transition"));
@@ -118,11 +117,11 @@ int ais_command(int argc, char** argv) {
   run.precision = to_string(precision);
   run.schedule = config.beta.empty() ? to_string(config.schedule) : "user";
   // The parameter in effect (null in run.json for the linear schedule, which has none).
-  run.schedule_parameter = config.schedule == ScheduleKind::linear || !config.beta.empty()
-                               ? std::nan("")
-                               : (std::isnan(config.schedule_parameter)
-                                      ? default_schedule_parameter(config.schedule)
-                                      : config.schedule_parameter);
+  run.schedule_parameter =
+      config.schedule == ScheduleKind::linear || !config.beta.empty()
+          ? std::nan("")
+          : (std::isnan(config.schedule_parameter) ? default_schedule_parameter(config.schedule)
+                                                   : config.schedule_parameter);
 
   // Fail on a missing GPU or an unwritable output before any computation.
   resolve_device(config.device);
@@ -152,19 +151,20 @@ int ais_command(int argc, char** argv) {
   output.commit();
 
   if (!quiet) {
-    std::printf("%s: %d problem(s) x %lld particles x %d temperatures on %s\n",
-                spec.name.c_str(), result.problems, static_cast<long long>(result.particles),
-                result.temperatures, result.device.c_str());
-    std::printf("  %.3g particle-temperatures/s (%.2f s), acceptance %.3f, failed starts %lld, "
-                "divergent %lld\n",
-                result.particle_temperatures_per_second(), result.forward.seconds,
-                result.forward.stats.mean_accept_prob(),
-                static_cast<long long>(result.forward.failed_starts),
-                static_cast<long long>(result.forward.stats.divergent));
-    const double log_z = result.problems == 1 ? result.forward.estimates[0].log_z
-                                              : result.average.mean;
-    const double se = result.problems == 1 ? result.forward.estimates[0].se_delta
-                                           : result.average.mc_error;
+    std::printf("%s: %d problem(s) x %lld particles x %d temperatures on %s\n", spec.name.c_str(),
+                result.problems, static_cast<long long>(result.particles), result.temperatures,
+                result.device.c_str());
+    std::printf(
+        "  %.3g particle-temperatures/s (%.2f s), acceptance %.3f, failed starts %lld, "
+        "divergent %lld\n",
+        result.particle_temperatures_per_second(), result.forward.seconds,
+        result.forward.stats.mean_accept_prob(),
+        static_cast<long long>(result.forward.failed_starts),
+        static_cast<long long>(result.forward.stats.divergent));
+    const double log_z =
+        result.problems == 1 ? result.forward.estimates[0].log_z : result.average.mean;
+    const double se =
+        result.problems == 1 ? result.forward.estimates[0].se_delta : result.average.mc_error;
     std::printf("  log Z = %.6f +- %.6f (se)", log_z, se);
     if (result.problems == 1) std::printf(", weight ESS %.1f", result.forward.estimates[0].ess);
     if (result.problems > 1) std::printf(" (data error %.4f)", result.average.data_error);

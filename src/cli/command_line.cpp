@@ -15,8 +15,8 @@ CommandLine::CommandLine(std::string command, std::vector<OptionSpec> options)
 const OptionSpec& CommandLine::spec(const std::string& name) const {
   for (const auto& option : options_)
     if (option.name == name) return option;
-  throw UsageError{"unknown option --" + name + " for 'myriad " + command_ +
-                   "' (see 'myriad " + command_ + " --help')"};
+  throw UsageError{"unknown option --" + name + " for 'myriad " + command_ + "' (see 'myriad " +
+                   command_ + " --help')"};
 }
 
 void CommandLine::parse(int argc, char** argv, int first) {
@@ -39,7 +39,8 @@ void CommandLine::parse(int argc, char** argv, int first) {
       continue;
     }
     if (!has_inline_value) {
-      if (i + 1 >= argc) throw UsageError{"option --" + name + " needs a value (" + option.value_name + ")"};
+      if (i + 1 >= argc)
+        throw UsageError{"option --" + name + " needs a value (" + option.value_name + ")"};
       value = argv[++i];
     }
     if (!option.repeatable && values_.count(name))
@@ -71,8 +72,10 @@ long long CommandLine::integer(const std::string& name, long long min, long long
   if (parsed < min || parsed > max) {
     std::ostringstream message;
     message << "--" << name << " must be ";
-    if (max == std::numeric_limits<long long>::max()) message << ">= " << min;
-    else message << "between " << min << " and " << max;
+    if (max == std::numeric_limits<long long>::max())
+      message << ">= " << min;
+    else
+      message << "between " << min << " and " << max;
     message << ", got " << parsed;
     throw UsageError{message.str()};
   }
@@ -123,6 +126,21 @@ std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLi
     pairs.emplace_back(text.substr(0, eq), text.substr(eq + 1));
   }
   return pairs;
+}
+
+std::vector<OptionSpec> run_command_options(const std::string& model_help,
+                                            const std::string& output_help,
+                                            std::vector<OptionSpec> own) {
+  std::vector<OptionSpec> options{{"model", "NAME", "", model_help},
+                                  {"model-arg", "KEY=VALUE", "", "model argument", true}};
+  options.insert(options.end(), own.begin(), own.end());
+  options.insert(options.end(), {{"seed", "S", "1", "random seed"},
+                                 {"device", "auto|cpu|cuda", "auto", "where to run"},
+                                 {"output", "DIR", "", output_help},
+                                 {"no-progress", "", "", "no progress bar"},
+                                 {"quiet", "", "", "print nothing on success"},
+                                 {"help", "", "", "show this help"}});
+  return options;
 }
 
 bool parse_run_command(CommandLine& line, int argc, char** argv) {

@@ -16,8 +16,8 @@ struct UsageError {
 };
 
 struct OptionSpec {
-  std::string name;         ///< without the leading dashes
-  std::string value_name;   ///< empty for flags
+  std::string name;        ///< without the leading dashes
+  std::string value_name;  ///< empty for flags
   std::string default_value;
   std::string help;
   bool repeatable = false;
@@ -27,6 +27,12 @@ class CommandLine;
 
 /// The KEY=VALUE pairs of every --model-arg, in order; throws UsageError for one without '='.
 std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLine& line);
+
+/// The options of a run command (sample, ais, mpis): --model and --model-arg, then the
+/// command's own, then --seed, --device, --output, --no-progress, --quiet and --help.
+std::vector<OptionSpec> run_command_options(const std::string& model_help,
+                                            const std::string& output_help,
+                                            std::vector<OptionSpec> own);
 
 /// Parses argv[2..] of a run command (sample, ais). With --help, prints the help and returns
 /// true; otherwise requires --model and --output (UsageError) and returns false.

@@ -27,34 +27,28 @@ namespace myriad::cli {
 namespace {
 
 std::vector<OptionSpec> mpis_options() {
-  return {
-      {"model", "NAME", "", "built-in plated model (see 'myriad models')"},
-      {"model-arg", "KEY=VALUE", "", "model argument", true},
-      {"k", "K", "10", "particles per latent instance (mpis) or joint samples (global)"},
-      {"runs", "R", "10", "independent runs, for the standard error of log P"},
-      {"samples", "N", "0", "exact posterior draws per run, written to draws.npy"},
-      {"method", "mpis|global", "mpis",
-       "massively parallel IS over all K^n combinations, or the global IS baseline"},
-      {"no-moments", "", "", "skip the backward pass (no posterior moments in summary.csv)"},
-      {"write-weights", "", "",
-       "also write particles.npy and marginal_weights.npy "
-       "(runs x quantities x K)"},
-      {"memory-limit", "GB", "",
-       "memory budget of one batch of runs (default: 80% of the "
-       "device's available memory)"},
-      {"runs-per-batch", "B", "", "runs computed together (default: as many as fit)"},
-      {"chunk", "PLATE[=SIZE]", "",
-       "compute a top-level plate SIZE elements at a time to bound "
-       "memory (default: automatic when one run does not fit)"},
-      {"contraction", "auto|generic|tiled|cublas", "auto",
-       "CUDA: how log-sum-product steps run (mpis.md 3.4)"},
-      {"seed", "S", "1", "random seed"},
-      {"device", "auto|cpu|cuda", "auto", "where to run"},
-      {"output", "DIR", "", "output directory"},
-      {"no-progress", "", "", "no progress bar"},
-      {"quiet", "", "", "print nothing on success"},
-      {"help", "", "", "show this help"},
-  };
+  return run_command_options(
+      "built-in plated model (see 'myriad models')", "output directory",
+      {
+          {"k", "K", "10", "particles per latent instance (mpis) or joint samples (global)"},
+          {"runs", "R", "10", "independent runs, for the standard error of log P"},
+          {"samples", "N", "0", "exact posterior draws per run, written to draws.npy"},
+          {"method", "mpis|global", "mpis",
+           "massively parallel IS over all K^n combinations, or the global IS baseline"},
+          {"no-moments", "", "", "skip the backward pass (no posterior moments in summary.csv)"},
+          {"write-weights", "", "",
+           "also write particles.npy and marginal_weights.npy "
+           "(runs x quantities x K)"},
+          {"memory-limit", "GB", "",
+           "memory budget of one batch of runs (default: 80% of the "
+           "device's available memory)"},
+          {"runs-per-batch", "B", "", "runs computed together (default: as many as fit)"},
+          {"chunk", "PLATE[=SIZE]", "",
+           "compute a top-level plate SIZE elements at a time to bound "
+           "memory (default: automatic when one run does not fit)"},
+          {"contraction", "auto|generic|tiled|cublas", "auto",
+           "CUDA: how log-sum-product steps run (mpis.md 3.4)"},
+      });
 }
 
 }  // namespace

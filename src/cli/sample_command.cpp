@@ -22,33 +22,29 @@ namespace myriad::cli {
 namespace {
 
 std::vector<OptionSpec> sample_options() {
-  return {
-      {"model", "NAME", "", "built-in model to sample (see 'myriad models')"},
-      {"model-arg", "KEY=VALUE", "", "model argument", true},
-      {"chains", "N", "1024", "number of chains"},
-      {"warmup", "W", "1000", "warm-up iterations per chain"},
-      {"draws", "D", "1000", "recorded draws per chain"},
-      {"thin", "T", "1", "keep every T-th draw in draws.npy and the diagnostics"},
-      {"seed", "S", "1", "random seed"},
-      {"device", "auto|cpu|cuda", "auto", "where to run"},
-      {"output", "DIR", "", "output directory (summary.csv, draws.npy, run.json)"},
-      {"precision", "double|float", "double", "floating-point precision (HMC)"},
-      {"sampler", "NAME", "", "hmc (density models; on generators: HMC on the Gaussian-kernel ABC "
-                              "target), chmc (generators, the default), abc-reject, abc-mcmc"},
-      {"abc-epsilon", "E", "", "ABC tolerance (abc-reject, abc-mcmc, hmc on a generator)"},
-      {"abc-kernel", "uniform|gaussian", "uniform", "ABC-MCMC kernel"},
-      {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
-      {"min-steps", "N", "4", "constrained HMC: fewest steps per trajectory"},
-      {"max-steps", "N", "8", "constrained HMC: most steps per trajectory"},
-      {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
-      {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
-      {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
-      {"step-size", "E", "0", "initial step size (0: automatic)"},
-      {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)"},
-      {"no-progress", "", "", "no progress bar"},
-      {"quiet", "", "", "print nothing on success"},
-      {"help", "", "", "show this help"},
-  };
+  return run_command_options(
+      "built-in model to sample (see 'myriad models')",
+      "output directory (summary.csv, draws.npy, run.json)",
+      {
+          {"chains", "N", "1024", "number of chains"},
+          {"warmup", "W", "1000", "warm-up iterations per chain"},
+          {"draws", "D", "1000", "recorded draws per chain"},
+          {"thin", "T", "1", "keep every T-th draw in draws.npy and the diagnostics"},
+          {"precision", "double|float", "double", "floating-point precision (HMC)"},
+          {"sampler", "NAME", "",
+           "hmc (density models; on generators: HMC on the Gaussian-kernel ABC "
+           "target), chmc (generators, the default), abc-reject, abc-mcmc"},
+          {"abc-epsilon", "E", "", "ABC tolerance (abc-reject, abc-mcmc, hmc on a generator)"},
+          {"abc-kernel", "uniform|gaussian", "uniform", "ABC-MCMC kernel"},
+          {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
+          {"min-steps", "N", "4", "constrained HMC: fewest steps per trajectory"},
+          {"max-steps", "N", "8", "constrained HMC: most steps per trajectory"},
+          {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
+          {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
+          {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
+          {"step-size", "E", "0", "initial step size (0: automatic)"},
+          {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)"},
+      });
 }
 
 /// Rejects sampler/model combinations and options that do not apply, before any work.
@@ -88,13 +84,11 @@ SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
     chmc.min_steps = static_cast<int>(line.integer("min-steps", 1, 1 << 16));
     chmc.max_steps = static_cast<int>(line.integer("max-steps", 1, 1 << 16));
     chmc.validate_constrained();
-    run.extra["integrator"] = io::json::Object{{"inner_steps", chmc.inner_steps},
-                                               {"min_steps", chmc.min_steps},
-                                               {"max_steps", chmc.max_steps},
-                                               {"constraint_tol", chmc.constraint_tol},
-                                               {"position_tol", chmc.position_tol},
-                                               {"reverse_tol", chmc.reverse_tol},
-                                               {"max_iterations", chmc.max_iterations}};
+    run.extra["integrator"] = io::json::Object{
+        {"inner_steps", chmc.inner_steps},      {"min_steps", chmc.min_steps},
+        {"max_steps", chmc.max_steps},          {"constraint_tol", chmc.constraint_tol},
+        {"position_tol", chmc.position_tol},    {"reverse_tol", chmc.reverse_tol},
+        {"max_iterations", chmc.max_iterations}};
     return spec.generator.chmc(arguments, chmc);
   }
   const double epsilon = line.number("abc-epsilon");
@@ -149,7 +143,7 @@ int sample_command(int argc, char** argv) {
   run.requested_device = to_string(config.device);
   run.precision = to_string(precision);
   run.sampler = line.has("sampler") ? line.text("sampler")
-                                     : (spec.kind == ModelKind::generator ? "chmc" : "hmc");
+                                    : (spec.kind == ModelKind::generator ? "chmc" : "hmc");
   check_sampler(line, spec, run.sampler);
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
 
@@ -168,7 +162,8 @@ int sample_command(int argc, char** argv) {
   const std::vector<std::int64_t> shape = {result.chains, result.kept_draws,
                                            static_cast<std::int64_t>(result.names.size())};
   io::write_npy(output.path("draws.npy"), result.draws_data.data(), shape);
-  run.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.total_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::json::Value report = sample_report(run, config, result);
   report["wall_time"]["output_seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
