@@ -15,6 +15,19 @@
 
 namespace myriad::mpis_elements {
 
+/// The plate indices of `instance` of a plate path with these sizes (row-major, last plate
+/// fastest): what a density sees as `at`.
+MYRIAD_HD inline PlateIndex plate_index_of(std::int64_t instance, int depth,
+                                           const std::int64_t* sizes) {
+  PlateIndex at;
+  at.depth = depth;
+  for (int d = depth - 1; d >= 0; --d) {
+    at.index[d] = instance % sizes[d];
+    instance /= sizes[d];
+  }
+  return at;
+}
+
 /// A latent group's particles, [run][instance][particle][event], and its plate path.
 struct GroupView {
   double* particles = nullptr;
@@ -29,13 +42,7 @@ struct GroupView {
   }
   /// The plate indices of instance `instance` (row-major over the path, last plate fastest).
   MYRIAD_HD PlateIndex plate_index(std::int64_t instance) const {
-    PlateIndex at;
-    at.depth = depth;
-    for (int d = depth - 1; d >= 0; --d) {
-      at.index[d] = instance % plate_size[d];
-      instance /= plate_size[d];
-    }
-    return at;
+    return plate_index_of(instance, depth, plate_size);
   }
 };
 
@@ -302,13 +309,8 @@ struct LikelihoodFactor {
     ParentValues values;
     values.count = parents;
     for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, home, slot_k[s]);
-    PlateIndex at;
+    PlateIndex at = plate_index_of(home, home_depth, home_size);
     at.depth = home_depth + extra_depth;
-    std::int64_t rest = home;
-    for (int d = home_depth - 1; d >= 0; --d) {
-      at.index[d] = rest % home_size[d];
-      rest /= home_size[d];
-    }
     double total = 0.0;
     for (std::int64_t x = 0; x < extra_instances; ++x) {
       std::int64_t r = x;
@@ -600,14 +602,7 @@ struct GlobalObservedTerm {
       ParentValues values;
       values.count = parents;
       for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, instance, particle);
-      PlateIndex at;
-      at.depth = depth;
-      std::int64_t rest = instance;
-      for (int d = depth - 1; d >= 0; --d) {
-        at.index[d] = rest % plate_size[d];
-        rest /= plate_size[d];
-      }
-      total += model.log_likelihood(observed, values, at);
+      total += model.log_likelihood(observed, values, plate_index_of(instance, depth, plate_size));
     }
     log_r[i] += total;
   }
