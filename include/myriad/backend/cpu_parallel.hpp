@@ -9,6 +9,7 @@
 //   policy.for_each(n, f)       f(i) for i in [0, n), any order, in parallel
 //   policy.count_if(n, f)       number of i with f(i) true
 //   policy.upload / download    host ↔ policy memory
+//   policy.synchronize()        wait for the policy's work (a no-op on the CPU)
 //   policy.memory()             bytes held now and at most, over the policy's arrays
 
 #include <cstdint>
@@ -22,7 +23,7 @@
 
 namespace myriad {
 
-/// Bytes held by a policy's arrays: now and the peak since construction (or reset_peak()).
+/// Bytes held by a policy's arrays: now and the peak since construction.
 struct MemoryTracker {
   std::int64_t current = 0;
   std::int64_t peak = 0;
@@ -31,7 +32,6 @@ struct MemoryTracker {
     if (current > peak) peak = current;
   }
   void release(std::int64_t bytes) { current -= bytes; }
-  void reset_peak() { peak = current; }
 };
 
 /// An owning host array whose bytes are counted by a MemoryTracker.

@@ -332,12 +332,16 @@ struct LogGemmAccumulator {
     double shift[R][C];
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c) shift[r][c] = -INFINITY;  // the chunk's maximum first
-    for (int k = 0; k < count; ++k) {
-      double ar[R], bc[C];
+    // The thread's operands of term k: R rows of A and C columns of B.
+    const auto load = [&](int k, double* ar, double* bc) {
       for (int r = 0; r < R; ++r)
         ar[r] = a[k * Tiling::kPitchA + thread_row + r * Tiling::kThreadRows];
       for (int c = 0; c < C; ++c)
         bc[c] = b[k * Tiling::kPitchB + thread_col + c * Tiling::kThreadCols];
+    };
+    for (int k = 0; k < count; ++k) {
+      double ar[R], bc[C];
+      load(k, ar, bc);
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) {
           const double x = ar[r] + bc[c];
@@ -354,10 +358,7 @@ struct LogGemmAccumulator {
       }
     for (int k = 0; k < count; ++k) {
       double ar[R], bc[C];
-      for (int r = 0; r < R; ++r)
-        ar[r] = a[k * Tiling::kPitchA + thread_row + r * Tiling::kThreadRows];
-      for (int c = 0; c < C; ++c)
-        bc[c] = b[k * Tiling::kPitchB + thread_col + c * Tiling::kThreadCols];
+      load(k, ar, bc);
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) sum[r][c] += myriad::exp(ar[r] + bc[c] - shift[r][c]);
     }
