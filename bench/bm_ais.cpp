@@ -10,14 +10,23 @@
 //                                     2·10⁷ / rate. On a GPU the protocol's 200 particles cannot
 //                                     fill the device; the particles:200 row is the honest one.
 // `cpu1` rows run the CPU backend on one OpenMP thread: the single-core baseline of the issue's
-// ≥ 100× goal. Timing is wall-clock; on CUDA each call ends with the statistics reduction, so the
-// launch and synchronisation overhead of one call is included.
+// ≥ 100× goal. CUDA rows name the particle mapping (kernels/ais_kernels.cuh): `cuda-thread`
+// (one thread per particle), `cuda-warp` (one warp per particle, the target's team gradient) and
+// `cuda` (automatic). Timing is wall-clock; on CUDA each call ends with the statistics
+// reduction, so the launch and synchronisation overhead of one call is included.
+//
+// BM_ais_protocol/poe_student_t_d36_l144/<mapping> runs the protocol itself, end to end: start
+// 200 particles and anneal them through all 100 000 temperatures (in launches of 10 000), then
+// read the log weights back. Its time per iteration is the "under one second" figure.
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/backend/cpu_ais_backend.hpp"
@@ -58,7 +67,8 @@ class ThreadLimit {
 };
 
 template <class T, class Target>
-void ais_benchmark(benchmark::State& state, Device device, int threads, const Target& target) {
+void ais_benchmark(benchmark::State& state, Device device, int threads, const Target& target,
+                   AisParticleMapping mapping = AisParticleMapping::automatic) {
   const std::int64_t particles = state.range(0);
   if (device == Device::cuda && !cuda_device_available()) {
     state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
@@ -67,6 +77,7 @@ void ais_benchmark(benchmark::State& state, Device device, int threads, const Ta
   ThreadLimit limit(device == Device::cpu ? threads : 0);
   auto layout = make_ais_layout<Target, T>(
       target, particles, make_schedule(ScheduleKind::linear, kTemperatures, 0), AisBaseSpec{});
+  layout.mapping = mapping;
   std::unique_ptr<AisBackend<T>> backend;
   try {
     backend = device == Device::cpu ? make_cpu_ais_backend<Target, T>(target, std::move(layout))
@@ -117,21 +128,73 @@ void register_gaussian(int dim, const char* device_name, Device device, int thre
 /// The paper's 36-dimensional analysis model with 144 Student-t experts (hais.md §10, Table 1:
 /// "POE, Student-t experts, 144"), parameters from the registry's default seed. The owner
 /// uploads once per benchmark on CUDA.
+/// The protocol's target: the registry's poe_student_t at the paper's sizes.
+models::ProductOfExpertsData<double> protocol_target() {
+  return models::ProductOfExpertsData<double>::synthetic(models::ExpertKind::student_t, 36, 144,
+                                                         1.5, 3.0, 2011);
+}
+
 void register_poe_student_t(const char* device_name, Device device, int threads,
-                            std::int64_t max_particles) {
+                            std::int64_t max_particles,
+                            AisParticleMapping mapping = AisParticleMapping::automatic) {
   const std::string name = std::string("BM_ais/poe_student_t_d36_l144/") + device_name;
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
-    auto data = models::ProductOfExpertsData<double>::synthetic(models::ExpertKind::student_t,
-                                                                36, 144, 1.5, 3.0, 2011);
+    auto data = protocol_target();
     if (device == Device::cuda && !cuda_device_available()) {
       state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
       return;
     }
     const auto target = device == Device::cuda ? data.device_model() : data.host_model();
-    ais_benchmark<double>(state, device, threads, target);
+    ais_benchmark<double>(state, device, threads, target, mapping);
   });
   b->ArgName("particles")->UseRealTime()->Unit(benchmark::kMillisecond);
   for (std::int64_t p = 200; p <= max_particles; p *= 8) b->Arg(p);
+}
+
+/// The whole protocol on CUDA (file comment), with the given particle mapping.
+void register_protocol(const char* mapping_name, AisParticleMapping mapping) {
+  const std::string name =
+      std::string("BM_ais_protocol/poe_student_t_d36_l144/cuda-") + mapping_name;
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    if (!cuda_device_available()) {
+      state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
+      return;
+    }
+    auto data = protocol_target();
+    const auto target = data.device_model();
+    using Target = std::decay_t<decltype(target)>;
+    constexpr int kParticles = 200, kLaunch = 10000;
+    auto layout = make_ais_layout<Target, double>(
+        target, kParticles, make_schedule(ScheduleKind::linear, kTemperatures, 0), AisBaseSpec{});
+    layout.mapping = mapping;
+    std::unique_ptr<AisBackend<double>> backend;
+    try {
+      backend = make_cuda_ais_backend<Target, double>(target, std::move(layout));
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      return;
+    }
+    const AisSettings<double> settings;
+    double accepted = 0, transitions = 0;
+    for (auto _ : state) {
+      backend->start(1, false);
+      for (int k = 1; k <= kTemperatures; k += kLaunch) {
+        const IterationStats stats =
+            backend->run(settings, static_cast<std::uint32_t>(k),
+                         static_cast<std::uint32_t>(std::min(k + kLaunch, kTemperatures + 1)));
+        accepted += static_cast<double>(stats.accepted);
+        transitions += static_cast<double>(stats.transitions);
+      }
+      benchmark::DoNotOptimize(backend->log_weights());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(kProtocolParticleTemperatures) *
+                            state.iterations());
+    state.counters["particle_temperatures_per_second"] = benchmark::Counter(
+        kProtocolParticleTemperatures, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["accept_rate"] = transitions > 0 ? accepted / transitions : 0.0;
+    state.SetLabel(backend->device_name());
+  });
+  b->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 }
 
 const bool registered = [] {
@@ -143,6 +206,10 @@ const bool registered = [] {
   register_poe_student_t("cpu1", Device::cpu, 1, 200);
   register_poe_student_t("cpu", Device::cpu, 0, 1600);
   register_poe_student_t("cuda", Device::cuda, 0, 1 << 17);
+  register_poe_student_t("cuda-thread", Device::cuda, 0, 1 << 17, AisParticleMapping::thread);
+  register_poe_student_t("cuda-warp", Device::cuda, 0, 12800, AisParticleMapping::warp);
+  register_protocol("warp", AisParticleMapping::warp);
+  register_protocol("thread", AisParticleMapping::thread);
   return true;
 }();
 

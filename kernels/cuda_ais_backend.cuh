@@ -1,9 +1,18 @@
 #pragma once
 // The CUDA backend of annealed importance sampling (backend/ais_backend.hpp): particle state in
-// device memory, [dim][particle] with the particle count padded to a multiple of 32 so each
-// dimension's row is 128-byte aligned and a warp's accesses coalesce; one thread per particle
-// (ais_kernels.cuh). Launches cover chunks of temperatures: long enough to amortise the launch,
-// short enough that progress can be reported and a display watchdog is never hit.
+// device memory, laid out for the particle mapping (ais_kernels.cuh) chosen at construction:
+//   thread  [dim][particle], the particle count padded to a multiple of 32 so each dimension's
+//           row is 128-byte aligned and a warp's 32 particles coalesce;
+//   warp    [particle][dim], the dimension padded to a multiple of 4, so a warp's lanes read
+//           consecutive coordinates of their particle; plus the target's team scratch.
+// AisParticleMapping::automatic picks warp when the target has a team gradient
+// (model/team_density.hpp) and one warp per particle still fits one resident wave
+// (particles · 32 ≤ SMs · max threads per SM: 8448 particles on an H100), else thread: below
+// that many particles, threads per particle leave most of the device idle, and the team gradient
+// spreads a costly evaluation over 32 lanes. The crossover is a design estimate, not yet
+// measured (bench/bm_ais.cpp has both mappings' rows).
+// Launches cover chunks of temperatures: long enough to amortise the launch, short enough that
+// progress can be reported and a display watchdog is never hit.
 //
 // The library instantiates make_cuda_ais_backend for its built-in targets
 // (kernels/builtin_ais_*.cu). For a target of your own, include this header in a .cu file
@@ -12,8 +21,9 @@
 //   template std::unique_ptr<myriad::AisBackend<double>>
 //   myriad::make_cuda_ais_backend<MyTarget, double>(const MyTarget&, myriad::AisLayout<double>);
 //
-// Device memory: 6 · dim + 2 values and one double per particle, 80 bytes of counters per
-// particle, and the schedule (N + 1 doubles).
+// Device memory: 6 · dim + 2 values (6 · padded dim in the warp mapping, plus the team scratch)
+// and one double per particle, 80 bytes of counters per particle, and the schedule (N + 1
+// doubles).
 
 #include <cuda_runtime_api.h>
 
@@ -32,6 +42,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/memory.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/model/team_density.hpp"
 #include "reduction.cuh"
 
 namespace myriad {
@@ -42,19 +53,43 @@ class CudaAisBackend final : public AisBackend<T> {
                 "a target is passed to kernels by value and must be trivially copyable");
 
  public:
+  /// The problems' density model, whose team gradient the warp mapping uses.
+  using Problem = std::decay_t<decltype(problem_target(std::declval<const Target&>(), 0))>;
+
   CudaAisBackend(const Target& target, AisLayout<T> layout)
       : target_(target),
         layout_(std::move(layout)),
         total_(layout_.particles()),
-        stride_(cuda_detail::round_up(total_, 32)),
         device_(checked_device()) {
     cudaDeviceProp properties{};
     MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
     sm_count_ = properties.multiProcessorCount;
+    mapping_ = resolve_mapping(layout_.mapping, total_,
+                               static_cast<std::int64_t>(sm_count_) *
+                                   properties.maxThreadsPerMultiProcessor);
     device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
-                   std::to_string(properties.minor) + ")";
+                   std::to_string(properties.minor) + "), one " + to_string(mapping_) +
+                   " per particle";
+    if (mapping_ == AisParticleMapping::warp) {
+      // [particle][dim]: element d of particle i at i · padded_dim + d.
+      padded_dim_ = cuda_detail::round_up(layout_.dim, 4);
+      stride_ = 1;
+      chain_stride_ = padded_dim_;
+      if constexpr (model_has_team_gradient<Problem>) {
+        scratch_size_ = team_scratch_size(problem_target(target_, 0));
+      }
+      if (scratch_size_ > 0)
+        scratch_ = DeviceArray<T>(static_cast<std::size_t>(scratch_size_) *
+                                  static_cast<std::size_t>(total_));
+    } else {
+      // [dim][particle]: element d of particle i at d · stride + i.
+      stride_ = cuda_detail::round_up(total_, 32);
+      chain_stride_ = 1;
+    }
 
-    const auto values = static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(stride_);
+    const auto values = mapping_ == AisParticleMapping::warp
+                            ? static_cast<std::size_t>(padded_dim_) * static_cast<std::size_t>(total_)
+                            : static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(stride_);
     for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
                         &proposal_gradient_})
       *array = DeviceArray<T>(values);
@@ -77,10 +112,41 @@ class CudaAisBackend final : public AisBackend<T> {
       MYRIAD_CUDA_TRY(
           cudaMemsetAsync(array->data(), 0, array->size() * sizeof(T), compute_.get()));
     }
-    start_grid_ = cuda_detail::grid_size(kernels::ais_start_kernel<Target, T>,
-                                         kernels::kChainBlockSize, total_, sm_count_);
-    steps_grid_ = cuda_detail::grid_size(kernels::ais_steps_kernel<Target, T>,
-                                         kernels::kChainBlockSize, total_, sm_count_);
+    if (scratch_size_ > 0) {
+      MYRIAD_CUDA_TRY(
+          cudaMemsetAsync(scratch_.data(), 0, scratch_.size() * sizeof(T), compute_.get()));
+    }
+    if (mapping_ == AisParticleMapping::warp) {
+      const std::int64_t threads = total_ * kernels::WarpTeam::kLanes;
+      start_grid_ = cuda_detail::grid_size(kernels::ais_start_warp_kernel<Target, T>,
+                                           kernels::kWarpBlockSize, threads, sm_count_);
+      steps_grid_ = cuda_detail::grid_size(kernels::ais_steps_warp_kernel<Target, T>,
+                                           kernels::kWarpBlockSize, threads, sm_count_);
+    } else {
+      start_grid_ = cuda_detail::grid_size(kernels::ais_start_kernel<Target, T>,
+                                           kernels::kChainBlockSize, total_, sm_count_);
+      steps_grid_ = cuda_detail::grid_size(kernels::ais_steps_kernel<Target, T>,
+                                           kernels::kChainBlockSize, total_, sm_count_);
+    }
+  }
+
+  /// The mapping `requested` resolves to for `particles` particles on a device with
+  /// `resident_threads` threads resident at once (the file comment's rule). Throws
+  /// myriad::invalid_argument for an unknown value.
+  static AisParticleMapping resolve_mapping(AisParticleMapping requested, std::int64_t particles,
+                                            std::int64_t resident_threads) {
+    switch (requested) {
+      case AisParticleMapping::thread:
+      case AisParticleMapping::warp:
+        return requested;
+      case AisParticleMapping::automatic:
+        return model_has_team_gradient<Problem> &&
+                       particles * kernels::WarpTeam::kLanes <= resident_threads
+                   ? AisParticleMapping::warp
+                   : AisParticleMapping::thread;
+    }
+    throw invalid_argument(
+        detail::concat("unknown AIS particle mapping ", static_cast<int>(requested)));
   }
 
   CudaAisBackend(const CudaAisBackend&) = delete;
@@ -94,8 +160,15 @@ class CudaAisBackend final : public AisBackend<T> {
     if (reverse) require_exact_samples(target_);
     seed_ = seed;
     reverse_ = reverse;
-    kernels::ais_start_kernel<Target, T><<<start_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
-        target_, state_view(), base_view(), batch(), reverse, started_.data());
+    if (mapping_ == AisParticleMapping::warp) {
+      kernels::ais_start_warp_kernel<Target, T>
+          <<<start_grid_, kernels::kWarpBlockSize, 0, compute_.get()>>>(
+              target_, state_view(), base_view(), batch(), reverse, started_.data());
+    } else {
+      kernels::ais_start_kernel<Target, T>
+          <<<start_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+              target_, state_view(), base_view(), batch(), reverse, started_.data());
+    }
     MYRIAD_CHECK_LAUNCH();
     return cuda_detail::reduce_sum<std::int64_t>(
         total_, kernels::LoadInitializationFailure{started_.data()},
@@ -111,8 +184,17 @@ class CudaAisBackend final : public AisBackend<T> {
                                     stats_.size() * sizeof(kernels::StatisticsTotals),
                                     compute_.get()));
     const AnnealingPath path{beta_.data(), layout_.temperatures(), reverse_};
-    kernels::ais_steps_kernel<Target, T><<<steps_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
-        target_, state_view(), base_view(), batch(), path, k_begin, k_end, settings, stats_.data());
+    if (mapping_ == AisParticleMapping::warp) {
+      kernels::ais_steps_warp_kernel<Target, T>
+          <<<steps_grid_, kernels::kWarpBlockSize, 0, compute_.get()>>>(
+              target_, state_view(), base_view(), batch(), path, k_begin, k_end, settings,
+              stats_.data());
+    } else {
+      kernels::ais_steps_kernel<Target, T>
+          <<<steps_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+              target_, state_view(), base_view(), batch(), path, k_begin, k_end, settings,
+              stats_.data());
+    }
     MYRIAD_CHECK_LAUNCH();
     const kernels::StatisticsTotals totals = cuda_detail::reduce_sum<kernels::StatisticsTotals>(
         total_, kernels::LoadParticleStatistics{stats_.data()}, reduce_scratch_.data(), sm_count_,
@@ -136,6 +218,15 @@ class CudaAisBackend final : public AisBackend<T> {
   }
 
   std::vector<T> positions() const override {
+    if (mapping_ == AisParticleMapping::warp) {
+      // [particle][padded dim] on the device → [particle][dim] on the host.
+      std::vector<T> out(static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(total_));
+      MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(out.data(), layout_.dim * sizeof(T), position_.data(),
+                                        padded_dim_ * sizeof(T), layout_.dim * sizeof(T), total_,
+                                        cudaMemcpyDeviceToHost, compute_.get()));
+      compute_.synchronize();
+      return out;
+    }
     // [dim][padded particle] on the device → [particle][dim] on the host.
     std::vector<T> by_dim(static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(total_));
     MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(by_dim.data(), total_ * sizeof(T), position_.data(),
@@ -162,12 +253,20 @@ class CudaAisBackend final : public AisBackend<T> {
 
   AisBatch batch() const { return {seed_, layout_.particles_per_problem, total_}; }
   EnsembleView<T> view(const DeviceArray<T>& array) const {
-    return {array.data(), total_, layout_.dim, stride_};
+    return {array.data(), total_, layout_.dim, stride_, chain_stride_};
   }
   kernels::AisEnsembleView<T> state_view() const {
-    return {view(position_),          view(momentum_),          view(gradient_),
-            view(proposal_),          view(proposal_momentum_), view(proposal_gradient_),
-            target_log_density_.data(), base_log_density_.data(), log_weight_.data()};
+    return {view(position_),
+            view(momentum_),
+            view(gradient_),
+            view(proposal_),
+            view(proposal_momentum_),
+            view(proposal_gradient_),
+            target_log_density_.data(),
+            base_log_density_.data(),
+            log_weight_.data(),
+            scratch_size_ > 0 ? scratch_.data() : nullptr,
+            scratch_size_};
   }
   AnnealingBase<T> base_view() const {
     const auto data_or_null = [](const DeviceArray<T>& a) -> const T* {
@@ -180,8 +279,12 @@ class CudaAisBackend final : public AisBackend<T> {
   Target target_;
   AisLayout<T> layout_;
   std::int64_t total_;
-  std::int64_t stride_;
   int device_;
+  AisParticleMapping mapping_ = AisParticleMapping::thread;  ///< resolved: thread or warp
+  std::int64_t stride_ = 1;        ///< between a particle's consecutive coordinates
+  std::int64_t chain_stride_ = 1;  ///< between consecutive particles' same coordinate
+  std::int64_t padded_dim_ = 0;    ///< warp mapping: coordinates per particle row
+  int scratch_size_ = 0;           ///< warp mapping: the target's team scratch per particle
   int sm_count_ = 1;
   std::string device_name_;
   int start_grid_ = 1;
@@ -199,6 +302,7 @@ class CudaAisBackend final : public AisBackend<T> {
   DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
   DeviceArray<double> beta_;
   DeviceArray<T> base_mean_, base_scale_, lower_, upper_;
+  DeviceArray<T> scratch_;
 };
 
 template <class Target, class T>

@@ -54,6 +54,10 @@ std::vector<OptionSpec> ais_options() {
            "bound on log Z"},
           {"bootstrap", "R", "1000", "bootstrap replicates for log_z_se_bootstrap (0: none)"},
           {"precision", "double|float", "double", "floating-point precision of the particles"},
+          {"particle-mapping", "auto|thread|warp", "auto",
+           "CUDA: one thread per particle (many particles) or one warp per particle (few "
+           "particles, costly target); auto picks warp for targets with a team gradient when "
+           "the warps fit one wave"},
       });
 }
 
@@ -100,6 +104,7 @@ int ais_command(int argc, char** argv) {
   config.bootstrap_replicates = static_cast<int>(line.integer("bootstrap", 0, 1000000));
   config.seed = line.unsigned_integer("seed");
   config.device = parse_device(line.text("device"));
+  config.particle_mapping = parse_ais_particle_mapping(line.text("particle-mapping"));
   const Precision precision = parse_precision(line.text("precision"));
   config.validate();
   const double base_scale = line.number("base-scale");

@@ -59,6 +59,7 @@ Value ais_report(const AisRunDescription& run, const AisConfig& config, const Ai
   settings["bootstrap_replicates"] = config.bootstrap_replicates;
   settings["seed"] = static_cast<std::int64_t>(config.seed);
   settings["device"] = run.requested_device;
+  settings["particle_mapping"] = to_string(config.particle_mapping);
   settings["precision"] = run.precision;
   report["settings"] = settings;
 

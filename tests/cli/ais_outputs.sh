@@ -35,6 +35,12 @@ grep -q '"schedule": "sigmoid"' "$work/hmc/run.json" || fail "sigmoid schedule"
 "$myriad" ais --model gaussian --model-arg dim=2 --particles 16 --temperatures 20 \
   --transition metropolis --schedule geometric --device cpu --output "$work/rwm" --quiet || fail "rwm"
 grep -q '"method": "ais-metropolis"' "$work/rwm/run.json" || fail "rwm method"
+grep -q '"particle_mapping": "auto"' "$work/rwm/run.json" || fail "default particle mapping"
+# The CPU accepts (and ignores) a CUDA particle mapping; run.json records the request.
+"$myriad" ais --model poe_student_t --model-arg dim=3 --model-arg experts=5 --particles 8 \
+  --temperatures 10 --particle-mapping warp --device cpu --output "$work/warp" --quiet ||
+  fail "particle mapping on the cpu"
+grep -q '"particle_mapping": "warp"' "$work/warp/run.json" || fail "particle mapping recorded"
 
 # A user-given schedule.
 printf '0 0.01\n0.1 0.5\n1\n' >"$work/beta.txt"
@@ -52,6 +58,7 @@ expect_error "particles must be" ais --model gaussian --particles 0 "${common[@]
 expect_error "temperatures must be" ais --model gaussian --temperatures 0 "${common[@]}"
 expect_error "unknown schedule" ais --model gaussian --schedule cosine "${common[@]}"
 expect_error "unknown AIS transition" ais --model gaussian --transition gibbs "${common[@]}"
+expect_error "unknown particle mapping" ais --model gaussian --particle-mapping block "${common[@]}"
 expect_error "gamma must lie in" ais --model gaussian --persistence 1.5 "${common[@]}"
 expect_error "step size must be positive" ais --model gaussian --step-size -1 "${common[@]}"
 expect_error "beta_min must lie in" ais --model gaussian --schedule geometric --schedule-parameter 2 "${common[@]}"

@@ -254,6 +254,44 @@ TEST(CudaAis, ParticleCountsThatAreNotMultiplesOf32) {
   expect_owned_agree(linear, config, "linear_generative, 3 x 45 particles");
 }
 
+// Both particle mappings on every kind of target: the protocol's shape with the team gradient
+// (more experts than lanes), targets evaluated by lane 0 alone, a batch with reverse runs from
+// exact draws, and the random-walk baseline. The device name says which mapping ran.
+TEST(CudaAis, BothParticleMappingsAgreeWithTheCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  for (const AisParticleMapping mapping : {AisParticleMapping::thread, AisParticleMapping::warp}) {
+    const std::string name = to_string(mapping);
+    AisConfig config = short_config(45, 30);
+    config.particle_mapping = mapping;
+    auto student = models::ProductOfExpertsData<double>::synthetic(models::ExpertKind::student_t,
+                                                                   36, 144, 1.5, 3.0, 2011);
+    expect_owned_agree(student, config, "poe_student_t 36x144, " + name);
+    config.reverse = true;
+    const AisResult cuda = [&] {
+      AisConfig c = config;
+      c.device = Device::cuda;
+      return ais(models::Gaussian<double>::make(37, 0.3, 1.0, 0.8), c);
+    }();
+    EXPECT_NE(cuda.device.find("one " + name + " per particle"), std::string::npos) << cuda.device;
+    expect_plain_agree(models::Gaussian<double>::make(37, 0.3, 1.0, 0.8), config,
+                       "gaussian 37, " + name);
+    auto linear = models::LinearGenerativeData<double>::synthetic(
+        8, 6, 3, models::LinearGenerativePrior::gaussian, 0.3, 1.0);
+    expect_owned_agree(linear, config, "linear_generative batch, " + name);
+    auto boltzmann = models::BoltzmannRelaxationData<double>::synthetic(10);
+    AisConfig rwm = config;
+    rwm.transition = AisTransition::metropolis;
+    rwm.proposal_scale = 0.4;
+    rwm.steps = 2;
+    expect_owned_agree(boltzmann, rwm, "boltzmann random walk, " + name);
+    auto single =
+        models::ProductOfExpertsData<float>::synthetic(models::ExpertKind::student_t, 12, 30);
+    AisConfig forward = short_config(45, 30);
+    forward.particle_mapping = mapping;
+    expect_owned_agree(single, forward, "poe_student_t float, " + name);
+  }
+}
+
 TEST(CudaAis, ChunkingDoesNotChangeResultsOnTheDevice) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   auto data = models::ProductOfExpertsData<double>::synthetic(models::ExpertKind::student_t, 8, 8);

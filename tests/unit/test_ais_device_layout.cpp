@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ais_test_targets.hpp"
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/backend/cpu_ais_backend.hpp"
 #include "myriad/core/ensemble.hpp"
@@ -292,49 +293,19 @@ TEST(AisDeviceLayout, BaselineTransitionsOnTheBoltzmannRelaxation) {
   EXPECT_EQ(w.transitions, 50 * 19 * 2);
 }
 
-/// exp(−2 Σ (x_i − 1)²) on x₀ ≥ 0, x₁ ∈ [−1, 2], x₂ free: one-sided, two-sided and no bound,
-/// so the base mixes its three kinds of coordinate and leapfrog steps reflect.
-struct BoxedGaussian {
-  using value_type = double;
-  int dim() const { return 3; }
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    using S = std::decay_t<decltype(x[0])>;
-    S sum = S(0);
-    for (int i = 0; i < 3; ++i) sum += (x[i] - 1.0) * (x[i] - 1.0);
-    return S(-2.0) * sum;
-  }
-  double lower_bound(int i) const {
-    return i == 0 ? 0.0 : (i == 1 ? -1.0 : -std::numeric_limits<double>::infinity());
-  }
-  double upper_bound(int i) const { return i == 1 ? 2.0 : std::numeric_limits<double>::infinity(); }
-};
-
 TEST(AisDeviceLayout, BoundsReflectionAndAUserBase) {
   AisBaseSpec base;
   base.mean = {0.0, 0.0, 0.5};
   base.scale = {0.7, 1.0, 1.5};
   // A long step so that proposals cross the bounds and get reflected.
-  expect_layouts_agree(BoxedGaussian{}, 40, 30, hais_settings<double>(0.6), false, "boxed gaussian",
-                       base);
+  expect_layouts_agree(testing::BoxedGaussian{}, 40, 30, hais_settings<double>(0.6), false,
+                       "boxed gaussian", base);
 }
 
-/// N(0, I) on x₀ ≥ 0 without declaring the bound: about half the base draws start at zero
-/// density (failed starts, weight zero) and proposals across x₀ = 0 are non-finite.
-struct HalfSpaceGaussian {
-  using value_type = double;
-  int dim() const { return 2; }
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    using S = std::decay_t<decltype(x[0])>;
-    if (x[0] < 0) return S(-std::numeric_limits<double>::infinity());
-    return S(-0.5) * (x[0] * x[0] + x[1] * x[1]);
-  }
-};
-
 TEST(AisDeviceLayout, ZeroDensityStartsAndRejections) {
-  const IterationStats s = expect_layouts_agree(
-      HalfSpaceGaussian{}, 60, 20, hais_settings<double>(0.5), false, "half-space gaussian");
+  const IterationStats s =
+      expect_layouts_agree(testing::HalfSpaceGaussian{}, 60, 20, hais_settings<double>(0.5), false,
+                           "half-space gaussian");
   EXPECT_GT(s.non_finite, 0);
 }
 

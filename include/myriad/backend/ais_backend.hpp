@@ -31,6 +31,27 @@ struct AisBaseSpec {
   double isotropic_scale = 1.0;
 };
 
+/// How the CUDA backend maps particles onto threads (kernels/ais_kernels.cuh); the CPU backend
+/// runs one particle per loop iteration whatever is asked.
+enum class AisParticleMapping : int {
+  automatic,  ///< warp when the target has a team gradient and the warps fit one wave, else thread
+  thread,     ///< one thread per particle: many particles
+  warp,       ///< one warp per particle: few particles, costly target (the HAIS protocol)
+};
+
+/// "auto", "thread" or "warp".
+inline const char* to_string(AisParticleMapping mapping) {
+  switch (mapping) {
+    case AisParticleMapping::thread:
+      return "thread";
+    case AisParticleMapping::warp:
+      return "warp";
+    case AisParticleMapping::automatic:
+      break;
+  }
+  return "auto";
+}
+
 /// The host-side description of an annealing problem set that every backend shares: dimension,
 /// problems, particles per problem, the schedule, and the base with the target's bounds.
 template <class T>
@@ -41,6 +62,7 @@ struct AisLayout {
   std::vector<double> beta;  ///< β_0 … β_N
   std::vector<T> base_mean, base_scale, lower, upper;  ///< empty when default / unbounded
   double log_z_base = 0.0;                             ///< log Z_q
+  AisParticleMapping mapping = AisParticleMapping::automatic;  ///< CUDA only
 
   std::int64_t particles() const { return particles_per_problem * problems; }
   int temperatures() const { return static_cast<int>(beta.size()) - 1; }

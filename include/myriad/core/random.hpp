@@ -78,10 +78,14 @@ class RandomStream {
     return (index % 2 == 0) ? z0 : z1;
   }
 
-  /// out[i] = normal(iteration, purpose, i) for i < n, two normals per Philox block.
+  /// out[i] = normal(iteration, purpose, i) for i < n, two normals per Philox block. A team of
+  /// lanes (core/team.hpp) shares the fill by pairs: with first_pair = rank and pair_step = size,
+  /// each lane writes the pairs (2j, 2j + 1) with j ≡ rank (mod size); the values do not depend
+  /// on the split.
   template <class T, class Vec>
-  MYRIAD_HD void fill_normal(std::uint32_t iteration, Purpose purpose, Vec& out, int n) const {
-    for (int i = 0; i < n; i += 2) {
+  MYRIAD_HD void fill_normal(std::uint32_t iteration, Purpose purpose, Vec& out, int n,
+                             int first_pair = 0, int pair_step = 1) const {
+    for (int i = 2 * first_pair; i < n; i += 2 * pair_step) {
       const Block b = block(iteration, purpose, static_cast<std::uint32_t>(i / 2));
       T z0, z1;
       box_muller(uniform_from_words<T>(b.v[0], b.v[1]), uniform_from_words<T>(b.v[2], b.v[3]),

@@ -20,6 +20,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/core/team.hpp"
 
 namespace myriad {
 
@@ -51,15 +52,16 @@ struct AnnealingBase {
     return (xi - centre(i)) / sd(i);
   }
 
-  /// −E_q(x), the unnormalised log density of q.
-  template <class Vec>
-  MYRIAD_HD T log_density(const Vec& x) const {
+  /// −E_q(x), the unnormalised log density of q; with a team (core/team.hpp) each lane sums its
+  /// own coordinates and the result is the same in every lane.
+  template <class Vec, class Team = SerialTeam>
+  MYRIAD_HD T log_density(const Vec& x, const Team& team = Team{}) const {
     T energy = T(0);
-    for (int i = 0; i < dim; ++i) {
+    for (int i = team.rank(); i < dim; i += team.size()) {
       const T z = standardised(i, x[i]);
       energy += z * z;
     }
-    return T(-0.5) * energy;
+    return T(-0.5) * team.sum(energy);
   }
 
   /// ∂(−E_q)/∂x_i at x_i.
@@ -67,11 +69,11 @@ struct AnnealingBase {
 
   /// Draws x ~ q with `rng` at (iteration, purpose): normals, folded at one bound or replaced by
   /// uniforms between two.
-  template <class Vec>
-  MYRIAD_HD void sample(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
-                        Vec& x) const {
-    rng.fill_normal<T>(iteration, purpose, x, dim);
-    for (int i = 0; i < dim; ++i) {
+  template <class Vec, class Team = SerialTeam>
+  MYRIAD_HD void sample(const RandomStream& rng, std::uint32_t iteration, Purpose purpose, Vec& x,
+                        const Team& team = Team{}) const {
+    fill_normal<T>(team, rng, iteration, purpose, x, dim);
+    for (int i = team.rank(); i < dim; i += team.size()) {
       const T a = lower_bound(i), b = upper_bound(i);
       const bool has_a = myriad::isfinite(a), has_b = myriad::isfinite(b);
       if (has_a && has_b) {
@@ -114,21 +116,26 @@ double base_log_normaliser(int dim, const T* scale, const T* lower, const T* upp
 /// each time (hais.md §5: x ← a + (a − x), v ← −v; repeated while a step crosses both bounds).
 /// Reflection is volume-preserving and reversible, so the Metropolis test is unchanged. Returns
 /// false when the position is not finite or still outside after `max_reflections` (a step size
-/// far beyond the box width): the caller then rejects the move.
-template <class T, class Vec, class Mom>
+/// far beyond the box width): the caller then rejects the move. With a team each lane reflects
+/// its own coordinates and every lane returns the same answer.
+template <class T, class Vec, class Mom, class Team = SerialTeam>
 MYRIAD_HD bool reflect_into_box(const AnnealingBase<T>& base, Vec& x, Mom& v,
-                                int max_reflections = 64) {
+                                const Team& team = Team{}, int max_reflections = 64) {
   if (!base.bounded()) return true;
-  for (int i = 0; i < base.dim; ++i) {
+  bool inside = true;
+  for (int i = team.rank(); i < base.dim && inside; i += team.size()) {
     const T a = base.lower_bound(i), b = base.upper_bound(i);
     int reflections = 0;
     while (x[i] < a || x[i] > b) {
-      if (!myriad::isfinite(x[i]) || ++reflections > max_reflections) return false;
+      if (!myriad::isfinite(x[i]) || ++reflections > max_reflections) {
+        inside = false;
+        break;
+      }
       x[i] = x[i] < a ? a + (a - x[i]) : b - (x[i] - b);
       v[i] = -v[i];
     }
   }
-  return true;
+  return team.all(inside);
 }
 
 }  // namespace myriad

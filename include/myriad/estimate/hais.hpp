@@ -27,6 +27,14 @@
 // it is used here. ∇E_q is analytic and recomputed; the cached ∇log p̃ does not depend on β, so
 // the gradient of E_n at the start of each temperature is exact.
 //
+// Teams (core/team.hpp). Every function takes an optional team: the lanes that run one particle
+// together. The default SerialTeam is the one-lane code of the CPU backend and the
+// thread-per-particle kernels; the warp-per-particle kernels pass a WarpTeam
+// (kernels/warp_team.cuh). Coordinate i belongs to lane i mod size; energies and accept
+// decisions come out of team reductions, so every lane takes the same branches and holds the
+// same scalars; lane 0 alone writes the particle's scalars back. The target is evaluated through
+// model/team_density.hpp (its cooperative gradient when it has one).
+//
 // Random numbers: RandomStream(seed, particle) with counter (k, purpose, draw) where k is the
 // step (1 … N − 1, the same for forward and reverse runs) and 0 for the start: initial point
 // (Purpose::initial_point), initial momentum (Purpose::momentum, k = 0), refresh
@@ -41,10 +49,12 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/core/team.hpp"
 #include "myriad/estimate/annealing_base.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/mcmc/chain_status.hpp"
 #include "myriad/model/concept.hpp"
+#include "myriad/model/team_density.hpp"
 
 namespace myriad {
 
@@ -87,6 +97,8 @@ struct AisParticle {
   T* target_log_density;    ///< log p̃(position) = −E_p
   T* base_log_density;      ///< −E_q(position)
   double* log_weight;       ///< Σ Δβ (log p̃ + E_q) so far
+  /// The target's team scratch (model/team_density.hpp): team_scratch_size values, or null.
+  T* scratch = nullptr;
 };
 
 /// The random stream of particle `particle` of `total` (problems × particles per problem):
@@ -101,66 +113,82 @@ MYRIAD_HD inline std::uint64_t particle_stream(std::int64_t particle, std::int64
 /// v ~ N(0, I), log p̃ and its gradient, −E_q, log_weight = 0. Returns false when log p̃ or its
 /// gradient is not finite there; the particle's weight is then zero (log_weight = −∞), it makes
 /// no further moves, and the host counts it.
-template <class Target, class T>
+template <class Target, class T, class Team = SerialTeam>
 MYRIAD_HD bool start_particle(const Target& target, const AnnealingBase<T>& base,
-                              const AisParticle<T>& p, const RandomStream& rng) {
+                              const AisParticle<T>& p, const RandomStream& rng,
+                              const Team& team = Team{}) {
   const int dim = base.dim;
-  rng.fill_normal<T>(0, Purpose::momentum, p.momentum, dim);
-  const T lp = log_density_and_gradient(target, p.position, p.gradient);
+  fill_normal<T>(team, rng, 0, Purpose::momentum, p.momentum, dim);
+  const T lp = team_log_density_and_gradient(team, target, p.position, p.gradient, p.scratch);
   bool finite = myriad::isfinite(lp);
-  for (int i = 0; i < dim && finite; ++i) finite = myriad::isfinite(p.gradient[i]);
-  *p.base_log_density = base.log_density(p.position);
-  *p.target_log_density = lp;
-  *p.log_weight = 0.0;
-  if (!finite) {
-    *p.target_log_density = -INFINITY;
-    *p.log_weight = -INFINITY;
+  for (int i = team.rank(); i < dim && finite; i += team.size())
+    finite = myriad::isfinite(p.gradient[i]);
+  finite = team.all(finite);
+  const T lq = base.log_density(p.position, team);
+  if (team.rank() == 0) {
+    *p.base_log_density = lq;
+    *p.target_log_density = finite ? lp : T(-INFINITY);
+    *p.log_weight = finite ? 0.0 : -INFINITY;
   }
+  team.sync();
   return finite;
 }
 
 namespace detail {
 
+/// The particle's log p̃ and −E_q at its current position, held in registers across the
+/// temperatures of one anneal_particle call (every lane of a team holds the same values).
+template <class T>
+struct ParticleEnergies {
+  T target;  ///< log p̃(position)
+  T base;    ///< −E_q(position)
+};
+
 /// One Hamiltonian transition at β (file comment), counted in `tally`.
-template <class Target, class T>
+template <class Target, class T, class Team>
 MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<T>& base,
-                                      const AisParticle<T>& p, const RandomStream& rng,
-                                      std::uint32_t k, T beta, const AisSettings<T>& s,
-                                      IterationStats& tally) {
-  const int dim = base.dim;
+                                      const AisParticle<T>& p, ParticleEnergies<T>& current,
+                                      const RandomStream& rng, std::uint32_t k, T beta,
+                                      const AisSettings<T>& s, IterationStats& tally,
+                                      const Team& team) {
+  const int dim = base.dim, lane = team.rank(), lanes = team.size();
   const T eps = s.step_size, half_eps = T(0.5) * s.step_size, alpha = T(1) - beta;
   T kinetic = T(0);
-  for (int i = 0; i < dim; ++i) {
+  for (int i = lane; i < dim; i += lanes) {
     p.proposal[i] = p.position[i];
     p.proposal_momentum[i] = p.momentum[i];
     p.proposal_gradient[i] = p.gradient[i];
     kinetic += p.momentum[i] * p.momentum[i];
   }
-  const T initial_energy =
-      -(alpha * *p.base_log_density + beta * *p.target_log_density) + T(0.5) * kinetic;
-  T lp = *p.target_log_density, lq;
+  kinetic = team.sum(kinetic);
+  const T initial_energy = -(alpha * current.base + beta * current.target) + T(0.5) * kinetic;
+  T lp = current.target, lq;
   bool finite = true;
   int evaluations = 0;
   for (int step = 0; step < s.steps && finite; ++step) {
-    for (int i = 0; i < dim; ++i) {
+    for (int i = lane; i < dim; i += lanes) {
       const T x = p.proposal[i];
       p.proposal_momentum[i] +=
           half_eps * (alpha * base.gradient(i, x) + beta * p.proposal_gradient[i]);
       p.proposal[i] = x + eps * p.proposal_momentum[i];
     }
-    finite = reflect_into_box(base, p.proposal, p.proposal_momentum);
-    lp = log_density_and_gradient(target, p.proposal, p.proposal_gradient);
+    finite = reflect_into_box(base, p.proposal, p.proposal_momentum, team);
+    lp = team_log_density_and_gradient(team, target, p.proposal, p.proposal_gradient, p.scratch);
     ++evaluations;
     finite = finite && myriad::isfinite(lp);
-    for (int i = 0; i < dim && finite; ++i) {
-      p.proposal_momentum[i] += half_eps * (alpha * base.gradient(i, p.proposal[i]) +
-                                            beta * p.proposal_gradient[i]);
-      finite = myriad::isfinite(p.proposal_gradient[i]);
+    if (finite) {
+      for (int i = lane; i < dim && finite; i += lanes) {
+        p.proposal_momentum[i] += half_eps * (alpha * base.gradient(i, p.proposal[i]) +
+                                              beta * p.proposal_gradient[i]);
+        finite = myriad::isfinite(p.proposal_gradient[i]);
+      }
+      finite = team.all(finite);
     }
   }
-  lq = base.log_density(p.proposal);  // only the end point's base energy enters H
+  lq = base.log_density(p.proposal, team);  // only the end point's base energy enters H
   kinetic = T(0);
-  for (int i = 0; i < dim; ++i) kinetic += p.proposal_momentum[i] * p.proposal_momentum[i];
+  for (int i = lane; i < dim; i += lanes) kinetic += p.proposal_momentum[i] * p.proposal_momentum[i];
+  kinetic = team.sum(kinetic);
   const T proposal_energy = -(alpha * lq + beta * lp) + T(0.5) * kinetic;
   const T log_accept = initial_energy - proposal_energy;
 
@@ -176,44 +204,46 @@ MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<
     accepted = myriad::log(rng.uniform<T>(k, Purpose::accept, 0)) < log_accept;
   }
   if (accepted) {
-    for (int i = 0; i < dim; ++i) {
+    for (int i = lane; i < dim; i += lanes) {
       p.position[i] = p.proposal[i];
       p.momentum[i] = p.proposal_momentum[i];
       p.gradient[i] = p.proposal_gradient[i];
     }
-    *p.target_log_density = lp;
-    *p.base_log_density = lq;
+    current.target = lp;
+    current.base = lq;
   } else {
-    for (int i = 0; i < dim; ++i) p.momentum[i] = -p.momentum[i];
+    for (int i = lane; i < dim; i += lanes) p.momentum[i] = -p.momentum[i];
   }
   // Partial refresh, v ← √(1 − γ) v + √γ r; r goes through the proposal-momentum scratch.
-  rng.fill_normal<T>(k, Purpose::momentum, p.proposal_momentum, dim);
+  fill_normal<T>(team, rng, k, Purpose::momentum, p.proposal_momentum, dim);
   const T keep = myriad::sqrt(T(1) - s.refresh), fresh = myriad::sqrt(s.refresh);
-  for (int i = 0; i < dim; ++i) p.momentum[i] = keep * p.momentum[i] + fresh * p.proposal_momentum[i];
+  for (int i = lane; i < dim; i += lanes)
+    p.momentum[i] = keep * p.momentum[i] + fresh * p.proposal_momentum[i];
   tally.record(static_cast<double>(accept_prob), accepted, status, evaluations);
 }
 
 /// `steps` Gaussian random-walk Metropolis moves at β, each x¹ = x + σ z, reflected at bounds.
-template <class Target, class T>
+template <class Target, class T, class Team>
 MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T>& base,
-                                     const AisParticle<T>& p, const RandomStream& rng,
-                                     std::uint32_t k, T beta, const AisSettings<T>& s,
-                                     IterationStats& tally) {
-  const int dim = base.dim;
+                                     const AisParticle<T>& p, ParticleEnergies<T>& current,
+                                     const RandomStream& rng, std::uint32_t k, T beta,
+                                     const AisSettings<T>& s, IterationStats& tally,
+                                     const Team& team) {
+  const int dim = base.dim, lane = team.rank(), lanes = team.size();
   const T alpha = T(1) - beta;
   for (int step = 0; step < s.steps; ++step) {
-    for (int i = 0; i < dim; ++i) {
+    for (int i = lane; i < dim; i += lanes) {
       p.proposal[i] = p.position[i] +
                       s.proposal_scale *
                           rng.normal<T>(k, Purpose::proposal,
                                         static_cast<std::uint32_t>(step * dim + i));
       p.proposal_momentum[i] = T(0);  // reflection flips a momentum nobody uses
     }
-    bool finite = reflect_into_box(base, p.proposal, p.proposal_momentum);
-    const T lp = target.log_density(p.proposal);
-    const T lq = base.log_density(p.proposal);
-    const T log_accept = (alpha * lq + beta * lp) -
-                         (alpha * *p.base_log_density + beta * *p.target_log_density);
+    bool finite = reflect_into_box(base, p.proposal, p.proposal_momentum, team);
+    const T lp = team_log_density(team, target, p.proposal);
+    const T lq = base.log_density(p.proposal, team);
+    const T log_accept =
+        (alpha * lq + beta * lp) - (alpha * current.base + beta * current.target);
     finite = finite && myriad::isfinite(log_accept);
     std::uint32_t status = kStatusOk;
     T accept_prob = T(0);
@@ -226,9 +256,9 @@ MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T
                  log_accept;
     }
     if (accepted) {
-      for (int i = 0; i < dim; ++i) p.position[i] = p.proposal[i];
-      *p.target_log_density = lp;
-      *p.base_log_density = lq;
+      for (int i = lane; i < dim; i += lanes) p.position[i] = p.proposal[i];
+      current.target = lp;
+      current.base = lq;
     }
     tally.record(static_cast<double>(accept_prob), accepted, status, 1);
   }
@@ -239,13 +269,15 @@ MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T
 /// Advances one particle through steps k ∈ [k_begin, k_end) of the path (1 ≤ k ≤ N): the
 /// log-weight increment of the k-th level visited, then, unless k = N, the transition at the
 /// next inverse temperature. A particle whose weight is zero (non-finite start) is left alone.
-template <class Target, class T>
+template <class Target, class T, class Team = SerialTeam>
 MYRIAD_HD IterationStats anneal_particle(const Target& target, const AnnealingBase<T>& base,
                                          const AisParticle<T>& p, const RandomStream& rng,
                                          const AnnealingPath& path, std::uint32_t k_begin,
-                                         std::uint32_t k_end, const AisSettings<T>& settings) {
+                                         std::uint32_t k_end, const AisSettings<T>& settings,
+                                         const Team& team = Team{}) {
   IterationStats tally;
-  if (!myriad::isfinite(*p.target_log_density)) return tally;
+  detail::ParticleEnergies<T> current{*p.target_log_density, *p.base_log_density};
+  if (!myriad::isfinite(current.target)) return tally;
   const std::uint32_t n_max = static_cast<std::uint32_t>(path.temperatures);
   double log_weight = *p.log_weight;
   for (std::uint32_t k = k_begin; k < k_end; ++k) {
@@ -253,17 +285,24 @@ MYRIAD_HD IterationStats anneal_particle(const Target& target, const AnnealingBa
     const std::uint32_t n = path.reverse ? n_max - k + 1 : k;
     const double delta = path.beta[n] - path.beta[n - 1];
     // log p̃ + E_q = log p̃ − log q̃, the base's log density being −E_q.
-    log_weight += delta * (static_cast<double>(*p.target_log_density) -
-                           static_cast<double>(*p.base_log_density));
+    log_weight +=
+        delta * (static_cast<double>(current.target) - static_cast<double>(current.base));
     if (k == n_max) break;
     const T beta = static_cast<T>(path.reverse ? path.beta[n - 1] : path.beta[n]);
     if (settings.transition == AisTransition::hamiltonian) {
-      detail::hamiltonian_transition(target, base, p, rng, k, beta, settings, tally);
+      detail::hamiltonian_transition(target, base, p, current, rng, k, beta, settings, tally,
+                                     team);
     } else {
-      detail::metropolis_transition(target, base, p, rng, k, beta, settings, tally);
+      detail::metropolis_transition(target, base, p, current, rng, k, beta, settings, tally,
+                                    team);
     }
   }
-  *p.log_weight = log_weight;
+  if (team.rank() == 0) {
+    *p.log_weight = log_weight;
+    *p.target_log_density = current.target;
+    *p.base_log_density = current.base;
+  }
+  team.sync();
   return tally;
 }
 
@@ -286,32 +325,37 @@ struct AisBatch {
 
 /// Starts particle i of a batch: x ~ q (forward) or an exact posterior draw of its problem
 /// (reverse; numbered by the particle's index within its problem), then start_particle.
-template <class Target, class T>
+template <class Target, class T, class Team = SerialTeam>
 MYRIAD_HD bool start_batch_particle(const Target& target, const AnnealingBase<T>& base,
                                     const AisParticle<T>& p, const AisBatch& batch,
-                                    std::int64_t i, bool reverse) {
+                                    std::int64_t i, bool reverse, const Team& team = Team{}) {
   const int problem = batch.problem_of(i);
   const RandomStream rng = batch.stream(i, reverse);
   if (reverse) {
     if constexpr (target_has_exact_sample<Target>) {
-      target.exact_sample(problem, rng, static_cast<std::uint32_t>(i % batch.particles_per_problem),
-                          p.position);
+      // Lane 0 draws; start_particle's evaluation fences the position for the other lanes.
+      if (team.rank() == 0) {
+        target.exact_sample(problem, rng,
+                            static_cast<std::uint32_t>(i % batch.particles_per_problem),
+                            p.position);
+      }
     }
   } else {
-    base.sample(rng, 0, Purpose::initial_point, p.position);
+    base.sample(rng, 0, Purpose::initial_point, p.position, team);
   }
-  return start_particle(problem_target(target, problem), base, p, rng);
+  return start_particle(problem_target(target, problem), base, p, rng, team);
 }
 
 /// anneal_particle for particle i of a batch, in the direction of `path`.
-template <class Target, class T>
+template <class Target, class T, class Team = SerialTeam>
 MYRIAD_HD IterationStats anneal_batch_particle(const Target& target, const AnnealingBase<T>& base,
                                                const AisParticle<T>& p, const AisBatch& batch,
                                                std::int64_t i, const AnnealingPath& path,
                                                std::uint32_t k_begin, std::uint32_t k_end,
-                                               const AisSettings<T>& settings) {
+                                               const AisSettings<T>& settings,
+                                               const Team& team = Team{}) {
   return anneal_particle(problem_target(target, batch.problem_of(i)), base, p,
-                         batch.stream(i, path.reverse), path, k_begin, k_end, settings);
+                         batch.stream(i, path.reverse), path, k_begin, k_end, settings, team);
 }
 
 }  // namespace myriad

@@ -75,6 +75,8 @@ struct ProductOfExperts {
   static constexpr std::uint32_t kBlocksPerExpert = 2 + 2 * kMaxGammaTries;
 
   const T* filters = nullptr;  ///< Φ, experts × dimension, row-major; rows 0 … M−1 are Φ₀
+  /// Φᵀ, dimension × experts, row-major (the team gradient's first pass); null: read Φ.
+  const T* filters_transposed = nullptr;
   const T* lambda = nullptr;   ///< λ_l, one per expert (all 1 for Laplace experts)
   /// Φ₀⁻¹, dimension × dimension, row-major, in the complete case; null otherwise.
   const T* inverse_filters = nullptr;
@@ -114,18 +116,45 @@ struct ProductOfExperts {
       const T* row = filters + static_cast<std::int64_t>(l) * dimension;
       T u = T(0);
       for (int j = 0; j < dimension; ++j) u += row[j] * T(x[j]);
-      T slope;  // ψ'_l = ∂_u E(u; λ_l)
-      if (kind == ExpertKind::laplace) {
-        energy += lambda[l] * myriad::fabs(u);
-        slope = u > T(0) ? lambda[l] : (u < T(0) ? -lambda[l] : T(0));
-      } else {
-        const T u_sq = u * u;
-        energy += lambda[l] * myriad::log1p(u_sq);
-        slope = T(2) * lambda[l] * u / (T(1) + u_sq);
-      }
+      energy += expert_energy(l, u);
+      const T slope = expert_slope(l, u);
       for (int j = 0; j < dimension; ++j) grad[j] -= slope * row[j];
     }
     return -energy;
+  }
+
+  /// Scratch of the team gradient: one slope ψ'_l per expert (model/team_density.hpp).
+  MYRIAD_HD int team_scratch_size() const { return experts; }
+
+  /// The gradient above computed by a team of lanes (core/team.hpp, model/team_density.hpp):
+  /// expert l belongs to lane l mod size, which forms u_l = Φ_l·x, its energy and its slope
+  /// ψ'_l into slopes[l]; after a barrier, coordinate j belongs to lane j mod size, which forms
+  /// ∇_j = −Σ_l ψ'_l Φ_lj over the experts in the one-lane order (so each gradient element has
+  /// the one-lane bits; the energy is summed in a different order). On a warp both passes read
+  /// consecutive addresses across the lanes: the first reads Φᵀ (column j of Φ at consecutive
+  /// l), the second row l of Φ at consecutive j; x[j] and slopes[l] are broadcasts.
+  template <class Team, class Vec, class Grad>
+  MYRIAD_HD T log_density_gradient(const Team& team, const Vec& x, Grad& grad, T* slopes) const {
+    T energy = T(0);
+    for (int l = team.rank(); l < experts; l += team.size()) {
+      T u = T(0);
+      if (filters_transposed != nullptr) {
+        for (int j = 0; j < dimension; ++j)
+          u += filters_transposed[static_cast<std::int64_t>(j) * experts + l] * T(x[j]);
+      } else {
+        const T* row = filters + static_cast<std::int64_t>(l) * dimension;
+        for (int j = 0; j < dimension; ++j) u += row[j] * T(x[j]);
+      }
+      energy += expert_energy(l, u);
+      slopes[l] = expert_slope(l, u);
+    }
+    team.sync();
+    for (int j = team.rank(); j < dimension; j += team.size()) {
+      T g = T(0);
+      for (int l = 0; l < experts; ++l) g -= slopes[l] * filters[static_cast<std::int64_t>(l) * dimension + j];
+      grad[j] = g;
+    }
+    return -team.sum(energy);
   }
 
   /// log Z (complete case) or NaN (L > M). Host only; the model has the single problem 0.
@@ -159,6 +188,17 @@ struct ProductOfExperts {
   }
 
  private:
+  /// E(u; λ_l) of expert l.
+  MYRIAD_HD T expert_energy(int l, T u) const {
+    return kind == ExpertKind::laplace ? lambda[l] * myriad::fabs(u)
+                                       : lambda[l] * myriad::log1p(u * u);
+  }
+  /// ψ'_l = ∂_u E(u; λ_l) of expert l (sign(0) = 0 for Laplace experts).
+  MYRIAD_HD T expert_slope(int l, T u) const {
+    if (kind == ExpertKind::laplace) return u > T(0) ? lambda[l] : (u < T(0) ? -lambda[l] : T(0));
+    return T(2) * lambda[l] * u / (T(1) + u * u);
+  }
+
   /// One draw of u_l ~ exp(−E(u; λ_l))/z(λ_l).
   MYRIAD_HD T expert_draw(int l, const RandomStream& rng, std::uint32_t draw) const {
     const std::uint32_t base = static_cast<std::uint32_t>(l) * kBlocksPerExpert;
@@ -319,6 +359,11 @@ class ProductOfExpertsData {
       data.log_z_ = log_z;
     }
     data.filters_.assign(phi.begin(), phi.end());
+    data.filters_transposed_.resize(phi.size());
+    for (int l = 0; l < l_count; ++l)
+      for (int j = 0; j < m; ++j)
+        data.filters_transposed_[static_cast<std::size_t>(j) * l_count + l] =
+            static_cast<T>(phi[static_cast<std::size_t>(l) * m + j]);
     data.lambda_.assign(lambda.begin(), lambda.end());
     return data;
   }
@@ -342,6 +387,8 @@ class ProductOfExpertsData {
   double log_abs_det() const { return log_abs_det_; }
   /// Φ, experts × dim row-major; rows 0 … dim−1 are Φ₀.
   const std::vector<T>& filters() const { return filters_; }
+  /// Φᵀ, dim × experts row-major.
+  const std::vector<T>& filters_transposed() const { return filters_transposed_; }
   /// λ_l, one per expert.
   const std::vector<T>& lambda() const { return lambda_; }
   /// Φ₀⁻¹, dim × dim row-major, in the complete case; empty when L > M.
@@ -349,7 +396,8 @@ class ProductOfExpertsData {
 
   /// A model viewing the host copy (CPU backend); valid while this object lives.
   ProductOfExperts<T> host_model() const {
-    return view(filters_.data(), lambda_.data(), inverse_filters_.data());
+    return view(filters_.data(), filters_transposed_.data(), lambda_.data(),
+                inverse_filters_.data());
   }
 
   /// A model viewing the device copy, uploading the arrays on the first call. Throws
@@ -357,22 +405,26 @@ class ProductOfExpertsData {
   /// Valid while this object lives.
   ProductOfExperts<T> device_model() {
     if (!uploaded_) {
-      DeviceArray<T> filters(filters_), lambda(lambda_), inverse;
+      DeviceArray<T> filters(filters_), transposed(filters_transposed_), lambda(lambda_), inverse;
       if (has_exact()) inverse = DeviceArray<T>(inverse_filters_);
       device_filters_ = std::move(filters);
+      device_filters_transposed_ = std::move(transposed);
       device_lambda_ = std::move(lambda);
       device_inverse_filters_ = std::move(inverse);
       uploaded_ = true;
     }
-    return view(device_filters_.data(), device_lambda_.data(), device_inverse_filters_.data());
+    return view(device_filters_.data(), device_filters_transposed_.data(), device_lambda_.data(),
+                device_inverse_filters_.data());
   }
 
  private:
   ProductOfExpertsData() = default;
 
-  ProductOfExperts<T> view(const T* filters, const T* lambda, const T* inverse) const {
+  ProductOfExperts<T> view(const T* filters, const T* transposed, const T* lambda,
+                           const T* inverse) const {
     ProductOfExperts<T> model;
     model.filters = filters;
+    model.filters_transposed = transposed;
     model.lambda = lambda;
     model.inverse_filters = has_exact() ? inverse : nullptr;
     model.dimension = dim_;
@@ -388,10 +440,12 @@ class ProductOfExpertsData {
   double log_abs_det_ = 0.0;
   double log_z_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<T> filters_;
+  std::vector<T> filters_transposed_;
   std::vector<T> lambda_;
   std::vector<T> inverse_filters_;
   bool uploaded_ = false;
   DeviceArray<T> device_filters_;
+  DeviceArray<T> device_filters_transposed_;
   DeviceArray<T> device_lambda_;
   DeviceArray<T> device_inverse_filters_;
 };

@@ -101,6 +101,7 @@ AisResult ais(const Target& target, const AisConfig& config) {
   const Device device = choose_ais_device<Target>(config.device);
   auto layout =
       make_ais_layout<Target, T>(target, config.particles, config.schedule_values(), config.base);
+  layout.mapping = config.particle_mapping;
   auto backend = make_ais_backend<Target, T>(target, std::move(layout), device);
   return run_ais(*backend, config, exact_log_z_of(target), coordinate_names(target));
 }

@@ -37,6 +37,8 @@ struct AisConfig {
   AisBaseSpec base;              ///< q: N(mean, diag(scale²)); unit Gaussian by default
   int bootstrap_replicates = 1000;  ///< for the bootstrap standard error; 0 skips it
   int chunk_temperatures = 0;    ///< temperatures per launch; 0 = automatic
+  /// CUDA: one thread or one warp per particle (AisParticleMapping); the CPU ignores it.
+  AisParticleMapping particle_mapping = AisParticleMapping::automatic;
   bool keep_particles = true;    ///< keep the final positions on the host
   std::function<void(const char* phase, std::int64_t done, std::int64_t total)> progress;
 
@@ -56,6 +58,9 @@ struct AisConfig {
     return s;
   }
 };
+
+/// Parses "auto", "thread" or "warp".
+AisParticleMapping parse_ais_particle_mapping(const std::string& name);
 
 /// Parses "hamiltonian" (also "hmc") or "metropolis" (also "rwm").
 AisTransition parse_ais_transition(const std::string& name);

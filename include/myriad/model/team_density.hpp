@@ -1,0 +1,104 @@
+#pragma once
+// Evaluating a density model with a team of lanes (core/team.hpp): what the warp-per-particle
+// kernels call where one-lane code calls log_density_and_gradient and log_density
+// (model/concept.hpp).
+//
+// A model may cooperate. Optional members, detected at compile time (the model must then also
+// declare `using value_type = T`):
+//
+//   // Called by every lane of the team with the same x (readable by every lane). Every lane
+//   // returns log p(x); ∇ log p(x) goes into grad, each element written by some lane.
+//   // `scratch` holds team_scratch_size() values private to this particle, shared by its lanes.
+//   template <class Team, class Vec, class Grad>
+//   MYRIAD_HD T log_density_gradient(const Team& team, const Vec& x, Grad& grad, T* scratch) const;
+//   MYRIAD_HD int team_scratch_size() const;   // default 0
+//
+// A model without them is evaluated by lane 0 alone and the value broadcast, which is correct
+// but gains nothing from the team. The dispatchers fence the evaluation with team barriers on
+// both sides (x may have been written by any lane; grad and the scratch are read by any lane
+// afterwards). With SerialTeam they are exactly the one-lane functions.
+
+#include <type_traits>
+#include <utility>
+
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/team.hpp"
+#include "myriad/model/concept.hpp"
+
+namespace myriad {
+
+namespace detail {
+template <class Model, class = void>
+struct has_team_gradient : std::false_type {};
+template <class Model>
+struct has_team_gradient<Model,
+                         std::void_t<decltype(std::declval<const Model&>().log_density_gradient(
+                             std::declval<const SerialTeam&>(),
+                             std::declval<const DenseVector<typename Model::value_type>&>(),
+                             std::declval<DenseVector<typename Model::value_type>&>(),
+                             std::declval<typename Model::value_type*>()))>> : std::true_type {};
+
+template <class Model, class = void>
+struct has_team_scratch_size : std::false_type {};
+template <class Model>
+struct has_team_scratch_size<
+    Model, std::void_t<decltype(std::declval<const Model&>().team_scratch_size())>>
+    : std::true_type {};
+}  // namespace detail
+
+/// True when the model evaluates its gradient cooperatively (the file comment's members).
+template <class Model>
+constexpr bool model_has_team_gradient = detail::has_team_gradient<Model>::value;
+
+/// Scratch values per particle that the model's team gradient needs (0 without one).
+template <class Model>
+MYRIAD_HD int team_scratch_size(const Model& model) {
+  if constexpr (model_has_team_gradient<Model> && detail::has_team_scratch_size<Model>::value) {
+    return model.team_scratch_size();
+  } else {
+    (void)model;
+    return 0;
+  }
+}
+
+/// log p(x) and ∇ log p(x) by the team: the model's cooperative member, or lane 0 alone.
+template <class Team, class Model, class Vec, class Grad, class T>
+MYRIAD_HD auto team_log_density_and_gradient(const Team& team, const Model& model, const Vec& x,
+                                             Grad& grad, T* scratch) {
+  if constexpr (Team::kSerial) {
+    (void)team;
+    (void)scratch;
+    return log_density_and_gradient(model, x, grad);
+  } else {
+    using Value = decltype(log_density_and_gradient(model, x, grad));
+    Value value = Value(0);
+    team.sync();
+    if constexpr (model_has_team_gradient<Model>) {
+      value = model.log_density_gradient(team, x, grad, scratch);
+    } else {
+      (void)scratch;
+      if (team.rank() == 0) value = log_density_and_gradient(model, x, grad);
+      value = team.broadcast(value, 0);
+    }
+    team.sync();
+    return value;
+  }
+}
+
+/// log p(x) by the team: lane 0 evaluates, every lane gets the value.
+template <class Team, class Model, class Vec>
+MYRIAD_HD auto team_log_density(const Team& team, const Model& model, const Vec& x) {
+  if constexpr (Team::kSerial) {
+    (void)team;
+    return model.log_density(x);
+  } else {
+    using Value = decltype(model.log_density(x));
+    Value value = Value(0);
+    team.sync();
+    if (team.rank() == 0) value = model.log_density(x);
+    return team.broadcast(value, 0);
+  }
+}
+
+}  // namespace myriad
