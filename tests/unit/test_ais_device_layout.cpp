@@ -31,7 +31,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/ais_layout_support.hpp"
 #include "common/ais_test_targets.hpp"
+#include "common/same_bits.hpp"
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/backend/cpu_ais_backend.hpp"
 #include "myriad/core/ensemble.hpp"
@@ -47,6 +49,10 @@
 
 namespace myriad {
 namespace {
+
+using testing::base_view_of;
+using testing::hais_settings;
+using testing::same_bits;
 
 /// Temperatures per simulated launch in the device-layout run (the CPU run uses one call).
 constexpr std::uint32_t kLaunchTemperatures = 7;
@@ -64,7 +70,7 @@ class DeviceLayoutAis {
         total_(layout_.particles()),
         stride_(padded_stride(total_)) {
     const auto values = static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(stride_);
-    for (auto* array : arrays()) array->assign(values, std::numeric_limits<T>::quiet_NaN());
+    for (auto* array : state_.all()) array->assign(values, std::numeric_limits<T>::quiet_NaN());
     target_log_density_.assign(static_cast<std::size_t>(total_),
                                std::numeric_limits<T>::quiet_NaN());
     base_log_density_.assign(static_cast<std::size_t>(total_), std::numeric_limits<T>::quiet_NaN());
@@ -77,7 +83,7 @@ class DeviceLayoutAis {
   std::int64_t start(std::uint64_t seed, bool reverse) {
     seed_ = seed;
     reverse_ = reverse;
-    const AnnealingBase<T> base = base_view();
+    const AnnealingBase<T> base = base_view_of(layout_);
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
     std::int64_t failed = 0;
     for (std::int64_t i = total_ - 1; i >= 0; --i)
@@ -88,7 +94,7 @@ class DeviceLayoutAis {
   /// ais_steps_kernel over [k_begin, k_end), particles visited last to first; the per-particle
   /// counters summed as reduce_sum does.
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin, std::uint32_t k_end) {
-    const AnnealingBase<T> base = base_view();
+    const AnnealingBase<T> base = base_view_of(layout_);
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
     IterationStats stats;
@@ -106,14 +112,14 @@ class DeviceLayoutAis {
     for (std::int64_t i = 0; i < total_; ++i)
       for (int d = 0; d < layout_.dim; ++d)
         out[static_cast<std::size_t>(i) * layout_.dim + d] =
-            position_[static_cast<std::size_t>(d) * stride_ + i];
+            state_.position[static_cast<std::size_t>(d) * stride_ + i];
     return out;
   }
 
   /// Number of padding entries (particle index ≥ total in some array) that are no longer NaN.
   std::int64_t written_padding() const {
     std::int64_t written = 0;
-    for (const auto* array : const_arrays())
+    for (const auto* array : state_.all())
       for (int d = 0; d < layout_.dim; ++d)
         for (std::int64_t i = total_; i < stride_; ++i)
           written += std::isnan((*array)[static_cast<std::size_t>(d) * stride_ + i]) ? 0 : 1;
@@ -121,15 +127,6 @@ class DeviceLayoutAis {
   }
 
  private:
-  std::vector<std::vector<T>*> arrays() {
-    return {&position_, &momentum_,          &gradient_,
-            &proposal_, &proposal_momentum_, &proposal_gradient_};
-  }
-  std::vector<const std::vector<T>*> const_arrays() const {
-    return {&position_, &momentum_,          &gradient_,
-            &proposal_, &proposal_momentum_, &proposal_gradient_};
-  }
-
   /// CudaAisBackend::view: chain_stride 1, the padded stride between dimensions.
   EnsembleView<T> view(std::vector<T>& array) {
     return {array.data(), total_, layout_.dim, stride_};
@@ -137,23 +134,15 @@ class DeviceLayoutAis {
 
   /// kernels::AisEnsembleView::particle.
   AisParticle<T> particle(std::int64_t i) {
-    return {view(position_).chain(i),
-            view(momentum_).chain(i),
-            view(gradient_).chain(i),
-            view(proposal_).chain(i),
-            view(proposal_momentum_).chain(i),
-            view(proposal_gradient_).chain(i),
+    return {view(state_.position).chain(i),
+            view(state_.momentum).chain(i),
+            view(state_.gradient).chain(i),
+            view(state_.proposal).chain(i),
+            view(state_.proposal_momentum).chain(i),
+            view(state_.proposal_gradient).chain(i),
             target_log_density_.data() + i,
             base_log_density_.data() + i,
             log_weight_.data() + i};
-  }
-
-  AnnealingBase<T> base_view() const {
-    const auto data_or_null = [](const std::vector<T>& v) -> const T* {
-      return v.empty() ? nullptr : v.data();
-    };
-    return {layout_.dim, data_or_null(layout_.base_mean), data_or_null(layout_.base_scale),
-            data_or_null(layout_.lower), data_or_null(layout_.upper)};
   }
 
   Target target_;
@@ -162,7 +151,7 @@ class DeviceLayoutAis {
   std::int64_t stride_;
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
-  std::vector<T> position_, momentum_, gradient_, proposal_, proposal_momentum_, proposal_gradient_;
+  testing::ParticleArrays<T> state_;
   std::vector<T> target_log_density_, base_log_density_;
   std::vector<double> log_weight_;
 };
@@ -175,12 +164,6 @@ void expect_same_stats(const IterationStats& cpu, const IterationStats& layout,
   EXPECT_EQ(cpu.divergent, layout.divergent) << what;
   EXPECT_EQ(cpu.non_finite, layout.non_finite) << what;
   EXPECT_EQ(cpu.gradient_evaluations, layout.gradient_evaluations) << what;
-}
-
-/// Bitwise equality that treats equal NaNs as equal and tells +0 from −0.
-template <class V>
-bool same_bits(V a, V b) {
-  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
 }
 
 template <class V>
@@ -230,14 +213,6 @@ IterationStats expect_layouts_agree(const Target& target, std::int64_t particles
     if (!reverse) forward = cpu_stats;
   }
   return forward;
-}
-
-template <class T>
-AisSettings<T> hais_settings(double step_size = 0.2) {
-  AisSettings<T> s;
-  s.step_size = static_cast<T>(step_size);
-  s.refresh = static_cast<T>(default_refresh(step_size));
-  return s;
 }
 
 TEST(AisDeviceLayout, GaussianForwardAndReverse) {

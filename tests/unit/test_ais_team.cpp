@@ -24,7 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/ais_layout_support.hpp"
 #include "common/ais_test_targets.hpp"
+#include "common/same_bits.hpp"
 #include "common/thread_team.hpp"
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/backend/cpu_ais_backend.hpp"
@@ -42,18 +44,16 @@
 namespace myriad {
 namespace {
 
+using testing::base_view_of;
+using testing::hais_settings;
+using testing::same_bits;
+
 using testing::run_team;
 using testing::ThreadTeam;
 
 static_assert(model_has_team_gradient<models::ProductOfExperts<double>>);
 static_assert(model_has_team_gradient<models::ProductOfExperts<float>>);
 static_assert(!model_has_team_gradient<models::Gaussian<double>>);
-
-/// Bitwise equality that treats equal NaNs as equal and tells +0 from −0.
-template <class V>
-bool same_bits(V a, V b) {
-  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
-}
 
 // ---------------------------------------------------------------------------------------------
 // The pieces: random fills and the target evaluation.
@@ -162,7 +162,7 @@ class TeamLayoutAis {
         total_(layout_.particles()),
         row_(padded_dim(layout_.dim)) {
     const auto values = static_cast<std::size_t>(row_) * static_cast<std::size_t>(total_);
-    for (auto* array : arrays()) array->assign(values, std::numeric_limits<T>::quiet_NaN());
+    for (auto* array : state_.all()) array->assign(values, std::numeric_limits<T>::quiet_NaN());
     target_log_density_.assign(static_cast<std::size_t>(total_),
                                std::numeric_limits<T>::quiet_NaN());
     base_log_density_.assign(static_cast<std::size_t>(total_), std::numeric_limits<T>::quiet_NaN());
@@ -176,7 +176,7 @@ class TeamLayoutAis {
   std::int64_t start(std::uint64_t seed, bool reverse) {
     seed_ = seed;
     reverse_ = reverse;
-    const AnnealingBase<T> base = base_view();
+    const AnnealingBase<T> base = base_view_of(layout_);
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
     std::vector<std::uint8_t> started(static_cast<std::size_t>(total_), 2);
     run_team(lanes_, [&](const ThreadTeam& team) {
@@ -190,7 +190,7 @@ class TeamLayoutAis {
 
   /// ais_steps_warp_kernel over [k_begin, k_end). Every lane must return the same counts.
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin, std::uint32_t k_end) {
-    const AnnealingBase<T> base = base_view();
+    const AnnealingBase<T> base = base_view_of(layout_);
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
     std::vector<IterationStats> per_lane(static_cast<std::size_t>(lanes_));
@@ -217,14 +217,14 @@ class TeamLayoutAis {
     for (std::int64_t i = 0; i < total_; ++i)
       for (int d = 0; d < layout_.dim; ++d)
         out[static_cast<std::size_t>(i) * layout_.dim + d] =
-            position_[static_cast<std::size_t>(i) * row_ + d];
+            state_.position[static_cast<std::size_t>(i) * row_ + d];
     return out;
   }
 
   /// Entries of the row padding (coordinate ≥ dim) that are no longer NaN.
   std::int64_t written_padding() const {
     std::int64_t written = 0;
-    for (const auto* array : const_arrays())
+    for (const auto* array : state_.all())
       for (std::int64_t i = 0; i < total_; ++i)
         for (int d = layout_.dim; d < row_; ++d)
           written += std::isnan((*array)[static_cast<std::size_t>(i) * row_ + d]) ? 0 : 1;
@@ -232,15 +232,6 @@ class TeamLayoutAis {
   }
 
  private:
-  std::vector<std::vector<T>*> arrays() {
-    return {&position_, &momentum_,          &gradient_,
-            &proposal_, &proposal_momentum_, &proposal_gradient_};
-  }
-  std::vector<const std::vector<T>*> const_arrays() const {
-    return {&position_, &momentum_,          &gradient_,
-            &proposal_, &proposal_momentum_, &proposal_gradient_};
-  }
-
   /// CudaAisBackend::view in the warp mapping: stride 1, chain_stride the padded row.
   EnsembleView<T> view(std::vector<T>& array) {
     return {array.data(), total_, layout_.dim, 1, row_};
@@ -248,24 +239,16 @@ class TeamLayoutAis {
 
   /// kernels::AisEnsembleView::particle.
   AisParticle<T> particle(std::int64_t i) {
-    return {view(position_).chain(i),
-            view(momentum_).chain(i),
-            view(gradient_).chain(i),
-            view(proposal_).chain(i),
-            view(proposal_momentum_).chain(i),
-            view(proposal_gradient_).chain(i),
+    return {view(state_.position).chain(i),
+            view(state_.momentum).chain(i),
+            view(state_.gradient).chain(i),
+            view(state_.proposal).chain(i),
+            view(state_.proposal_momentum).chain(i),
+            view(state_.proposal_gradient).chain(i),
             target_log_density_.data() + i,
             base_log_density_.data() + i,
             log_weight_.data() + i,
             scratch_size_ > 0 ? scratch_.data() + i * scratch_size_ : nullptr};
-  }
-
-  AnnealingBase<T> base_view() const {
-    const auto data_or_null = [](const std::vector<T>& v) -> const T* {
-      return v.empty() ? nullptr : v.data();
-    };
-    return {layout_.dim, data_or_null(layout_.base_mean), data_or_null(layout_.base_scale),
-            data_or_null(layout_.lower), data_or_null(layout_.upper)};
   }
 
   Target target_;
@@ -276,7 +259,7 @@ class TeamLayoutAis {
   int scratch_size_ = 0;
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
-  std::vector<T> position_, momentum_, gradient_, proposal_, proposal_momentum_, proposal_gradient_;
+  testing::ParticleArrays<T> state_;
   std::vector<T> target_log_density_, base_log_density_;
   std::vector<double> log_weight_;
   std::vector<T> scratch_;
@@ -301,8 +284,8 @@ IterationStats expect_team_agrees(const Target& target, std::int64_t particles, 
   // Log weights average Δβ (log p̃ − log q̃) along the path, and the team sums each energy over
   // the coordinates (or experts) in another order: a few ulps of the precision per coordinate,
   // relative to the weight's own scale.
-  const double tolerance = 8 * static_cast<double>(std::numeric_limits<T>::epsilon()) *
-                           (1 + layout.dim);
+  const double tolerance =
+      8 * static_cast<double>(std::numeric_limits<T>::epsilon()) * (1 + layout.dim);
 
   IterationStats forward;
   for (const bool reverse : {false, true}) {
@@ -351,14 +334,6 @@ IterationStats expect_team_agrees(const Target& target, std::int64_t particles, 
     if (!reverse) forward = one_lane;
   }
   return forward;
-}
-
-template <class T>
-AisSettings<T> hais_settings(double step_size = 0.2) {
-  AisSettings<T> s;
-  s.step_size = static_cast<T>(step_size);
-  s.refresh = static_cast<T>(default_refresh(step_size));
-  return s;
 }
 
 // The protocol's target shape (more experts than lanes, dimension not a multiple of the lanes)

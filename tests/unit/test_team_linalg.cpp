@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/same_bits.hpp"
 #include "common/thread_team.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
@@ -24,14 +25,10 @@ namespace myriad {
 namespace {
 
 using testing::run_team;
+using testing::same_bits;
 using testing::ThreadTeam;
 
 constexpr int kLaneCounts[] = {1, 3, 32, 45};
-
-/// Bitwise equality that treats equal NaNs as equal and tells +0 from −0.
-bool same_bits(double a, double b) {
-  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
-}
 
 /// Storage for one chain's workspace inside an [element][chain] array of `chains` chains (the
 /// GPU layout: element e of this chain at e · chains), filled with NaN.
