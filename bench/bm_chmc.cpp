@@ -1,6 +1,9 @@
 // BM_chmc/<generator>/<device>/chains:N — many-chain constrained HMC (backend/chmc_backend.hpp)
 // on the built-in generators, CPU and CUDA side by side, for the goal: a GPU ensemble
-// delivering ≥ 1000× the effective samples per second of one CPU core running one chain.
+// delivering ≥ 1000× the effective samples per second of one CPU core running one chain. The
+// `cuda` rows use the automatic chain mapping; generators with a dense Gram also have
+// `cuda-thread` and `cuda-warp` rows (one thread or one warp per chain, ChmcChainMapping), the
+// measurement that sets kWarpPerChainMinOutputs (backend/chmc_backend.hpp).
 //
 // Figures per row:
 //  * items_per_second: chain-iterations per second (gradient_evaluations_per_second: the same
@@ -21,11 +24,14 @@
 // Rows: CPU with 1 chain (the single-core baseline; one OpenMP thread does all the work) and a
 // few small ensembles, so that the CPU rows finish in seconds on a two-core machine; CUDA with
 // 2^8 … 2^14 chains, skipped with an error when no device is present. Generators: the CLI's
-// sphere (N = 10), gld (the paper's 250 observations; diagonal + low-rank Gram), a
-// Lotka–Volterra problem of 10 steps (triangular + low-rank Gram; M = 20, N = 24) and the paper's
-// 50-step Lotka–Volterra problem (lotka_volterra_paper: M = 100, N = 104), whose chains start
-// from the gradient-matching estimate (LotkaVolterra::initialize). Both Lotka–Volterra rows use
-// the generator's add_jacobian_vjp for the log-determinant gradient.
+// sphere (N = 10), linear_gaussian with M = 32, N = 64 (dense Gram; the automatic mapping gives
+// it a warp per chain), lotka_volterra_summaries (the paper's summary-statistic variant: dense
+// 9 × 9 Gram, N = 104, add_jacobian_vjp; thread per chain by default), gld (the paper's 250
+// observations; diagonal + low-rank Gram), a Lotka–Volterra problem of 10 steps (triangular +
+// low-rank Gram; M = 20, N = 24) and the paper's 50-step Lotka–Volterra problem
+// (lotka_volterra_paper: M = 100, N = 104), whose chains start from the gradient-matching estimate
+// (LotkaVolterra::initialize). Both Lotka–Volterra rows use the generator's add_jacobian_vjp for
+// the log-determinant gradient.
 //
 // BM_chmc_gradient/<generator> — one gradient evaluation of the constrained-HMC potential
 // φ = −log ρ + ½ log|J Jᵀ| on one CPU core: ConstrainedChain::evaluate_current, i.e. J, the Gram
@@ -74,11 +80,23 @@ ChmcSettings<double> timed_settings(double step_size) {
   return settings;
 }
 
+/// A row's device: cpu or cuda, and for cuda the chain mapping.
+struct RowDevice {
+  Device device = Device::cpu;
+  ChmcChainMapping mapping = ChmcChainMapping::automatic;
+  /// "cpu", "cuda", "cuda-thread" or "cuda-warp".
+  std::string name() const {
+    std::string n = to_string(device);
+    if (mapping != ChmcChainMapping::automatic) n += std::string("-") + to_string(mapping);
+    return n;
+  }
+};
+
 /// One row's backend after its ESS run, kept while Google Benchmark calls the row's function
 /// repeatedly (it sizes the timed loop that way); released when the next row starts, so that
 /// at most one ensemble occupies the device.
 struct RowState {
-  std::tuple<std::string, Device, std::int64_t> key;
+  std::tuple<std::string, std::string, std::int64_t> key;  ///< generator, RowDevice::name, chains
   std::unique_ptr<ChmcBackend<double>> backend;
   double ess_per_second = 0;
   double min_ess = 0;
@@ -92,16 +110,17 @@ struct RowState {
 /// adaptation, then kEssDraws draws. The timed loop continues on the same backend, from the
 /// warmed-up ensemble at the adapted step size.
 template <class Generator>
-void ess_run(const Generator& generator, Device device, RowState& row) {
+void ess_run(const Generator& generator, const RowDevice& device, RowState& row) {
   const std::int64_t chains = std::get<2>(row.key);
   ChmcConfig config;
   config.chains = chains;
   config.warmup = kEssWarmup;
   config.draws = kEssDraws;
   config.seed = 1;
-  config.device = device;
-  row.backend = make_chmc_backend<Generator, double>(generator, chains,
-                                                     choose_constrained_device<Generator>(device));
+  config.device = device.device;
+  config.chain_mapping = device.mapping;
+  row.backend = make_chmc_backend<Generator, double>(
+      generator, chains, choose_constrained_device<Generator>(device.device), device.mapping);
   const SampleResult result = run_chmc(*row.backend, config);
   row.min_ess = std::numeric_limits<double>::infinity();
   for (const auto& s : result.summary) row.min_ess = std::min(row.min_ess, s.ess_bulk);
@@ -115,20 +134,20 @@ void ess_run(const Generator& generator, Device device, RowState& row) {
 /// One BM_chmc row. `make_generator(device)` returns the generator with its data where the
 /// device reads it (a problem's host_model() or device_model()).
 template <class MakeGenerator>
-void chmc_benchmark(benchmark::State& state, const std::string& name, Device device,
+void chmc_benchmark(benchmark::State& state, const std::string& name, const RowDevice& device,
                     MakeGenerator make_generator) {
   const std::int64_t chains = state.range(0);
-  if (device == Device::cuda && !cuda_device_available()) {
+  if (device.device == Device::cuda && !cuda_device_available()) {
     state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
     return;
   }
   static RowState row;
-  const auto key = std::make_tuple(name, device, chains);
+  const auto key = std::make_tuple(name, device.name(), chains);
   if (!row.backend || row.key != key) {
     row = RowState{};  // frees the previous row's ensemble first
     row.key = key;
     try {
-      ess_run(make_generator(device), device, row);
+      ess_run(make_generator(device.device), device, row);
     } catch (const std::exception& e) {
       row = RowState{};
       state.SkipWithError(e.what());
@@ -160,14 +179,14 @@ void chmc_benchmark(benchmark::State& state, const std::string& name, Device dev
 
 /// The small Lotka–Volterra problem of the file comment (10 steps from r₀ = f₀ = 1).
 models::LotkaVolterraProblem& small_lotka_volterra() {
-  static models::LotkaVolterraProblem problem = [] {
-    models::LotkaVolterraSettings settings;
-    settings.num_steps = 10;
-    settings.r0 = 1;
-    settings.f0 = 1;
-    settings.true_parameters = {0.3, 0.1, 0.2, 0.1};
-    return models::LotkaVolterraProblem::make(7, settings);
-  }();
+  static models::LotkaVolterraProblem problem =
+      models::LotkaVolterraProblem::make(7, models::LotkaVolterraSettings::short_series());
+  return problem;
+}
+
+/// linear_gaussian with M = 32, N = 64 (the file comment's dense row).
+models::LinearGaussianProblem& linear_gaussian_problem() {
+  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(32, 64, 1);
   return problem;
 }
 
@@ -176,16 +195,23 @@ models::GldProblem& gld_problem() {
   return problem;
 }
 
-/// Registers BM_chmc/<name>/<device> for both devices. CPU rows: 1, 4, 16, … chains up to
-/// max_cpu_chains; CUDA rows: 2^8 … 2^14 chains.
+/// Registers BM_chmc/<name>/<device> for both devices, and with `both_mappings` the CUDA rows of
+/// each chain mapping too. CPU rows: 1, 4, 16, … chains up to max_cpu_chains; CUDA rows: 2^8 …
+/// 2^14 chains.
 template <class MakeGenerator>
-void register_generator(const std::string& name, int max_cpu_chains, MakeGenerator make_generator) {
-  for (const Device device : {Device::cpu, Device::cuda}) {
+void register_generator(const std::string& name, int max_cpu_chains, MakeGenerator make_generator,
+                        bool both_mappings = false) {
+  std::vector<RowDevice> devices = {{Device::cpu}, {Device::cuda}};
+  if (both_mappings) {
+    devices.push_back({Device::cuda, ChmcChainMapping::thread});
+    devices.push_back({Device::cuda, ChmcChainMapping::warp});
+  }
+  for (const RowDevice& device : devices) {
     auto* b = benchmark::RegisterBenchmark(
-        ("BM_chmc/" + name + "/" + to_string(device)).c_str(),
+        ("BM_chmc/" + name + "/" + device.name()).c_str(),
         [=](benchmark::State& s) { chmc_benchmark(s, name, device, make_generator); });
     b->ArgName("chains")->UseRealTime()->Unit(benchmark::kMillisecond);
-    if (device == Device::cpu) {
+    if (device.device == Device::cpu) {
       for (int chains = 1; chains <= max_cpu_chains; chains *= 4) b->Arg(chains);
     } else {
       b->RangeMultiplier(4)->Range(1 << 8, 1 << 14);
@@ -270,6 +296,20 @@ void register_chmc_gradient_benchmarks() {
 
 void register_chmc_benchmarks() {
   register_generator("sphere", 64, [](Device) { return models::Sphere::make(10, 1.0); });
+  register_generator(
+      "linear_gaussian_m32", 16,
+      [](Device d) {
+        return d == Device::cuda ? linear_gaussian_problem().device_model()
+                                 : linear_gaussian_problem().host_model();
+      },
+      true);
+  register_generator(
+      "lotka_volterra_summaries", 4,
+      [](Device d) {
+        return d == Device::cuda ? lotka_volterra_problem().device_summaries_model()
+                                 : lotka_volterra_problem().host_summaries_model();
+      },
+      true);
   // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
   register_generator("gld", 4, [](Device d) {
     return d == Device::cuda ? gld_problem().device_model() : gld_problem().host_model();

@@ -15,9 +15,10 @@
 namespace myriad {
 
 template std::unique_ptr<ChmcBackend<double>>
-make_cuda_chmc_backend<models::LinearGaussian, double>(const models::LinearGaussian&, std::int64_t);
+make_cuda_chmc_backend<models::LinearGaussian, double>(const models::LinearGaussian&, std::int64_t,
+                                                       ChmcChainMapping);
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::Noisy<models::LinearGaussian>, double>(
-    const models::Noisy<models::LinearGaussian>&, std::int64_t);
+    const models::Noisy<models::LinearGaussian>&, std::int64_t, ChmcChainMapping);
 
 }  // namespace myriad

@@ -14,10 +14,11 @@
 
 namespace myriad {
 
-template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<
-    models::LotkaVolterraSummaries, double>(const models::LotkaVolterraSummaries&, std::int64_t);
+template std::unique_ptr<ChmcBackend<double>>
+make_cuda_chmc_backend<models::LotkaVolterraSummaries, double>(
+    const models::LotkaVolterraSummaries&, std::int64_t, ChmcChainMapping);
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::Noisy<models::LotkaVolterraSummaries>, double>(
-    const models::Noisy<models::LotkaVolterraSummaries>&, std::int64_t);
+    const models::Noisy<models::LotkaVolterraSummaries>&, std::int64_t, ChmcChainMapping);
 
 }  // namespace myriad

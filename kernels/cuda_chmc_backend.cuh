@@ -1,19 +1,26 @@
 #pragma once
 // The CUDA backend of many-chain constrained HMC (backend/chmc_backend.hpp): device-resident
-// state and scratch, one thread per chain running the per-chain transition of
-// mcmc/constrained_hmc.hpp (kernels/chmc_kernels.cuh), and recorded draws streamed to the host in
-// chunks while the next chunk computes, as CudaHmcBackend does (kernels/cuda_hmc_backend.cuh).
+// state and scratch, one thread or one warp per chain (ChmcChainMapping) running the per-chain
+// transition of mcmc/constrained_hmc.hpp (kernels/chmc_kernels.cuh), and recorded draws streamed
+// to the host in chunks while the next chunk computes, as CudaHmcBackend does
+// (kernels/cuda_hmc_backend.cuh).
 //
 // The library instantiates make_cuda_chmc_backend for its built-in generators
 // (kernels/builtin_chmc_*.cu). For a generator of your own, include this header in a .cu file
 // compiled by nvcc and instantiate
 //
 //   template std::unique_ptr<myriad::ChmcBackend<double>>
-//   myriad::make_cuda_chmc_backend<MyGenerator, double>(const MyGenerator&, std::int64_t);
+//   myriad::make_cuda_chmc_backend<MyGenerator, double>(const MyGenerator&, std::int64_t,
+//                                                       myriad::ChmcChainMapping);
 //
-// Memory. Every per-chain array is [element][chain] with a stride of chains rounded up to a
-// multiple of 32, so every element's row starts on a 128-byte boundary and a warp's accesses
-// coalesce. Per chain (ChmcLayout of mcmc/constrained_hmc.hpp; dense Gram structure):
+// Mapping. resolve_chmc_chain_mapping (backend/chmc_backend.hpp) turns `automatic` into warp for
+// a dense Gram with M ≥ 16 and into thread otherwise; device_name() says which ran.
+//
+// Memory. The state is [element][chain] with a stride of chains rounded up to a multiple of 32,
+// so every element's row starts on a 128-byte boundary and a warp's accesses coalesce; the
+// scratch is laid out the same way for the thread mapping and [chain][element] (blocks padded to
+// 32 bytes) for the warp mapping (kernels::ChmcScratchPlacement). Per chain (ChmcLayout of
+// mcmc/constrained_hmc.hpp; dense Gram structure):
 //
 //   u, ∇φ, φ                        2N + 1                          values of T
 //   T workspace                      6N + M + 2(MN + M²) + MN + V    (J and L at the two ends of
@@ -29,11 +36,11 @@
 // (constraint_factor.hpp) keep J in the same M × N layout, so the built-in generators need:
 // sphere (N = 10) 1.2 kB, lotka_volterra (M = 100, N = 104; with add_jacobian_vjp, V = 202)
 // 270 kB, lotka_volterra_summaries (M = 9; V = 1302) 41 kB, gld (M = 250, N = 254) 2.6 MB per
-// chain, i.e. 2^14 gld chains take 42 GB. The constructor compares the total with cudaMemGetInfo's free memory and
-// throws myriad::invalid_argument naming the bytes per chain and the number of chains that would
-// fit, rather than failing inside cudaMalloc. Two chunk buffers of chunk_iterations × quantities ×
-// chains values come on top (checked the same way); device memory does not grow with the number of
-// draws.
+// chain, i.e. 2^14 gld chains take 42 GB. The constructor compares the total with cudaMemGetInfo's
+// free memory and throws myriad::invalid_argument naming the bytes per chain and the number of
+// chains that would fit, rather than failing inside cudaMalloc. Two chunk buffers of
+// chunk_iterations × quantities × chains values come on top (checked the same way); device memory
+// does not grow with the number of draws.
 //
 // Streams: kernels on a compute stream, chunk copies on a copy stream into two pinned host
 // buffers (chunk k + 1 computes while chunk k is copied and handed to the sink).
@@ -74,10 +81,11 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 
  public:
   /// Number of per-chain statistics counters (kernels::ChmcStatisticsView).
-  static constexpr int kCounters = 9;
+  static constexpr int kCounters = kernels::ChmcStatisticsView::kCounters;
 
   /// Device bytes per chain of the state, scratch, statistics and initialisation flag (the
-  /// table in the file comment); chunk buffers not included.
+  /// table in the file comment, without the warp mapping's padding to 32 bytes); chunk buffers
+  /// not included.
   static std::int64_t bytes_per_chain(const ChmcLayout& layout) {
     return static_cast<std::int64_t>(sizeof(T)) * (2 * std::int64_t(layout.n) + 1 + layout.size()) +
            static_cast<std::int64_t>(sizeof(Dual<T>)) * layout.dual_size() +
@@ -85,33 +93,51 @@ class CudaChmcBackend final : public ChmcBackend<T> {
            kCounters * static_cast<std::int64_t>(sizeof(std::int64_t)) + 1;
   }
 
-  /// Allocates the state and scratch of `chains` chains on the current device. Throws
-  /// myriad::unavailable_error when no CUDA device is usable, myriad::invalid_argument for a bad
-  /// chain count or generator shape or when the arrays exceed the free device memory,
-  /// myriad::cuda_error when a CUDA call fails.
-  CudaChmcBackend(const Generator& generator, std::int64_t chains)
+  /// Allocates the state and scratch of `chains` chains on the current device for `mapping`
+  /// (resolved as resolve_chmc_chain_mapping says). Throws myriad::unavailable_error when no
+  /// CUDA device is usable, myriad::invalid_argument for a bad chain count, generator shape or
+  /// mapping or when the arrays exceed the free device memory, myriad::cuda_error when a CUDA
+  /// call fails.
+  CudaChmcBackend(const Generator& generator, std::int64_t chains,
+                  ChmcChainMapping mapping = ChmcChainMapping::automatic)
       : generator_(generator),
         chains_(chains),
         stride_(cuda_detail::round_up(chains, 32)),
         layout_(chmc_layout<Generator, T>(generator)),
+        mapping_(checked_mapping(mapping, layout_)),
+        scratch_(mapping_ == ChmcChainMapping::warp
+                     ? kernels::ChmcScratchPlacement::chain_major<T>(layout_)
+                     : kernels::ChmcScratchPlacement::interleaved(stride_)),
         n_quantities_(recorded_quantity_count(generator)),
         device_(checked_device(chains, layout_)) {
     cudaDeviceProp properties{};
     MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
     sm_count_ = properties.multiProcessorCount;
     device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
-                   std::to_string(properties.minor) + ")";
-    check_fits(bytes_per_chain(layout_) * stride_, "the constrained-HMC state and scratch");
+                   std::to_string(properties.minor) + "), one " + to_string(mapping_) +
+                   " per chain";
 
     const auto stride = static_cast<std::size_t>(stride_);
     const auto n = static_cast<std::size_t>(layout_.n);
+    const auto work_values =
+        static_cast<std::size_t>(scratch_.work_values(layout_, chains_, stride_));
+    const auto dual_values =
+        static_cast<std::size_t>(scratch_.dual_values(layout_, chains_, stride_));
+    const auto nested_values =
+        static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, stride_));
+    const std::size_t state_values = (2 * n + 1) * stride;
+    check_fits(static_cast<std::int64_t>(
+                   (state_values + work_values) * sizeof(T) + dual_values * sizeof(Dual<T>) +
+                   nested_values * sizeof(Dual<Dual<T>>) +
+                   static_cast<std::size_t>(chains_) * (kCounters * sizeof(std::int64_t) + 1)),
+               "the constrained-HMC state and scratch");
+
     position_ = DeviceArray<T>(n * stride);
     gradient_ = DeviceArray<T>(n * stride);
     potential_ = DeviceArray<T>(stride);
-    work_ = DeviceArray<T>(static_cast<std::size_t>(layout_.size()) * stride);
-    dual_work_ = DeviceArray<Dual<T>>(static_cast<std::size_t>(layout_.dual_size()) * stride);
-    nested_work_ =
-        DeviceArray<Dual<Dual<T>>>(static_cast<std::size_t>(layout_.nested_size()) * stride);
+    work_ = DeviceArray<T>(work_values);
+    dual_work_ = DeviceArray<Dual<T>>(dual_values);
+    nested_work_ = DeviceArray<Dual<Dual<T>>>(nested_values);
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(chains_));
     reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
@@ -129,10 +155,20 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     zero(counters_);
     compute_.synchronize();
 
-    init_grid_ = cuda_detail::grid_size(kernels::initialize_constrained_chains_kernel<Generator, T>,
-                                        kernels::kChainBlockSize, chains_, sm_count_);
-    iterations_grid_ = cuda_detail::grid_size(kernels::chmc_iterations_kernel<Generator, T>,
-                                              kernels::kChainBlockSize, chains_, sm_count_);
+    if (mapping_ == ChmcChainMapping::warp) {
+      const std::int64_t threads = chains_ * kernels::WarpTeam::kLanes;
+      init_grid_ =
+          cuda_detail::grid_size(kernels::initialize_constrained_chains_warp_kernel<Generator, T>,
+                                 kernels::kWarpChainBlockSize, threads, sm_count_);
+      iterations_grid_ = cuda_detail::grid_size(kernels::chmc_iterations_warp_kernel<Generator, T>,
+                                                kernels::kWarpChainBlockSize, threads, sm_count_);
+    } else {
+      init_grid_ =
+          cuda_detail::grid_size(kernels::initialize_constrained_chains_kernel<Generator, T>,
+                                 kernels::kChainBlockSize, chains_, sm_count_);
+      iterations_grid_ = cuda_detail::grid_size(kernels::chmc_iterations_kernel<Generator, T>,
+                                                kernels::kChainBlockSize, chains_, sm_count_);
+    }
   }
 
   CudaChmcBackend(const CudaChmcBackend&) = delete;
@@ -150,15 +186,21 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   std::vector<std::string> quantity_names() const override {
     return recorded_quantity_names(generator_);
   }
-  /// e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
+  /// e.g. "NVIDIA H100 80GB HBM3 (sm_90), one warp per chain".
   std::string device_name() const override { return device_name_; }
 
   std::int64_t initialize(std::uint64_t seed, int max_tries,
                           std::int64_t chains_per_init) override {
     MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
-    kernels::initialize_constrained_chains_kernel<Generator, T>
-        <<<init_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
-            generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+    if (mapping_ == ChmcChainMapping::warp) {
+      kernels::initialize_constrained_chains_warp_kernel<Generator, T>
+          <<<init_grid_, kernels::kWarpChainBlockSize, 0, compute_.get()>>>(
+              generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+    } else {
+      kernels::initialize_constrained_chains_kernel<Generator, T>
+          <<<init_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+              generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+    }
     MYRIAD_CHECK_LAUNCH();
     return reduce_sum<std::int64_t>(kernels::LoadInitializationFailure{initialized_.data()});
   }
@@ -202,11 +244,16 @@ class CudaChmcBackend final : public ChmcBackend<T> {
         // overwrites it. (Waiting on a never-recorded event is a no-op.)
         MYRIAD_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), chunk_copied_[buffer].get(), 0));
       }
-      kernels::chmc_iterations_kernel<Generator, T>
-          <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
-              generator_, ensemble_view(), settings,
-              first_iteration + static_cast<std::uint32_t>(done), n, recorded, n_quantities_,
-              stats);
+      const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
+      if (mapping_ == ChmcChainMapping::warp) {
+        kernels::chmc_iterations_warp_kernel<Generator, T>
+            <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, compute_.get()>>>(
+                generator_, ensemble_view(), settings, first, n, recorded, n_quantities_, stats);
+      } else {
+        kernels::chmc_iterations_kernel<Generator, T>
+            <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+                generator_, ensemble_view(), settings, first, n, recorded, n_quantities_, stats);
+      }
       MYRIAD_CHECK_LAUNCH();
       if (sink == nullptr) continue;
 
@@ -251,6 +298,14 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   }
 
  private:
+  /// The resolved mapping; throws myriad::invalid_argument for a value outside the enum.
+  static ChmcChainMapping checked_mapping(ChmcChainMapping requested, const ChmcLayout& layout) {
+    MYRIAD_EXPECTS(requested == ChmcChainMapping::automatic ||
+                       requested == ChmcChainMapping::thread || requested == ChmcChainMapping::warp,
+                   "unknown constrained-HMC chain mapping ", static_cast<int>(requested));
+    return resolve_chmc_chain_mapping(requested, generator_gram_structure<Generator>, layout.m);
+  }
+
   /// Validates the arguments and returns the current device. Runs in the member initialisers,
   /// before the streams are created, so that a missing device reads as unavailable_error rather
   /// than as a failed cudaStreamCreate.
@@ -298,19 +353,11 @@ class CudaChmcBackend final : public ChmcBackend<T> {
             potential_.data(),
             work_.data(),
             dual_work_.data(),
-            nested_work_.data()};
+            nested_work_.data(),
+            scratch_};
   }
   kernels::ChmcStatisticsView statistics_view() const {
-    std::int64_t* base = counters_.data();
-    return {base,
-            base + chains_,
-            base + 2 * chains_,
-            base + 3 * chains_,
-            base + 4 * chains_,
-            base + 5 * chains_,
-            base + 6 * chains_,
-            base + 7 * chains_,
-            base + 8 * chains_};
+    return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
   }
 
   /// Grows (never shrinks) the two device and two pinned chunk buffers to `values` each.
@@ -342,6 +389,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   std::int64_t chains_;
   std::int64_t stride_;
   ChmcLayout layout_;
+  ChmcChainMapping mapping_;  ///< resolved: thread or warp
+  kernels::ChmcScratchPlacement scratch_;
   int n_quantities_;
   int device_;  // initialised before the streams below (see checked_device)
   int sm_count_ = 1;
@@ -370,8 +419,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 /// (declared in backend/chmc_backend.hpp).
 template <class Generator, class T>
 std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator& generator,
-                                                       std::int64_t chains) {
-  return std::make_unique<CudaChmcBackend<Generator, T>>(generator, chains);
+                                                       std::int64_t chains,
+                                                       ChmcChainMapping mapping) {
+  return std::make_unique<CudaChmcBackend<Generator, T>>(generator, chains, mapping);
 }
 
 }  // namespace myriad

@@ -15,7 +15,8 @@
 namespace myriad {
 
 template <class Generator, class T>
-std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator&, std::int64_t) {
+std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator&, std::int64_t,
+                                                       ChmcChainMapping) {
   throw unavailable_error(
       "myriad was built without CUDA: constrained HMC cannot run on a GPU; use --device cpu or "
       "auto");
@@ -23,10 +24,10 @@ std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator&, std::in
 
 #define MYRIAD_INSTANTIATE_UNAVAILABLE(Generator)                                           \
   template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<Generator, double>(  \
-      const Generator&, std::int64_t);                                                      \
+      const Generator&, std::int64_t, ChmcChainMapping);                                    \
   template std::unique_ptr<ChmcBackend<double>>                                             \
   make_cuda_chmc_backend<models::Noisy<Generator>, double>(const models::Noisy<Generator>&, \
-                                                           std::int64_t);
+                                                           std::int64_t, ChmcChainMapping);
 
 MYRIAD_INSTANTIATE_UNAVAILABLE(models::Sphere)
 MYRIAD_INSTANTIATE_UNAVAILABLE(models::LinearGaussian)

@@ -15,6 +15,7 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "myriad/backend/device.hpp"
+#include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/io/json.hpp"
 #include "myriad/io/npy.hpp"
@@ -104,7 +105,7 @@ int ais_command(int argc, char** argv) {
   config.bootstrap_replicates = static_cast<int>(line.integer("bootstrap", 0, 1000000));
   config.seed = line.unsigned_integer("seed");
   config.device = parse_device(line.text("device"));
-  config.particle_mapping = parse_ais_particle_mapping(line.text("particle-mapping"));
+  config.particle_mapping = parse_team_mapping(line.text("particle-mapping"), "particle mapping");
   const Precision precision = parse_precision(line.text("precision"));
   config.validate();
   const double base_scale = line.number("base-scale");

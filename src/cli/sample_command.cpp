@@ -9,6 +9,7 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "myriad/backend/device.hpp"
+#include "myriad/backend/team_mapping.hpp"
 #include "myriad/io/json.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/output_directory.hpp"
@@ -39,6 +40,8 @@ std::vector<OptionSpec> sample_options() {
           {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
           {"min-steps", "N", "4", "constrained HMC: fewest steps per trajectory"},
           {"max-steps", "N", "8", "constrained HMC: most steps per trajectory"},
+          {"chain-mapping", "auto|thread|warp", "auto",
+           "constrained HMC on CUDA: one thread or one warp per chain"},
           {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
           {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
@@ -83,12 +86,14 @@ SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
     chmc.inner_steps = static_cast<int>(line.integer("inner-steps", 1, 1 << 16));
     chmc.min_steps = static_cast<int>(line.integer("min-steps", 1, 1 << 16));
     chmc.max_steps = static_cast<int>(line.integer("max-steps", 1, 1 << 16));
+    chmc.chain_mapping = parse_team_mapping(line.text("chain-mapping"), "chain mapping");
     chmc.validate_constrained();
     run.extra["integrator"] = io::json::Object{
         {"inner_steps", chmc.inner_steps},      {"min_steps", chmc.min_steps},
         {"max_steps", chmc.max_steps},          {"constraint_tol", chmc.constraint_tol},
         {"position_tol", chmc.position_tol},    {"reverse_tol", chmc.reverse_tol},
-        {"max_iterations", chmc.max_iterations}};
+        {"max_iterations", chmc.max_iterations},
+        {"chain_mapping", to_string(chmc.chain_mapping)}};
     return spec.generator.chmc(arguments, chmc);
   }
   const double epsilon = line.number("abc-epsilon");

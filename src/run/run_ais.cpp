@@ -48,13 +48,6 @@ std::vector<double> AisConfig::schedule_values() const {
   return make_schedule(schedule, temperatures, parameter);
 }
 
-AisParticleMapping parse_ais_particle_mapping(const std::string& name) {
-  if (name == "auto") return AisParticleMapping::automatic;
-  if (name == "thread") return AisParticleMapping::thread;
-  if (name == "warp") return AisParticleMapping::warp;
-  throw invalid_argument("unknown particle mapping '" + name + "' (expected auto, thread or warp)");
-}
-
 AisTransition parse_ais_transition(const std::string& name) {
   if (name == "hamiltonian" || name == "hmc") return AisTransition::hamiltonian;
   if (name == "metropolis" || name == "rwm") return AisTransition::metropolis;

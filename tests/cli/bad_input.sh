@@ -27,6 +27,7 @@ expect_error "needs --abc-epsilon" sample --model sphere --sampler abc-mcmc "${c
 expect_error "unknown sampler" sample --model sphere --sampler nuts "${common[@]}"
 expect_error "applies to abc-reject" sample --model sphere --abc-epsilon 0.1 "${common[@]}"
 expect_error "noise must be >= 0" sample --model sphere --model-arg noise=-1 "${common[@]}"
+expect_error "unknown chain mapping 'block'" sample --model sphere --chain-mapping block "${common[@]}"
 
 # An output path under a regular file cannot be created: error before any sampling.
 touch "$work/file"

@@ -7,38 +7,52 @@
 //
 // run_team(lanes, body) starts `lanes` threads, calls body(team) in each and joins them.
 
-#include <condition_variable>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 namespace myriad::testing {
 
-/// A reusable barrier for a fixed number of threads (C++17 has no std::barrier).
+/// A reusable barrier for a fixed number of threads (C++17 has no std::barrier). Waiters spin
+/// on the generation with std::this_thread::yield(): team code passes thousands of barriers per
+/// transition, and with more lanes than cores a sleeping wait (a futex wake of every lane each
+/// time) costs ten times more than handing the core on. The atomics' acquire/release ordering
+/// makes every write before arrive_and_wait() visible to every lane after it.
 class TeamBarrier {
  public:
   explicit TeamBarrier(int threads) : threads_(threads) {}
 
   void arrive_and_wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const std::uint64_t generation = generation_;
-    if (++arrived_ == threads_) {
-      arrived_ = 0;
-      ++generation_;
-      released_.notify_all();
+    const std::uint64_t generation = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.store(generation + 1, std::memory_order_release);
       return;
     }
-    released_.wait(lock, [&] { return generation_ != generation; });
+    // Lanes that took different branches (a race in team code) would wait here forever: report
+    // it as a failure instead of hanging the test.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (std::uint64_t spins = 1; generation_.load(std::memory_order_acquire) == generation;
+         ++spins) {
+      std::this_thread::yield();
+      if (spins % 4096 == 0 && std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr,
+                     "thread_team.hpp: a team barrier waited 60 s; the lanes have taken "
+                     "different paths (a missing sync() or a lane-dependent branch)\n");
+        std::abort();
+      }
+    }
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable released_;
-  int threads_;
-  int arrived_ = 0;
-  std::uint64_t generation_ = 0;
+  const int threads_;
+  std::atomic<int> arrived_{0};
+  std::atomic<std::uint64_t> generation_{0};
 };
 
 /// What the lanes of one team share.

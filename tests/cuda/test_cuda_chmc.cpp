@@ -80,13 +80,16 @@ using BackendFactory = std::function<std::unique_ptr<ChmcBackend<double>>()>;
 
 /// The CUDA backend of a generator defined in the tests (chmc_test_generators.cu) or built in.
 template <class Generator>
-std::unique_ptr<ChmcBackend<double>> make_cuda(const Generator& generator, std::int64_t chains) {
+std::unique_ptr<ChmcBackend<double>> make_cuda(
+    const Generator& generator, std::int64_t chains,
+    ChmcChainMapping mapping = ChmcChainMapping::automatic) {
 #if defined(MYRIAD_HAS_CUDA)
-  return make_cuda_chmc_backend<Generator, double>(generator, chains);
+  return make_cuda_chmc_backend<Generator, double>(generator, chains, mapping);
 #else
   // No instantiation for the test generators without CUDA; every caller has skipped already.
   (void)generator;
   (void)chains;
+  (void)mapping;
   throw unavailable_error("myriad was built without CUDA");
 #endif
 }
@@ -298,11 +301,13 @@ template <class Generator>
 Agreement expect_cpu_and_cuda_agree(const Generator& cpu_generator, const Generator& cuda_generator,
                                     std::int64_t chains, const ChmcSettings<double>& settings,
                                     int iterations, std::int64_t chains_per_init,
-                                    const std::string& what) {
+                                    const std::string& what,
+                                    ChmcChainMapping mapping = ChmcChainMapping::automatic) {
   return expect_backends_agree(
       [&] { return make_cpu_chmc_backend<Generator, double>(cpu_generator, chains); },
-      [&] { return make_cuda(cuda_generator, chains); }, settings, iterations, chains_per_init,
-      what + ", " + std::to_string(chains) + " chains");
+      [&] { return make_cuda(cuda_generator, chains, mapping); }, settings, iterations,
+      chains_per_init,
+      what + ", " + std::to_string(chains) + " chains, " + to_string(mapping) + " mapping");
 }
 
 TEST(CudaChmc, SphereAgreesWithCpu) {
@@ -386,12 +391,7 @@ TEST(CudaChmc, BuiltinSphereAgreesWithCpu) {
 /// tame (S = 10 steps from r₀ = f₀ = 1, z = (0.3, 0.1, 0.2, 0.1)), so that chains started by
 /// initialize() move: ~85% accepted at δt = 0.2, the rest spread over every failure counter.
 models::LotkaVolterraProblem small_lotka_volterra() {
-  models::LotkaVolterraSettings settings;
-  settings.num_steps = 10;
-  settings.r0 = 1;
-  settings.f0 = 1;
-  settings.true_parameters = {0.3, 0.1, 0.2, 0.1};
-  return models::LotkaVolterraProblem::make(7, settings);
+  return models::LotkaVolterraProblem::make(7, models::LotkaVolterraSettings::short_series());
 }
 
 TEST(CudaChmc, LotkaVolterraAgreesWithCpu) {
@@ -407,6 +407,31 @@ TEST(CudaChmc, LotkaVolterraAgreesWithCpu) {
   auto paper = models::LotkaVolterraProblem::make();
   expect_cpu_and_cuda_agree(paper.host_model(), paper.device_model(), 64, test_settings(0.02), 2, 1,
                             "lotka_volterra S = 50");
+}
+
+TEST(CudaChmc, WarpPerChainAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  // The warp mapping (kernels/chmc_kernels.cuh) on every kind of generator: analytic Jacobian
+  // (M = 1), duals and nested duals, a dense 18 × 18 Gram that `automatic` also maps to warps,
+  // and a structured Gram whose operations run on lane 0. Chain counts that leave a block's
+  // last warps idle. The same tolerances as the thread mapping: a team reproduces one lane's
+  // arithmetic (tests/unit/test_chmc_chain_bodies.cpp checks it bit for bit on the host).
+  const test_generators::TestSphere sphere;
+  expect_cpu_and_cuda_agree(sphere, sphere, 301, test_settings(1.6), 5, 1, "sphere",
+                            ChmcChainMapping::warp);
+  const test_generators::TestCurved curved;
+  expect_cpu_and_cuda_agree(curved, curved, 97, test_settings(1.2), 5, 4, "curved",
+                            ChmcChainMapping::warp);
+  auto linear = models::LinearGaussianProblem::make(18, 23, 5);
+  const Agreement a = expect_cpu_and_cuda_agree(linear.host_model(), linear.device_model(), 200,
+                                                test_settings(0.5), 5, 1, "linear_gaussian M = 18");
+  EXPECT_GT(a.reference_total.accepted, 0);
+  auto cuda = make_cuda(linear.device_model(), 8);
+  EXPECT_NE(cuda->device_name().find("one warp per chain"), std::string::npos)
+      << "automatic should give M = 18 a warp: " << cuda->device_name();
+  auto problem = small_lotka_volterra();
+  expect_cpu_and_cuda_agree(problem.host_model(), problem.device_model(), 100, test_settings(0.2),
+                            5, 1, "lotka_volterra S = 10", ChmcChainMapping::warp);
 }
 
 TEST(CudaChmc, SampleConstrainedRunsABuiltinGeneratorOnCuda) {

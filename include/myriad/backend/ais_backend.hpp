@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/estimate/annealing_base.hpp"
 #include "myriad/estimate/annealing_schedule.hpp"
@@ -31,26 +32,10 @@ struct AisBaseSpec {
   double isotropic_scale = 1.0;
 };
 
-/// How the CUDA backend maps particles onto threads (kernels/ais_kernels.cuh); the CPU backend
-/// runs one particle per loop iteration whatever is asked.
-enum class AisParticleMapping : int {
-  automatic,  ///< warp when the target has a team gradient and the warps fit one wave, else thread
-  thread,     ///< one thread per particle: many particles
-  warp,       ///< one warp per particle: few particles, costly target (the HAIS protocol)
-};
-
-/// "auto", "thread" or "warp".
-inline const char* to_string(AisParticleMapping mapping) {
-  switch (mapping) {
-    case AisParticleMapping::thread:
-      return "thread";
-    case AisParticleMapping::warp:
-      return "warp";
-    case AisParticleMapping::automatic:
-      break;
-  }
-  return "auto";
-}
+/// How the CUDA backend maps particles onto threads (kernels/ais_kernels.cuh): `automatic` picks
+/// warp when the target has a team gradient and the warps fit one wave, else thread; warp is for
+/// few particles and a costly target (the HAIS protocol).
+using AisParticleMapping = TeamMapping;
 
 /// The host-side description of an annealing problem set that every backend shares: dimension,
 /// problems, particles per problem, the schedule, and the base with the target's bounds.
@@ -59,9 +44,9 @@ struct AisLayout {
   int dim = 0;
   int problems = 1;
   std::int64_t particles_per_problem = 1;
-  std::vector<double> beta;  ///< β_0 … β_N
-  std::vector<T> base_mean, base_scale, lower, upper;  ///< empty when default / unbounded
-  double log_z_base = 0.0;                             ///< log Z_q
+  std::vector<double> beta;                                    ///< β_0 … β_N
+  std::vector<T> base_mean, base_scale, lower, upper;          ///< empty when default / unbounded
+  double log_z_base = 0.0;                                     ///< log Z_q
   AisParticleMapping mapping = AisParticleMapping::automatic;  ///< CUDA only
 
   std::int64_t particles() const { return particles_per_problem * problems; }
@@ -80,8 +65,7 @@ AisLayout<T> make_ais_layout(const Target& target, std::int64_t particles_per_pr
   MYRIAD_EXPECTS(layout.dim > 0, "model dimension must be positive, got ", layout.dim);
   MYRIAD_EXPECTS(layout.problems >= 1, "a target needs at least one problem, got ",
                  layout.problems);
-  MYRIAD_EXPECTS(particles_per_problem >= 1, "particles must be >= 1, got ",
-                 particles_per_problem);
+  MYRIAD_EXPECTS(particles_per_problem >= 1, "particles must be >= 1, got ", particles_per_problem);
   MYRIAD_EXPECTS(2 * layout.particles() <= 0xFFFFFFFFll,
                  "at most 2^31 - 1 particles (problems x particles) are supported, got ",
                  layout.particles());
@@ -110,10 +94,9 @@ AisLayout<T> make_ais_layout(const Target& target, std::int64_t particles_per_pr
   if constexpr (target_has_bounds<Target>) {
     for (int i = 0; i < layout.dim; ++i) {
       const T a = target.lower_bound(i), b = target.upper_bound(i);
-      MYRIAD_EXPECTS(!(a >= b) && !std::isnan(static_cast<double>(a)) &&
-                         !std::isnan(static_cast<double>(b)),
-                     "bounds of coordinate ", i, " must satisfy lower < upper, got [", a, ", ", b,
-                     "]");
+      MYRIAD_EXPECTS(
+          !(a >= b) && !std::isnan(static_cast<double>(a)) && !std::isnan(static_cast<double>(b)),
+          "bounds of coordinate ", i, " must satisfy lower < upper, got [", a, ", ", b, "]");
       layout.lower.push_back(a);
       layout.upper.push_back(b);
     }

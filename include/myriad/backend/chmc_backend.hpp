@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 
@@ -63,14 +64,36 @@ class ChmcBackend {
   virtual std::vector<T> positions() const = 0;
 };
 
+/// How the CUDA backend maps chains onto threads (kernels/chmc_kernels.cuh). `automatic` picks
+/// warp for a dense Gram matrix (no structure declared) with M ≥ kWarpPerChainMinOutputs, where
+/// the O(M²N) Gram and Cholesky and the O(MN) products dominate a chain's work and 32 lanes share
+/// them; thread otherwise (structured Grams are O(MK) and run on one lane either way).
+using ChmcChainMapping = TeamMapping;
+
+/// The smallest M for which `automatic` gives a chain a warp: DESIGN.md rule 6(b)'s "D ~16–128"
+/// tier boundary, a design estimate until bench/bm_chmc.cpp's cuda-thread and cuda-warp rows are
+/// measured side by side.
+constexpr int kWarpPerChainMinOutputs = 16;
+
+/// The mapping `automatic` resolves to for a generator's Gram structure and output dimension M
+/// (thread and warp are returned as asked).
+inline ChmcChainMapping resolve_chmc_chain_mapping(ChmcChainMapping requested,
+                                                   GramStructure structure, int outputs) {
+  if (requested != ChmcChainMapping::automatic) return requested;
+  return structure == GramStructure::dense && outputs >= kWarpPerChainMinOutputs
+             ? ChmcChainMapping::warp
+             : ChmcChainMapping::thread;
+}
+
 /// The CUDA backend for a generator (defined in kernels/cuda_chmc_backend.cuh; instantiated for
 /// the built-in generators in the library, and by user code compiled with nvcc for its own).
 /// The generator must be trivially copyable and hold device-visible data. Throws
 /// myriad::unavailable_error without CUDA or a device, myriad::invalid_argument when the
 /// ensemble's state and scratch do not fit in free device memory.
 template <class Generator, class T>
-std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator& generator,
-                                                       std::int64_t chains);
+std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(
+    const Generator& generator, std::int64_t chains,
+    ChmcChainMapping mapping = ChmcChainMapping::automatic);
 
 /// True when make_cuda_chmc_backend<Generator, double> is available to code compiled by a host
 /// compiler: specialised for the built-in generators (models/builtin_generators.hpp). Translation

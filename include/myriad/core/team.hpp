@@ -26,6 +26,7 @@
 // loop in the plain order, so SerialTeam code is bit-identical to code written without teams.
 
 #include <cstdint>
+#include <type_traits>
 
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
@@ -59,6 +60,31 @@ MYRIAD_HD void fill_normal(const Team& team, const RandomStream& rng, std::uint3
   team.sync();
   rng.fill_normal<T>(iteration, purpose, out, n, team.rank(), team.size());
   team.sync();
+}
+
+/// f() on lane 0 alone, for one-lane code inside team code (a generator's own function, a
+/// structured factorisation): fenced by barriers on both sides, so that f sees what every lane
+/// wrote and every lane sees what f wrote. Returns f()'s value in every lane (an arithmetic type
+/// or bool; nothing for void). With one lane it is f().
+template <class Team, class F>
+MYRIAD_HD auto on_lane_zero(const Team& team, F&& f) {
+  using Value = decltype(f());
+  if constexpr (Team::kSerial) {
+    (void)team;
+    return f();
+  } else if constexpr (std::is_void<Value>::value) {
+    team.sync();
+    if (team.rank() == 0) f();
+    team.sync();
+  } else {
+    // Broadcast as int for bool: warp shuffles have no bool overload.
+    using Wire = std::conditional_t<std::is_same<Value, bool>::value, int, Value>;
+    team.sync();
+    Wire value = Wire(0);
+    if (team.rank() == 0) value = static_cast<Wire>(f());
+    team.sync();
+    return static_cast<Value>(team.broadcast(value, 0));
+  }
 }
 
 }  // namespace myriad

@@ -4,7 +4,8 @@
 // chain, with the matrices in the chain's workspace. Each function is called by every lane with
 // the same arguments, fences itself with team barriers on entry (its inputs may have been
 // written by any lane) and on exit (its outputs are read by any lane), and returns the same
-// value in every lane.
+// value in every lane. With a serial team (Team::kSerial) each function is the one-lane
+// function itself, so one-lane callers pay nothing for the team form.
 //
 // Every output element is computed by one lane with exactly the one-lane function's operations
 // in the one-lane order, so the results are bitwise those of the one-lane functions (the
@@ -29,7 +30,10 @@
 
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/dense_ops.hpp"
 #include "myriad/linalg/matrix_view.hpp"
+#include "myriad/linalg/triangular.hpp"
 
 namespace myriad::linalg {
 
@@ -37,6 +41,9 @@ namespace myriad::linalg {
 /// the triangle.
 template <class Team, class T, class U>
 MYRIAD_HD void team_gram_lower(const Team& team, MatrixView<T> j, MatrixView<U> g) {
+  if constexpr (Team::kSerial) {
+    return gram_lower(j, g);
+  }
   using Value = std::remove_const_t<T>;
   const int m = j.rows, n = j.cols;
   const std::int64_t entries = static_cast<std::int64_t>(m) * (m + 1) / 2;
@@ -60,6 +67,9 @@ MYRIAD_HD void team_gram_lower(const Team& team, MatrixView<T> j, MatrixView<U> 
 /// y = A x (multiply), rows by lane.
 template <class Team, class T, class X, class Y>
 MYRIAD_HD void team_multiply(const Team& team, MatrixView<T> a, const X& x, Y&& y) {
+  if constexpr (Team::kSerial) {
+    return multiply(a, x, y);
+  }
   using Value = std::remove_const_t<T>;
   team.sync();
   for (int i = team.rank(); i < a.rows; i += team.size()) {
@@ -74,6 +84,9 @@ MYRIAD_HD void team_multiply(const Team& team, MatrixView<T> a, const X& x, Y&& 
 /// zero, as the one-lane row sweep does.
 template <class Team, class T, class W, class Y>
 MYRIAD_HD void team_multiply_transpose(const Team& team, MatrixView<T> a, const W& w, Y&& y) {
+  if constexpr (Team::kSerial) {
+    return multiply_transpose(a, w, y);
+  }
   using Value = std::remove_const_t<T>;
   team.sync();
   for (int c = team.rank(); c < a.cols; c += team.size()) {
@@ -98,6 +111,9 @@ MYRIAD_HD auto team_dot(const Team& team, const X& x, const Y& y, int n) {
 /// failure the columns before the failing one hold L and the rest are as on entry.
 template <class Team, class T>
 MYRIAD_HD int team_cholesky_in_place_info(const Team& team, MatrixView<T> a) {
+  if constexpr (Team::kSerial) {
+    return cholesky_in_place_info(a);
+  }
   static_assert(!std::is_const<T>::value, "team_cholesky_in_place_info overwrites its argument");
   const int n = a.rows;
   T previous_l = T(0);  // l_{j−1, j−1}, written one column late (below)
@@ -138,6 +154,9 @@ MYRIAD_HD bool team_cholesky_in_place(const Team& team, MatrixView<T> a) {
 /// then b_k −= l_ki x_i for k > i by lane.
 template <class Team, class T, class Vector>
 MYRIAD_HD void team_solve_lower(const Team& team, MatrixView<T> l, Vector&& b) {
+  if constexpr (Team::kSerial) {
+    return solve_lower(l, b);
+  }
   using Value = std::remove_const_t<T>;
   const int n = l.rows, lane = team.rank(), lanes = team.size();
   team.sync();
@@ -160,6 +179,9 @@ MYRIAD_HD void team_solve_lower(const Team& team, MatrixView<T> l, Vector&& b) {
 /// b_k −= l_ik x_i for k < i by lane.
 template <class Team, class T, class Vector>
 MYRIAD_HD void team_solve_lower_transpose(const Team& team, MatrixView<T> l, Vector&& b) {
+  if constexpr (Team::kSerial) {
+    return solve_lower_transpose(l, b);
+  }
   using Value = std::remove_const_t<T>;
   const int lane = team.rank(), lanes = team.size();
   team.sync();

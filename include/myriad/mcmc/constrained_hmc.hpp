@@ -8,6 +8,14 @@
 // (§6), and a Metropolis accept (§7). Every failure rejects the transition and is reported as a
 // status flag; none is an error. The constraint path runs in the generator's value_type
 // (double: tolerances near 1e-9 need it).
+//
+// Teams (core/team.hpp). ConstrainedChain takes the team that runs the chain: SerialTeam (the
+// CPU backend and the thread-per-chain kernels) or a warp (kernels/chmc_kernels.cuh, one warp
+// per chain). Vector updates are dealt to the lanes by element, the factor's linear algebra is
+// shared (constraint_factor.hpp), the generator's own functions run on lane 0, and every scalar
+// that steers control flow (a norm, an energy, a status) is computed by every lane from the whole
+// vector in the one-lane order, so every lane takes the same branch and a team of any size
+// reproduces the one-lane chain bit for bit.
 
 #include <cstdint>
 #include <type_traits>
@@ -16,6 +24,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/core/team.hpp"
 #include "myriad/linalg/dense_ops.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/mcmc/chain_status.hpp"
@@ -29,14 +38,14 @@ namespace myriad {
 /// tolerances (constrained-hmc.md §14).
 template <class T>
 struct ChmcStep {
-  T step_size = T(0.25);      ///< δt
-  int steps = 5;              ///< N_s outer steps this iteration (drawn per iteration, shared)
-  int inner_steps = 3;        ///< N_g geodesic sub-steps per outer step
-  T constraint_tol = T(1e-9); ///< ‖g_x(v) − x̄‖∞ at convergence
-  T position_tol = T(1e-8);   ///< ‖Δv‖∞ of the next update at convergence
-  T reverse_tol = T(2e-8);    ///< ‖u_r − u‖∞ of the reverse sub-step
-  T divergence_tol = T(1e10); ///< ‖g_x(v) − x̄‖∞ above which a projection has diverged
-  int max_iterations = 50;    ///< I_max of a projection
+  T step_size = T(0.25);       ///< δt
+  int steps = 5;               ///< N_s outer steps this iteration (drawn per iteration, shared)
+  int inner_steps = 3;         ///< N_g geodesic sub-steps per outer step
+  T constraint_tol = T(1e-9);  ///< ‖g_x(v) − x̄‖∞ at convergence
+  T position_tol = T(1e-8);    ///< ‖Δv‖∞ of the next update at convergence
+  T reverse_tol = T(2e-8);     ///< ‖u_r − u‖∞ of the reverse sub-step
+  T divergence_tol = T(1e10);  ///< ‖g_x(v) − x̄‖∞ above which a projection has diverged
+  int max_iterations = 50;     ///< I_max of a projection
 };
 
 /// The factor type for a generator's declared Gram structure.
@@ -113,14 +122,15 @@ struct ChmcOutcome {
 };
 
 /// The per-chain machinery of constrained HMC for one generator (a bundle of views, built
-/// inside the kernel or the OpenMP loop).
-template <class Generator, class T>
+/// inside the kernel or the OpenMP loop) and the team of lanes that runs it.
+template <class Generator, class T, class Team = SerialTeam>
 class ConstrainedChain {
  public:
   using Factor = typename constraint_factor_for<Generator, T>::type;
 
-  MYRIAD_HD ConstrainedChain(const Generator& g, const ChmcChain<T>& chain)
-      : g_(g), c_(chain), layout_(chmc_layout<Generator, T>(g)) {
+  MYRIAD_HD ConstrainedChain(const Generator& g, const ChmcChain<T>& chain,
+                             const Team& team = Team{})
+      : g_(g), c_(chain), team_(team), layout_(chmc_layout<Generator, T>(g)) {
     n_ = layout_.n;
     m_ = layout_.m;
     factor_[0] = Factor::at(c_.work, layout_.factor(0), m_, n_, layout_.k);
@@ -134,8 +144,12 @@ class ConstrainedChain {
   /// Returns a ChainStatus (kStatusOk on success).
   MYRIAD_HD std::uint32_t evaluate_current() {
     Factor& f = factor_[0];
-    if (!f.evaluate(g_, c_.position, dual_outputs_)) return kStatusCholeskyFailure;
-    return potential_and_gradient(c_.position, f, c_.potential, c_.gradient);
+    if (!f.evaluate(g_, c_.position, dual_outputs_, team_)) return kStatusCholeskyFailure;
+    T potential = T(0);
+    const std::uint32_t status = potential_and_gradient(c_.position, f, potential, c_.gradient);
+    if (team_.rank() == 0) *c_.potential = potential;
+    team_.sync();
+    return status;
   }
 
   /// One transition at `iteration` (keys the momentum and accept draws).
@@ -146,18 +160,20 @@ class ConstrainedChain {
     ChainVector<T> p = c_.work.vector(layout_.momentum(), n_);
     ChainVector<T> grad = c_.work.vector(layout_.proposal_gradient(), n_);
     int current = 0;  // index of the factor at u
+    const int lane = team_.rank(), lanes = team_.size();
 
     // J and L at the start point: recomputed rather than cached across transitions (one
     // Jacobian per transition against N_s·N_g per trajectory).
-    if (!factor_[current].evaluate(g_, c_.position, dual_outputs_)) {
+    if (!factor_[current].evaluate(g_, c_.position, dual_outputs_, team_)) {
       out.status = kStatusCholeskyFailure;
       return out;
     }
-    rng.fill_normal<T>(iteration, Purpose::momentum, p, n_);
+    fill_normal<T>(team_, rng, iteration, Purpose::momentum, p, n_);
     project_momentum(p, factor_[current]);
     const T initial_energy = *c_.potential + T(0.5) * linalg::dot(p, p, n_);
+    team_.sync();  // every lane has read all of p before kick() changes it
 
-    for (int i = 0; i < n_; ++i) {
+    for (int i = lane; i < n_; i += lanes) {
       u[i] = c_.position[i];
       grad[i] = c_.gradient[i];
     }
@@ -173,7 +189,7 @@ class ConstrainedChain {
         }
         current = 1 - current;
       }
-      const std::uint32_t status = potential_and_gradient(u, factor_[current], &potential, grad);
+      const std::uint32_t status = potential_and_gradient(u, factor_[current], potential, grad);
       ++out.gradient_evaluations;
       if (status != kStatusOk) {
         out.status = status;
@@ -182,6 +198,7 @@ class ConstrainedChain {
       kick(p, grad, s + 1 < step.steps ? step.step_size : T(0.5) * step.step_size,
            factor_[current]);
     }
+    // project_momentum ended with a barrier: every lane reads the whole of p.
     const T final_energy = potential + T(0.5) * linalg::dot(p, p, n_);
     const T log_accept_ratio = initial_energy - final_energy;
     if (!myriad::isfinite(log_accept_ratio)) {
@@ -192,11 +209,12 @@ class ConstrainedChain {
     const T uniform = rng.uniform<T>(iteration, Purpose::accept, 0);
     if (myriad::log(uniform) < log_accept_ratio) {
       out.accepted = true;
-      for (int i = 0; i < n_; ++i) {
+      for (int i = lane; i < n_; i += lanes) {
         c_.position[i] = u[i];
         c_.gradient[i] = grad[i];
       }
-      *c_.potential = potential;
+      if (lane == 0) *c_.potential = potential;
+      team_.sync();
     }
     return out;
   }
@@ -211,21 +229,24 @@ class ConstrainedChain {
     ChainVector<T> delta = c_.work.vector(layout_.update(), n_);
     for (int it = 0; it < step.max_iterations; ++it) {
       ++iterations;
-      g_.generate(v, r);
+      on_lane_zero(team_, [&] {
+        g_.generate(v, r);
+        for (int i = 0; i < m_; ++i) r[i] -= g_.observed(i);
+      });
+      // Every lane scans the whole residual: the same norm, so the same branch, in every lane.
       T r_norm = T(0);
       bool finite = true;
       for (int i = 0; i < m_; ++i) {
-        r[i] -= g_.observed(i);
         finite = finite && myriad::isfinite(r[i]);
         r_norm = r_norm > myriad::fabs(r[i]) ? r_norm : myriad::fabs(r[i]);
       }
       if (!finite) return kStatusNonFinite;
       if (r_norm > step.divergence_tol) return kStatusDivergent;
-      f.gram_solve(r);
-      f.apply_transpose(r, delta);
+      f.gram_solve(r, team_);
+      f.apply_transpose(r, delta, team_);
       const T delta_norm = linalg::max_abs(delta, n_);
       if (r_norm < step.constraint_tol && delta_norm < step.position_tol) return kStatusOk;
-      for (int i = 0; i < n_; ++i) v[i] -= delta[i];
+      for (int i = team_.rank(); i < n_; i += team_.size()) v[i] -= delta[i];
     }
     return kStatusNotConverged;
   }
@@ -235,17 +256,18 @@ class ConstrainedChain {
   MYRIAD_HD void project_momentum(Vec& p, const Factor& f) {
     ChainVector<T> w = c_.work.vector(layout_.residual(), m_);
     ChainVector<T> delta = c_.work.vector(layout_.update(), n_);
-    f.apply(p, w);
-    f.gram_solve(w);
-    f.apply_transpose(w, delta);
-    for (int i = 0; i < n_; ++i) p[i] -= delta[i];
+    f.apply(p, w, team_);
+    f.gram_solve(w, team_);
+    f.apply_transpose(w, delta, team_);
+    for (int i = team_.rank(); i < n_; i += team_.size()) p[i] -= delta[i];
+    team_.sync();
   }
 
  private:
   /// p ← P(p − t ∇φ).
   template <class Vec, class Grad>
   MYRIAD_HD void kick(Vec& p, const Grad& grad, T t, const Factor& f) {
-    for (int i = 0; i < n_; ++i) p[i] -= t * grad[i];
+    for (int i = team_.rank(); i < n_; i += team_.size()) p[i] -= t * grad[i];
     project_momentum(p, f);
   }
 
@@ -257,24 +279,31 @@ class ConstrainedChain {
                                         int& iterations) {
     ChainVector<T> start = c_.work.vector(layout_.start(), n_);
     ChainVector<T> v = c_.work.vector(layout_.iterate(), n_);
-    for (int i = 0; i < n_; ++i) {
+    const int lane = team_.rank(), lanes = team_.size();
+    // Every element below is read and written by its own lane, except where a barrier
+    // intervenes (the projections and factor operations fence themselves). The first barrier
+    // waits for every lane to finish the previous sub-step's reading of all of v and start.
+    team_.sync();
+    for (int i = lane; i < n_; i += lanes) {
       start[i] = u[i];
       v[i] = u[i] + h * p[i];
     }
     std::uint32_t status = project_position(v, factor_[current], step, iterations);
     if (status != kStatusOk) return status;
     Factor& next = factor_[1 - current];
-    if (!next.evaluate(g_, v, dual_outputs_)) return kStatusCholeskyFailure;
+    if (!next.evaluate(g_, v, dual_outputs_, team_)) return kStatusCholeskyFailure;
     // RATTLE momentum (u' − u)/h, projected at u'.
-    for (int i = 0; i < n_; ++i) {
+    for (int i = lane; i < n_; i += lanes) {
       u[i] = v[i];
       p[i] = (v[i] - start[i]) / h;
     }
     project_momentum(p, next);
     // Reverse sub-step from (u', −p') must return to u (§6).
-    for (int i = 0; i < n_; ++i) v[i] = u[i] - h * p[i];
+    for (int i = lane; i < n_; i += lanes) v[i] = u[i] - h * p[i];
     status = project_position(v, next, step, iterations);
     if (status != kStatusOk) return kStatusNotReversible;
+    // project_position's last operation ended with a barrier and did not change v since: every
+    // lane reads the whole of v and start.
     T distance = T(0);
     for (int i = 0; i < n_; ++i) {
       const T d = myriad::fabs(v[i] - start[i]);
@@ -283,23 +312,26 @@ class ConstrainedChain {
     return distance > step.reverse_tol ? kStatusNotReversible : kStatusOk;
   }
 
-  /// φ(u) = −log ρ(u) + ½ log|G| and ∇φ with the factor f evaluated at u.
+  /// φ(u) = −log ρ(u) + ½ log|G| and ∇φ with the factor f evaluated at u. Every lane gets φ.
   template <class Vec, class Grad>
-  MYRIAD_HD std::uint32_t potential_and_gradient(const Vec& u, const Factor& f, T* potential,
+  MYRIAD_HD std::uint32_t potential_and_gradient(const Vec& u, const Factor& f, T& potential,
                                                  Grad& grad) {
-    T log_prior;
-    if constexpr (generator_has_log_prior_gradient<Generator>) {
-      log_prior = g_.log_prior_gradient(u, grad);
-    } else {
-      log_prior = gradient_by_duals(PriorAsDensity{&g_}, u, grad, n_);
-    }
-    for (int i = 0; i < n_; ++i) grad[i] = -grad[i];
+    const T log_prior = on_lane_zero(team_, [&] {
+      T value;
+      if constexpr (generator_has_log_prior_gradient<Generator>) {
+        value = g_.log_prior_gradient(u, grad);
+      } else {
+        value = gradient_by_duals(PriorAsDensity{&g_}, u, grad, n_);
+      }
+      for (int i = 0; i < n_; ++i) grad[i] = -grad[i];
+      return value;
+    });
     MatrixView<T> c = c_.work.matrix(layout_.c_matrix(), m_, n_);
     f.add_half_log_det_gradient(
         g_, u, grad, c, dual_jacobian_, dual_outputs_, nested_outputs_,
-        c_.work.vector(layout_.jacobian_vjp_work(), static_cast<int>(layout_.vjp_size)));
-    *potential = -log_prior + f.half_log_det();
-    bool finite = myriad::isfinite(*potential);
+        c_.work.vector(layout_.jacobian_vjp_work(), static_cast<int>(layout_.vjp_size)), team_);
+    potential = -log_prior + f.half_log_det(team_);
+    bool finite = myriad::isfinite(potential);
     for (int i = 0; i < n_ && finite; ++i) finite = myriad::isfinite(grad[i]);
     return finite ? kStatusOk : kStatusNonFinite;
   }
@@ -315,6 +347,7 @@ class ConstrainedChain {
 
   Generator g_;  // by value: a small struct of views, never dangling
   ChmcChain<T> c_;
+  Team team_;
   ChmcLayout layout_;
   int n_, m_;
   Factor factor_[2];
@@ -324,15 +357,19 @@ class ConstrainedChain {
 };
 
 /// Places a chain on the manifold with the generator's initialize() (retried up to max_tries
-/// attempts keyed by the attempt number) and evaluates φ and ∇φ there. False if no attempt
-/// succeeded.
-template <class Generator, class T>
+/// attempts keyed by the attempt number, each on lane 0) and evaluates φ and ∇φ there. False if
+/// no attempt succeeded.
+template <class Generator, class T, class Team = SerialTeam>
 MYRIAD_HD bool initialize_constrained_chain(const Generator& g, const ChmcChain<T>& chain,
-                                            const RandomStream& rng, int max_tries) {
-  ConstrainedChain<Generator, T> machine(g, chain);
+                                            const RandomStream& rng, int max_tries,
+                                            const Team& team = Team{}) {
+  ConstrainedChain<Generator, T, Team> machine(g, chain, team);
   for (int attempt = 0; attempt < max_tries; ++attempt) {
-    ChainVector<T> u = chain.position;
-    if (!g.initialize(rng, static_cast<std::uint32_t>(attempt), u)) continue;
+    const bool placed = on_lane_zero(team, [&] {
+      ChainVector<T> u = chain.position;
+      return g.initialize(rng, static_cast<std::uint32_t>(attempt), u);
+    });
+    if (!placed) continue;
     if (machine.evaluate_current() == kStatusOk) return true;
   }
   return false;

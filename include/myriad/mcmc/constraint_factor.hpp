@@ -16,16 +16,27 @@
 // DenseConstraintFactor stores J (M × N) and the Cholesky factor L (M × M) in the chain's
 // workspace. The structured representations (diagonal / triangular + low rank) implement the
 // same interface.
+//
+// Teams (core/team.hpp). Every operation takes an optional team, the lanes that run one chain
+// (a warp per chain: DESIGN.md rule 6(b)); all lanes call it with the same arguments and get
+// the same result, fenced by team barriers on both sides. The dense factor shares its linear
+// algebra out (linalg/team_ops.hpp: Gram, Cholesky, substitutions, products, and the columns
+// of C = G⁻¹J by lane), bitwise equal to one lane; the generator's own functions (J, its
+// vector-Jacobian product) and the structured factors' operations run on lane 0 while the others
+// wait, which is correct for any generator but gains nothing. With SerialTeam, the default,
+// every operation is the one-lane code.
 
 #include <cstdint>
 
 #include "myriad/core/dual.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/team.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/dense_ops.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/structured_gram.hpp"
+#include "myriad/linalg/team_ops.hpp"
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/autodiff.hpp"
 #include "myriad/model/generator.hpp"
@@ -60,64 +71,78 @@ struct DenseConstraintFactor {
   MYRIAD_HD static std::int64_t workspace_size(int m, int n, int /*k*/) {
     return static_cast<std::int64_t>(m) * n + static_cast<std::int64_t>(m) * m;
   }
-  MYRIAD_HD static DenseConstraintFactor at(const ChainWorkspace<T>& ws, std::int64_t offset,
-                                            int m, int n, int /*k*/) {
-    return {ws.matrix(offset, m, n), ws.matrix(offset + static_cast<std::int64_t>(m) * n, m, m),
-            m, n};
+  MYRIAD_HD static DenseConstraintFactor at(const ChainWorkspace<T>& ws, std::int64_t offset, int m,
+                                            int n, int /*k*/) {
+    return {ws.matrix(offset, m, n), ws.matrix(offset + static_cast<std::int64_t>(m) * n, m, m), m,
+            n};
   }
 
   /// J at u and the Cholesky factor of J Jᵀ; false on a non-positive pivot or non-finite J.
-  template <class Generator, class Vec, class DualScratch>
-  MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& dual_outputs) {
-    evaluate_jacobian(g, u, jacobian, dual_outputs);
-    linalg::gram_lower(jacobian.as_const(), chol);
-    return linalg::cholesky_in_place(chol);
+  template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
+  MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& dual_outputs,
+                          const Team& team = Team{}) {
+    team.sync();
+    if (team.rank() == 0) evaluate_jacobian(g, u, jacobian, dual_outputs);
+    linalg::team_gram_lower(team, jacobian.as_const(), chol);
+    return linalg::team_cholesky_in_place(team, chol);
   }
 
-  template <class Vec, class Out>
-  MYRIAD_HD void apply(const Vec& v, Out& out) const {
-    linalg::multiply(jacobian.as_const(), v, out);
+  template <class Vec, class Out, class Team = SerialTeam>
+  MYRIAD_HD void apply(const Vec& v, Out& out, const Team& team = Team{}) const {
+    linalg::team_multiply(team, jacobian.as_const(), v, out);
   }
-  template <class Vec, class Out>
-  MYRIAD_HD void apply_transpose(const Vec& w, Out& out) const {
-    linalg::multiply_transpose(jacobian.as_const(), w, out);
+  template <class Vec, class Out, class Team = SerialTeam>
+  MYRIAD_HD void apply_transpose(const Vec& w, Out& out, const Team& team = Team{}) const {
+    linalg::team_multiply_transpose(team, jacobian.as_const(), w, out);
   }
-  template <class Vec>
-  MYRIAD_HD void gram_solve(Vec& v) const {
-    linalg::solve_lower(chol.as_const(), v);
-    linalg::solve_lower_transpose(chol.as_const(), v);
+  template <class Vec, class Team = SerialTeam>
+  MYRIAD_HD void gram_solve(Vec& v, const Team& team = Team{}) const {
+    linalg::team_solve_lower(team, chol.as_const(), v);
+    linalg::team_solve_lower_transpose(team, chol.as_const(), v);
   }
-  MYRIAD_HD T half_log_det() const {
+  /// Every lane sums all M logs in order (the same bits in every lane; O(M) against the O(M²N)
+  /// of forming the factor).
+  template <class Team = SerialTeam>
+  MYRIAD_HD T half_log_det(const Team& team = Team{}) const {
+    team.sync();
     T sum = T(0);
     for (int i = 0; i < m; ++i) sum += myriad::log(chol(i, i));
     return sum;
   }
 
   /// grad += ∇_u ½ log|J Jᵀ| = Σ_mn C_mn ∂J_mn/∂u_i with C = G⁻¹J (constrained-hmc.md §8).
-  /// C (M × N) goes into `c`; then the generator's add_jacobian_vjp(u, J, C, grad, vjp_work)
-  /// if it has one, else ∂J/∂u_i from the generic-scalar Jacobian evaluated on duals seeded along
-  /// e_i (into `dual_jacobian`, M × N), or, without an analytic Jacobian, from nested duals of
-  /// generate() (N² passes).
+  /// C (M × N) goes into `c`, its columns dealt to the lanes; then the generator's
+  /// add_jacobian_vjp(u, J, C, grad, vjp_work) if it has one, else ∂J/∂u_i from the
+  /// generic-scalar Jacobian evaluated on duals seeded along e_i (into `dual_jacobian`, M × N),
+  /// or, without an analytic Jacobian, from nested duals of generate() (N² passes); those on
+  /// lane 0.
   template <class Generator, class Vec, class Grad, class DualMatrix, class DualScratch,
-            class NestedScratch>
+            class NestedScratch, class Team = SerialTeam>
   MYRIAD_HD void add_half_log_det_gradient(const Generator& g, const Vec& u, Grad& grad,
                                            MatrixView<T> c, DualMatrix& dual_jacobian,
                                            DualScratch& dual_outputs, NestedScratch& nested_outputs,
-                                           ChainVector<T> vjp_work) const {
-    for (int col = 0; col < n; ++col) {
+                                           ChainVector<T> vjp_work,
+                                           const Team& team = Team{}) const {
+    team.sync();
+    // Each column solved whole by one lane with the one-lane substitutions: the one-lane bits.
+    for (int col = team.rank(); col < n; col += team.size()) {
       ChainVector<T> column = c.column(col);
       for (int i = 0; i < m; ++i) column[i] = jacobian(i, col);
       gram_solve(column);
     }
-    if constexpr (generator_has_jacobian_vjp<Generator>) {
-      (void)dual_jacobian;
-      (void)dual_outputs;
-      (void)nested_outputs;
-      g.add_jacobian_vjp(u, jacobian.as_const(), c.as_const(), grad, vjp_work);
-    } else {
-      (void)vjp_work;
-      add_contraction_by_duals(g, u, grad, c, dual_jacobian, dual_outputs, nested_outputs);
+    team.sync();
+    if (team.rank() == 0) {
+      if constexpr (generator_has_jacobian_vjp<Generator>) {
+        (void)dual_jacobian;
+        (void)dual_outputs;
+        (void)nested_outputs;
+        g.add_jacobian_vjp(u, jacobian.as_const(), c.as_const(), grad, vjp_work);
+      } else {
+        (void)vjp_work;
+        add_contraction_by_duals(g, u, grad, c, dual_jacobian, dual_outputs, nested_outputs);
+      }
     }
+    team.sync();
   }
 
  private:
@@ -215,51 +240,63 @@ struct StructuredConstraintFactor {
     }
   }
 
-  template <class Generator, class Vec, class DualScratch>
-  MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& /*dual_outputs*/) {
-    MatrixView<T> b = parameter_block(jacobian, k);
-    auto t = noise_block(jacobian, k);
-    g.structured_jacobian(u, b, t);
-    return gram().factor();
+  template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
+  MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& /*dual_outputs*/,
+                          const Team& team = Team{}) {
+    return on_lane_zero(team, [&] {
+      MatrixView<T> b = parameter_block(jacobian, k);
+      auto t = noise_block(jacobian, k);
+      g.structured_jacobian(u, b, t);
+      return gram().factor();
+    });
   }
 
   /// out = B v₁ + T v₂.
-  template <class Vec, class Out>
-  MYRIAD_HD void apply(const Vec& v, Out& out) const {
-    for (int i = 0; i < m; ++i) {
-      T sum = T(0);
-      for (int p = 0; p < k; ++p) sum += jacobian(i, p) * v[p];
-      if constexpr (kDiagonal) {
-        sum += jacobian(i, k + i) * v[k + i];
-      } else {
-        for (int j = 0; j <= i; ++j) sum += jacobian(i, k + j) * v[k + j];
+  template <class Vec, class Out, class Team = SerialTeam>
+  MYRIAD_HD void apply(const Vec& v, Out& out, const Team& team = Team{}) const {
+    on_lane_zero(team, [&] {
+      for (int i = 0; i < m; ++i) {
+        T sum = T(0);
+        for (int p = 0; p < k; ++p) sum += jacobian(i, p) * v[p];
+        if constexpr (kDiagonal) {
+          sum += jacobian(i, k + i) * v[k + i];
+        } else {
+          for (int j = 0; j <= i; ++j) sum += jacobian(i, k + j) * v[k + j];
+        }
+        out[i] = sum;
       }
-      out[i] = sum;
-    }
+    });
   }
   /// out = [Bᵀ w; Tᵀ w].
-  template <class Vec, class Out>
-  MYRIAD_HD void apply_transpose(const Vec& w, Out& out) const {
-    for (int p = 0; p < k; ++p) {
-      T sum = T(0);
-      for (int i = 0; i < m; ++i) sum += jacobian(i, p) * w[i];
-      out[p] = sum;
-    }
-    for (int j = 0; j < m; ++j) {
-      if constexpr (kDiagonal) {
-        out[k + j] = jacobian(j, k + j) * w[j];
-      } else {
+  template <class Vec, class Out, class Team = SerialTeam>
+  MYRIAD_HD void apply_transpose(const Vec& w, Out& out, const Team& team = Team{}) const {
+    on_lane_zero(team, [&] {
+      for (int p = 0; p < k; ++p) {
         T sum = T(0);
-        for (int i = j; i < m; ++i) sum += jacobian(i, k + j) * w[i];
-        out[k + j] = sum;
+        for (int i = 0; i < m; ++i) sum += jacobian(i, p) * w[i];
+        out[p] = sum;
       }
-    }
+      for (int j = 0; j < m; ++j) {
+        if constexpr (kDiagonal) {
+          out[k + j] = jacobian(j, k + j) * w[j];
+        } else {
+          T sum = T(0);
+          for (int i = j; i < m; ++i) sum += jacobian(i, k + j) * w[i];
+          out[k + j] = sum;
+        }
+      }
+    });
   }
-  template <class Vec>
-  MYRIAD_HD void gram_solve(Vec& v) const {
-    gram().solve(v);
+  template <class Vec, class Team = SerialTeam>
+  MYRIAD_HD void gram_solve(Vec& v, const Team& team = Team{}) const {
+    on_lane_zero(team, [&] { gram().solve(v); });
   }
-  MYRIAD_HD T half_log_det() const { return T(0.5) * gram().log_det(); }
+  /// Every lane reads the factor (the same bits in every lane).
+  template <class Team = SerialTeam>
+  MYRIAD_HD T half_log_det(const Team& team = Team{}) const {
+    team.sync();
+    return T(0.5) * gram().log_det();
+  }
 
   /// grad += Σ_mn C_mn ∂J_mn/∂u_i, C = G⁻¹J, summed over the structurally non-zero entries only.
   /// C goes into `c` on J's structure: for the diagonal form C_B by K solves and of the noise
@@ -269,30 +306,33 @@ struct StructuredConstraintFactor {
   /// structured_jacobian evaluated on duals seeded along e_i (K + 1 compressed passes for the
   /// diagonal form, N for the triangular one).
   template <class Generator, class Vec, class Grad, class DualMatrix, class DualScratch,
-            class NestedScratch>
+            class NestedScratch, class Team = SerialTeam>
   MYRIAD_HD void add_half_log_det_gradient(const Generator& g, const Vec& u, Grad& grad,
                                            MatrixView<T> c, DualMatrix& dual_jacobian,
                                            DualScratch& /*dual_outputs*/,
                                            NestedScratch& /*nested_outputs*/,
-                                           ChainVector<T> vjp_work) const {
-    const Gram factor = gram();
-    if constexpr (kDiagonal) {
-      for (int col = 0; col < k; ++col) {
-        ChainVector<T> column = c.column(col);
-        for (int i = 0; i < m; ++i) column[i] = jacobian(i, col);
-        factor.solve(column);
+                                           ChainVector<T> vjp_work,
+                                           const Team& team = Team{}) const {
+    on_lane_zero(team, [&] {
+      const Gram factor = gram();
+      if constexpr (kDiagonal) {
+        for (int col = 0; col < k; ++col) {
+          ChainVector<T> column = c.column(col);
+          for (int i = 0; i < m; ++i) column[i] = jacobian(i, col);
+          factor.solve(column);
+        }
+        for (int j = 0; j < m; ++j) c(j, k + j) = factor.inverse_diagonal(j) * jacobian(j, k + j);
+      } else {
+        factor.solve_jacobian(c);
       }
-      for (int j = 0; j < m; ++j) c(j, k + j) = factor.inverse_diagonal(j) * jacobian(j, k + j);
-    } else {
-      factor.solve_jacobian(c);
-    }
-    if constexpr (generator_has_jacobian_vjp<Generator>) {
-      (void)dual_jacobian;
-      g.add_jacobian_vjp(u, jacobian.as_const(), c.as_const(), grad, vjp_work);
-    } else {
-      (void)vjp_work;
-      add_contraction_by_duals(g, u, grad, c, dual_jacobian);
-    }
+      if constexpr (generator_has_jacobian_vjp<Generator>) {
+        (void)dual_jacobian;
+        g.add_jacobian_vjp(u, jacobian.as_const(), c.as_const(), grad, vjp_work);
+      } else {
+        (void)vjp_work;
+        add_contraction_by_duals(g, u, grad, c, dual_jacobian);
+      }
+    });
   }
 
  private:

@@ -96,6 +96,13 @@ struct LinearGaussian {
       for (int n = 0; n < num_inputs; ++n) J(m, n) = S(a(m, n));
   }
 
+  /// grad += Σ_mn C_mn ∂J_mn/∂u = 0: J = A is constant, so ½ log|A Aᵀ| has no gradient
+  /// (constrained-hmc.md §8). Declared so that the library does not form ∂J/∂u_i on duals,
+  /// N passes of an M × N Jacobian, only to add zeros.
+  template <class Vec, class Jac, class Cot, class Grad, class Work>
+  MYRIAD_HD void add_jacobian_vjp(const Vec& /*u*/, const Jac& /*J*/, const Cot& /*C*/,
+                                  Grad& /*grad*/, Work& /*work*/) const {}
+
   /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose), the numbers the library's default
   /// prior sampler (sample_generator_prior) draws, which the ABC baselines use.
   template <class Out>

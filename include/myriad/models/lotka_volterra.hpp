@@ -50,6 +50,18 @@ struct LotkaVolterraSettings {
   double prior_mean = -2.0;  ///< m in z = exp(s u₁ + m)
   double prior_scale = 1.0;  ///< s in z = exp(s u₁ + m)
   std::array<double, 4> true_parameters = {0.4, 0.005, 0.05, 0.001};  ///< z of the data
+
+  /// A short, tame series for tests and benchmarks: S = 10 steps from r₀ = f₀ = 1 at
+  /// z = (0.3, 0.1, 0.2, 0.1) (M = 20, N = 24), data where prior draws of z keep the simulation
+  /// from exploding, so chains started by initialize() move.
+  static LotkaVolterraSettings short_series() {
+    LotkaVolterraSettings s;
+    s.num_steps = 10;
+    s.r0 = 1;
+    s.f0 = 1;
+    s.true_parameters = {0.3, 0.1, 0.2, 0.1};
+    return s;
+  }
 };
 
 /// The Euler–Maruyama simulator shared by both Lotka–Volterra generators (§15.2); per-chain.

@@ -59,9 +59,6 @@ struct AisConfig {
   }
 };
 
-/// Parses "auto", "thread" or "warp".
-AisParticleMapping parse_ais_particle_mapping(const std::string& name);
-
 /// Parses "hamiltonian" (also "hmc") or "metropolis" (also "rwm").
 AisTransition parse_ais_transition(const std::string& name);
 std::string to_string(AisTransition transition);

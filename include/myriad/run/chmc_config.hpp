@@ -3,6 +3,7 @@
 // steps, the trajectory-length interval and the projection tolerances (constrained-hmc.md §14;
 // Mici's tolerance set by default).
 
+#include "myriad/backend/team_mapping.hpp"
 #include "myriad/run/sample_config.hpp"
 
 namespace myriad {
@@ -16,6 +17,8 @@ struct ChmcConfig : SampleConfig {
   double reverse_tol = 2e-8;      ///< reversibility check on ‖u_r − u‖∞
   double divergence_tol = 1e10;   ///< a projection whose residual exceeds this has diverged
   int max_iterations = 50;        ///< I_max of a projection
+  /// CUDA only: one thread or one warp per chain (ChmcChainMapping, backend/chmc_backend.hpp).
+  TeamMapping chain_mapping = TeamMapping::automatic;
 
   /// Throws myriad::invalid_argument naming the first bad value.
   void validate_constrained() const;

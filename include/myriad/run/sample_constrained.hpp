@@ -57,13 +57,15 @@ Device choose_constrained_device(Device requested) {
   return device;
 }
 
-/// A constrained-HMC backend for Generator on a resolved device (cpu or cuda).
+/// A constrained-HMC backend for Generator on a resolved device (cpu or cuda); `mapping` applies
+/// to CUDA only.
 template <class Generator, class T = double>
-std::unique_ptr<ChmcBackend<T>> make_chmc_backend(const Generator& generator, std::int64_t chains,
-                                                  Device device) {
+std::unique_ptr<ChmcBackend<T>> make_chmc_backend(
+    const Generator& generator, std::int64_t chains, Device device,
+    ChmcChainMapping mapping = ChmcChainMapping::automatic) {
   if (device == Device::cuda) {
     if constexpr (cuda_chmc_backend_reachable<Generator>()) {
-      return make_cuda_chmc_backend<Generator, T>(generator, chains);
+      return make_cuda_chmc_backend<Generator, T>(generator, chains, mapping);
     } else {
       throw unavailable_error(
           "this generator has no CUDA constrained-HMC backend in this translation unit");
@@ -79,7 +81,8 @@ template <class Generator>
 SampleResult sample_constrained(const Generator& generator, const ChmcConfig& config) {
   config.validate_constrained();
   const Device device = choose_constrained_device<Generator>(config.device);
-  auto backend = make_chmc_backend<Generator, double>(generator, config.chains, device);
+  auto backend =
+      make_chmc_backend<Generator, double>(generator, config.chains, device, config.chain_mapping);
   return run_chmc(*backend, config);
 }
 

@@ -1,0 +1,42 @@
+#pragma once
+// How a CUDA backend maps its chains or particles onto threads: one thread each, or one warp
+// each (a team of 32 lanes, core/team.hpp). AIS (AisParticleMapping, backend/ais_backend.hpp)
+// and constrained HMC (ChmcChainMapping, backend/chmc_backend.hpp) both offer the choice; each
+// backend documents what `automatic` picks. The CPU backends run one chain or particle per loop
+// iteration whatever is asked.
+
+#include <string>
+
+#include "myriad/core/error.hpp"
+
+namespace myriad {
+
+enum class TeamMapping : int {
+  automatic,  ///< the backend's choice from the model and the ensemble's size
+  thread,     ///< one thread each: many chains or particles, cheap per-chain work
+  warp,       ///< one warp each: few of them, or costly per-chain linear algebra
+};
+
+/// "auto", "thread" or "warp".
+inline const char* to_string(TeamMapping mapping) {
+  switch (mapping) {
+    case TeamMapping::thread:
+      return "thread";
+    case TeamMapping::warp:
+      return "warp";
+    case TeamMapping::automatic:
+      break;
+  }
+  return "auto";
+}
+
+/// Parses "auto", "thread" or "warp"; `what` names the option in the error ("particle mapping").
+inline TeamMapping parse_team_mapping(const std::string& name, const char* what) {
+  if (name == "auto") return TeamMapping::automatic;
+  if (name == "thread") return TeamMapping::thread;
+  if (name == "warp") return TeamMapping::warp;
+  throw invalid_argument(std::string("unknown ") + what + " '" + name +
+                         "' (expected auto, thread or warp)");
+}
+
+}  // namespace myriad

@@ -1,0 +1,276 @@
+// The constrained-HMC kernels' per-chain bodies (backend/chmc_chain_bodies.hpp:
+// initialize_chain_at, chain_iterations_at) run on the host, over host arrays in the device
+// layout of each chain mapping, against the CPU backend. Needs no GPU: it checks, in every
+// build, everything of the kernels except the launch itself.
+//   thread per chain: SerialTeam, scratch [element][chain] with the stride padded to 32;
+//   warp per chain:   a team of host threads (tests/common/thread_team.hpp) per chain, with
+//                     real barriers, and the scratch [chain][element] padded to 32 bytes.
+// Both sides run the same host-compiled per-chain code and a team reproduces one lane bit for
+// bit (mcmc/constrained_hmc.hpp), so positions, statistics and recorded draws must be
+// identical. A missing barrier in the team code shows up here as a mismatch or a flaky run.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/test_generators.hpp"
+#include "common/thread_team.hpp"
+#include "myriad/backend/chmc_backend.hpp"
+#include "myriad/backend/chmc_chain_bodies.hpp"
+#include "myriad/backend/cpu_chmc_backend.hpp"
+#include "myriad/core/dual.hpp"
+#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/model/concept.hpp"
+#include "myriad/models/linear_gaussian.hpp"
+#include "myriad/models/lotka_volterra.hpp"
+
+namespace myriad {
+namespace {
+
+/// An ensemble in the CUDA backend's layout for one chain mapping, in host memory, advanced by
+/// the kernels' per-chain bodies in a host loop: with `lanes` = 0 one chain at a time on this
+/// thread (thread per chain), else each chain by a team of `lanes` host threads in the warp
+/// mapping's layout. Chains run in reverse order: any schedule must give the same result.
+template <class Generator>
+class HostKernelEnsemble {
+ public:
+  HostKernelEnsemble(const Generator& generator, std::int64_t chains, int lanes)
+      : generator_(generator),
+        chains_(chains),
+        stride_((chains + 31) / 32 * 32),
+        lanes_(lanes),
+        layout_(chmc_layout<Generator, double>(generator)),
+        scratch_(lanes > 0 ? kernels::ChmcScratchPlacement::chain_major<double>(layout_)
+                           : kernels::ChmcScratchPlacement::interleaved(stride_)) {
+    const auto stride = static_cast<std::size_t>(stride_);
+    position_.assign(static_cast<std::size_t>(layout_.n) * stride, 0.0);
+    gradient_.assign(static_cast<std::size_t>(layout_.n) * stride, 0.0);
+    potential_.assign(stride, 0.0);
+    work_.assign(static_cast<std::size_t>(scratch_.work_values(layout_, chains_, stride_)), 0.0);
+    dual_work_.assign(static_cast<std::size_t>(scratch_.dual_values(layout_, chains_, stride_)),
+                      Dual<double>(0.0));
+    nested_work_.assign(static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, stride_)),
+                        Dual<Dual<double>>(Dual<double>(0.0)));
+    counters_.assign(kernels::ChmcStatisticsView::kCounters * static_cast<std::size_t>(chains), 0);
+  }
+
+  std::int64_t initialize(std::uint64_t seed, int max_tries, std::int64_t chains_per_init) {
+    std::int64_t failed = 0;
+    for (std::int64_t c = chains_ - 1; c >= 0; --c) {
+      const bool placed = on_chain_team([&](const auto& team) {
+        return kernels::initialize_chain_at(generator_, view(), seed, max_tries, chains_per_init, c,
+                                            team);
+      });
+      if (!placed) ++failed;
+    }
+    return failed;
+  }
+
+  /// One launch's worth: n iterations of every chain; recorded as the kernel writes it.
+  IterationStats run(const ChmcSettings<double>& settings, std::uint32_t first_iteration, int n,
+                     std::vector<double>* recorded) {
+    std::fill(counters_.begin(), counters_.end(), 0);
+    const int quantities = recorded_quantity_count(generator_);
+    if (recorded) recorded->assign(static_cast<std::size_t>(n) * quantities * chains_, 0.0);
+    const kernels::ChmcStatisticsView stats = statistics();
+    double* slots = recorded ? recorded->data() : nullptr;
+    for (std::int64_t c = chains_ - 1; c >= 0; --c) {
+      on_chain_team([&](const auto& team) {
+        kernels::chain_iterations_at(generator_, view(), settings, first_iteration, n, slots,
+                                     quantities, stats, c, team);
+        return true;
+      });
+    }
+    IterationStats total;
+    total.transitions = chains_ * n;
+    for (std::int64_t c = 0; c < chains_; ++c) {
+      total.accept_prob_fixed += stats.accept_prob_fixed[c];
+      total.accepted += stats.accepted[c];
+      total.divergent += stats.divergent[c];
+      total.non_finite += stats.non_finite[c];
+      total.not_converged += stats.not_converged[c];
+      total.not_reversible += stats.not_reversible[c];
+      total.cholesky_failures += stats.cholesky_failures[c];
+      total.gradient_evaluations += stats.gradient_evaluations[c];
+      total.newton_iterations += stats.newton_iterations[c];
+    }
+    return total;
+  }
+
+  /// [dim][chain] without the padding, as ChmcBackend::positions returns it.
+  std::vector<double> positions() const {
+    std::vector<double> out(static_cast<std::size_t>(layout_.n * chains_));
+    for (int d = 0; d < layout_.n; ++d)
+      for (std::int64_t c = 0; c < chains_; ++c)
+        out[static_cast<std::size_t>(d * chains_ + c)] =
+            position_[static_cast<std::size_t>(d * stride_ + c)];
+    return out;
+  }
+
+ private:
+  /// body(team) for one chain: on this thread with SerialTeam, or on a team of lanes_ threads
+  /// (every lane must return the same value; lane 0's is returned).
+  template <class Body>
+  bool on_chain_team(Body body) {
+    if (lanes_ == 0) return body(SerialTeam{});
+    std::vector<char> results(static_cast<std::size_t>(lanes_), 0);
+    testing::run_team(lanes_, [&](const testing::ThreadTeam& team) {
+      results[static_cast<std::size_t>(team.rank())] = body(team) ? 1 : 0;
+    });
+    for (char r : results) EXPECT_EQ(r, results[0]) << "lanes disagree";
+    return results[0] != 0;
+  }
+
+  kernels::ChmcEnsembleView<double> view() {
+    return {EnsembleView<double>{position_.data(), chains_, layout_.n, stride_},
+            EnsembleView<double>{gradient_.data(), chains_, layout_.n, stride_},
+            potential_.data(),
+            work_.data(),
+            dual_work_.data(),
+            nested_work_.data(),
+            scratch_};
+  }
+  kernels::ChmcStatisticsView statistics() {
+    return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
+  }
+
+  Generator generator_;
+  std::int64_t chains_;
+  std::int64_t stride_;
+  int lanes_;
+  ChmcLayout layout_;
+  kernels::ChmcScratchPlacement scratch_;
+  std::vector<double> position_, gradient_, potential_, work_;
+  std::vector<Dual<double>> dual_work_;
+  std::vector<Dual<Dual<double>>> nested_work_;
+  std::vector<std::int64_t> counters_;
+};
+
+/// Collects the CPU backend's chunks in delivery order.
+class CollectingSink final : public DrawSink<double> {
+ public:
+  CollectingSink(std::int64_t chains, int quantities) : chains_(chains), quantities_(quantities) {}
+  void consume(const double* values, std::int64_t, int n_draws) override {
+    values_.insert(values_.end(), values, values + n_draws * quantities_ * chains_);
+  }
+  std::vector<double> take() { return std::exchange(values_, {}); }
+
+ private:
+  std::int64_t chains_;
+  int quantities_;
+  std::vector<double> values_;
+};
+
+template <class Generator>
+void expect_kernel_body_matches_cpu(const Generator& generator, std::int64_t chains,
+                                    double step_size, std::int64_t chains_per_init, int lanes,
+                                    const std::string& what) {
+  SCOPED_TRACE(what + (lanes == 0 ? ", thread per chain"
+                                  : ", a team of " + std::to_string(lanes) + " lanes per chain"));
+  ChmcSettings<double> settings;
+  settings.seed = 77;
+  settings.step.step_size = step_size;
+  settings.min_steps = 2;
+  settings.max_steps = 5;
+  CpuChmcBackend<Generator, double> cpu(generator, chains);
+  HostKernelEnsemble<Generator> kernel(generator, chains, lanes);
+  EXPECT_EQ(kernel.initialize(settings.seed, 10, chains_per_init),
+            cpu.initialize(settings.seed, 10, chains_per_init));
+  ASSERT_EQ(kernel.positions(), cpu.positions()) << "initial points";
+  CollectingSink sink(chains, cpu.num_quantities());
+  std::uint32_t iteration = 0;
+  IterationStats cpu_total, kernel_total;
+  for (int n : {1, 3, 2}) {  // launches of several sizes, as chunks would be
+    SCOPED_TRACE("launch of " + std::to_string(n) + " iterations from " +
+                 std::to_string(iteration));
+    const IterationStats a = cpu.run(settings, iteration, n, &sink, iteration, 0);
+    std::vector<double> recorded;
+    const IterationStats b = kernel.run(settings, iteration, n, &recorded);
+    iteration += static_cast<std::uint32_t>(n);
+    EXPECT_EQ(b.transitions, a.transitions);
+    EXPECT_EQ(b.accept_prob_fixed, a.accept_prob_fixed);
+    EXPECT_EQ(b.accepted, a.accepted);
+    EXPECT_EQ(b.divergent, a.divergent);
+    EXPECT_EQ(b.non_finite, a.non_finite);
+    EXPECT_EQ(b.not_converged, a.not_converged);
+    EXPECT_EQ(b.not_reversible, a.not_reversible);
+    EXPECT_EQ(b.cholesky_failures, a.cholesky_failures);
+    EXPECT_EQ(b.gradient_evaluations, a.gradient_evaluations);
+    EXPECT_EQ(b.newton_iterations, a.newton_iterations);
+    EXPECT_EQ(recorded, sink.take()) << "recorded draws";
+    EXPECT_EQ(kernel.positions(), cpu.positions());
+    cpu_total += a;
+    kernel_total += b;
+  }
+  // The comparison is only as strong as the run is varied: moves and rejections both occur.
+  EXPECT_GT(cpu_total.accepted, 0);
+  EXPECT_LT(cpu_total.accepted, cpu_total.transitions);
+}
+
+/// Lotka–Volterra with 10 steps (M = 20, N = 24): structured (triangular + low rank) Gram and
+/// add_jacobian_vjp.
+const models::LotkaVolterraProblem& short_lotka_volterra() {
+  static const models::LotkaVolterraProblem problem =
+      models::LotkaVolterraProblem::make(7, models::LotkaVolterraSettings::short_series());
+  return problem;
+}
+
+/// linear_gaussian with M = 18 ≥ kWarpPerChainMinOutputs: a dense Gram that the automatic
+/// mapping gives a warp (analytic Jacobian, a no-op add_jacobian_vjp).
+const models::LinearGaussianProblem& linear_gaussian() {
+  static const models::LinearGaussianProblem problem =
+      models::LinearGaussianProblem::make(18, 23, 5);
+  return problem;
+}
+
+TEST(ChmcChainBodies, ThreadPerChainMatchesTheCpuBackend) {
+  // 37 chains: a padded stride (64) and a last superchain of one chain when 4 share a point.
+  expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 37, 1.6, 1, 0, "sphere");
+  expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 37, 1.2, 4, 0,
+                                 "curved, 4 chains per initial point");
+  expect_kernel_body_matches_cpu(short_lotka_volterra().host_model(), 37, 0.4, 1, 0,
+                                 "lotka_volterra S = 10");
+}
+
+// Lane counts that divide the sizes, do not, exceed them, and the warp's 32.
+TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendOnASphere) {
+  expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 9, 1.6, 1, 3, "sphere");
+  expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 4, 1.6, 1, 32, "sphere");
+}
+
+TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendWithDualDerivatives) {
+  expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 9, 1.2, 4, 2,
+                                 "curved (duals, nested duals), 4 chains per initial point");
+}
+
+TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendOnADenseGram) {
+  expect_kernel_body_matches_cpu(linear_gaussian().host_model(), 6, 1.5, 1, 5,
+                                 "linear_gaussian M = 18");
+}
+
+TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendOnAStructuredGram) {
+  expect_kernel_body_matches_cpu(short_lotka_volterra().host_model(), 5, 0.4, 1, 4,
+                                 "lotka_volterra S = 10 (structured Gram: lane 0)");
+}
+
+TEST(ChmcChainBodies, AutomaticMappingGivesWarpsToLargeDenseGrams) {
+  EXPECT_EQ(resolve_chmc_chain_mapping(ChmcChainMapping::automatic, GramStructure::dense, 18),
+            ChmcChainMapping::warp);
+  EXPECT_EQ(resolve_chmc_chain_mapping(ChmcChainMapping::automatic, GramStructure::dense, 9),
+            ChmcChainMapping::thread);
+  EXPECT_EQ(resolve_chmc_chain_mapping(ChmcChainMapping::automatic,
+                                       GramStructure::triangular_plus_low_rank, 100),
+            ChmcChainMapping::thread);
+  EXPECT_EQ(resolve_chmc_chain_mapping(ChmcChainMapping::warp, GramStructure::dense, 1),
+            ChmcChainMapping::warp);
+  EXPECT_EQ(resolve_chmc_chain_mapping(ChmcChainMapping::thread, GramStructure::dense, 100),
+            ChmcChainMapping::thread);
+}
+
+}  // namespace
+}  // namespace myriad
