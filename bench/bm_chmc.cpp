@@ -1,8 +1,8 @@
 // BM_chmc/<generator>/<device>/chains:N — many-chain constrained HMC (backend/chmc_backend.hpp)
 // on the built-in generators, CPU and CUDA side by side, for the goal: a GPU ensemble
 // delivering ≥ 1000× the effective samples per second of one CPU core running one chain. The
-// `cuda` rows use the automatic chain mapping; generators with a dense Gram also have
-// `cuda-thread` and `cuda-warp` rows (one thread or one warp per chain, ChmcChainMapping), the
+// `cuda` rows use the automatic chain mapping; generators with a dense Gram have `cuda-thread`
+// and `cuda-warp` rows instead (one thread or one warp per chain, ChmcChainMapping), the
 // measurement that sets kWarpPerChainMinOutputs (backend/chmc_backend.hpp).
 //
 // Figures per row:
@@ -195,16 +195,19 @@ models::GldProblem& gld_problem() {
   return problem;
 }
 
-/// Registers BM_chmc/<name>/<device> for both devices, and with `both_mappings` the CUDA rows of
-/// each chain mapping too. CPU rows: 1, 4, 16, … chains up to max_cpu_chains; CUDA rows: 2^8 …
+/// Registers BM_chmc/<name>/<device> for both devices; with `both_mappings` the CUDA rows are one
+/// per chain mapping (cuda-thread, cuda-warp) instead of the automatic one. CPU rows: 1, 4, 16, … chains up to max_cpu_chains; CUDA rows: 2^8 …
 /// 2^14 chains.
 template <class MakeGenerator>
 void register_generator(const std::string& name, int max_cpu_chains, MakeGenerator make_generator,
                         bool both_mappings = false) {
-  std::vector<RowDevice> devices = {{Device::cpu}, {Device::cuda}};
+  // With both mappings the automatic row would repeat one of them: its label names which.
+  std::vector<RowDevice> devices = {{Device::cpu}};
   if (both_mappings) {
     devices.push_back({Device::cuda, ChmcChainMapping::thread});
     devices.push_back({Device::cuda, ChmcChainMapping::warp});
+  } else {
+    devices.push_back({Device::cuda});
   }
   for (const RowDevice& device : devices) {
     auto* b = benchmark::RegisterBenchmark(

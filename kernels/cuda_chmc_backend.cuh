@@ -31,6 +31,9 @@
 //   Dual<Dual<T>> workspace          M                               (nested-dual outputs)
 //   statistics, initialisation flag  9 · 8 + 1                       bytes
 //
+// (The warp mapping gives each lane its own M-vectors of duals and nested duals when the
+// generator has no analytic Jacobian, whose forward passes the lanes share: 32M of each.)
+//
 // i.e. 8(5MN + 2M² + 8N + 7M + 1) + 73 bytes in double without add_jacobian_vjp (a dual is two
 // values, a nested dual four), dominated by the M × N matrices. The structured factors
 // (constraint_factor.hpp) keep J in the same M × N layout, so the built-in generators need:
@@ -103,8 +106,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
       : generator_(generator),
         chains_(chains),
         stride_(cuda_detail::round_up(chains, 32)),
-        layout_(chmc_layout<Generator, T>(generator)),
-        mapping_(checked_mapping(mapping, layout_)),
+        mapping_(checked_mapping(mapping, generator)),
+        layout_(chmc_layout<Generator, T>(
+            generator, mapping_ == ChmcChainMapping::warp ? kernels::WarpTeam::kLanes : 1)),
         scratch_(mapping_ == ChmcChainMapping::warp
                      ? kernels::ChmcScratchPlacement::chain_major<T>(layout_)
                      : kernels::ChmcScratchPlacement::interleaved(stride_)),
@@ -299,11 +303,12 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 
  private:
   /// The resolved mapping; throws myriad::invalid_argument for a value outside the enum.
-  static ChmcChainMapping checked_mapping(ChmcChainMapping requested, const ChmcLayout& layout) {
+  static ChmcChainMapping checked_mapping(ChmcChainMapping requested, const Generator& generator) {
     MYRIAD_EXPECTS(requested == ChmcChainMapping::automatic ||
                        requested == ChmcChainMapping::thread || requested == ChmcChainMapping::warp,
                    "unknown constrained-HMC chain mapping ", static_cast<int>(requested));
-    return resolve_chmc_chain_mapping(requested, generator_gram_structure<Generator>, layout.m);
+    return resolve_chmc_chain_mapping(requested, generator_gram_structure<Generator>,
+                                      generator.output_dim());
   }
 
   /// Validates the arguments and returns the current device. Runs in the member initialisers,
@@ -388,8 +393,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   Generator generator_;
   std::int64_t chains_;
   std::int64_t stride_;
-  ChmcLayout layout_;
   ChmcChainMapping mapping_;  ///< resolved: thread or warp
+  ChmcLayout layout_;         ///< for one lane, or for a warp's (mapping_)
   kernels::ChmcScratchPlacement scratch_;
   int n_quantities_;
   int device_;  // initialised before the streams below (see checked_device)

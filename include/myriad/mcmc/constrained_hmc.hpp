@@ -62,6 +62,10 @@ struct ChmcLayout {
   std::int64_t factor_size;
   std::int64_t vjp_size;  ///< scratch of the generator's add_jacobian_vjp (0 without one)
   bool dual_jacobian;     ///< whether ∂J/∂u_i is formed on duals (no add_jacobian_vjp)
+  /// Lanes with their own dual and nested-dual output vectors: the team's size when J comes
+  /// from forward passes of generate() (no analytic Jacobian; the passes are dealt to the lanes),
+  /// else 1.
+  int output_lanes;
   // Vectors of length N: proposal, momentum, proposal gradient, sub-step start, iterate, update.
   MYRIAD_HD std::int64_t proposal() const { return 0; }
   MYRIAD_HD std::int64_t momentum() const { return n; }
@@ -80,15 +84,19 @@ struct ChmcLayout {
   MYRIAD_HD std::int64_t jacobian_vjp_work() const { return c_matrix() + std::int64_t(m) * n; }
   MYRIAD_HD std::int64_t size() const { return jacobian_vjp_work() + vjp_size; }
   /// Dual scratch (ChainWorkspace<Dual<T>>): ∂J (M × N, only without add_jacobian_vjp) and an
-  /// M-vector.
-  MYRIAD_HD std::int64_t dual_outputs() const { return dual_jacobian ? std::int64_t(m) * n : 0; }
-  MYRIAD_HD std::int64_t dual_size() const { return dual_outputs() + m; }
-  /// Nested-dual scratch (ChainWorkspace<Dual<Dual<T>>>): an M-vector.
-  MYRIAD_HD std::int64_t nested_size() const { return m; }
+  /// M-vector per output lane.
+  MYRIAD_HD std::int64_t dual_outputs(int lane = 0) const {
+    return (dual_jacobian ? std::int64_t(m) * n : 0) + std::int64_t(lane) * m;
+  }
+  MYRIAD_HD std::int64_t dual_size() const { return dual_outputs(output_lanes); }
+  /// Nested-dual scratch (ChainWorkspace<Dual<Dual<T>>>): an M-vector per output lane.
+  MYRIAD_HD std::int64_t nested_outputs(int lane = 0) const { return std::int64_t(lane) * m; }
+  MYRIAD_HD std::int64_t nested_size() const { return nested_outputs(output_lanes); }
 };
 
+/// The layout for a chain run by `lanes` lanes (1: the CPU and thread-per-chain kernels).
 template <class Generator, class T>
-MYRIAD_HD ChmcLayout chmc_layout(const Generator& g) {
+MYRIAD_HD ChmcLayout chmc_layout(const Generator& g, int lanes = 1) {
   int k = 0;
   if constexpr (generator_gram_structure<Generator> != GramStructure::dense) k = g.num_parameters();
   using Factor = typename constraint_factor_for<Generator, T>::type;
@@ -97,7 +105,8 @@ MYRIAD_HD ChmcLayout chmc_layout(const Generator& g) {
           k,
           Factor::workspace_size(g.output_dim(), g.input_dim(), k),
           generator_jacobian_vjp_workspace(g),
-          !generator_has_jacobian_vjp<Generator>};
+          !generator_has_jacobian_vjp<Generator>,
+          generator_has_jacobian<Generator> ? 1 : lanes};
 }
 
 /// Views of one chain's state (u, φ, ∇φ: updated on acceptance) and scratch.
@@ -130,14 +139,16 @@ class ConstrainedChain {
 
   MYRIAD_HD ConstrainedChain(const Generator& g, const ChmcChain<T>& chain,
                              const Team& team = Team{})
-      : g_(g), c_(chain), team_(team), layout_(chmc_layout<Generator, T>(g)) {
+      : g_(g), c_(chain), team_(team), layout_(chmc_layout<Generator, T>(g, team.size())) {
     n_ = layout_.n;
     m_ = layout_.m;
     factor_[0] = Factor::at(c_.work, layout_.factor(0), m_, n_, layout_.k);
     factor_[1] = Factor::at(c_.work, layout_.factor(1), m_, n_, layout_.k);
     dual_jacobian_ = c_.dual_work.matrix(0, layout_.dual_jacobian ? m_ : 0, n_);
-    dual_outputs_ = c_.dual_work.vector(layout_.dual_outputs(), m_);
-    nested_outputs_ = c_.nested_work.vector(0, m_);
+    // This lane's output vectors (lane 0's when the layout has one set).
+    const int output_lane = team.rank() < layout_.output_lanes ? team.rank() : 0;
+    dual_outputs_ = c_.dual_work.vector(layout_.dual_outputs(output_lane), m_);
+    nested_outputs_ = c_.nested_work.vector(layout_.nested_outputs(output_lane), m_);
   }
 
   /// Evaluates J, the Gram factor, φ and ∇φ at the chain's position (after initialisation).

@@ -43,17 +43,19 @@
 
 namespace myriad {
 
-/// J(u) of a generator into a matrix view: the generator's own generic-scalar Jacobian, or
-/// N forward-mode passes of generate() (one per input direction).
-template <class Generator, class Vec, class Jac, class Scratch>
-MYRIAD_HD void evaluate_jacobian(const Generator& g, const Vec& u, Jac& jac, Scratch& outputs) {
+/// J(u) of a generator into a matrix view, by a team: the generator's own generic-scalar
+/// Jacobian on lane 0, or N forward-mode passes of generate() (one per input direction), column
+/// k by lane k mod size into that lane's M-vector of duals `outputs`. Not fenced: the caller
+/// syncs before (u) and after (J).
+template <class Generator, class Vec, class Jac, class Scratch, class Team = SerialTeam>
+MYRIAD_HD void evaluate_jacobian(const Generator& g, const Vec& u, Jac& jac, Scratch& outputs,
+                                 const Team& team = Team{}) {
   if constexpr (generator_has_jacobian<Generator>) {
     (void)outputs;
-    g.jacobian(u, jac);
+    if (team.rank() == 0) g.jacobian(u, jac);
   } else {
-    // outputs: an M-vector of duals (per-chain scratch).
     const int n = g.input_dim(), m = g.output_dim();
-    for (int k = 0; k < n; ++k) {
+    for (int k = team.rank(); k < n; k += team.size()) {
       g.generate(SeededDualView<Vec>{u, k}, outputs);
       for (int i = 0; i < m; ++i) jac(i, k) = outputs[i].eps;
     }
@@ -82,7 +84,7 @@ struct DenseConstraintFactor {
   MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& dual_outputs,
                           const Team& team = Team{}) {
     team.sync();
-    if (team.rank() == 0) evaluate_jacobian(g, u, jacobian, dual_outputs);
+    evaluate_jacobian(g, u, jacobian, dual_outputs, team);
     linalg::team_gram_lower(team, jacobian.as_const(), chol);
     return linalg::team_cholesky_in_place(team, chol);
   }
@@ -114,8 +116,8 @@ struct DenseConstraintFactor {
   /// C (M × N) goes into `c`, its columns dealt to the lanes; then the generator's
   /// add_jacobian_vjp(u, J, C, grad, vjp_work) if it has one, else ∂J/∂u_i from the
   /// generic-scalar Jacobian evaluated on duals seeded along e_i (into `dual_jacobian`, M × N),
-  /// or, without an analytic Jacobian, from nested duals of generate() (N² passes); those on
-  /// lane 0.
+  /// both on lane 0, or, without an analytic Jacobian, from nested duals of generate() (N²
+  /// passes), gradient element i by lane i mod size into that lane's `nested_outputs`.
   template <class Generator, class Vec, class Grad, class DualMatrix, class DualScratch,
             class NestedScratch, class Team = SerialTeam>
   MYRIAD_HD void add_half_log_det_gradient(const Generator& g, const Vec& u, Grad& grad,
@@ -131,30 +133,34 @@ struct DenseConstraintFactor {
       gram_solve(column);
     }
     team.sync();
-    if (team.rank() == 0) {
-      if constexpr (generator_has_jacobian_vjp<Generator>) {
-        (void)dual_jacobian;
-        (void)dual_outputs;
-        (void)nested_outputs;
+    if constexpr (generator_has_jacobian_vjp<Generator>) {
+      (void)dual_jacobian;
+      (void)dual_outputs;
+      (void)nested_outputs;
+      if (team.rank() == 0)
         g.add_jacobian_vjp(u, jacobian.as_const(), c.as_const(), grad, vjp_work);
-      } else {
-        (void)vjp_work;
+    } else if constexpr (generator_has_jacobian<Generator>) {
+      (void)vjp_work;
+      // One M × N dual Jacobian per pass: lane 0 alone (a copy per lane would cost 32 of them).
+      if (team.rank() == 0)
         add_contraction_by_duals(g, u, grad, c, dual_jacobian, dual_outputs, nested_outputs);
-      }
+    } else {
+      (void)vjp_work;
+      add_contraction_by_duals(g, u, grad, c, dual_jacobian, dual_outputs, nested_outputs, team);
     }
     team.sync();
   }
 
  private:
   // grad_i += Σ_mn C_mn ∂J_mn/∂u_i with ∂J/∂u_i on duals: N passes of jacobian(), or N² of
-  // generate() on nested duals.
+  // generate() on nested duals; element i by lane i mod size.
   template <class Generator, class Vec, class Grad, class DualMatrix, class DualScratch,
-            class NestedScratch>
+            class NestedScratch, class Team = SerialTeam>
   MYRIAD_HD void add_contraction_by_duals(const Generator& g, const Vec& u, Grad& grad,
                                           MatrixView<T> c, DualMatrix& dual_jacobian,
-                                          DualScratch& dual_outputs,
-                                          NestedScratch& nested_outputs) const {
-    for (int i = 0; i < n; ++i) {
+                                          DualScratch& dual_outputs, NestedScratch& nested_outputs,
+                                          const Team& team = Team{}) const {
+    for (int i = team.rank(); i < n; i += team.size()) {
       T sum = T(0);
       if constexpr (generator_has_jacobian<Generator>) {
         (void)dual_outputs;
