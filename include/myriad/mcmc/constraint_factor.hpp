@@ -21,10 +21,11 @@
 // (a warp per chain: DESIGN.md rule 6(b)); all lanes call it with the same arguments and get
 // the same result, fenced by team barriers on both sides. The dense factor shares its linear
 // algebra out (linalg/team_ops.hpp: Gram, Cholesky, substitutions, products, and the columns
-// of C = G⁻¹J by lane), bitwise equal to one lane; the generator's own functions (J, its
+// of C = G⁻¹J by lane), bitwise equal to one lane. The generator's own functions (J, its
 // vector-Jacobian product) and the structured factors' operations run on lane 0 while the others
-// wait, which is correct for any generator but gains nothing. With SerialTeam, the default,
-// every operation is the one-lane code.
+// wait, which is correct for any generator but gains nothing; a generator without jacobian() is
+// differentiated by forward passes of generate(), which the lanes share by input direction.
+// With SerialTeam, the default, every operation is the one-lane code.
 
 #include <cstdint>
 
