@@ -210,48 +210,37 @@ const std::pair<const char*, ContractionPath> cuda_paths[] = {
     {"cuda_cublas", ContractionPath::cublas}};
 #endif
 
+/// BM_log_semiring_gemm/<path><shape> for the CPU (when `terms` is at most kCpuMaxTerms) and
+/// every CUDA path, each row building its geometry with make_geometry().
+template <class MakeGeometry>
+void register_shape(const std::string& shape, double terms, MakeGeometry make_geometry) {
+  if (terms <= kCpuMaxTerms)
+    benchmark::RegisterBenchmark(("BM_log_semiring_gemm/cpu_generic" + shape).c_str(),
+                                 [=](benchmark::State& s) { cpu_benchmark(s, make_geometry()); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+#if defined(MYRIAD_HAS_CUDA)
+  for (const auto& entry : cuda_paths) {
+    const ContractionPath path = entry.second;
+    benchmark::RegisterBenchmark(
+        ("BM_log_semiring_gemm/" + std::string(entry.first) + shape).c_str(),
+        [=](benchmark::State& s) { cuda_benchmark(s, make_geometry(), path); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime();
+  }
+#endif
+}
+
 void register_benchmarks() {
   for (std::int64_t k : {16, 64, 256})
-    for (std::int64_t batch : {64, 4096}) {
-      const std::string shape = "/chain/k:" + std::to_string(k) + "/batch:" + std::to_string(batch);
-      const double terms = static_cast<double>(batch) * static_cast<double>(k * k * k);
-      if (terms <= kCpuMaxTerms)
-        benchmark::RegisterBenchmark(
-            ("BM_log_semiring_gemm/cpu_generic" + shape).c_str(),
-            [=](benchmark::State& s) { cpu_benchmark(s, chain_geometry(k, batch)); })
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime();
-#if defined(MYRIAD_HAS_CUDA)
-      for (const auto& entry : cuda_paths) {
-        const ContractionPath path = entry.second;
-        benchmark::RegisterBenchmark(
-            ("BM_log_semiring_gemm/" + std::string(entry.first) + shape).c_str(),
-            [=](benchmark::State& s) { cuda_benchmark(s, chain_geometry(k, batch), path); })
-            ->Unit(benchmark::kMillisecond)
-            ->UseManualTime();
-      }
-#endif
-    }
-  for (std::int64_t k : {8, 16, 20}) {
-    const std::string shape = "/chimpanzees/k:" + std::to_string(k);
-    const double terms = 42.0 * static_cast<double>(k * k * k * k * k * k);
-    if (terms <= kCpuMaxTerms)
-      benchmark::RegisterBenchmark(
-          ("BM_log_semiring_gemm/cpu_generic" + shape).c_str(),
-          [=](benchmark::State& s) { cpu_benchmark(s, chimpanzees_geometry(k)); })
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
-#if defined(MYRIAD_HAS_CUDA)
-    for (const auto& entry : cuda_paths) {
-      const ContractionPath path = entry.second;
-      benchmark::RegisterBenchmark(
-          ("BM_log_semiring_gemm/" + std::string(entry.first) + shape).c_str(),
-          [=](benchmark::State& s) { cuda_benchmark(s, chimpanzees_geometry(k), path); })
-          ->Unit(benchmark::kMillisecond)
-          ->UseManualTime();
-    }
-#endif
-  }
+    for (std::int64_t batch : {64, 4096})
+      register_shape("/chain/k:" + std::to_string(k) + "/batch:" + std::to_string(batch),
+                     static_cast<double>(batch) * static_cast<double>(k * k * k),
+                     [=] { return chain_geometry(k, batch); });
+  for (std::int64_t k : {8, 16, 20})
+    register_shape("/chimpanzees/k:" + std::to_string(k),
+                   42.0 * static_cast<double>(k * k * k * k * k * k),
+                   [=] { return chimpanzees_geometry(k); });
 }
 
 [[maybe_unused]] const int registered = (register_benchmarks(), 0);

@@ -1,8 +1,11 @@
 #pragma once
 // What the host mirrors of the CUDA AIS backend's layouts share (tests/unit/
 // test_ais_device_layout.cpp: the thread mapping; test_ais_team.cpp: the warp mapping): the six
-// per-particle arrays, the base view built from a layout, and HAIS settings.
+// per-particle arrays, reading them back in particle order, the padding check, the base view
+// built from a layout, and HAIS settings.
 
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "myriad/backend/ais_backend.hpp"
@@ -23,6 +26,34 @@ struct ParticleArrays {
     return {&position, &momentum, &gradient, &proposal, &proposal_momentum, &proposal_gradient};
   }
 };
+
+/// The [particle][dim] values of `array` in a layout that keeps coordinate d of particle i at
+/// array[offset(i, d)] (CudaAisBackend::positions).
+template <class T, class Offset>
+std::vector<T> particle_major(const std::vector<T>& array, std::int64_t particles, int dim,
+                              Offset offset) {
+  std::vector<T> out(static_cast<std::size_t>(particles) * dim);
+  for (std::int64_t i = 0; i < particles; ++i)
+    for (int d = 0; d < dim; ++d)
+      out[static_cast<std::size_t>(i * dim + d)] = array[static_cast<std::size_t>(offset(i, d))];
+  return out;
+}
+
+/// Entries of the six arrays that no (particle, coordinate) maps to under `offset` (the
+/// layout's padding, filled with NaN by the mirror) and that are no longer NaN.
+template <class T, class Offset>
+std::int64_t written_padding(const ParticleArrays<T>& arrays, std::int64_t particles, int dim,
+                             Offset offset) {
+  std::int64_t written = 0;
+  for (const std::vector<T>* array : arrays.all()) {
+    std::vector<bool> coordinate(array->size(), false);
+    for (std::int64_t i = 0; i < particles; ++i)
+      for (int d = 0; d < dim; ++d) coordinate[static_cast<std::size_t>(offset(i, d))] = true;
+    for (std::size_t k = 0; k < array->size(); ++k)
+      written += !coordinate[k] && !std::isnan((*array)[k]) ? 1 : 0;
+  }
+  return written;
+}
 
 /// The base q of a layout as the backends pass it to the per-particle code.
 template <class T>

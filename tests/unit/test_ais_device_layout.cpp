@@ -108,25 +108,20 @@ class DeviceLayoutAis {
 
   /// CudaAisBackend::positions: [dim][padded particle] → [particle][dim].
   std::vector<T> positions() const {
-    std::vector<T> out(static_cast<std::size_t>(total_) * layout_.dim);
-    for (std::int64_t i = 0; i < total_; ++i)
-      for (int d = 0; d < layout_.dim; ++d)
-        out[static_cast<std::size_t>(i) * layout_.dim + d] =
-            state_.position[static_cast<std::size_t>(d) * stride_ + i];
-    return out;
+    return testing::particle_major(state_.position, total_, layout_.dim, offset());
   }
 
   /// Number of padding entries (particle index ≥ total in some array) that are no longer NaN.
   std::int64_t written_padding() const {
-    std::int64_t written = 0;
-    for (const auto* array : state_.all())
-      for (int d = 0; d < layout_.dim; ++d)
-        for (std::int64_t i = total_; i < stride_; ++i)
-          written += std::isnan((*array)[static_cast<std::size_t>(d) * stride_ + i]) ? 0 : 1;
-    return written;
+    return testing::written_padding(state_, total_, layout_.dim, offset());
   }
 
  private:
+  /// Where coordinate d of particle i lives: [dim][padded particle].
+  auto offset() const {
+    return [stride = stride_](std::int64_t i, int d) { return d * stride + i; };
+  }
+
   /// CudaAisBackend::view: chain_stride 1, the padded stride between dimensions.
   EnsembleView<T> view(std::vector<T>& array) {
     return {array.data(), total_, layout_.dim, stride_};

@@ -213,25 +213,20 @@ class TeamLayoutAis {
 
   /// CudaAisBackend::positions in the warp mapping: [particle][padded dim] → [particle][dim].
   std::vector<T> positions() const {
-    std::vector<T> out(static_cast<std::size_t>(total_) * layout_.dim);
-    for (std::int64_t i = 0; i < total_; ++i)
-      for (int d = 0; d < layout_.dim; ++d)
-        out[static_cast<std::size_t>(i) * layout_.dim + d] =
-            state_.position[static_cast<std::size_t>(i) * row_ + d];
-    return out;
+    return testing::particle_major(state_.position, total_, layout_.dim, offset());
   }
 
   /// Entries of the row padding (coordinate ≥ dim) that are no longer NaN.
   std::int64_t written_padding() const {
-    std::int64_t written = 0;
-    for (const auto* array : state_.all())
-      for (std::int64_t i = 0; i < total_; ++i)
-        for (int d = layout_.dim; d < row_; ++d)
-          written += std::isnan((*array)[static_cast<std::size_t>(i) * row_ + d]) ? 0 : 1;
-    return written;
+    return testing::written_padding(state_, total_, layout_.dim, offset());
   }
 
  private:
+  /// Where coordinate d of particle i lives: [particle][padded dim].
+  auto offset() const {
+    return [row = row_](std::int64_t i, int d) { return i * row + d; };
+  }
+
   /// CudaAisBackend::view in the warp mapping: stride 1, chain_stride the padded row.
   EnsembleView<T> view(std::vector<T>& array) {
     return {array.data(), total_, layout_.dim, 1, row_};

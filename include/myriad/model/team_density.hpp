@@ -62,43 +62,26 @@ MYRIAD_HD int team_scratch_size(const Model& model) {
   }
 }
 
-/// log p(x) and ∇ log p(x) by the team: the model's cooperative member, or lane 0 alone.
+/// log p(x) and ∇ log p(x) by the team: the model's cooperative member, or lane 0 alone
+/// (on_lane_zero). With one lane, the one-lane function.
 template <class Team, class Model, class Vec, class Grad, class T>
 MYRIAD_HD auto team_log_density_and_gradient(const Team& team, const Model& model, const Vec& x,
                                              Grad& grad, T* scratch) {
-  if constexpr (Team::kSerial) {
-    (void)team;
-    (void)scratch;
-    return log_density_and_gradient(model, x, grad);
-  } else {
-    using Value = decltype(log_density_and_gradient(model, x, grad));
-    Value value = Value(0);
+  if constexpr (!Team::kSerial && model_has_team_gradient<Model>) {
     team.sync();
-    if constexpr (model_has_team_gradient<Model>) {
-      value = model.log_density_gradient(team, x, grad, scratch);
-    } else {
-      (void)scratch;
-      if (team.rank() == 0) value = log_density_and_gradient(model, x, grad);
-      value = team.broadcast(value, 0);
-    }
+    const auto value = model.log_density_gradient(team, x, grad, scratch);
     team.sync();
     return value;
+  } else {
+    (void)scratch;
+    return on_lane_zero(team, [&] { return log_density_and_gradient(model, x, grad); });
   }
 }
 
 /// log p(x) by the team: lane 0 evaluates, every lane gets the value.
 template <class Team, class Model, class Vec>
 MYRIAD_HD auto team_log_density(const Team& team, const Model& model, const Vec& x) {
-  if constexpr (Team::kSerial) {
-    (void)team;
-    return model.log_density(x);
-  } else {
-    using Value = decltype(model.log_density(x));
-    Value value = Value(0);
-    team.sync();
-    if (team.rank() == 0) value = model.log_density(x);
-    return team.broadcast(value, 0);
-  }
+  return on_lane_zero(team, [&] { return model.log_density(x); });
 }
 
 }  // namespace myriad
