@@ -3,7 +3,10 @@
 // delivering ≥ 1000× the effective samples per second of one CPU core running one chain. The
 // `cuda` rows use the automatic chain mapping; generators with a dense Gram have `cuda-thread`
 // and `cuda-warp` rows instead (one thread or one warp per chain, ChmcChainMapping), the
-// measurement that sets kWarpPerChainMinOutputs (backend/chmc_backend.hpp).
+// measurement that sets kWarpPerChainMinOutputs (backend/chmc_backend.hpp), and rows suffixed
+// `-library` whose Gram matrices are factored by cuSOLVER across all chains between the phases
+// of a transition instead of in the chain (GramFactorization::library), the measurement that
+// sets kLibraryGramMinOutputs (backend/gram_factorization.hpp).
 //
 // Figures per row:
 //  * items_per_second: chain-iterations per second (gradient_evaluations_per_second: the same
@@ -25,8 +28,9 @@
 // few small ensembles, so that the CPU rows finish in seconds on a two-core machine; CUDA with
 // 2^8 … 2^14 chains, skipped with an error when no device is present. Generators: the CLI's
 // sphere (N = 10), linear_gaussian with M = 32, N = 64 (dense Gram; the automatic mapping gives
-// it a warp per chain), lotka_volterra_summaries (the paper's summary-statistic variant: dense
-// 9 × 9 Gram, N = 104, add_jacobian_vjp; thread per chain by default), gld (the paper's 250
+// it a warp per chain) and with M = 128, N = 160 (automatic: cuSOLVER; one CPU row of one chain
+// only, ~50 ms per iteration), lotka_volterra_summaries (the paper's summary-statistic variant:
+// dense 9 × 9 Gram, N = 104, add_jacobian_vjp; thread per chain by default), gld (the paper's 250
 // observations; diagonal + low-rank Gram), a Lotka–Volterra problem of 10 steps (triangular +
 // low-rank Gram; M = 20, N = 24) and the paper's 50-step Lotka–Volterra problem
 // (lotka_volterra_paper: M = 100, N = 104), whose chains start from the gradient-matching estimate
@@ -80,14 +84,16 @@ ChmcSettings<double> timed_settings(double step_size) {
   return settings;
 }
 
-/// A row's device: cpu or cuda, and for cuda the chain mapping.
+/// A row's device: cpu or cuda, and for cuda the chain mapping and Gram factorisation.
 struct RowDevice {
   Device device = Device::cpu;
   ChmcChainMapping mapping = ChmcChainMapping::automatic;
-  /// "cpu", "cuda", "cuda-thread" or "cuda-warp".
+  GramFactorization gram = GramFactorization::automatic;
+  /// "cpu", "cuda", "cuda-thread", "cuda-warp-library", …
   std::string name() const {
     std::string n = to_string(device);
     if (mapping != ChmcChainMapping::automatic) n += std::string("-") + to_string(mapping);
+    if (gram != GramFactorization::automatic) n += std::string("-") + to_string(gram);
     return n;
   }
 };
@@ -119,8 +125,10 @@ void ess_run(const Generator& generator, const RowDevice& device, RowState& row)
   config.seed = 1;
   config.device = device.device;
   config.chain_mapping = device.mapping;
+  config.gram_factorization = device.gram;
   row.backend = make_chmc_backend<Generator, double>(
-      generator, chains, choose_constrained_device<Generator>(device.device), device.mapping);
+      generator, chains, choose_constrained_device<Generator>(device.device),
+      ChmcCudaOptions(device.mapping, device.gram));
   const SampleResult result = run_chmc(*row.backend, config);
   row.min_ess = std::numeric_limits<double>::infinity();
   for (const auto& s : result.summary) row.min_ess = std::min(row.min_ess, s.ess_bulk);
@@ -190,25 +198,32 @@ models::LinearGaussianProblem& linear_gaussian_problem() {
   return problem;
 }
 
+/// linear_gaussian with M = 128, N = 160 (the file comment's large dense row).
+models::LinearGaussianProblem& large_linear_gaussian_problem() {
+  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(128, 160, 1);
+  return problem;
+}
+
 models::GldProblem& gld_problem() {
   static models::GldProblem problem = models::GldProblem::make();
   return problem;
 }
 
-/// Registers BM_chmc/<name>/<device> for both devices; with `both_mappings` the CUDA rows are one
-/// per chain mapping (cuda-thread, cuda-warp) instead of the automatic one. CPU rows: 1, 4, 16, … chains up to max_cpu_chains; CUDA rows: 2^8 …
-/// 2^14 chains.
+/// The CUDA rows of a generator with a dense Gram: each chain mapping with the Gram factored in
+/// the chain and by cuSOLVER. (The automatic row would repeat one of them: labels name which.)
+const std::vector<RowDevice> kDenseGramRows = {
+    {Device::cuda, ChmcChainMapping::thread, GramFactorization::chain},
+    {Device::cuda, ChmcChainMapping::warp, GramFactorization::chain},
+    {Device::cuda, ChmcChainMapping::thread, GramFactorization::library},
+    {Device::cuda, ChmcChainMapping::warp, GramFactorization::library}};
+
+/// Registers BM_chmc/<name>/<device>: a CPU row and `cuda_rows` (by default the automatic one).
+/// CPU rows: 1, 4, 16, … chains up to max_cpu_chains; CUDA rows: 2^8 … 2^14 chains.
 template <class MakeGenerator>
 void register_generator(const std::string& name, int max_cpu_chains, MakeGenerator make_generator,
-                        bool both_mappings = false) {
-  // With both mappings the automatic row would repeat one of them: its label names which.
+                        const std::vector<RowDevice>& cuda_rows = {{Device::cuda}}) {
   std::vector<RowDevice> devices = {{Device::cpu}};
-  if (both_mappings) {
-    devices.push_back({Device::cuda, ChmcChainMapping::thread});
-    devices.push_back({Device::cuda, ChmcChainMapping::warp});
-  } else {
-    devices.push_back({Device::cuda});
-  }
+  devices.insert(devices.end(), cuda_rows.begin(), cuda_rows.end());
   for (const RowDevice& device : devices) {
     auto* b = benchmark::RegisterBenchmark(
         ("BM_chmc/" + name + "/" + device.name()).c_str(),
@@ -305,14 +320,21 @@ void register_chmc_benchmarks() {
         return d == Device::cuda ? linear_gaussian_problem().device_model()
                                  : linear_gaussian_problem().host_model();
       },
-      true);
+      kDenseGramRows);
+  register_generator(
+      "linear_gaussian_m128", 1,
+      [](Device d) {
+        return d == Device::cuda ? large_linear_gaussian_problem().device_model()
+                                 : large_linear_gaussian_problem().host_model();
+      },
+      kDenseGramRows);
   register_generator(
       "lotka_volterra_summaries", 4,
       [](Device d) {
         return d == Device::cuda ? lotka_volterra_problem().device_summaries_model()
                                  : lotka_volterra_problem().host_summaries_model();
       },
-      true);
+      kDenseGramRows);
   // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
   register_generator("gld", 4, [](Device d) {
     return d == Device::cuda ? gld_problem().device_model() : gld_problem().host_model();

@@ -14,9 +14,9 @@
 namespace myriad {
 
 template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<models::Gld, double>(
-    const models::Gld&, std::int64_t, ChmcChainMapping);
+    const models::Gld&, std::int64_t, ChmcCudaOptions);
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::Noisy<models::Gld>, double>(const models::Noisy<models::Gld>&,
-                                                           std::int64_t, ChmcChainMapping);
+                                                           std::int64_t, ChmcCudaOptions);
 
 }  // namespace myriad

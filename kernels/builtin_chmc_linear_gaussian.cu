@@ -16,9 +16,9 @@ namespace myriad {
 
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::LinearGaussian, double>(const models::LinearGaussian&, std::int64_t,
-                                                       ChmcChainMapping);
+                                                       ChmcCudaOptions);
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::Noisy<models::LinearGaussian>, double>(
-    const models::Noisy<models::LinearGaussian>&, std::int64_t, ChmcChainMapping);
+    const models::Noisy<models::LinearGaussian>&, std::int64_t, ChmcCudaOptions);
 
 }  // namespace myriad

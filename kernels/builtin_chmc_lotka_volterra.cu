@@ -15,9 +15,9 @@
 namespace myriad {
 
 template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<models::LotkaVolterra, double>(
-    const models::LotkaVolterra&, std::int64_t, ChmcChainMapping);
+    const models::LotkaVolterra&, std::int64_t, ChmcCudaOptions);
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::Noisy<models::LotkaVolterra>, double>(
-    const models::Noisy<models::LotkaVolterra>&, std::int64_t, ChmcChainMapping);
+    const models::Noisy<models::LotkaVolterra>&, std::int64_t, ChmcCudaOptions);
 
 }  // namespace myriad

@@ -16,9 +16,9 @@ namespace myriad {
 
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::LotkaVolterraSummaries, double>(
-    const models::LotkaVolterraSummaries&, std::int64_t, ChmcChainMapping);
+    const models::LotkaVolterraSummaries&, std::int64_t, ChmcCudaOptions);
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::Noisy<models::LotkaVolterraSummaries>, double>(
-    const models::Noisy<models::LotkaVolterraSummaries>&, std::int64_t, ChmcChainMapping);
+    const models::Noisy<models::LotkaVolterraSummaries>&, std::int64_t, ChmcCudaOptions);
 
 }  // namespace myriad

@@ -14,9 +14,9 @@
 namespace myriad {
 
 template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<models::Sphere, double>(
-    const models::Sphere&, std::int64_t, ChmcChainMapping);
+    const models::Sphere&, std::int64_t, ChmcCudaOptions);
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<models::Noisy<models::Sphere>, double>(const models::Noisy<models::Sphere>&,
-                                                              std::int64_t, ChmcChainMapping);
+                                                              std::int64_t, ChmcCudaOptions);
 
 }  // namespace myriad

@@ -115,4 +115,55 @@ MYRIAD_KERNEL void __launch_bounds__(kWarpChainBlockSize)
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Kernels of the batched Gram factorisation (GramFactorization, backend/gram_factorization.hpp):
+// one transition in 1 + N_s · N_g phases, each launch one phase of every chain, with the
+// batched Cholesky of every chain's pending Gram matrix between two launches
+// (kernels/cuda_chmc_backend.cuh). Templated on the team: SerialTeam (thread per chain) or
+// WarpTeam (warp per chain).
+
+/// The grid-stride loop over chains of a chain mapping.
+template <class Team>
+struct ChainGrid;
+template <>
+struct ChainGrid<SerialTeam> {
+  static constexpr int kBlockSize = kChainBlockSize;
+  __device__ static std::int64_t first() { return global_thread_index(); }
+  __device__ static std::int64_t stride() { return grid_stride(); }
+};
+template <>
+struct ChainGrid<WarpTeam> {
+  static constexpr int kBlockSize = kWarpChainBlockSize;
+  __device__ static std::int64_t first() { return global_warp_index(); }
+  __device__ static std::int64_t stride() { return grid_warps(); }
+};
+
+/// begin_transition_at for every chain.
+template <class Generator, class T, class Team>
+MYRIAD_KERNEL void __launch_bounds__(ChainGrid<Team>::kBlockSize)
+    begin_chmc_transitions_kernel(Generator generator, ChmcEnsembleView<T> state,
+                                  ChmcProgress<T>* progress) {
+  const Team team;
+  for (std::int64_t c = ChainGrid<Team>::first(); c < state.position.chains;
+       c += ChainGrid<Team>::stride()) {
+    begin_transition_at(generator, state, progress, c, team);
+  }
+}
+
+/// resume_transition_at for every chain.
+template <class Generator, class T, class Team>
+MYRIAD_KERNEL void __launch_bounds__(ChainGrid<Team>::kBlockSize)
+    resume_chmc_transitions_kernel(Generator generator, ChmcEnsembleView<T> state,
+                                   std::uint64_t seed, std::uint32_t iteration, ChmcStep<T> step,
+                                   int phase, const int* info, ChmcProgress<T>* progress, bool last,
+                                   T* recorded_iteration, int n_quantities,
+                                   ChmcStatisticsView stats) {
+  const Team team;
+  for (std::int64_t c = ChainGrid<Team>::first(); c < state.position.chains;
+       c += ChainGrid<Team>::stride()) {
+    resume_transition_at(generator, state, seed, iteration, step, phase, info, progress, last,
+                         recorded_iteration, n_quantities, stats, c, team);
+  }
+}
+
 }  // namespace myriad::kernels

@@ -11,10 +11,19 @@
 //
 //   template std::unique_ptr<myriad::ChmcBackend<double>>
 //   myriad::make_cuda_chmc_backend<MyGenerator, double>(const MyGenerator&, std::int64_t,
-//                                                       myriad::ChmcChainMapping);
+//                                                       myriad::ChmcCudaOptions);
 //
 // Mapping. resolve_chmc_chain_mapping (backend/chmc_backend.hpp) turns `automatic` into warp for
 // a dense Gram with M ≥ 16 and into thread otherwise; device_name() says which ran.
+//
+// Gram factorisation (backend/gram_factorization.hpp). `chain`: one fused launch per chunk of
+// iterations, each chain's thread or warp factoring its own Gram matrices. Batched (`thread`,
+// `tile`, `library`): per iteration a begin launch and then, for each of the transition's
+// 1 + N_s · N_g factorisations, linalg::batched_cholesky_cuda on that tier over every chain's
+// pending Gram matrix and a resume launch (kernels/chmc_kernels.cuh), all on the compute stream;
+// the Gram matrices then live in two column-major batches of chains · M² values instead of the
+// scratch, with an int status and a ChmcProgress record per chain. Initialisation factors in the
+// chain either way (once per run).
 //
 // Memory. The state is [element][chain] with a stride of chains rounded up to a multiple of 32,
 // so every element's row starts on a 128-byte boundary and a warp's accesses coalesce; the
@@ -30,6 +39,8 @@
 //   Dual<T> workspace                MN + M (M with add_jacobian_vjp) (∂J along one direction)
 //   Dual<Dual<T>> workspace          M                               (nested-dual outputs)
 //   statistics, initialisation flag  9 · 8 + 1                       bytes
+//   batched factorisation only:      the 2M² of L move from the T workspace to the Gram batches,
+//                                    plus sizeof(int) + sizeof(ChmcProgress<T>) bytes
 //
 // (The warp mapping gives each lane its own M-vectors of duals and nested duals when the
 // generator has no analytic Jacobian, whose forward passes the lanes share: 32M of each.)
@@ -63,11 +74,13 @@
 #include "cuda_try.cuh"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/device.hpp"
+#include "myriad/backend/gram_factorization.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/memory.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/linalg/batched_cholesky.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/concept.hpp"
 #include "reduction.cuh"
@@ -90,25 +103,32 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   /// table in the file comment, without the warp mapping's padding to 32 bytes); chunk buffers
   /// not included.
   static std::int64_t bytes_per_chain(const ChmcLayout& layout) {
+    const std::int64_t batched =
+        layout.external_gram ? static_cast<std::int64_t>(sizeof(T)) * 2 * layout.m * layout.m +
+                                   static_cast<std::int64_t>(sizeof(int) + sizeof(ChmcProgress<T>))
+                             : 0;
     return static_cast<std::int64_t>(sizeof(T)) * (2 * std::int64_t(layout.n) + 1 + layout.size()) +
            static_cast<std::int64_t>(sizeof(Dual<T>)) * layout.dual_size() +
            static_cast<std::int64_t>(sizeof(Dual<Dual<T>>)) * layout.nested_size() +
-           kCounters * static_cast<std::int64_t>(sizeof(std::int64_t)) + 1;
+           kCounters * static_cast<std::int64_t>(sizeof(std::int64_t)) + 1 + batched;
   }
 
-  /// Allocates the state and scratch of `chains` chains on the current device for `mapping`
-  /// (resolved as resolve_chmc_chain_mapping says). Throws myriad::unavailable_error when no
-  /// CUDA device is usable, myriad::invalid_argument for a bad chain count, generator shape or
-  /// mapping or when the arrays exceed the free device memory, myriad::cuda_error when a CUDA
-  /// call fails.
-  CudaChmcBackend(const Generator& generator, std::int64_t chains,
-                  ChmcChainMapping mapping = ChmcChainMapping::automatic)
+  /// Allocates the state and scratch of `chains` chains on the current device for the options'
+  /// mapping and Gram factorisation (resolved as resolve_chmc_chain_mapping and
+  /// resolve_gram_factorization say). Throws myriad::unavailable_error when no CUDA device is
+  /// usable, myriad::invalid_argument for a bad chain count, generator shape or option, or when
+  /// the arrays exceed the free device memory, myriad::cuda_error when a CUDA call fails.
+  CudaChmcBackend(const Generator& generator, std::int64_t chains, ChmcCudaOptions options = {})
       : generator_(generator),
         chains_(chains),
         stride_(cuda_detail::round_up(chains, 32)),
-        mapping_(checked_mapping(mapping, generator)),
+        mapping_(checked_mapping(options.chain_mapping, generator)),
+        factorization_(resolve_gram_factorization(options.gram_factorization,
+                                                  generator_gram_structure<Generator>,
+                                                  generator.output_dim())),
         layout_(chmc_layout<Generator, T>(
-            generator, mapping_ == ChmcChainMapping::warp ? kernels::WarpTeam::kLanes : 1)),
+            generator, mapping_ == ChmcChainMapping::warp ? kernels::WarpTeam::kLanes : 1,
+            is_batched(factorization_))),
         scratch_(mapping_ == ChmcChainMapping::warp
                      ? kernels::ChmcScratchPlacement::chain_major<T>(layout_)
                      : kernels::ChmcScratchPlacement::interleaved(stride_)),
@@ -117,9 +137,19 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     cudaDeviceProp properties{};
     MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
     sm_count_ = properties.multiProcessorCount;
-    device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
-                   std::to_string(properties.minor) + "), one " + to_string(mapping_) +
-                   " per chain";
+    device_name_ =
+        std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
+        std::to_string(properties.minor) + "), one " + to_string(mapping_) +
+        " per chain, Gram factored " +
+        (is_batched(factorization_) ? std::string("batched (") + to_string(factorization_) + ")"
+                                    : std::string("in the chain"));
+    if (is_batched(factorization_) && factorization_ != GramFactorization::library) {
+      const int largest = linalg::batched_cholesky_max_size<T>(cholesky_tier(factorization_));
+      MYRIAD_EXPECTS(layout_.m <= largest, "the batched Gram factorisation '",
+                     to_string(factorization_), "' takes M up to ", largest, " on ",
+                     properties.name, "; this generator has M = ", layout_.m,
+                     " (use library or chain)");
+    }
 
     const auto stride = static_cast<std::size_t>(stride_);
     const auto n = static_cast<std::size_t>(layout_.n);
@@ -130,10 +160,16 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     const auto nested_values =
         static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, stride_));
     const std::size_t state_values = (2 * n + 1) * stride;
+    const bool batched = is_batched(factorization_);
+    const std::size_t gram_values =
+        batched ? 2 * static_cast<std::size_t>(chains_) * layout_.m * layout_.m : 0;
+    const std::size_t batched_bytes =
+        batched ? static_cast<std::size_t>(chains_) * (sizeof(int) + sizeof(ChmcProgress<T>)) : 0;
     check_fits(static_cast<std::int64_t>(
-                   (state_values + work_values) * sizeof(T) + dual_values * sizeof(Dual<T>) +
-                   nested_values * sizeof(Dual<Dual<T>>) +
-                   static_cast<std::size_t>(chains_) * (kCounters * sizeof(std::int64_t) + 1)),
+                   (state_values + work_values + gram_values) * sizeof(T) +
+                   dual_values * sizeof(Dual<T>) + nested_values * sizeof(Dual<Dual<T>>) +
+                   static_cast<std::size_t>(chains_) * (kCounters * sizeof(std::int64_t) + 1) +
+                   batched_bytes),
                "the constrained-HMC state and scratch");
 
     position_ = DeviceArray<T>(n * stride);
@@ -145,6 +181,11 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(chains_));
     reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
+    if (batched) {
+      gram_ = DeviceArray<T>(gram_values);
+      gram_info_ = DeviceArray<int>(static_cast<std::size_t>(chains_));
+      progress_ = DeviceArray<ChmcProgress<T>>(static_cast<std::size_t>(chains_));
+    }
 
     // Defined contents everywhere, the stride padding and scratch included, so that a
     // sanitizer's initcheck stays quiet and positions() of an uninitialised ensemble reads
@@ -157,6 +198,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     zero(nested_work_);
     zero(initialized_);
     zero(counters_);
+    zero(gram_);
+    zero(gram_info_);
+    zero(progress_);
     compute_.synchronize();
 
     if (mapping_ == ChmcChainMapping::warp) {
@@ -166,12 +210,18 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                                  kernels::kWarpChainBlockSize, threads, sm_count_);
       iterations_grid_ = cuda_detail::grid_size(kernels::chmc_iterations_warp_kernel<Generator, T>,
                                                 kernels::kWarpChainBlockSize, threads, sm_count_);
+      phase_grid_ = cuda_detail::grid_size(
+          kernels::resume_chmc_transitions_kernel<Generator, T, kernels::WarpTeam>,
+          kernels::kWarpChainBlockSize, threads, sm_count_);
     } else {
       init_grid_ =
           cuda_detail::grid_size(kernels::initialize_constrained_chains_kernel<Generator, T>,
                                  kernels::kChainBlockSize, chains_, sm_count_);
       iterations_grid_ = cuda_detail::grid_size(kernels::chmc_iterations_kernel<Generator, T>,
                                                 kernels::kChainBlockSize, chains_, sm_count_);
+      phase_grid_ =
+          cuda_detail::grid_size(kernels::resume_chmc_transitions_kernel<Generator, T, SerialTeam>,
+                                 kernels::kChainBlockSize, chains_, sm_count_);
     }
   }
 
@@ -249,16 +299,23 @@ class CudaChmcBackend final : public ChmcBackend<T> {
         MYRIAD_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), chunk_copied_[buffer].get(), 0));
       }
       const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
-      if (mapping_ == ChmcChainMapping::warp) {
+      if (is_batched(factorization_)) {
+        if (mapping_ == ChmcChainMapping::warp) {
+          run_phased<kernels::WarpTeam>(settings, first, n, recorded, stats);
+        } else {
+          run_phased<SerialTeam>(settings, first, n, recorded, stats);
+        }
+      } else if (mapping_ == ChmcChainMapping::warp) {
         kernels::chmc_iterations_warp_kernel<Generator, T>
             <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, compute_.get()>>>(
                 generator_, ensemble_view(), settings, first, n, recorded, n_quantities_, stats);
+        MYRIAD_CHECK_LAUNCH();
       } else {
         kernels::chmc_iterations_kernel<Generator, T>
             <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
                 generator_, ensemble_view(), settings, first, n, recorded, n_quantities_, stats);
+        MYRIAD_CHECK_LAUNCH();
       }
-      MYRIAD_CHECK_LAUNCH();
       if (sink == nullptr) continue;
 
       MYRIAD_CUDA_TRY(cudaEventRecord(chunk_computed_[buffer].get(), compute_.get()));
@@ -302,6 +359,40 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   }
 
  private:
+  /// Iterations first … first + n − 1 with the batched Gram factorisation, on the compute
+  /// stream: per iteration a begin launch, then for each factorisation the batched Cholesky of
+  /// the pending factor's batch (factor phase mod 2: the pending factor alternates, the same for
+  /// every chain) and a resume launch; the last resume records and counts.
+  template <class Team>
+  void run_phased(const ChmcSettings<T>& settings, std::uint32_t first, int n, T* recorded,
+                  const kernels::ChmcStatisticsView& stats) {
+    constexpr int block = kernels::ChainGrid<Team>::kBlockSize;
+    const kernels::ChmcEnsembleView<T> state = ensemble_view();
+    const linalg::CholeskyTier tier = cholesky_tier(factorization_);
+    for (int i = 0; i < n; ++i) {
+      const std::uint32_t iteration = first + static_cast<std::uint32_t>(i);
+      ChmcStep<T> step = settings.step;
+      step.steps = uniform_trajectory_steps(settings.seed, iteration, settings.min_steps,
+                                            settings.max_steps);
+      const int phases = 1 + step.steps * step.inner_steps;
+      T* recorded_iteration =
+          recorded != nullptr ? recorded + static_cast<std::int64_t>(i) * n_quantities_ * chains_
+                              : nullptr;
+      kernels::begin_chmc_transitions_kernel<Generator, T, Team>
+          <<<phase_grid_, block, 0, compute_.get()>>>(generator_, state, progress_.data());
+      MYRIAD_CHECK_LAUNCH();
+      for (int phase = 0; phase < phases; ++phase) {
+        linalg::batched_cholesky_cuda(state.gram_batch(phase % 2), layout_.m, chains_,
+                                      gram_info_.data(), tier, compute_.get());
+        kernels::resume_chmc_transitions_kernel<Generator, T, Team>
+            <<<phase_grid_, block, 0, compute_.get()>>>(
+                generator_, state, settings.seed, iteration, step, phase, gram_info_.data(),
+                progress_.data(), phase + 1 == phases, recorded_iteration, n_quantities_, stats);
+        MYRIAD_CHECK_LAUNCH();
+      }
+    }
+  }
+
   /// The resolved mapping; throws myriad::invalid_argument for a value outside the enum.
   static ChmcChainMapping checked_mapping(ChmcChainMapping requested, const Generator& generator) {
     MYRIAD_EXPECTS(requested == ChmcChainMapping::automatic ||
@@ -359,7 +450,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
             work_.data(),
             dual_work_.data(),
             nested_work_.data(),
-            scratch_};
+            scratch_,
+            gram_.size() > 0 ? gram_.data() : nullptr,
+            layout_.m};
   }
   kernels::ChmcStatisticsView statistics_view() const {
     return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
@@ -393,8 +486,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   Generator generator_;
   std::int64_t chains_;
   std::int64_t stride_;
-  ChmcChainMapping mapping_;  ///< resolved: thread or warp
-  ChmcLayout layout_;         ///< for one lane, or for a warp's (mapping_)
+  ChmcChainMapping mapping_;         ///< resolved: thread or warp
+  GramFactorization factorization_;  ///< resolved: chain or a batched tier
+  ChmcLayout layout_;                ///< for one lane, or for a warp's (mapping_)
   kernels::ChmcScratchPlacement scratch_;
   int n_quantities_;
   int device_;  // initialised before the streams below (see checked_device)
@@ -402,6 +496,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   std::string device_name_;
   int init_grid_ = 1;
   int iterations_grid_ = 1;
+  int phase_grid_ = 1;  ///< begin and resume launches of the batched factorisation
 
   // Declared before the buffers so that they are destroyed after them; the destructor body has
   // already waited for both streams.
@@ -416,6 +511,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   DeviceArray<std::uint8_t> initialized_;
   DeviceArray<std::int64_t> counters_;  ///< kCounters × chains, [counter][chain]
   DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
+  DeviceArray<T> gram_;         ///< batched factorisation: two batches of chains · M² values
+  DeviceArray<int> gram_info_;  ///< batched factorisation: the last Cholesky's status per chain
+  DeviceArray<ChmcProgress<T>> progress_;  ///< batched factorisation: one record per chain
   DeviceArray<T> device_chunk_[2];
   cuda_detail::PinnedBuffer<T> host_chunk_[2];
 };
@@ -425,8 +523,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 template <class Generator, class T>
 std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator& generator,
                                                        std::int64_t chains,
-                                                       ChmcChainMapping mapping) {
-  return std::make_unique<CudaChmcBackend<Generator, T>>(generator, chains, mapping);
+                                                       ChmcCudaOptions options) {
+  return std::make_unique<CudaChmcBackend<Generator, T>>(generator, chains, options);
 }
 
 }  // namespace myriad

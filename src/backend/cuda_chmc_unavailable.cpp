@@ -16,7 +16,7 @@ namespace myriad {
 
 template <class Generator, class T>
 std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator&, std::int64_t,
-                                                       ChmcChainMapping) {
+                                                       ChmcCudaOptions) {
   throw unavailable_error(
       "myriad was built without CUDA: constrained HMC cannot run on a GPU; use --device cpu or "
       "auto");
@@ -24,10 +24,10 @@ std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator&, std::in
 
 #define MYRIAD_INSTANTIATE_UNAVAILABLE(Generator)                                           \
   template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<Generator, double>(  \
-      const Generator&, std::int64_t, ChmcChainMapping);                                    \
+      const Generator&, std::int64_t, ChmcCudaOptions);                                    \
   template std::unique_ptr<ChmcBackend<double>>                                             \
   make_cuda_chmc_backend<models::Noisy<Generator>, double>(const models::Noisy<Generator>&, \
-                                                           std::int64_t, ChmcChainMapping);
+                                                           std::int64_t, ChmcCudaOptions);
 
 MYRIAD_INSTANTIATE_UNAVAILABLE(models::Sphere)
 MYRIAD_INSTANTIATE_UNAVAILABLE(models::LinearGaussian)

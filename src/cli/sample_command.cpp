@@ -42,6 +42,8 @@ std::vector<OptionSpec> sample_options() {
           {"max-steps", "N", "8", "constrained HMC: most steps per trajectory"},
           {"chain-mapping", "auto|thread|warp", "auto",
            "constrained HMC on CUDA: one thread or one warp per chain"},
+          {"gram-factorization", "auto|chain|thread|tile|library", "auto",
+           "constrained HMC on CUDA: Gram Cholesky in the chain or batched across chains"},
           {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
           {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
@@ -87,13 +89,18 @@ SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
     chmc.min_steps = static_cast<int>(line.integer("min-steps", 1, 1 << 16));
     chmc.max_steps = static_cast<int>(line.integer("max-steps", 1, 1 << 16));
     chmc.chain_mapping = parse_team_mapping(line.text("chain-mapping"), "chain mapping");
+    chmc.gram_factorization = parse_gram_factorization(line.text("gram-factorization"));
     chmc.validate_constrained();
-    run.extra["integrator"] = io::json::Object{
-        {"inner_steps", chmc.inner_steps},      {"min_steps", chmc.min_steps},
-        {"max_steps", chmc.max_steps},          {"constraint_tol", chmc.constraint_tol},
-        {"position_tol", chmc.position_tol},    {"reverse_tol", chmc.reverse_tol},
-        {"max_iterations", chmc.max_iterations},
-        {"chain_mapping", to_string(chmc.chain_mapping)}};
+    run.extra["integrator"] =
+        io::json::Object{{"inner_steps", chmc.inner_steps},
+                         {"min_steps", chmc.min_steps},
+                         {"max_steps", chmc.max_steps},
+                         {"constraint_tol", chmc.constraint_tol},
+                         {"position_tol", chmc.position_tol},
+                         {"reverse_tol", chmc.reverse_tol},
+                         {"max_iterations", chmc.max_iterations},
+                         {"chain_mapping", to_string(chmc.chain_mapping)},
+                         {"gram_factorization", to_string(chmc.gram_factorization)}};
     return spec.generator.chmc(arguments, chmc);
   }
   const double epsilon = line.number("abc-epsilon");

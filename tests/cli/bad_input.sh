@@ -28,6 +28,8 @@ expect_error "unknown sampler" sample --model sphere --sampler nuts "${common[@]
 expect_error "applies to abc-reject" sample --model sphere --abc-epsilon 0.1 "${common[@]}"
 expect_error "noise must be >= 0" sample --model sphere --model-arg noise=-1 "${common[@]}"
 expect_error "unknown chain mapping 'block'" sample --model sphere --chain-mapping block "${common[@]}"
+expect_error "unknown Gram factorisation 'cusolver'" sample --model sphere --gram-factorization cusolver "${common[@]}"
+expect_error "needs a dense Gram matrix" sample --model lotka_volterra --gram-factorization library "${common[@]}"
 
 # An output path under a regular file cannot be created: error before any sampling.
 touch "$work/file"

@@ -40,9 +40,10 @@ done
 # A generator model: constrained HMC by default, with its failure counters in run.json; and an
 # ABC baseline with its acceptance count.
 "$myriad" sample --model sphere --model-arg dim=4 --chains 16 --warmup 30 --draws 20 --device cpu \
-  --chain-mapping warp --output "$work/sphere" --quiet
+  --chain-mapping warp --gram-factorization library --output "$work/sphere" --quiet
 for key in '"method": "chmc"' '"not_converged"' '"not_reversible"' '"cholesky_failures"' \
-           '"newton_iterations"' '"integrator"' '"chain_mapping": "warp"'; do
+           '"newton_iterations"' '"integrator"' '"chain_mapping": "warp"' \
+           '"gram_factorization": "library"'; do
   grep -q "$key" "$work/sphere/run.json" || { echo "chmc run.json lacks $key"; exit 1; }
 done
 "$myriad" sample --model sphere --sampler abc-reject --abc-epsilon 0.2 --chains 10 --draws 100 \

@@ -13,9 +13,9 @@ namespace myriad {
 
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<test_generators::TestSphere, double>(const test_generators::TestSphere&,
-                                                            std::int64_t, ChmcChainMapping);
+                                                            std::int64_t, ChmcCudaOptions);
 template std::unique_ptr<ChmcBackend<double>>
 make_cuda_chmc_backend<test_generators::TestCurved, double>(const test_generators::TestCurved&,
-                                                            std::int64_t, ChmcChainMapping);
+                                                            std::int64_t, ChmcCudaOptions);
 
 }  // namespace myriad

@@ -80,16 +80,15 @@ using BackendFactory = std::function<std::unique_ptr<ChmcBackend<double>>()>;
 
 /// The CUDA backend of a generator defined in the tests (chmc_test_generators.cu) or built in.
 template <class Generator>
-std::unique_ptr<ChmcBackend<double>> make_cuda(
-    const Generator& generator, std::int64_t chains,
-    ChmcChainMapping mapping = ChmcChainMapping::automatic) {
+std::unique_ptr<ChmcBackend<double>> make_cuda(const Generator& generator, std::int64_t chains,
+                                               ChmcCudaOptions options = {}) {
 #if defined(MYRIAD_HAS_CUDA)
-  return make_cuda_chmc_backend<Generator, double>(generator, chains, mapping);
+  return make_cuda_chmc_backend<Generator, double>(generator, chains, options);
 #else
   // No instantiation for the test generators without CUDA; every caller has skipped already.
   (void)generator;
   (void)chains;
-  (void)mapping;
+  (void)options;
   throw unavailable_error("myriad was built without CUDA");
 #endif
 }
@@ -301,13 +300,13 @@ template <class Generator>
 Agreement expect_cpu_and_cuda_agree(const Generator& cpu_generator, const Generator& cuda_generator,
                                     std::int64_t chains, const ChmcSettings<double>& settings,
                                     int iterations, std::int64_t chains_per_init,
-                                    const std::string& what,
-                                    ChmcChainMapping mapping = ChmcChainMapping::automatic) {
+                                    const std::string& what, ChmcCudaOptions options = {}) {
   return expect_backends_agree(
       [&] { return make_cpu_chmc_backend<Generator, double>(cpu_generator, chains); },
-      [&] { return make_cuda(cuda_generator, chains, mapping); }, settings, iterations,
+      [&] { return make_cuda(cuda_generator, chains, options); }, settings, iterations,
       chains_per_init,
-      what + ", " + std::to_string(chains) + " chains, " + to_string(mapping) + " mapping");
+      what + ", " + std::to_string(chains) + " chains, " + to_string(options.chain_mapping) +
+          " mapping, Gram factorisation " + to_string(options.gram_factorization));
 }
 
 TEST(CudaChmc, SphereAgreesWithCpu) {
@@ -432,6 +431,38 @@ TEST(CudaChmc, WarpPerChainAgreesWithCpu) {
   auto problem = small_lotka_volterra();
   expect_cpu_and_cuda_agree(problem.host_model(), problem.device_model(), 100, test_settings(0.2),
                             5, 1, "lotka_volterra S = 10", ChmcChainMapping::warp);
+}
+
+TEST(CudaChmc, BatchedGramFactorisationAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  // The transition in phases with every chain's Gram matrix factored between launches
+  // (backend/gram_factorization.hpp). The thread tier runs the per-chain Cholesky and so rounds
+  // as the chain does; the tile tier and cuSOLVER (library) round their own way, a few ulp per
+  // factor, which the tolerances above already cover (rounding amplified by the dynamics, stop
+  // flips). Both chain mappings; dense Grams only (M = 1, duals, M = 18).
+  const test_generators::TestSphere sphere;
+  const test_generators::TestCurved curved;
+  auto linear = models::LinearGaussianProblem::make(18, 23, 5);
+  for (GramFactorization tier :
+       {GramFactorization::thread, GramFactorization::tile, GramFactorization::library}) {
+    for (ChmcChainMapping mapping : {ChmcChainMapping::thread, ChmcChainMapping::warp}) {
+      const ChmcCudaOptions options(mapping, tier);
+      expect_cpu_and_cuda_agree(sphere, sphere, 301, test_settings(1.6), 4, 1, "sphere", options);
+      expect_cpu_and_cuda_agree(curved, curved, 97, test_settings(1.2), 4, 4, "curved", options);
+      const Agreement a =
+          expect_cpu_and_cuda_agree(linear.host_model(), linear.device_model(), 200,
+                                    test_settings(0.5), 4, 1, "linear_gaussian M = 18", options);
+      EXPECT_GT(a.reference_total.accepted, 0);
+    }
+  }
+  auto cuda = make_cuda(linear.device_model(), 8, ChmcCudaOptions({}, GramFactorization::library));
+  EXPECT_NE(cuda->device_name().find("Gram factored batched (library)"), std::string::npos)
+      << cuda->device_name();
+  // A structured Gram has no batched tier.
+  auto problem = small_lotka_volterra();
+  EXPECT_THROW(
+      make_cuda(problem.device_model(), 8, ChmcCudaOptions({}, GramFactorization::library)),
+      invalid_argument);
 }
 
 TEST(CudaChmc, SampleConstrainedRunsABuiltinGeneratorOnCuda) {

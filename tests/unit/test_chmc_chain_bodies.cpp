@@ -8,11 +8,18 @@
 // Both sides run the same host-compiled per-chain code and a team reproduces one lane bit for
 // bit (mcmc/constrained_hmc.hpp), so positions, statistics and recorded draws must be
 // identical. A missing barrier in the team code shows up here as a mismatch or a flaky run.
+//
+// The batched Gram factorisation (GramFactorization) runs the same way: the transition in
+// phases (begin_transition_at, resume_transition_at) with the Gram matrices in their column-major
+// batches, factored between phases by linalg::batched_cholesky_cpu, the CPU twin of the CUDA
+// tiers. Its Cholesky rounds as the chain's own does, so this too must match the CPU backend bit
+// for bit; on a GPU only the batched call differs (tests/cuda/test_cuda_chmc.cpp).
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,7 +30,10 @@
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/chmc_chain_bodies.hpp"
 #include "myriad/backend/cpu_chmc_backend.hpp"
+#include "myriad/backend/gram_factorization.hpp"
 #include "myriad/core/dual.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/linalg/batched_cholesky.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/models/linear_gaussian.hpp"
@@ -36,15 +46,19 @@ namespace {
 /// the kernels' per-chain bodies in a host loop: with `lanes` = 0 one chain at a time on this
 /// thread (thread per chain), else each chain by a team of `lanes` host threads in the warp
 /// mapping's layout. Chains run in reverse order: any schedule must give the same result.
+/// `batched`: the Gram matrices factored between phases by batched_cholesky_cpu, as the CUDA
+/// backend's batched factorisation does with its tiers.
 template <class Generator>
 class HostKernelEnsemble {
  public:
-  HostKernelEnsemble(const Generator& generator, std::int64_t chains, int lanes)
+  HostKernelEnsemble(const Generator& generator, std::int64_t chains, int lanes,
+                     bool batched = false)
       : generator_(generator),
         chains_(chains),
         stride_((chains + 31) / 32 * 32),
         lanes_(lanes),
-        layout_(chmc_layout<Generator, double>(generator, lanes > 0 ? lanes : 1)),
+        batched_(batched),
+        layout_(chmc_layout<Generator, double>(generator, lanes > 0 ? lanes : 1, batched)),
         scratch_(lanes > 0 ? kernels::ChmcScratchPlacement::chain_major<double>(layout_)
                            : kernels::ChmcScratchPlacement::interleaved(stride_)) {
     const auto stride = static_cast<std::size_t>(stride_);
@@ -57,6 +71,11 @@ class HostKernelEnsemble {
     nested_work_.assign(static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, stride_)),
                         Dual<Dual<double>>(Dual<double>(0.0)));
     counters_.assign(kernels::ChmcStatisticsView::kCounters * static_cast<std::size_t>(chains), 0);
+    if (batched) {
+      gram_.assign(2 * static_cast<std::size_t>(chains) * layout_.m * layout_.m, 0.0);
+      info_.assign(static_cast<std::size_t>(chains), 0);
+      progress_.resize(static_cast<std::size_t>(chains));
+    }
   }
 
   std::int64_t initialize(std::uint64_t seed, int max_tries, std::int64_t chains_per_init) {
@@ -79,12 +98,16 @@ class HostKernelEnsemble {
     if (recorded) recorded->assign(static_cast<std::size_t>(n) * quantities * chains_, 0.0);
     const kernels::ChmcStatisticsView stats = statistics();
     double* slots = recorded ? recorded->data() : nullptr;
-    for (std::int64_t c = chains_ - 1; c >= 0; --c) {
-      on_chain_team([&](const auto& team) {
-        kernels::chain_iterations_at(generator_, view(), settings, first_iteration, n, slots,
-                                     quantities, stats, c, team);
-        return true;
-      });
+    if (batched_) {
+      run_phased(settings, first_iteration, n, slots, quantities, stats);
+    } else {
+      for (std::int64_t c = chains_ - 1; c >= 0; --c) {
+        on_chain_team([&](const auto& team) {
+          kernels::chain_iterations_at(generator_, view(), settings, first_iteration, n, slots,
+                                       quantities, stats, c, team);
+          return true;
+        });
+      }
     }
     IterationStats total;
     total.transitions = chains_ * n;
@@ -113,6 +136,38 @@ class HostKernelEnsemble {
   }
 
  private:
+  /// CudaChmcBackend::run_phased with host loops for the launches and batched_cholesky_cpu.
+  void run_phased(const ChmcSettings<double>& settings, std::uint32_t first_iteration, int n,
+                  double* slots, int quantities, const kernels::ChmcStatisticsView& stats) {
+    const kernels::ChmcEnsembleView<double> state = view();
+    for (int i = 0; i < n; ++i) {
+      const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
+      ChmcStep<double> step = settings.step;
+      step.steps = uniform_trajectory_steps(settings.seed, iteration, settings.min_steps,
+                                            settings.max_steps);
+      const int phases = 1 + step.steps * step.inner_steps;
+      double* recorded_iteration =
+          slots != nullptr ? slots + static_cast<std::int64_t>(i) * quantities * chains_ : nullptr;
+      for (std::int64_t c = chains_ - 1; c >= 0; --c) {
+        on_chain_team([&](const auto& team) {
+          kernels::begin_transition_at(generator_, state, progress_.data(), c, team);
+          return true;
+        });
+      }
+      for (int phase = 0; phase < phases; ++phase) {
+        linalg::batched_cholesky_cpu(state.gram_batch(phase % 2), layout_.m, chains_, info_.data());
+        for (std::int64_t c = chains_ - 1; c >= 0; --c) {
+          on_chain_team([&](const auto& team) {
+            kernels::resume_transition_at(generator_, state, settings.seed, iteration, step, phase,
+                                          info_.data(), progress_.data(), phase + 1 == phases,
+                                          recorded_iteration, quantities, stats, c, team);
+            return true;
+          });
+        }
+      }
+    }
+  }
+
   /// body(team) for one chain: on this thread with SerialTeam, or on a team of lanes_ threads
   /// (every lane must return the same value; lane 0's is returned).
   template <class Body>
@@ -133,7 +188,9 @@ class HostKernelEnsemble {
             work_.data(),
             dual_work_.data(),
             nested_work_.data(),
-            scratch_};
+            scratch_,
+            batched_ ? gram_.data() : nullptr,
+            layout_.m};
   }
   kernels::ChmcStatisticsView statistics() {
     return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
@@ -143,12 +200,16 @@ class HostKernelEnsemble {
   std::int64_t chains_;
   std::int64_t stride_;
   int lanes_;
+  bool batched_;
   ChmcLayout layout_;
   kernels::ChmcScratchPlacement scratch_;
   std::vector<double> position_, gradient_, potential_, work_;
   std::vector<Dual<double>> dual_work_;
   std::vector<Dual<Dual<double>>> nested_work_;
   std::vector<std::int64_t> counters_;
+  std::vector<double> gram_;  // batched: two batches of chains · M² values
+  std::vector<int> info_;
+  std::vector<ChmcProgress<double>> progress_;
 };
 
 /// Collects the CPU backend's chunks in delivery order.
@@ -169,16 +230,18 @@ class CollectingSink final : public DrawSink<double> {
 template <class Generator>
 void expect_kernel_body_matches_cpu(const Generator& generator, std::int64_t chains,
                                     double step_size, std::int64_t chains_per_init, int lanes,
-                                    const std::string& what) {
-  SCOPED_TRACE(what + (lanes == 0 ? ", thread per chain"
-                                  : ", a team of " + std::to_string(lanes) + " lanes per chain"));
+                                    const std::string& what, bool batched = false) {
+  SCOPED_TRACE(what +
+               (lanes == 0 ? ", thread per chain"
+                           : ", a team of " + std::to_string(lanes) + " lanes per chain") +
+               (batched ? ", Gram batched" : ""));
   ChmcSettings<double> settings;
   settings.seed = 77;
   settings.step.step_size = step_size;
   settings.min_steps = 2;
   settings.max_steps = 5;
   CpuChmcBackend<Generator, double> cpu(generator, chains);
-  HostKernelEnsemble<Generator> kernel(generator, chains, lanes);
+  HostKernelEnsemble<Generator> kernel(generator, chains, lanes, batched);
   EXPECT_EQ(kernel.initialize(settings.seed, 10, chains_per_init),
             cpu.initialize(settings.seed, 10, chains_per_init));
   ASSERT_EQ(kernel.positions(), cpu.positions()) << "initial points";
@@ -259,6 +322,60 @@ TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendOnADenseGram) {
 TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendOnAStructuredGram) {
   expect_kernel_body_matches_cpu(short_lotka_volterra().host_model(), 5, 0.4, 1, 4,
                                  "lotka_volterra S = 10 (structured Gram: lane 0)");
+}
+
+TEST(ChmcChainBodies, BatchedGramFactorisationMatchesTheCpuBackend) {
+  expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 37, 1.6, 1, 0, "sphere", true);
+  expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 37, 1.2, 4, 0,
+                                 "curved, 4 chains per initial point", true);
+  expect_kernel_body_matches_cpu(linear_gaussian().host_model(), 11, 1.5, 1, 0,
+                                 "linear_gaussian M = 18", true);
+}
+
+TEST(ChmcChainBodies, BatchedGramFactorisationWithAWarpPerChainMatchesTheCpuBackend) {
+  expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 9, 1.2, 4, 3,
+                                 "curved (duals, nested duals)", true);
+  expect_kernel_body_matches_cpu(linear_gaussian().host_model(), 6, 1.5, 1, 5,
+                                 "linear_gaussian M = 18", true);
+}
+
+TEST(ChmcChainBodies, BatchedGramFactoredOnlyWithZeroInfoAndFinitePositivePivots) {
+  // Two chains, M = 2: factor 1 of chain 1 is the last matrix of the second batch.
+  std::vector<double> gram(2 * 2 * 4, 1.0);
+  kernels::ChmcEnsembleView<double> state{};
+  state.position.chains = 2;
+  state.gram = gram.data();
+  state.gram_order = 2;
+  double* l = state.gram_batch(1) + 4;  // column-major: pivots at 0 and 3
+  EXPECT_TRUE(state.gram_factored(1, 1, 0));
+  EXPECT_FALSE(state.gram_factored(1, 1, 2)) << "the library's info";
+  l[3] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(state.gram_factored(1, 1, 0)) << "a NaN pivot the library did not flag";
+  l[3] = 0.0;
+  EXPECT_FALSE(state.gram_factored(1, 1, 0)) << "a zero pivot";
+  EXPECT_TRUE(state.gram_factored(0, 1, 0)) << "the other factor's batch is untouched";
+  EXPECT_TRUE(state.gram_factored(1, 0, 0)) << "the other chain is untouched";
+}
+
+TEST(ChmcChainBodies, AutomaticGramFactorisationBatchesOnlyLargeDenseGrams) {
+  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense, 18),
+            GramFactorization::chain);
+  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense,
+                                       kLibraryGramMinOutputs),
+            GramFactorization::library);
+  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic,
+                                       GramStructure::diagonal_plus_low_rank, 250),
+            GramFactorization::chain);
+  EXPECT_EQ(resolve_gram_factorization(GramFactorization::tile, GramStructure::dense, 2),
+            GramFactorization::tile);
+  EXPECT_THROW(resolve_gram_factorization(GramFactorization::library,
+                                          GramStructure::triangular_plus_low_rank, 100),
+               invalid_argument);
+  for (GramFactorization f :
+       {GramFactorization::automatic, GramFactorization::chain, GramFactorization::thread,
+        GramFactorization::tile, GramFactorization::library})
+    EXPECT_EQ(parse_gram_factorization(to_string(f)), f);
+  EXPECT_THROW(parse_gram_factorization("cusolver"), invalid_argument);
 }
 
 TEST(ChmcChainBodies, AutomaticMappingGivesWarpsToLargeDenseGrams) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad/backend/gram_factorization.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/random.hpp"
@@ -85,15 +86,27 @@ inline ChmcChainMapping resolve_chmc_chain_mapping(ChmcChainMapping requested,
              : ChmcChainMapping::thread;
 }
 
+/// How the CUDA backend runs its chains: the chain mapping and where the Gram matrices are
+/// factored (backend/gram_factorization.hpp). Converts from a mapping alone.
+struct ChmcCudaOptions {
+  ChmcChainMapping chain_mapping = ChmcChainMapping::automatic;
+  GramFactorization gram_factorization = GramFactorization::automatic;
+
+  ChmcCudaOptions(ChmcChainMapping mapping = ChmcChainMapping::automatic,  // NOLINT: implicit
+                  GramFactorization factorization = GramFactorization::automatic)
+      : chain_mapping(mapping), gram_factorization(factorization) {}
+};
+
 /// The CUDA backend for a generator (defined in kernels/cuda_chmc_backend.cuh; instantiated for
 /// the built-in generators in the library, and by user code compiled with nvcc for its own).
 /// The generator must be trivially copyable and hold device-visible data. Throws
-/// myriad::unavailable_error without CUDA or a device, myriad::invalid_argument when the
-/// ensemble's state and scratch do not fit in free device memory.
+/// myriad::unavailable_error without CUDA or a device, myriad::invalid_argument for options the
+/// generator cannot take or when the ensemble's state and scratch do not fit in free device
+/// memory.
 template <class Generator, class T>
-std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(
-    const Generator& generator, std::int64_t chains,
-    ChmcChainMapping mapping = ChmcChainMapping::automatic);
+std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator& generator,
+                                                       std::int64_t chains,
+                                                       ChmcCudaOptions options = {});
 
 /// True when make_cuda_chmc_backend<Generator, double> is available to code compiled by a host
 /// compiler: specialised for the built-in generators (models/builtin_generators.hpp). Translation

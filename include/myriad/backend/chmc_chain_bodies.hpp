@@ -13,6 +13,16 @@
 //                     the 32 lanes of one chain read 32 consecutive elements in one transaction.
 // The state (u, ∇φ, φ) is [element][chain] in both: it is read and written once per transition,
 // and recorded draws and positions() need no second layout.
+//
+// Two ways to factor the Gram matrices (GramFactorization, backend/chmc_backend.hpp):
+//   in the chain:  chain_iterations_at runs whole transitions, each chain's team factoring its
+//                  own Gram matrices (ConstrainedChain::transition);
+//   batched:       the transition in phases (ConstrainedChain::begin_transition and
+//                  resume_transition): begin_transition_at, then, 1 + N_s · N_g times, a batched
+//                  Cholesky of every chain's pending Gram matrix (linalg/batched_cholesky.hpp)
+//                  followed by resume_transition_at. The Gram matrices live outside the scratch
+//                  in two column-major batches (ChmcEnsembleView::gram), the progress records in
+//                  an array of ChmcProgress.
 
 #include <cstdint>
 
@@ -21,6 +31,7 @@
 #include "myriad/core/dual.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/core/team.hpp"
 #include "myriad/linalg/matrix_view.hpp"
@@ -88,16 +99,43 @@ struct ChmcEnsembleView {
   Dual<T>* dual_work;          ///< ChmcLayout::dual_size() elements per chain
   Dual<Dual<T>>* nested_work;  ///< ChmcLayout::nested_size() elements per chain
   ChmcScratchPlacement scratch;
+  /// Null (the Gram matrices in the scratch), or the batched factorisation's two batches of
+  /// `chains` column-major gram_order × gram_order matrices: factor w of chain c at
+  /// gram + (w · chains + c) · gram_order² (ChmcLayout::external_gram).
+  T* gram = nullptr;
+  int gram_order = 0;
 
   /// The per-chain views that ConstrainedChain takes.
   MYRIAD_HD ChmcChain<T> chain(std::int64_t c) const {
     const std::int64_t step = scratch.element_step;
+    const std::int64_t matrix = static_cast<std::int64_t>(gram_order) * gram_order;
     return {position.chain(c),
             gradient.chain(c),
             potential + c,
             ChainWorkspace<T>{work + c * scratch.work_chain_step, step},
             ChainWorkspace<Dual<T>>{dual_work + c * scratch.dual_chain_step, step},
-            ChainWorkspace<Dual<Dual<T>>>{nested_work + c * scratch.nested_chain_step, step}};
+            ChainWorkspace<Dual<Dual<T>>>{nested_work + c * scratch.nested_chain_step, step},
+            gram != nullptr ? gram + c * matrix : nullptr,
+            position.chains * matrix};
+  }
+
+  /// Factor `which`'s matrices of every chain: one batch for linalg::batched_cholesky_*.
+  T* gram_batch(int which) const {
+    return gram + static_cast<std::int64_t>(which) * position.chains * gram_order * gram_order;
+  }
+
+  /// Whether factor `which` of chain c was factored: the batched Cholesky's info[c] is 0 and
+  /// every pivot is finite and positive. (cuSOLVER's potrfBatched need not flag a NaN pivot; a
+  /// NaN anywhere in G reaches a pivot through the Cholesky recurrences.)
+  MYRIAD_HD bool gram_factored(int which, std::int64_t c, int info) const {
+    if (info != 0) return false;
+    const std::int64_t matrix = static_cast<std::int64_t>(gram_order) * gram_order;
+    const T* l = gram + (static_cast<std::int64_t>(which) * position.chains + c) * matrix;
+    for (int i = 0; i < gram_order; ++i) {
+      const T pivot = l[static_cast<std::int64_t>(i) * (gram_order + 1)];
+      if (!(pivot > T(0)) || !myriad::isfinite(pivot)) return false;
+    }
+    return true;
   }
 };
 
@@ -130,6 +168,53 @@ struct ChmcStatisticsView {
   }
 };
 
+/// One chain's statistics over the transitions of one launch (definitions as in
+/// CpuChmcBackend::run_chunk: one count per transition whose status has the flag set), added to
+/// its entries of a ChmcStatisticsView at the end.
+struct ChmcChainTally {
+  std::int64_t accept_prob_fixed = 0, accepted = 0, divergent = 0, non_finite = 0,
+               not_converged = 0, not_reversible = 0, cholesky_failures = 0,
+               gradient_evaluations = 0, newton_iterations = 0;
+
+  template <class T>
+  MYRIAD_HD void add(const ChmcOutcome<T>& out) {
+    accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
+    accepted += out.accepted ? 1 : 0;
+    divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
+    non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
+    not_converged += (out.status & kStatusNotConverged) != 0 ? 1 : 0;
+    not_reversible += (out.status & kStatusNotReversible) != 0 ? 1 : 0;
+    cholesky_failures += (out.status & kStatusCholeskyFailure) != 0 ? 1 : 0;
+    gradient_evaluations += out.gradient_evaluations;
+    newton_iterations += out.newton_iterations;
+  }
+
+  MYRIAD_HD void add_to(const ChmcStatisticsView& stats, std::int64_t c) const {
+    stats.accept_prob_fixed[c] += accept_prob_fixed;
+    stats.accepted[c] += accepted;
+    stats.divergent[c] += divergent;
+    stats.non_finite[c] += non_finite;
+    stats.not_converged[c] += not_converged;
+    stats.not_reversible[c] += not_reversible;
+    stats.cholesky_failures[c] += cholesky_failures;
+    stats.gradient_evaluations[c] += gradient_evaluations;
+    stats.newton_iterations[c] += newton_iterations;
+  }
+};
+
+/// The recorded quantities of chain c at its current position into recorded_iteration[q ·
+/// chains + c] (one iteration's block of DrawSink::consume's layout), on lane 0. The caller has
+/// fenced the writes to the position.
+template <class Generator, class T, class Team>
+MYRIAD_HD void record_chain_at(const Generator& generator, const ChmcChain<T>& chain,
+                               T* recorded_iteration, int n_quantities, std::int64_t chains,
+                               std::int64_t c, const Team& team) {
+  on_lane_zero(team, [&] {
+    const ChainVector<T> slot{recorded_iteration + c, chains, n_quantities};
+    record_quantities(generator, chain.position, slot);
+  });
+}
+
 /// Places chain c on the manifold (mcmc/constrained_hmc.hpp, initialize_constrained_chain) and
 /// returns whether it succeeded. Chains with equal c / chains_per_init use the random stream of
 /// the superchain's first chain, (c / chains_per_init) · chains_per_init, and so share their
@@ -160,45 +245,68 @@ MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembl
   const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
   const ChmcChain<T> chain = state.chain(c);
   ConstrainedChain<Generator, T, Team> machine(generator, chain, team);
-  std::int64_t accept_prob_fixed = 0, accepted = 0, divergent = 0, non_finite = 0,
-               not_converged = 0, not_reversible = 0, cholesky_failures = 0, evaluations = 0,
-               newton_iterations = 0;
+  ChmcChainTally tally;
   for (int i = 0; i < n_iterations; ++i) {
     const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
     ChmcStep<T> step = settings.step;
     // Depends on (seed, iteration) only: every thread computes the same N_s.
     step.steps =
         uniform_trajectory_steps(settings.seed, iteration, settings.min_steps, settings.max_steps);
-    const ChmcOutcome<T> out = machine.transition(rng, iteration, step);
-    accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
-    accepted += out.accepted ? 1 : 0;
-    divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
-    non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
-    not_converged += (out.status & kStatusNotConverged) != 0 ? 1 : 0;
-    not_reversible += (out.status & kStatusNotReversible) != 0 ? 1 : 0;
-    cholesky_failures += (out.status & kStatusCholeskyFailure) != 0 ? 1 : 0;
-    evaluations += out.gradient_evaluations;
-    newton_iterations += out.newton_iterations;
+    tally.add(machine.transition(rng, iteration, step));
+    // The transition ended with its lanes' writes to the position fenced.
     if (recorded != nullptr) {
-      // The transition ended with its lanes' writes to the position fenced.
-      on_lane_zero(team, [&] {
-        const ChainVector<T> slot{
-            recorded + static_cast<std::int64_t>(i) * n_quantities * chains + c, chains,
-            n_quantities};
-        record_quantities(generator, chain.position, slot);
-      });
+      record_chain_at(generator, chain,
+                      recorded + static_cast<std::int64_t>(i) * n_quantities * chains, n_quantities,
+                      chains, c, team);
     }
   }
-  if (team.rank() != 0) return;
-  stats.accept_prob_fixed[c] += accept_prob_fixed;
-  stats.accepted[c] += accepted;
-  stats.divergent[c] += divergent;
-  stats.non_finite[c] += non_finite;
-  stats.not_converged[c] += not_converged;
-  stats.not_reversible[c] += not_reversible;
-  stats.cholesky_failures[c] += cholesky_failures;
-  stats.gradient_evaluations[c] += evaluations;
-  stats.newton_iterations[c] += newton_iterations;
+  if (team.rank() == 0) tally.add_to(stats, c);
+}
+
+/// The batched factorisation's first launch of a transition (see the file comment): J and the
+/// Gram matrix at chain c's position into factor 0, and a fresh progress[c].
+template <class Generator, class T, class Team = SerialTeam>
+MYRIAD_HD void begin_transition_at(const Generator& generator, const ChmcEnsembleView<T>& state,
+                                   ChmcProgress<T>* progress, std::int64_t c,
+                                   const Team& team = Team{}) {
+  ConstrainedChain<Generator, T, Team> machine(generator, state.chain(c), team);
+  ChmcProgress<T> record;
+  machine.begin_transition(record);
+  if (team.rank() == 0) progress[c] = record;
+}
+
+/// The batched factorisation's launch after factorisation number `phase` (0 … N_s · N_g) of the
+/// transition at `iteration`, whose steps (step.steps = N_s, drawn by the host with
+/// uniform_trajectory_steps) every chain shares. info[c] is the batched Cholesky's status of
+/// chain c's pending factor. The last phase (`last`) adds the transition's outcome to chain c's
+/// statistics and, when `recorded_iteration` is not null, records its quantities there
+/// (record_chain_at).
+template <class Generator, class T, class Team = SerialTeam>
+MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsembleView<T>& state,
+                                    std::uint64_t seed, std::uint32_t iteration,
+                                    const ChmcStep<T>& step, int phase, const int* info,
+                                    ChmcProgress<T>* progress, bool last, T* recorded_iteration,
+                                    int n_quantities, const ChmcStatisticsView& stats,
+                                    std::int64_t c, const Team& team = Team{}) {
+  const ChmcChain<T> chain = state.chain(c);
+  ConstrainedChain<Generator, T, Team> machine(generator, chain, team);
+  ChmcProgress<T> record = progress[c];
+  // Every lane holds the record before lane 0 may overwrite it below.
+  team.sync();
+  const bool factored = state.gram_factored(record.pending, c, info[c]);
+  machine.resume_transition(record, phase, RandomStream(seed, static_cast<std::uint64_t>(c)),
+                            iteration, step, factored);
+  if (team.rank() == 0) progress[c] = record;
+  if (!last) return;
+  if (recorded_iteration != nullptr) {
+    record_chain_at(generator, chain, recorded_iteration, n_quantities, state.position.chains, c,
+                    team);
+  }
+  if (team.rank() == 0) {
+    ChmcChainTally tally;
+    tally.add(record.out);
+    tally.add_to(stats, c);
+  }
 }
 
 }  // namespace myriad::kernels

@@ -59,13 +59,16 @@ struct constraint_factor_for {
 /// Offsets of one chain's constrained-HMC scratch (elements of its ChainWorkspace<T>).
 struct ChmcLayout {
   int n, m, k;
-  std::int64_t factor_size;
-  std::int64_t vjp_size;  ///< scratch of the generator's add_jacobian_vjp (0 without one)
-  bool dual_jacobian;     ///< whether ∂J/∂u_i is formed on duals (no add_jacobian_vjp)
+  std::int64_t factor_size;  ///< J, and L unless external_gram
+  std::int64_t vjp_size;     ///< scratch of the generator's add_jacobian_vjp (0 without one)
+  bool dual_jacobian;        ///< whether ∂J/∂u_i is formed on duals (no add_jacobian_vjp)
   /// Lanes with their own dual and nested-dual output vectors: the team's size when J comes
   /// from forward passes of generate() (no analytic Jacobian; the passes are dealt to the lanes),
   /// else 1.
   int output_lanes;
+  /// Whether the two Gram matrices live outside the workspace (ChmcChain::gram; the batched
+  /// factorisation of a dense Gram), so that the factors hold J only.
+  bool external_gram;
   // Vectors of length N: proposal, momentum, proposal gradient, sub-step start, iterate, update.
   MYRIAD_HD std::int64_t proposal() const { return 0; }
   MYRIAD_HD std::int64_t momentum() const { return n; }
@@ -94,19 +97,29 @@ struct ChmcLayout {
   MYRIAD_HD std::int64_t nested_size() const { return nested_outputs(output_lanes); }
 };
 
-/// The layout for a chain run by `lanes` lanes (1: the CPU and thread-per-chain kernels).
+/// The layout for a chain run by `lanes` lanes (1: the CPU and thread-per-chain kernels), with
+/// the Gram matrices in the workspace or, `external_gram` (a dense Gram only), outside it.
 template <class Generator, class T>
-MYRIAD_HD ChmcLayout chmc_layout(const Generator& g, int lanes = 1) {
+MYRIAD_HD ChmcLayout chmc_layout(const Generator& g, int lanes = 1, bool external_gram = false) {
   int k = 0;
-  if constexpr (generator_gram_structure<Generator> != GramStructure::dense) k = g.num_parameters();
-  using Factor = typename constraint_factor_for<Generator, T>::type;
+  std::int64_t factor_size = 0;
+  if constexpr (generator_gram_structure<Generator> != GramStructure::dense) {
+    k = g.num_parameters();
+    external_gram = false;
+    factor_size =
+        constraint_factor_for<Generator, T>::type::workspace_size(g.output_dim(), g.input_dim(), k);
+  } else {
+    factor_size =
+        DenseConstraintFactor<T>::workspace_size(g.output_dim(), g.input_dim(), 0, !external_gram);
+  }
   return {g.input_dim(),
           g.output_dim(),
           k,
-          Factor::workspace_size(g.output_dim(), g.input_dim(), k),
+          factor_size,
           generator_jacobian_vjp_workspace(g),
           !generator_has_jacobian_vjp<Generator>,
-          generator_has_jacobian<Generator> ? 1 : lanes};
+          generator_has_jacobian<Generator> ? 1 : lanes,
+          external_gram};
 }
 
 /// Views of one chain's state (u, φ, ∇φ: updated on acceptance) and scratch.
@@ -118,6 +131,12 @@ struct ChmcChain {
   ChainWorkspace<T> work;
   ChainWorkspace<Dual<T>> dual_work;
   ChainWorkspace<Dual<Dual<T>>> nested_work;
+  /// Null, or the chain's two Gram matrices outside `work` (a dense Gram only): factor w's
+  /// M × M matrix at gram + w · gram_step, column-major with leading dimension M, one matrix of
+  /// the column-major batches of linalg/batched_cholesky.hpp, so that a library Cholesky can
+  /// factor every chain's matrix in place between two phases of a transition.
+  T* gram = nullptr;
+  std::int64_t gram_step = 0;
 };
 
 /// What one transition did.
@@ -130,6 +149,20 @@ struct ChmcOutcome {
   int newton_iterations;
 };
 
+/// Where one chain's transition stands between two Gram factorisations (the phases of
+/// ConstrainedChain::begin_transition / resume_transition). Trivially copyable: the batched
+/// factorisation keeps one per chain in memory between launches.
+template <class T>
+struct ChmcProgress {
+  ChmcOutcome<T> out;
+  T initial_energy;  ///< H at the start of the trajectory
+  T potential;       ///< φ at the proposal after the last gradient evaluation
+  int current;       ///< the factor at the proposal u (0 or 1)
+  int pending;       ///< the factor whose Gram matrix awaits factorisation
+  bool formed;       ///< the pending factor's form() succeeded
+  bool finished;     ///< `out` is final
+};
+
 /// The per-chain machinery of constrained HMC for one generator (a bundle of views, built
 /// inside the kernel or the OpenMP loop) and the team of lanes that runs it.
 template <class Generator, class T, class Team = SerialTeam>
@@ -139,11 +172,22 @@ class ConstrainedChain {
 
   MYRIAD_HD ConstrainedChain(const Generator& g, const ChmcChain<T>& chain,
                              const Team& team = Team{})
-      : g_(g), c_(chain), team_(team), layout_(chmc_layout<Generator, T>(g, team.size())) {
+      : g_(g),
+        c_(chain),
+        team_(team),
+        layout_(chmc_layout<Generator, T>(g, team.size(), chain.gram != nullptr)) {
     n_ = layout_.n;
     m_ = layout_.m;
-    factor_[0] = Factor::at(c_.work, layout_.factor(0), m_, n_, layout_.k);
-    factor_[1] = Factor::at(c_.work, layout_.factor(1), m_, n_, layout_.k);
+    for (int w = 0; w < 2; ++w) {
+      if constexpr (generator_gram_structure<Generator> == GramStructure::dense) {
+        if (layout_.external_gram) {
+          const MatrixView<T> gram{c_.gram + w * c_.gram_step, m_, m_, 1, m_};
+          factor_[w] = Factor::at(c_.work, layout_.factor(w), m_, n_, layout_.k, &gram);
+          continue;
+        }
+      }
+      factor_[w] = Factor::at(c_.work, layout_.factor(w), m_, n_, layout_.k);
+    }
     dual_jacobian_ = c_.dual_work.matrix(0, layout_.dual_jacobian ? m_ : 0, n_);
     // This lane's output vectors (lane 0's when the layout has one set).
     const int output_lane = team.rank() < layout_.output_lanes ? team.rank() : 0;
@@ -163,59 +207,100 @@ class ConstrainedChain {
     return status;
   }
 
-  /// One transition at `iteration` (keys the momentum and accept draws).
+  /// One transition at `iteration` (keys the momentum and accept draws): the phases below run
+  /// back to back, each Gram matrix factored in place by the chain's own team.
   MYRIAD_HD ChmcOutcome<T> transition(const RandomStream& rng, std::uint32_t iteration,
                                       const ChmcStep<T>& step) {
-    ChmcOutcome<T> out{T(0), false, kStatusOk, 0, 0};
+    ChmcProgress<T> progress;
+    begin_transition(progress);
+    for (int phase = 0;; ++phase) {
+      const bool factored = factor_[progress.pending].factor(team_);
+      if (!resume_transition(progress, phase, rng, iteration, step, factored)) return progress.out;
+    }
+  }
+
+  // The transition in phases (the batched factorisation of DESIGN.md rule 6(c)). A trajectory
+  // needs the Gram matrix factored at its start and at the end of each of its N_s · N_g inner
+  // steps, and nothing between two such points needs another; so it splits into 1 + N_s · N_g
+  // phases, the same for every chain of an iteration (N_s and N_g are shared). A phase starts
+  // with a factor just factored and ends with the next Gram matrix formed (form()), whose
+  // factorisation, by this team (transition()) or by a batched library call across all chains
+  // between two launches, starts the next phase. The progress record carries the scalars across.
+
+  /// Phase start: J and the Gram matrix at the chain's position into factor 0.
+  MYRIAD_HD void begin_transition(ChmcProgress<T>& progress) {
+    progress.out = ChmcOutcome<T>{T(0), false, kStatusOk, 0, 0};
+    progress.initial_energy = T(0);
+    progress.potential = T(0);
+    progress.current = 0;
+    progress.pending = 0;
+    progress.finished = false;
+    // J and L at the start point: recomputed rather than cached across transitions (one
+    // Jacobian per transition against N_s·N_g per trajectory).
+    progress.formed = factor_[0].form(g_, c_.position, dual_outputs_, team_);
+  }
+
+  /// Phase `phase` (0 … N_s · N_g) of the transition, after the pending factor's Gram matrix was
+  /// factored (`factored`: its Cholesky succeeded). Returns true when it has formed the next Gram
+  /// matrix (progress.pending names its factor) and false when the transition has ended, with
+  /// progress.out its outcome (a finished transition stays finished).
+  MYRIAD_HD bool resume_transition(ChmcProgress<T>& progress, int phase, const RandomStream& rng,
+                                   std::uint32_t iteration, const ChmcStep<T>& step,
+                                   bool factored) {
+    if (progress.finished) return false;
+    ChmcOutcome<T>& out = progress.out;
+    const auto finish = [&](std::uint32_t status) {
+      out.status = status;
+      progress.finished = true;
+      return false;
+    };
+    if (!(progress.formed && factored)) return finish(kStatusCholeskyFailure);
     ChainVector<T> u = c_.work.vector(layout_.proposal(), n_);
     ChainVector<T> p = c_.work.vector(layout_.momentum(), n_);
     ChainVector<T> grad = c_.work.vector(layout_.proposal_gradient(), n_);
-    int current = 0;  // index of the factor at u
     const int lane = team_.rank(), lanes = team_.size();
-
-    // J and L at the start point: recomputed rather than cached across transitions (one
-    // Jacobian per transition against N_s·N_g per trajectory).
-    if (!factor_[current].evaluate(g_, c_.position, dual_outputs_, team_)) {
-      out.status = kStatusCholeskyFailure;
-      return out;
-    }
-    fill_normal<T>(team_, rng, iteration, Purpose::momentum, p, n_);
-    project_momentum(p, factor_[current]);
-    const T initial_energy = *c_.potential + T(0.5) * linalg::dot(p, p, n_);
-    team_.sync();  // every lane has read all of p before kick() changes it
-
-    for (int i = lane; i < n_; i += lanes) {
-      u[i] = c_.position[i];
-      grad[i] = c_.gradient[i];
-    }
-    kick(p, grad, T(0.5) * step.step_size, factor_[current]);
     const T h = step.step_size / T(step.inner_steps);
-    T potential = T(0);
-    for (int s = 0; s < step.steps; ++s) {
-      for (int j = 0; j < step.inner_steps; ++j) {
-        const std::uint32_t status = geodesic_step(u, p, h, current, step, out.newton_iterations);
-        if (status != kStatusOk) {
-          out.status = status;
-          return out;
-        }
-        current = 1 - current;
+    int& current = progress.current;
+
+    if (phase == 0) {
+      fill_normal<T>(team_, rng, iteration, Purpose::momentum, p, n_);
+      project_momentum(p, factor_[current]);
+      progress.initial_energy = *c_.potential + T(0.5) * linalg::dot(p, p, n_);
+      team_.sync();  // every lane has read all of p before kick() changes it
+      for (int i = lane; i < n_; i += lanes) {
+        u[i] = c_.position[i];
+        grad[i] = c_.gradient[i];
       }
-      const std::uint32_t status = potential_and_gradient(u, factor_[current], potential, grad);
-      ++out.gradient_evaluations;
-      if (status != kStatusOk) {
-        out.status = status;
-        return out;
+      kick(p, grad, T(0.5) * step.step_size, factor_[current]);
+    } else {
+      // Inner step phase − 1 ends with the factor just factored at its end point.
+      std::uint32_t status = finish_geodesic_step(u, p, h, current, step, out.newton_iterations);
+      if (status != kStatusOk) return finish(status);
+      current = 1 - current;
+      if (phase % step.inner_steps == 0) {  // the end of outer step s: a full kick
+        const int s = phase / step.inner_steps - 1;
+        status = potential_and_gradient(u, factor_[current], progress.potential, grad);
+        ++out.gradient_evaluations;
+        if (status != kStatusOk) return finish(status);
+        kick(p, grad, s + 1 < step.steps ? step.step_size : T(0.5) * step.step_size,
+             factor_[current]);
       }
-      kick(p, grad, s + 1 < step.steps ? step.step_size : T(0.5) * step.step_size,
-           factor_[current]);
     }
+    if (phase < step.steps * step.inner_steps) {
+      // Inner step `phase` up to the Gram matrix at its end point.
+      const std::uint32_t status =
+          start_geodesic_step(u, p, h, current, step, out.newton_iterations);
+      if (status != kStatusOk) return finish(status);
+      progress.pending = 1 - current;
+      progress.formed = factor_[progress.pending].form(g_, c_.work.vector(layout_.iterate(), n_),
+                                                       dual_outputs_, team_);
+      return true;
+    }
+
     // project_momentum ended with a barrier: every lane reads the whole of p.
-    const T final_energy = potential + T(0.5) * linalg::dot(p, p, n_);
-    const T log_accept_ratio = initial_energy - final_energy;
-    if (!myriad::isfinite(log_accept_ratio)) {
-      out.status = kStatusNonFinite;
-      return out;
-    }
+    const T final_energy = progress.potential + T(0.5) * linalg::dot(p, p, n_);
+    const T log_accept_ratio = progress.initial_energy - final_energy;
+    if (!myriad::isfinite(log_accept_ratio)) return finish(kStatusNonFinite);
     out.accept_prob = log_accept_ratio >= T(0) ? T(1) : myriad::exp(log_accept_ratio);
     const T uniform = rng.uniform<T>(iteration, Purpose::accept, 0);
     if (myriad::log(uniform) < log_accept_ratio) {
@@ -224,10 +309,10 @@ class ConstrainedChain {
         c_.position[i] = u[i];
         c_.gradient[i] = grad[i];
       }
-      if (lane == 0) *c_.potential = potential;
+      if (lane == 0) *c_.potential = progress.potential;
       team_.sync();
     }
-    return out;
+    return finish(kStatusOk);
   }
 
   /// Symmetric quasi-Newton projection of v onto the manifold along range(Jᵀ) of the frozen
@@ -282,28 +367,39 @@ class ConstrainedChain {
     project_momentum(p, f);
   }
 
-  /// One inner step of length h from u with the factor `current` at u (§3, §6, GEOSTEP of §13):
-  /// forward projection, J and L at the new point into the other factor, momentum, reverse
-  /// check. On success u and p hold the new point and tangent momentum.
+  // One inner step of length h from u with the factor `current` at u (§3, §6, GEOSTEP of §13),
+  // in two halves around the factorisation at the new point: start_geodesic_step projects
+  // u + h p forward into the iterate v (the caller then forms J and G at v in the other
+  // factor); finish_geodesic_step, with that factor factored, takes the RATTLE momentum and
+  // checks the reverse step. On success u and p hold the new point and tangent momentum.
+
+  /// start ← u, v ← u + h p, then v projected onto the manifold with the factor at u.
   template <class Vec>
-  MYRIAD_HD std::uint32_t geodesic_step(Vec& u, Vec& p, T h, int current, const ChmcStep<T>& step,
-                                        int& iterations) {
+  MYRIAD_HD std::uint32_t start_geodesic_step(const Vec& u, const Vec& p, T h, int current,
+                                              const ChmcStep<T>& step, int& iterations) {
     ChainVector<T> start = c_.work.vector(layout_.start(), n_);
     ChainVector<T> v = c_.work.vector(layout_.iterate(), n_);
-    const int lane = team_.rank(), lanes = team_.size();
     // Every element below is read and written by its own lane, except where a barrier
     // intervenes (the projections and factor operations fence themselves). The first barrier
     // waits for every lane to finish the previous sub-step's reading of all of v and start.
     team_.sync();
-    for (int i = lane; i < n_; i += lanes) {
+    for (int i = team_.rank(); i < n_; i += team_.size()) {
       start[i] = u[i];
       v[i] = u[i] + h * p[i];
     }
-    std::uint32_t status = project_position(v, factor_[current], step, iterations);
-    if (status != kStatusOk) return status;
+    return project_position(v, factor_[current], step, iterations);
+  }
+
+  /// u ← v, p ← P(v − start)/h at v (the other factor), then the reverse sub-step from
+  /// (u, −p) must return to start (§6).
+  template <class Vec>
+  MYRIAD_HD std::uint32_t finish_geodesic_step(Vec& u, Vec& p, T h, int current,
+                                               const ChmcStep<T>& step, int& iterations) {
+    ChainVector<T> start = c_.work.vector(layout_.start(), n_);
+    ChainVector<T> v = c_.work.vector(layout_.iterate(), n_);
+    const int lane = team_.rank(), lanes = team_.size();
     Factor& next = factor_[1 - current];
-    if (!next.evaluate(g_, v, dual_outputs_, team_)) return kStatusCholeskyFailure;
-    // RATTLE momentum (u' − u)/h, projected at u'.
+    // RATTLE momentum (u' − u)/h, projected at u'. (The factorisation ended with a barrier.)
     for (int i = lane; i < n_; i += lanes) {
       u[i] = v[i];
       p[i] = (v[i] - start[i]) / h;
@@ -311,7 +407,7 @@ class ConstrainedChain {
     project_momentum(p, next);
     // Reverse sub-step from (u', −p') must return to u (§6).
     for (int i = lane; i < n_; i += lanes) v[i] = u[i] - h * p[i];
-    status = project_position(v, next, step, iterations);
+    const std::uint32_t status = project_position(v, next, step, iterations);
     if (status != kStatusOk) return kStatusNotReversible;
     // project_position's last operation ended with a barrier and did not change v since: every
     // lane reads the whole of v and start.

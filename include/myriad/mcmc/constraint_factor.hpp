@@ -5,6 +5,8 @@
 // (constrained-hmc.md §10, "Library primitives"):
 //
 //   evaluate(g, u)      J at u and the factorisation of G; false on rank loss / non-finite
+//                       (= form(g, u), J and G, then factor(), G = L Lᵀ in place: the two
+//                       halves between which a batched factorisation across chains can run)
 //   apply(v, out)       out = J v                       (M)
 //   apply_transpose     out = Jᵀ w                      (N)
 //   gram_solve(v)       v ← G⁻¹ v
@@ -70,13 +72,19 @@ struct DenseConstraintFactor {
   int m;
   int n;
 
-  /// Workspace elements for one factor.
-  MYRIAD_HD static std::int64_t workspace_size(int m, int n, int /*k*/) {
-    return static_cast<std::int64_t>(m) * n + static_cast<std::int64_t>(m) * m;
+  /// Workspace elements for one factor: J, and L unless the Gram matrices live outside the
+  /// workspace (`gram_in_workspace` false: the batched factorisation, constrained_hmc.hpp).
+  MYRIAD_HD static std::int64_t workspace_size(int m, int n, int /*k*/,
+                                               bool gram_in_workspace = true) {
+    return static_cast<std::int64_t>(m) * n +
+           (gram_in_workspace ? static_cast<std::int64_t>(m) * m : 0);
   }
+  /// The factor at `offset` of a workspace; L follows J there unless `gram` is given (an M × M
+  /// view elsewhere, e.g. one matrix of a column-major batch).
   MYRIAD_HD static DenseConstraintFactor at(const ChainWorkspace<T>& ws, std::int64_t offset, int m,
-                                            int n, int /*k*/) {
-    return {ws.matrix(offset, m, n), ws.matrix(offset + static_cast<std::int64_t>(m) * n, m, m), m,
+                                            int n, int /*k*/, const MatrixView<T>* gram = nullptr) {
+    return {ws.matrix(offset, m, n),
+            gram != nullptr ? *gram : ws.matrix(offset + static_cast<std::int64_t>(m) * n, m, m), m,
             n};
   }
 
@@ -84,9 +92,25 @@ struct DenseConstraintFactor {
   template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
   MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& dual_outputs,
                           const Team& team = Team{}) {
+    const bool formed = form(g, u, dual_outputs, team);
+    return factor(team) && formed;
+  }
+
+  /// The first half of evaluate(): J at u and the lower triangle of G = J Jᵀ in `chol`, to be
+  /// factored in place by factor() or by a batched Cholesky across chains. Always true (a
+  /// non-finite J shows as a failed factorisation).
+  template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
+  MYRIAD_HD bool form(const Generator& g, const Vec& u, DualScratch& dual_outputs,
+                      const Team& team = Team{}) {
     team.sync();
     evaluate_jacobian(g, u, jacobian, dual_outputs, team);
     linalg::team_gram_lower(team, jacobian.as_const(), chol);
+    return true;
+  }
+
+  /// The second half: G = L Lᵀ in place; false on a non-positive or non-finite pivot.
+  template <class Team = SerialTeam>
+  MYRIAD_HD bool factor(const Team& team = Team{}) {
     return linalg::team_cholesky_in_place(team, chol);
   }
 
@@ -256,6 +280,18 @@ struct StructuredConstraintFactor {
       g.structured_jacobian(u, b, t);
       return gram().factor();
     });
+  }
+  /// The dense factor's two halves: a structured Gram is factored in O(MK) or O(M²K) by its own
+  /// algorithm (linalg/structured_gram.hpp) and never batched, so form() does all of evaluate()
+  /// and factor() has nothing left to do.
+  template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
+  MYRIAD_HD bool form(const Generator& g, const Vec& u, DualScratch& dual_outputs,
+                      const Team& team = Team{}) {
+    return evaluate(g, u, dual_outputs, team);
+  }
+  template <class Team = SerialTeam>
+  MYRIAD_HD bool factor(const Team& /*team*/ = Team{}) {
+    return true;
   }
 
   /// out = B v₁ + T v₂.

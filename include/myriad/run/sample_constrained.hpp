@@ -57,15 +57,14 @@ Device choose_constrained_device(Device requested) {
   return device;
 }
 
-/// A constrained-HMC backend for Generator on a resolved device (cpu or cuda); `mapping` applies
+/// A constrained-HMC backend for Generator on a resolved device (cpu or cuda); `options` apply
 /// to CUDA only.
 template <class Generator, class T = double>
-std::unique_ptr<ChmcBackend<T>> make_chmc_backend(
-    const Generator& generator, std::int64_t chains, Device device,
-    ChmcChainMapping mapping = ChmcChainMapping::automatic) {
+std::unique_ptr<ChmcBackend<T>> make_chmc_backend(const Generator& generator, std::int64_t chains,
+                                                  Device device, ChmcCudaOptions options = {}) {
   if (device == Device::cuda) {
     if constexpr (cuda_chmc_backend_reachable<Generator>()) {
-      return make_cuda_chmc_backend<Generator, T>(generator, chains, mapping);
+      return make_cuda_chmc_backend<Generator, T>(generator, chains, options);
     } else {
       throw unavailable_error(
           "this generator has no CUDA constrained-HMC backend in this translation unit");
@@ -80,9 +79,13 @@ std::unique_ptr<ChmcBackend<T>> make_chmc_backend(
 template <class Generator>
 SampleResult sample_constrained(const Generator& generator, const ChmcConfig& config) {
   config.validate_constrained();
+  // A batched factorisation of a structured Gram is refused on every device, not only on CUDA.
+  resolve_gram_factorization(config.gram_factorization, generator_gram_structure<Generator>,
+                             generator.output_dim());
   const Device device = choose_constrained_device<Generator>(config.device);
-  auto backend =
-      make_chmc_backend<Generator, double>(generator, config.chains, device, config.chain_mapping);
+  auto backend = make_chmc_backend<Generator, double>(
+      generator, config.chains, device,
+      ChmcCudaOptions(config.chain_mapping, config.gram_factorization));
   return run_chmc(*backend, config);
 }
 

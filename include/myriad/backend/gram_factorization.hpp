@@ -1,0 +1,93 @@
+#pragma once
+// Where the CUDA constrained-HMC backend factors the Gram matrices G = J Jᵀ of its transitions
+// (DESIGN.md rule 6; kernels/cuda_chmc_backend.cuh):
+//
+//   chain    inside the fused kernel, by the chain's own thread or warp (tiers (a) and (b): the
+//            per-chain Cholesky of linalg/cholesky.hpp or linalg/team_ops.hpp). One launch runs
+//            a whole chunk of iterations.
+//   thread, tile, library
+//            batched across all chains between the phases of a transition (tier (c)): the
+//            transition is split at its 1 + N_s · N_g factorisations (ConstrainedChain::
+//            begin_transition / resume_transition), each chain forms its Gram matrix in a
+//            column-major batch, and linalg::batched_cholesky_cuda factors the batch on that tier
+//            (library: cuSOLVER potrfBatched) before the next phase's launch. Dense Grams only:
+//            a structured Gram (diagonal or triangular + low rank) has its own O(MK) algorithm.
+//
+// `automatic` picks library for a dense Gram with M ≥ kLibraryGramMinOutputs and chain
+// otherwise. The CPU backend always factors in the chain.
+
+#include <string>
+
+#include "myriad/core/error.hpp"
+#include "myriad/linalg/batched_cholesky.hpp"
+#include "myriad/model/generator.hpp"
+
+namespace myriad {
+
+enum class GramFactorization : int { automatic, chain, thread, tile, library };
+
+/// "auto", "chain", "thread", "tile" or "library".
+inline const char* to_string(GramFactorization f) {
+  switch (f) {
+    case GramFactorization::chain:
+      return "chain";
+    case GramFactorization::thread:
+      return "thread";
+    case GramFactorization::tile:
+      return "tile";
+    case GramFactorization::library:
+      return "library";
+    case GramFactorization::automatic:
+      break;
+  }
+  return "auto";
+}
+
+/// Parses the names to_string gives.
+inline GramFactorization parse_gram_factorization(const std::string& name) {
+  for (GramFactorization f :
+       {GramFactorization::automatic, GramFactorization::chain, GramFactorization::thread,
+        GramFactorization::tile, GramFactorization::library}) {
+    if (name == to_string(f)) return f;
+  }
+  throw invalid_argument("unknown Gram factorisation '" + name +
+                         "' (expected auto, chain, thread, tile or library)");
+}
+
+/// Whether `f` factors across chains between launches (thread, tile, library).
+inline bool is_batched(GramFactorization f) {
+  return f == GramFactorization::thread || f == GramFactorization::tile ||
+         f == GramFactorization::library;
+}
+
+/// The batched Cholesky tier of a batched factorisation.
+inline linalg::CholeskyTier cholesky_tier(GramFactorization f) {
+  MYRIAD_EXPECTS(is_batched(f), "cholesky_tier: '", to_string(f), "' is not a batched tier");
+  return f == GramFactorization::thread ? linalg::CholeskyTier::thread
+         : f == GramFactorization::tile ? linalg::CholeskyTier::tile
+                                        : linalg::CholeskyTier::library;
+}
+
+/// The smallest M for which `automatic` batches the factorisations in cuSOLVER: the upper end
+/// of DESIGN.md rule 6(b)'s "D ~16–128" warp tier. A design estimate until bench/bm_chmc.cpp's
+/// cuda-warp and cuda-library rows are measured side by side.
+constexpr int kLibraryGramMinOutputs = 128;
+
+/// What `automatic` resolves to for a Gram structure and output dimension M; other requests are
+/// returned as asked, except a batched tier for a structured Gram, which throws
+/// myriad::invalid_argument.
+inline GramFactorization resolve_gram_factorization(GramFactorization requested,
+                                                    GramStructure structure, int outputs) {
+  if (requested == GramFactorization::automatic) {
+    return structure == GramStructure::dense && outputs >= kLibraryGramMinOutputs
+               ? GramFactorization::library
+               : GramFactorization::chain;
+  }
+  MYRIAD_EXPECTS(!is_batched(requested) || structure == GramStructure::dense,
+                 "the batched Gram factorisation '", to_string(requested),
+                 "' needs a dense Gram matrix; this generator declares a structured one (use "
+                 "chain)");
+  return requested;
+}
+
+}  // namespace myriad
