@@ -360,9 +360,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 
  private:
   /// Iterations first … first + n − 1 with the batched Gram factorisation, on the compute
-  /// stream: per iteration a begin launch, then for each factorisation the batched Cholesky of
-  /// the pending factor's batch (factor phase mod 2: the pending factor alternates, the same for
-  /// every chain) and a resume launch; the last resume records and counts.
+  /// stream (kernels::run_phased_iteration's schedule): per iteration a begin launch, then for
+  /// each factorisation the batched Cholesky of the pending factor's batch and a resume launch;
+  /// the last resume records and counts.
   template <class Team>
   void run_phased(const ChmcSettings<T>& settings, std::uint32_t first, int n, T* recorded,
                   const kernels::ChmcStatisticsView& stats) {
@@ -371,25 +371,27 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     const linalg::CholeskyTier tier = cholesky_tier(factorization_);
     for (int i = 0; i < n; ++i) {
       const std::uint32_t iteration = first + static_cast<std::uint32_t>(i);
-      ChmcStep<T> step = settings.step;
-      step.steps = uniform_trajectory_steps(settings.seed, iteration, settings.min_steps,
-                                            settings.max_steps);
-      const int phases = 1 + step.steps * step.inner_steps;
       T* recorded_iteration =
           recorded != nullptr ? recorded + static_cast<std::int64_t>(i) * n_quantities_ * chains_
                               : nullptr;
-      kernels::begin_chmc_transitions_kernel<Generator, T, Team>
-          <<<phase_grid_, block, 0, compute_.get()>>>(generator_, state, progress_.data());
-      MYRIAD_CHECK_LAUNCH();
-      for (int phase = 0; phase < phases; ++phase) {
-        linalg::batched_cholesky_cuda(state.gram_batch(phase % 2), layout_.m, chains_,
-                                      gram_info_.data(), tier, compute_.get());
-        kernels::resume_chmc_transitions_kernel<Generator, T, Team>
-            <<<phase_grid_, block, 0, compute_.get()>>>(
-                generator_, state, settings.seed, iteration, step, phase, gram_info_.data(),
-                progress_.data(), phase + 1 == phases, recorded_iteration, n_quantities_, stats);
-        MYRIAD_CHECK_LAUNCH();
-      }
+      kernels::run_phased_iteration(
+          settings, iteration,
+          [&] {
+            kernels::begin_chmc_transitions_kernel<Generator, T, Team>
+                <<<phase_grid_, block, 0, compute_.get()>>>(generator_, state, progress_.data());
+            MYRIAD_CHECK_LAUNCH();
+          },
+          [&](int which) {
+            linalg::batched_cholesky_cuda(state.gram_batch(which), layout_.m, chains_,
+                                          gram_info_.data(), tier, compute_.get());
+          },
+          [&](const ChmcStep<T>& step, int phase, bool last) {
+            kernels::resume_chmc_transitions_kernel<Generator, T, Team>
+                <<<phase_grid_, block, 0, compute_.get()>>>(
+                    generator_, state, settings.seed, iteration, step, phase, gram_info_.data(),
+                    progress_.data(), last, recorded_iteration, n_quantities_, stats);
+            MYRIAD_CHECK_LAUNCH();
+          });
     }
   }
 

@@ -142,29 +142,31 @@ class HostKernelEnsemble {
     const kernels::ChmcEnsembleView<double> state = view();
     for (int i = 0; i < n; ++i) {
       const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-      ChmcStep<double> step = settings.step;
-      step.steps = uniform_trajectory_steps(settings.seed, iteration, settings.min_steps,
-                                            settings.max_steps);
-      const int phases = 1 + step.steps * step.inner_steps;
       double* recorded_iteration =
           slots != nullptr ? slots + static_cast<std::int64_t>(i) * quantities * chains_ : nullptr;
-      for (std::int64_t c = chains_ - 1; c >= 0; --c) {
-        on_chain_team([&](const auto& team) {
-          kernels::begin_transition_at(generator_, state, progress_.data(), c, team);
-          return true;
-        });
-      }
-      for (int phase = 0; phase < phases; ++phase) {
-        linalg::batched_cholesky_cpu(state.gram_batch(phase % 2), layout_.m, chains_, info_.data());
-        for (std::int64_t c = chains_ - 1; c >= 0; --c) {
-          on_chain_team([&](const auto& team) {
-            kernels::resume_transition_at(generator_, state, settings.seed, iteration, step, phase,
-                                          info_.data(), progress_.data(), phase + 1 == phases,
-                                          recorded_iteration, quantities, stats, c, team);
-            return true;
+      kernels::run_phased_iteration(
+          settings, iteration,
+          [&] {
+            for (std::int64_t c = chains_ - 1; c >= 0; --c) {
+              on_chain_team([&](const auto& team) {
+                kernels::begin_transition_at(generator_, state, progress_.data(), c, team);
+                return true;
+              });
+            }
+          },
+          [&](int which) {
+            linalg::batched_cholesky_cpu(state.gram_batch(which), layout_.m, chains_, info_.data());
+          },
+          [&](const ChmcStep<double>& step, int phase, bool last) {
+            for (std::int64_t c = chains_ - 1; c >= 0; --c) {
+              on_chain_team([&](const auto& team) {
+                kernels::resume_transition_at(generator_, state, settings.seed, iteration, step,
+                                              phase, info_.data(), progress_.data(), last,
+                                              recorded_iteration, quantities, stats, c, team);
+                return true;
+              });
+            }
           });
-        }
-      }
     }
   }
 

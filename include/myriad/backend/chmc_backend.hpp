@@ -72,8 +72,8 @@ class ChmcBackend {
 using ChmcChainMapping = TeamMapping;
 
 /// The smallest M for which `automatic` gives a chain a warp: DESIGN.md rule 6(b)'s "D ~16–128"
-/// tier boundary, a design estimate until bench/bm_chmc.cpp's cuda-thread and cuda-warp rows are
-/// measured side by side.
+/// tier boundary, a design estimate until bench/bm_chmc.cpp's cuda-thread-chain and cuda-warp-chain
+/// rows are measured side by side.
 constexpr int kWarpPerChainMinOutputs = 16;
 
 /// The mapping `automatic` resolves to for a generator's Gram structure and output dimension M

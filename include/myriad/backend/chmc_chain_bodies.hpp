@@ -309,4 +309,23 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
   }
 }
 
+/// The host's schedule of one iteration with the batched factorisation (the CUDA backend's
+/// launches and their host twin in tests/unit/test_chmc_chain_bodies.cpp): N_s drawn for the
+/// iteration, then begin() (the begin launch) and, for each of the 1 + N_s · N_g phases,
+/// factor(which) (the batched Cholesky of every chain's factor `which`: the pending factor
+/// alternates 0, 1, 0, … the same in every chain) followed by resume(step, phase, last).
+template <class T, class Begin, class Factor, class Resume>
+void run_phased_iteration(const ChmcSettings<T>& settings, std::uint32_t iteration, Begin begin,
+                          Factor factor, Resume resume) {
+  ChmcStep<T> step = settings.step;
+  step.steps =
+      uniform_trajectory_steps(settings.seed, iteration, settings.min_steps, settings.max_steps);
+  const int phases = 1 + step.steps * step.inner_steps;
+  begin();
+  for (int phase = 0; phase < phases; ++phase) {
+    factor(phase % 2);
+    resume(step, phase, phase + 1 == phases);
+  }
+}
+
 }  // namespace myriad::kernels

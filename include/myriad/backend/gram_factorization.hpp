@@ -70,7 +70,7 @@ inline linalg::CholeskyTier cholesky_tier(GramFactorization f) {
 
 /// The smallest M for which `automatic` batches the factorisations in cuSOLVER: the upper end
 /// of DESIGN.md rule 6(b)'s "D ~16–128" warp tier. A design estimate until bench/bm_chmc.cpp's
-/// cuda-warp and cuda-library rows are measured side by side.
+/// cuda-*-chain and cuda-*-library rows are measured side by side.
 constexpr int kLibraryGramMinOutputs = 128;
 
 /// What `automatic` resolves to for a Gram structure and output dimension M; other requests are
