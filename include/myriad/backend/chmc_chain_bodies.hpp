@@ -14,7 +14,7 @@
 // The state (u, ∇φ, φ) is [element][chain] in both: it is read and written once per transition,
 // and recorded draws and positions() need no second layout.
 //
-// Two ways to factor the Gram matrices (GramFactorization, backend/chmc_backend.hpp):
+// Two ways to factor the Gram matrices (GramFactorization, backend/gram_factorization.hpp):
 //   in the chain:  chain_iterations_at runs whole transitions, each chain's team factoring its
 //                  own Gram matrices (ConstrainedChain::transition);
 //   batched:       the transition in phases (ConstrainedChain::begin_transition and
