@@ -150,6 +150,11 @@ class HostKernelEnsemble {
 
  private:
   /// CudaChmcBackend::run_phased with host loops for the launches and batched_cholesky_cpu.
+  /// With a warp layout one team of lanes_ threads runs the whole launch: it takes the chains in
+  /// turn within each phase, lane 0 factors the batch between phases, and a team barrier stands
+  /// for each launch boundary. (A team started per chain per phase, ~25 times as many thread
+  /// starts as the fused path, took 118 s instead of 0.5 s while another test kept both cores
+  /// busy: under load each new thread waits a scheduler period before it first runs.)
   void run_phased(const ChmcSettings<double>& settings, std::uint32_t first_iteration, int n,
                   double* slots, int quantities, const kernels::ChmcStatisticsView& stats) {
     const kernels::ChmcEnsembleView<double> state = view();
@@ -157,34 +162,44 @@ class HostKernelEnsemble {
     // and on a loaded machine they starve the team's lane threads (measured with two busy cores:
     // 136 s instead of 0.6 s). The twin's parallelism is not what is tested here.
     const OneOpenMpThread one_thread;
-    for (int i = 0; i < n; ++i) {
-      const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-      double* recorded_iteration =
-          slots != nullptr ? slots + static_cast<std::int64_t>(i) * quantities * chains_ : nullptr;
-      kernels::run_phased_iteration(
-          settings, iteration,
-          [&] {
-            for (std::int64_t c = chains_ - 1; c >= 0; --c) {
-              on_chain_team([&](const auto& team) {
+    on_ensemble_team([&](const auto& team) {
+      for (int i = 0; i < n; ++i) {
+        const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
+        double* recorded_iteration =
+            slots != nullptr ? slots + static_cast<std::int64_t>(i) * quantities * chains_
+                             : nullptr;
+        kernels::run_phased_iteration(
+            settings, iteration,
+            [&] {
+              for (std::int64_t c = chains_ - 1; c >= 0; --c)
                 kernels::begin_transition_at(generator_, state, progress_.data(), c, team);
-                return true;
-              });
-            }
-          },
-          [&](int which) {
-            linalg::batched_cholesky_cpu(state.gram_batch(which), layout_.m, chains_, info_.data());
-          },
-          [&](const ChmcStep<double>& step, int phase, bool last) {
-            for (std::int64_t c = chains_ - 1; c >= 0; --c) {
-              on_chain_team([&](const auto& team) {
+              team.sync();
+            },
+            [&](int which) {
+              if (team.rank() == 0)
+                linalg::batched_cholesky_cpu(state.gram_batch(which), layout_.m, chains_,
+                                             info_.data());
+              team.sync();
+            },
+            [&](const ChmcStep<double>& step, int phase, bool last) {
+              for (std::int64_t c = chains_ - 1; c >= 0; --c)
                 kernels::resume_transition_at(generator_, state, settings.seed, iteration, step,
                                               phase, info_.data(), progress_.data(), last,
                                               recorded_iteration, quantities, stats, c, team);
-                return true;
-              });
-            }
-          });
+              team.sync();
+            });
+      }
+    });
+  }
+
+  /// body(team) once: on this thread with SerialTeam, or on one team of lanes_ threads.
+  template <class Body>
+  void on_ensemble_team(Body body) {
+    if (lanes_ == 0) {
+      body(SerialTeam{});
+      return;
     }
+    testing::run_team(lanes_, [&](const testing::ThreadTeam& team) { body(team); });
   }
 
   /// body(team) for one chain: on this thread with SerialTeam, or on a team of lanes_ threads
