@@ -1,11 +1,13 @@
 #pragma once
 // What the host mirrors of the CUDA AIS backend's layouts share (tests/unit/
-// test_ais_device_layout.cpp: the thread mapping; test_ais_team.cpp: the warp mapping): the six
-// per-particle arrays, reading them back in particle order, the padding check, the base view
-// built from a layout, and HAIS settings.
+// test_ais_device_layout.cpp: the thread mapping; test_ais_team.cpp: the warp mapping): the
+// per-particle arrays and a particle's view of them, reading them back in particle order, the
+// padding check, the base view built from a layout, and HAIS settings.
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "myriad/backend/ais_backend.hpp"
@@ -14,16 +16,45 @@
 
 namespace myriad::testing {
 
-/// The per-particle vectors of an AIS backend's state, in whatever layout the owner indexes.
+/// The per-particle arrays of an AIS backend's state: six vectors in whatever layout the owner
+/// indexes, and three scalars per particle in particle order.
 template <class T>
 struct ParticleArrays {
   std::vector<T> position, momentum, gradient, proposal, proposal_momentum, proposal_gradient;
+  std::vector<T> target_log_density, base_log_density;
+  std::vector<double> log_weight;
 
+  /// `values` entries per vector and one scalar per particle, all NaN (so that anything the code
+  /// under test leaves unwritten shows).
+  void fill_nan(std::size_t values, std::int64_t particles) {
+    for (auto* array : all()) array->assign(values, std::numeric_limits<T>::quiet_NaN());
+    const auto n = static_cast<std::size_t>(particles);
+    target_log_density.assign(n, std::numeric_limits<T>::quiet_NaN());
+    base_log_density.assign(n, std::numeric_limits<T>::quiet_NaN());
+    log_weight.assign(n, std::numeric_limits<double>::quiet_NaN());
+  }
+
+  /// The six vectors.
   std::vector<std::vector<T>*> all() {
     return {&position, &momentum, &gradient, &proposal, &proposal_momentum, &proposal_gradient};
   }
   std::vector<const std::vector<T>*> all() const {
     return {&position, &momentum, &gradient, &proposal, &proposal_momentum, &proposal_gradient};
+  }
+
+  /// Particle i as kernels::AisEnsembleView::particle hands it out, with view(array) the owner's
+  /// EnsembleView of one of the six vectors. The team scratch is the owner's to set.
+  template <class View>
+  AisParticle<T> particle(View view, std::int64_t i) {
+    return {view(position).chain(i),
+            view(momentum).chain(i),
+            view(gradient).chain(i),
+            view(proposal).chain(i),
+            view(proposal_momentum).chain(i),
+            view(proposal_gradient).chain(i),
+            target_log_density.data() + i,
+            base_log_density.data() + i,
+            log_weight.data() + i};
   }
 };
 

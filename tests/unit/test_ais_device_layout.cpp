@@ -70,11 +70,7 @@ class DeviceLayoutAis {
         total_(layout_.particles()),
         stride_(padded_stride(total_)) {
     const auto values = static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(stride_);
-    for (auto* array : state_.all()) array->assign(values, std::numeric_limits<T>::quiet_NaN());
-    target_log_density_.assign(static_cast<std::size_t>(total_),
-                               std::numeric_limits<T>::quiet_NaN());
-    base_log_density_.assign(static_cast<std::size_t>(total_), std::numeric_limits<T>::quiet_NaN());
-    log_weight_.assign(static_cast<std::size_t>(total_), std::numeric_limits<double>::quiet_NaN());
+    state_.fill_nan(values, total_);
   }
 
   std::int64_t stride() const { return stride_; }
@@ -104,7 +100,7 @@ class DeviceLayoutAis {
     return stats;
   }
 
-  const std::vector<double>& log_weights() const { return log_weight_; }
+  const std::vector<double>& log_weights() const { return state_.log_weight; }
 
   /// CudaAisBackend::positions: [dim][padded particle] → [particle][dim].
   std::vector<T> positions() const {
@@ -129,15 +125,7 @@ class DeviceLayoutAis {
 
   /// kernels::AisEnsembleView::particle.
   AisParticle<T> particle(std::int64_t i) {
-    return {view(state_.position).chain(i),
-            view(state_.momentum).chain(i),
-            view(state_.gradient).chain(i),
-            view(state_.proposal).chain(i),
-            view(state_.proposal_momentum).chain(i),
-            view(state_.proposal_gradient).chain(i),
-            target_log_density_.data() + i,
-            base_log_density_.data() + i,
-            log_weight_.data() + i};
+    return state_.particle([this](std::vector<T>& array) { return view(array); }, i);
   }
 
   Target target_;
@@ -147,8 +135,6 @@ class DeviceLayoutAis {
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
   testing::ParticleArrays<T> state_;
-  std::vector<T> target_log_density_, base_log_density_;
-  std::vector<double> log_weight_;
 };
 
 void expect_same_stats(const IterationStats& cpu, const IterationStats& layout,

@@ -162,11 +162,7 @@ class TeamLayoutAis {
         total_(layout_.particles()),
         row_(padded_dim(layout_.dim)) {
     const auto values = static_cast<std::size_t>(row_) * static_cast<std::size_t>(total_);
-    for (auto* array : state_.all()) array->assign(values, std::numeric_limits<T>::quiet_NaN());
-    target_log_density_.assign(static_cast<std::size_t>(total_),
-                               std::numeric_limits<T>::quiet_NaN());
-    base_log_density_.assign(static_cast<std::size_t>(total_), std::numeric_limits<T>::quiet_NaN());
-    log_weight_.assign(static_cast<std::size_t>(total_), std::numeric_limits<double>::quiet_NaN());
+    state_.fill_nan(values, total_);
     scratch_size_ = team_scratch_size(problem_target(target_, 0));
     scratch_.assign(static_cast<std::size_t>(scratch_size_) * static_cast<std::size_t>(total_),
                     std::numeric_limits<T>::quiet_NaN());
@@ -209,7 +205,7 @@ class TeamLayoutAis {
     return per_lane[0];
   }
 
-  const std::vector<double>& log_weights() const { return log_weight_; }
+  const std::vector<double>& log_weights() const { return state_.log_weight; }
 
   /// CudaAisBackend::positions in the warp mapping: [particle][padded dim] → [particle][dim].
   std::vector<T> positions() const {
@@ -234,16 +230,9 @@ class TeamLayoutAis {
 
   /// kernels::AisEnsembleView::particle.
   AisParticle<T> particle(std::int64_t i) {
-    return {view(state_.position).chain(i),
-            view(state_.momentum).chain(i),
-            view(state_.gradient).chain(i),
-            view(state_.proposal).chain(i),
-            view(state_.proposal_momentum).chain(i),
-            view(state_.proposal_gradient).chain(i),
-            target_log_density_.data() + i,
-            base_log_density_.data() + i,
-            log_weight_.data() + i,
-            scratch_size_ > 0 ? scratch_.data() + i * scratch_size_ : nullptr};
+    AisParticle<T> p = state_.particle([this](std::vector<T>& array) { return view(array); }, i);
+    p.scratch = scratch_size_ > 0 ? scratch_.data() + i * scratch_size_ : nullptr;
+    return p;
   }
 
   Target target_;
@@ -255,8 +244,6 @@ class TeamLayoutAis {
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
   testing::ParticleArrays<T> state_;
-  std::vector<T> target_log_density_, base_log_density_;
-  std::vector<double> log_weight_;
   std::vector<T> scratch_;
 };
 
