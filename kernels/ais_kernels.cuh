@@ -50,7 +50,7 @@ struct AisEnsembleView {
 
 /// Threads per block of the warp-per-particle kernels: two warps, so that a few hundred
 /// particles spread over every SM (the HAIS protocol's 200 particles: 100 blocks) instead of
-/// crowding a few SMs' L1 bandwidth, while 32 resident blocks per SM still fill it.
+/// crowding a few SMs' L1 bandwidth.
 constexpr int kWarpBlockSize = 64;
 
 /// Adds one particle's counts to its statistics entry.

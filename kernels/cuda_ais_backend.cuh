@@ -6,8 +6,9 @@
 //   warp    [particle][dim], the dimension padded to a multiple of 4, so a warp's lanes read
 //           consecutive coordinates of their particle; plus the target's team scratch.
 // AisParticleMapping::automatic picks warp when the target has a team gradient
-// (model/team_density.hpp) and one warp per particle still fits one resident wave
-// (particles · 32 ≤ SMs · max threads per SM: 8448 particles on an H100), else thread: below
+// (model/team_density.hpp) and one warp per particle still fits one resident wave of the warp
+// kernel (particles · 32 ≤ its occupancy's resident threads: about 1600 particles of the product
+// of experts in double on an H100, by ptxas's register count), else thread: below
 // that many particles, threads per particle leave most of the device idle, and the team gradient
 // spreads a costly evaluation over 32 lanes. The crossover is a design estimate, not yet
 // measured (bench/bm_ais.cpp has both mappings' rows).
@@ -64,9 +65,13 @@ class CudaAisBackend final : public AisBackend<T> {
     cudaDeviceProp properties{};
     MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
     sm_count_ = properties.multiProcessorCount;
-    mapping_ = resolve_mapping(layout_.mapping, total_,
-                               static_cast<std::int64_t>(sm_count_) *
-                                   properties.maxThreadsPerMultiProcessor);
+    // Lanes of the warp kernel resident at once: its registers, not the SM's thread limit, bound
+    // it (ptxas: 168 registers per thread for the product of experts in double, 6 blocks per SM).
+    mapping_ =
+        resolve_mapping(layout_.mapping, total_,
+                        cuda_detail::resident_blocks(kernels::ais_steps_warp_kernel<Target, T>,
+                                                     kernels::kWarpBlockSize, sm_count_) *
+                            kernels::kWarpBlockSize);
     device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
                    std::to_string(properties.minor) + "), one " + to_string(mapping_) +
                    " per particle";
@@ -87,11 +92,12 @@ class CudaAisBackend final : public AisBackend<T> {
       chain_stride_ = 1;
     }
 
-    const auto values = mapping_ == AisParticleMapping::warp
-                            ? static_cast<std::size_t>(padded_dim_) * static_cast<std::size_t>(total_)
-                            : static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(stride_);
-    for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
-                        &proposal_gradient_})
+    const auto values =
+        mapping_ == AisParticleMapping::warp
+            ? static_cast<std::size_t>(padded_dim_) * static_cast<std::size_t>(total_)
+            : static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(stride_);
+    for (auto* array :
+         {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_, &proposal_gradient_})
       *array = DeviceArray<T>(values);
     target_log_density_ = DeviceArray<T>(static_cast<std::size_t>(total_));
     base_log_density_ = DeviceArray<T>(static_cast<std::size_t>(total_));
@@ -109,8 +115,7 @@ class CudaAisBackend final : public AisBackend<T> {
     upload(layout_.upper, upper_);
     for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
                         &proposal_gradient_}) {
-      MYRIAD_CUDA_TRY(
-          cudaMemsetAsync(array->data(), 0, array->size() * sizeof(T), compute_.get()));
+      MYRIAD_CUDA_TRY(cudaMemsetAsync(array->data(), 0, array->size() * sizeof(T), compute_.get()));
     }
     if (scratch_size_ > 0) {
       MYRIAD_CUDA_TRY(
@@ -180,9 +185,8 @@ class CudaAisBackend final : public AisBackend<T> {
     MYRIAD_EXPECTS(k_begin >= 1 && k_begin <= k_end &&
                        k_end <= static_cast<std::uint32_t>(layout_.temperatures()) + 1,
                    "steps [", k_begin, ", ", k_end, ") lie outside 1 .. ", layout_.temperatures());
-    MYRIAD_CUDA_TRY(cudaMemsetAsync(stats_.data(), 0,
-                                    stats_.size() * sizeof(kernels::StatisticsTotals),
-                                    compute_.get()));
+    MYRIAD_CUDA_TRY(cudaMemsetAsync(
+        stats_.data(), 0, stats_.size() * sizeof(kernels::StatisticsTotals), compute_.get()));
     const AnnealingPath path{beta_.data(), layout_.temperatures(), reverse_};
     if (mapping_ == AisParticleMapping::warp) {
       kernels::ais_steps_warp_kernel<Target, T>
@@ -221,17 +225,17 @@ class CudaAisBackend final : public AisBackend<T> {
     if (mapping_ == AisParticleMapping::warp) {
       // [particle][padded dim] on the device → [particle][dim] on the host.
       std::vector<T> out(static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(total_));
-      MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(out.data(), layout_.dim * sizeof(T), position_.data(),
-                                        padded_dim_ * sizeof(T), layout_.dim * sizeof(T), total_,
-                                        cudaMemcpyDeviceToHost, compute_.get()));
+      cuda_detail::copy_rows_to_host(out.data(), layout_.dim * sizeof(T), position_.data(),
+                                     padded_dim_ * sizeof(T), layout_.dim * sizeof(T), total_,
+                                     compute_.get());
       compute_.synchronize();
       return out;
     }
     // [dim][padded particle] on the device → [particle][dim] on the host.
     std::vector<T> by_dim(static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(total_));
-    MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(by_dim.data(), total_ * sizeof(T), position_.data(),
-                                      stride_ * sizeof(T), total_ * sizeof(T), layout_.dim,
-                                      cudaMemcpyDeviceToHost, compute_.get()));
+    cuda_detail::copy_rows_to_host(by_dim.data(), total_ * sizeof(T), position_.data(),
+                                   stride_ * sizeof(T), total_ * sizeof(T), layout_.dim,
+                                   compute_.get());
     compute_.synchronize();
     std::vector<T> out(by_dim.size());
     for (std::int64_t i = 0; i < total_; ++i)
@@ -272,8 +276,8 @@ class CudaAisBackend final : public AisBackend<T> {
     const auto data_or_null = [](const DeviceArray<T>& a) -> const T* {
       return a.size() ? a.data() : nullptr;
     };
-    return {layout_.dim, data_or_null(base_mean_), data_or_null(base_scale_),
-            data_or_null(lower_), data_or_null(upper_)};
+    return {layout_.dim, data_or_null(base_mean_), data_or_null(base_scale_), data_or_null(lower_),
+            data_or_null(upper_)};
   }
 
   Target target_;
@@ -293,8 +297,7 @@ class CudaAisBackend final : public AisBackend<T> {
   bool reverse_ = false;
 
   cuda_detail::Stream compute_;
-  DeviceArray<T> position_, momentum_, gradient_, proposal_, proposal_momentum_,
-      proposal_gradient_;
+  DeviceArray<T> position_, momentum_, gradient_, proposal_, proposal_momentum_, proposal_gradient_;
   DeviceArray<T> target_log_density_, base_log_density_;
   DeviceArray<double> log_weight_;
   DeviceArray<std::uint8_t> started_;  ///< 1 where the start was finite

@@ -84,16 +84,46 @@ class Event {
 /// n rounded up to a multiple of m.
 inline std::int64_t round_up(std::int64_t n, std::int64_t m) { return (n + m - 1) / m * m; }
 
+/// Blocks of `block_size` threads of `kernel` resident on the whole device at once: its
+/// occupancy (registers and shared memory permitting) times the SMs, at least one per SM.
+template <class Kernel>
+std::int64_t resident_blocks(Kernel kernel, int block_size, int sm_count) {
+  int blocks_per_sm = 0;
+  MYRIAD_CUDA_TRY(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_size, 0));
+  return static_cast<std::int64_t>(sm_count) * std::max(blocks_per_sm, 1);
+}
+
 /// Blocks for a grid-stride kernel over n items: enough to cover n, at most one full wave of
 /// resident blocks (more would only queue behind the first wave and add tail imbalance).
 template <class Kernel>
 int grid_size(Kernel kernel, int block_size, std::int64_t n, int sm_count) {
-  int blocks_per_sm = 0;
-  MYRIAD_CUDA_TRY(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_size, 0));
-  const std::int64_t wave = static_cast<std::int64_t>(sm_count) * std::max(blocks_per_sm, 1);
+  const std::int64_t wave = resident_blocks(kernel, block_size, sm_count);
   const std::int64_t needed = (n + block_size - 1) / block_size;
   return static_cast<int>(std::max<std::int64_t>(1, std::min(needed, wave)));
+}
+
+/// Copies `rows` rows of `row_bytes` bytes from device memory with `source_pitch` bytes between
+/// rows to host memory with `destination_pitch`, on `stream` (which the caller synchronises).
+/// One cudaMemcpy2DAsync while both pitches are within the device's limit (cudaDevAttrMaxPitch,
+/// 2^31 − 1 bytes on current GPUs: a row of 2^28 doubles), else a copy per row.
+inline void copy_rows_to_host(void* destination, std::size_t destination_pitch, const void* source,
+                              std::size_t source_pitch, std::size_t row_bytes, std::size_t rows,
+                              cudaStream_t stream) {
+  int device = 0, max_pitch = 0;
+  MYRIAD_CUDA_TRY(cudaGetDevice(&device));
+  MYRIAD_CUDA_TRY(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
+  const auto limit = static_cast<std::size_t>(max_pitch);
+  if (destination_pitch <= limit && source_pitch <= limit) {
+    MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(destination, destination_pitch, source, source_pitch,
+                                      row_bytes, rows, cudaMemcpyDeviceToHost, stream));
+    return;
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(destination) + r * destination_pitch,
+                                    static_cast<const char*>(source) + r * source_pitch, row_bytes,
+                                    cudaMemcpyDeviceToHost, stream));
+  }
 }
 
 }  // namespace myriad::cuda_detail

@@ -25,7 +25,7 @@ namespace myriad {
 
 // run_log_sum_product(const CudaParallel&, const LogSumProductStep&) (kernels/cuda_parallel.cuh)
 // runs `step` (device pointers) by the path the policy's contraction() selects; asynchronous on
-// the legacy default stream like every launch of the policy, except that the cublas path
-// synchronises when it frees its scratch.
+// the legacy default stream like every launch of the policy (the cublas path's scratch is freed
+// in stream order too).
 
 }  // namespace myriad

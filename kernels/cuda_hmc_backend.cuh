@@ -222,9 +222,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
   std::vector<T> positions() const override {
     std::vector<T> host(static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains_));
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(host.data(), chains_ * sizeof(T), position_.data(),
-                                      stride_ * sizeof(T), chains_ * sizeof(T), dim_,
-                                      cudaMemcpyDeviceToHost, compute_.get()));
+    cuda_detail::copy_rows_to_host(host.data(), chains_ * sizeof(T), position_.data(),
+                                   stride_ * sizeof(T), chains_ * sizeof(T), dim_, compute_.get());
     compute_.synchronize();
     return host;
   }

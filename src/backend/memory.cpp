@@ -11,8 +11,8 @@ namespace myriad {
 namespace {
 void check(cudaError_t status, const char* call, std::size_t bytes) {
   if (status != cudaSuccess) {
-    throw cuda_error(detail::concat(call, " (", bytes, " bytes) failed: ",
-                                    cudaGetErrorString(status)));
+    throw cuda_error(
+        detail::concat(call, " (", bytes, " bytes) failed: ", cudaGetErrorString(status)));
   }
 }
 }  // namespace
@@ -27,10 +27,16 @@ void device_free(void* pointer) noexcept {
   if (pointer) cudaFree(pointer);
 }
 void copy_to_device(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device", bytes);
+  if (bytes == 0) return;
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device", bytes);
+  // From pageable memory cudaMemcpy may return once the data is staged, before the DMA lands, and
+  // the backends' kernels run on non-blocking streams that do not wait for the default stream.
+  // Waiting here makes the copy complete, as memory.hpp promises.
+  check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize after the copy to device", bytes);
 }
 void copy_to_host(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host", bytes);
+  if (bytes)
+    check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host", bytes);
 }
 }  // namespace myriad
 

@@ -95,7 +95,11 @@ ContractionPath resolve_contraction_path(ContractionPath requested, const LogSem
   if (requested == ContractionPath::tiled) return ContractionPath::tiled;
   if (requested == ContractionPath::cublas) {
     const bool fits_int = gemm->m() <= INT_MAX && gemm->n() <= INT_MAX && gemm->k() <= INT_MAX;
-    return fits_int ? ContractionPath::cublas : ContractionPath::tiled;
+    // One batch's scratch within the round budget keeps the path's memory bounded by
+    // kMaxShiftScratchBytes, which is what the MP IS memory plan adds for it.
+    const bool fits_scratch =
+        max_shift_scratch_per_batch(*gemm) * std::int64_t{sizeof(double)} <= kMaxShiftScratchBytes;
+    return fits_int && fits_scratch ? ContractionPath::cublas : ContractionPath::tiled;
   }
   if (gemm->k() < kAutoTiledMinReduction) return ContractionPath::generic;
   const LogGemmTileShape tile = log_gemm_tile_shape(choose_log_gemm_tiling(gemm->m(), gemm->n()));

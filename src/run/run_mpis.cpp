@@ -13,6 +13,8 @@
 
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/estimate/log_semiring_gemm.hpp"
+#include "myriad/estimate/log_tensor.hpp"
 #include "myriad/estimate/mpis_plan.hpp"
 #include "myriad/run/mpis_config.hpp"
 
@@ -145,6 +147,24 @@ double estimate_mpis_bytes(const MpisPlan& one_run, const PlatedStructure& s,
     if (one_run.is_k_var(static_cast<int>(v)))
       bytes += 4.0 * config.samples * s.instances(one_run.var_plate[v]);
   return bytes;
+}
+
+int mpis_runs_per_batch(const MpisConfig& config, double budget, double per_run_bytes,
+                        double largest_elements) {
+  const double limit = static_cast<double>(kMaxLogTensorSize);
+  const double runs_within_limit = std::floor(limit / std::max(largest_elements, 1.0));
+  if (config.runs_per_batch > 0) {
+    const int batch = std::min(config.runs_per_batch, config.runs);
+    MYRIAD_EXPECTS(batch <= runs_within_limit, "MP IS at K = ", config.k, ": ", batch,
+                   " runs per batch would give a tensor of ", largest_elements * batch,
+                   " elements, more than the limit of ", kMaxLogTensorSize, ": at most ",
+                   runs_within_limit, " runs per batch");
+    return batch;
+  }
+  const double fit =
+      std::min({static_cast<double>(config.runs), std::floor(budget / std::max(per_run_bytes, 1.0)),
+                runs_within_limit});
+  return static_cast<int>(std::max(1.0, fit));
 }
 
 namespace {
@@ -505,23 +525,26 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
     result.max_clique = one_run.max_clique;
     result.operations = describe_plan(one_run, s);
     result.forward_terms = one_run.forward_terms();
-    chunking = choose_mpis_chunking(one_run, s, config, budget);
+    // The cuBLAS path's scratch for a round of batches is held once, whatever the batch
+    // (resolve_contraction_path keeps it within kMaxShiftScratchBytes); the runs get the rest.
+    const double scratch = config.contraction == ContractionPath::cublas
+                               ? static_cast<double>(kMaxShiftScratchBytes)
+                               : 0.0;
+    const double budget_for_runs = budget - scratch;
+    chunking = choose_mpis_chunking(one_run, s, config, budget_for_runs);
     const double per_run = estimate_mpis_bytes(one_run, s, config, chunking);
     const double largest = largest_tensor_elements(one_run, chunking, s);
     MYRIAD_EXPECTS(largest <= static_cast<double>(kMaxLogTensorSize), "MP IS at K = ", config.k,
                    ": a tensor would hold ", largest, " elements, more than the limit of ",
                    kMaxLogTensorSize, chunking.active() ? " even with its plate in chunks" : "",
                    ": lower K", chunking.active() ? "" : " or chunk a plate (--chunk)");
-    MYRIAD_EXPECTS(per_run <= budget, "MP IS at K = ", config.k, " needs about ",
+    MYRIAD_EXPECTS(per_run <= budget_for_runs, "MP IS at K = ", config.k, " needs about ",
                    per_run / 1073741824.0, " GiB for one run (plan estimate",
                    chunking.active() ? ", with its largest plate in chunks of one" : "",
-                   "), more than the ", budget / 1073741824.0,
-                   " GiB memory budget: lower K or raise the budget");
-    batch_runs =
-        config.runs_per_batch > 0
-            ? std::min(config.runs_per_batch, config.runs)
-            : static_cast<int>(std::min<double>(config.runs, std::floor(budget / per_run)));
-    result.estimated_bytes = per_run * batch_runs;
+                   scratch > 0 ? ", besides the cuBLAS path's scratch" : "", "), more than the ",
+                   budget / 1073741824.0, " GiB memory budget: lower K or raise the budget");
+    batch_runs = mpis_runs_per_batch(config, budget_for_runs, per_run, largest);
+    result.estimated_bytes = per_run * batch_runs + scratch;
     if (chunking.active()) {
       result.chunk_plate = s.plate_decl(chunking.plate).name;
       result.chunk_size = chunking.size;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/mpis_test_models.hpp"
+#include "myriad/estimate/log_tensor.hpp"
 #include "myriad/models/hierarchical_gaussian.hpp"
 #include "myriad/run/mpis.hpp"
 
@@ -109,6 +110,22 @@ TEST(MpisApi, MemoryBudgetTooSmallIsAClearError) {
   const MpisResult bounded = mpis(data.host_model(), config);
   EXPECT_EQ(bounded.runs_per_batch, 1);
   EXPECT_EQ(bounded.log_marginal, unbounded.log_marginal);
+}
+
+TEST(MpisApi, BatchesKeepEveryTensorWithinTheElementLimit) {
+  MpisConfig config;
+  config.k = 10;
+  config.runs = 8;
+  const double limit = static_cast<double>(kMaxLogTensorSize);
+  // The budget alone would take all 8 runs; a largest tensor of a third of the limit, 3.
+  EXPECT_EQ(mpis_runs_per_batch(config, 1e12, 1e3, 1e3), 8);
+  EXPECT_EQ(mpis_runs_per_batch(config, 1e12, 1e3, limit / 3), 3);
+  EXPECT_EQ(mpis_runs_per_batch(config, 2.5e3, 1e3, 1e3), 2) << "the budget holds 2.5 runs";
+  EXPECT_EQ(mpis_runs_per_batch(config, 1e12, 1e3, limit), 1);
+  config.runs_per_batch = 3;
+  EXPECT_EQ(mpis_runs_per_batch(config, 1.0, 1e3, limit / 3), 3) << "asked for, and within";
+  config.runs_per_batch = 4;
+  EXPECT_THROW(mpis_runs_per_batch(config, 1e12, 1e3, limit / 3), invalid_argument);
 }
 
 /// A model whose likelihood is NaN for one observation: its log-factor entries are counted and

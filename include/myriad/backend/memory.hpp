@@ -14,7 +14,7 @@ namespace myriad {
 void* device_allocate(std::size_t bytes);
 /// cudaFree; never throws.
 void device_free(void* pointer) noexcept;
-/// Synchronous host→device and device→host copies.
+/// Synchronous host→device and device→host copies: the data is in place when they return.
 void copy_to_device(void* device_destination, const void* host_source, std::size_t bytes);
 void copy_to_host(void* host_destination, const void* device_source, std::size_t bytes);
 

@@ -526,10 +526,11 @@ inline constexpr double kAutoTiledMinTileFill = 0.25;
 
 /// The path run_log_sum_product takes on the CUDA policy for a step whose GEMM form is `gemm`
 /// (nullptr when not GEMM-shaped): generic stays generic; tiled and cublas need a GEMM shape
-/// (else generic), and cublas also M, N, K within cuBLAS's int (else tiled); automatic is
+/// (else generic), and cublas also M, N, K within cuBLAS's int and one batch's scratch within
+/// kMaxShiftScratchBytes (else tiled), so that its scratch never exceeds that; automatic is
 /// tiled when K ≥ kAutoTiledMinReduction and the tile fill is at least kAutoTiledMinTileFill,
-/// else generic — never cublas, whose scratch (up to kMaxShiftScratchBytes) the MP IS memory
-/// plan does not budget. Returns generic, tiled or cublas.
+/// else generic — never cublas, which is exact only within double range (mpis.md §3.4).
+/// Returns generic, tiled or cublas.
 ContractionPath resolve_contraction_path(ContractionPath requested, const LogSemiringGemm* gemm);
 
 }  // namespace myriad

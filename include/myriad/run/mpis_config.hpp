@@ -122,6 +122,15 @@ MpisResult run_mpis(const PlatedStructure& structure, const MpisConfig& config,
 double estimate_mpis_bytes(const MpisPlan& one_run, const PlatedStructure& structure,
                            const MpisConfig& config, const MpisChunking& chunking = {});
 
+/// Runs per batch of the massively parallel method, from one run's plan estimate
+/// (`per_run_bytes`) and the elements of its largest tensor (`largest_elements`, chunking
+/// applied): config.runs_per_batch when set, else as many of config.runs as the budget holds.
+/// Every tensor of a batch carries the run axis, so a batch is also held to
+/// kMaxLogTensorSize / largest_elements runs; an explicit runs_per_batch beyond that is
+/// myriad::invalid_argument. At least 1.
+int mpis_runs_per_batch(const MpisConfig& config, double budget, double per_run_bytes,
+                        double largest_elements);
+
 /// The plate to compute in chunks and the chunk size for a run under `budget` bytes: as
 /// config.chunk_plate asks (chunk_size 0: the largest that fits), or, when one whole run would
 /// not fit, the top-level plate whose one-element windows need the least memory with the
