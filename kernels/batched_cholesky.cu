@@ -24,9 +24,8 @@ namespace myriad::linalg {
 
 namespace {
 
-/// Largest batch handed to one potrfBatched / trsmBatched call (their counts are int) and the
-/// size of the pointer arrays built per call: 2^20 pointers = 8 MiB.
-constexpr std::int64_t kLibraryChunk = std::int64_t{1} << 20;
+/// The pointer arrays built per library call hold at most this many pointers (8 MiB).
+constexpr std::int64_t kLibraryChunk = kLibraryCholeskyChunk;
 
 /// cuSOLVER and cuBLAS handles of one device, created on first use by this host thread and
 /// destroyed when the thread exits (handles are not safe to share between threads issuing work
@@ -202,6 +201,11 @@ void build_pointers(T* base, std::int64_t stride, std::int64_t count, T** pointe
 }
 
 }  // namespace
+
+void prepare_batched_cholesky_cuda(CholeskyTier tier) {
+  require_device("prepare_batched_cholesky_cuda");
+  if (tier == CholeskyTier::library) library_handles(nullptr);
+}
 
 template <class T>
 int batched_cholesky_max_size(CholeskyTier tier) {

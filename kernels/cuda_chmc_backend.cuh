@@ -163,8 +163,15 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     const bool batched = is_batched(factorization_);
     const std::size_t gram_values =
         batched ? 2 * static_cast<std::size_t>(chains_) * layout_.m * layout_.m : 0;
+    // The library tier's handles now, so that their workspace is counted as used below; and
+    // what each factorisation call allocates while it runs.
+    if (factorization_ == GramFactorization::library)
+      linalg::prepare_batched_cholesky_cuda(linalg::CholeskyTier::library);
     const std::size_t batched_bytes =
-        batched ? static_cast<std::size_t>(chains_) * (sizeof(int) + sizeof(ChmcProgress<T>)) : 0;
+        batched ? static_cast<std::size_t>(chains_) * (sizeof(int) + sizeof(ChmcProgress<T>)) +
+                      static_cast<std::size_t>(linalg::batched_cholesky_call_bytes(
+                          cholesky_tier(factorization_), chains_))
+                : 0;
     check_fits(static_cast<std::int64_t>(
                    (state_values + work_values + gram_values) * sizeof(T) +
                    dual_values * sizeof(Dual<T>) + nested_values * sizeof(Dual<Dual<T>>) +

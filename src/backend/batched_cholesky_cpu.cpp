@@ -87,6 +87,8 @@ int batched_cholesky_max_size(CholeskyTier) {
   no_cuda_build("batched_cholesky_max_size");
 }
 
+void prepare_batched_cholesky_cuda(CholeskyTier) { no_cuda_build("prepare_batched_cholesky_cuda"); }
+
 template void batched_cholesky_cuda<float>(float*, int, std::int64_t, int*, CholeskyTier, void*);
 template void batched_cholesky_cuda<double>(double*, int, std::int64_t, int*, CholeskyTier, void*);
 template void batched_cholesky_solve_cuda<float>(const float*, int, std::int64_t, float*,

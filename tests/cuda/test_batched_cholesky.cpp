@@ -170,7 +170,8 @@ TYPED_TEST(CudaBatchedCholesky, EveryTierAgreesWithTheCpuTwinAndCusolver) {
         vs_cpu = std::max(vs_cpu, agreement_ratio(a, l.data() + b * n2, cpu.data() + b * n2, n));
         vs_library =
             std::max(vs_library, agreement_ratio(a, l.data() + b * n2, library.data() + b * n2, n));
-        for (int j = 0; j < n; ++j)
+        // cuSOLVER may use the upper triangle as workspace (the header's layout note).
+        for (int j = 0; j < n && tier != CholeskyTier::library; ++j)
           for (int i = 0; i < j; ++i)
             ASSERT_EQ(l[b * n2 + i + j * n], T(kUpperSentinel))
                 << to_string(tier) << " wrote the strict upper triangle, n = " << n;

@@ -152,6 +152,16 @@ TEST(LinalgBatchedCholeskyArguments, TierNamesAreStable) {
   EXPECT_STREQ(to_string(CholeskyTier::library), "library");
 }
 
+TEST(LinalgBatchedCholesky, OnlyTheLibraryTierAllocatesPerCall) {
+  EXPECT_EQ(batched_cholesky_call_bytes(CholeskyTier::thread, 1000), 0);
+  EXPECT_EQ(batched_cholesky_call_bytes(CholeskyTier::tile, 1000), 0);
+  EXPECT_EQ(batched_cholesky_call_bytes(CholeskyTier::library, 1000),
+            2 * 1000 * static_cast<std::int64_t>(sizeof(void*)));
+  EXPECT_EQ(batched_cholesky_call_bytes(CholeskyTier::library, 1000 * kLibraryCholeskyChunk),
+            2 * kLibraryCholeskyChunk * static_cast<std::int64_t>(sizeof(void*)))
+      << "the pointer arrays cover one chunk of the batch";
+}
+
 TEST(LinalgBatchedCholeskyUnavailable, CudaEntryPointsThrowWithoutCudaOrDevice) {
   if (cuda_device_available()) {
     GTEST_SKIP() << "a CUDA device is present; the CudaBatchedCholesky suite tests the tiers";
@@ -162,6 +172,7 @@ TEST(LinalgBatchedCholeskyUnavailable, CudaEntryPointsThrowWithoutCudaOrDevice) 
     EXPECT_THROW(batched_cholesky_cuda(a, 2, 1, info, tier), unavailable_error);
     EXPECT_THROW(batched_cholesky_solve_cuda<double>(a, 2, 1, a, tier), unavailable_error);
     EXPECT_THROW(batched_cholesky_max_size<float>(tier), unavailable_error);
+    EXPECT_THROW(prepare_batched_cholesky_cuda(tier), unavailable_error);
   }
   try {
     batched_cholesky_cuda(a, 2, 1, info, CholeskyTier::tile);

@@ -8,8 +8,10 @@
 // array of batch · n² elements; matrix b starts at element b · n² and is column-major with leading
 // dimension n: element (i, j) of matrix b is at [b · n² + i + j · n]. This is the layout of LAPACK
 // and of cuSOLVER's potrfBatched, so the library tier needs no copies. Only the lower triangle
-// (i ≥ j) is read and, on success, overwritten with L (A = L Lᵀ); the strict upper triangle is
-// never written. Right-hand sides of the solves are contiguous too: vector b at [b · n, b · n + n).
+// (i ≥ j) is read and, on success, overwritten with L (A = L Lᵀ). The thread and tile tiers and
+// the CPU twin never write the strict upper triangle; the library tier may (cuSOLVER documents
+// the other triangle as potrfBatched's workspace), so no caller may keep data there.
+// Right-hand sides of the solves are contiguous too: vector b at [b · n, b · n + n).
 //
 // Status. info[b] follows LAPACK: 0 when matrix b was factored, k > 0 when the pivot of column k
 // (1-based) was not positive (the leading minor of order k is not positive definite). The
@@ -83,6 +85,26 @@ template <class T>
 void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t batch, T* device_rhs,
                                  CholeskyTier tier, void* stream = nullptr,
                                  CholeskySolve which = CholeskySolve::full);
+
+/// Largest batch handed to one potrfBatched / trsmBatched call (their counts are int); the
+/// library tier builds device arrays of pointers to a chunk's matrices for each call.
+inline constexpr std::int64_t kLibraryCholeskyChunk = std::int64_t{1} << 20;
+
+/// Device bytes a batched_cholesky_cuda or batched_cholesky_solve_cuda call on `tier` allocates
+/// while it runs, for `batch` matrices: the library tier's pointer arrays (two for a solve:
+/// factors and right-hand sides; at most 16 MiB), nothing on the other tiers.
+inline std::int64_t batched_cholesky_call_bytes(CholeskyTier tier, std::int64_t batch) {
+  if (tier != CholeskyTier::library) return 0;
+  const std::int64_t chunk = batch < kLibraryCholeskyChunk ? batch : kLibraryCholeskyChunk;
+  return 2 * static_cast<std::int64_t>(sizeof(void*)) * chunk;
+}
+
+/// Creates the library tier's cuSOLVER and cuBLAS handles for this host thread and the current
+/// device now instead of at its first call (they are cached per thread and device). They
+/// allocate device workspace, so a caller that prepares before checking free memory (the
+/// constrained-HMC backend) counts it, and an allocation failure shows at set-up, not mid-run.
+/// Nothing for the other tiers. Throws like batched_cholesky_cuda where CUDA is unavailable.
+void prepare_batched_cholesky_cuda(CholeskyTier tier);
 
 /// The largest n that batched_cholesky_cuda accepts on `tier` for value type T on the current
 /// device: thread and tile are bounded by shared memory per block (thread also by 32), library
