@@ -1,6 +1,6 @@
 #pragma once
 // Host-side CUDA resources shared by the backends (kernels/cuda_hmc_backend.cuh,
-// cuda_chmc_backend.cuh): pinned host buffers for chunk streaming, non-blocking streams,
+// cuda_chmc_backend.cuh, draw_chunks.cuh): pinned host buffers, non-blocking streams,
 // ordering events, and the launch-size helpers. Device allocations are DeviceArray
 // (backend/memory.hpp), which host-compiled code can own too.
 

@@ -56,8 +56,8 @@
 // chunk_iterations × quantities × chains values come on top (checked the same way); device memory
 // does not grow with the number of draws.
 //
-// Streams: kernels on a compute stream, chunk copies on a copy stream into two pinned host
-// buffers (chunk k + 1 computes while chunk k is copied and handed to the sink).
+// Streams: kernels on a compute stream; recorded draws leave in chunks through draw_chunks.cuh
+// (chunk k + 1 computes while chunk k is copied and handed to the sink).
 
 #include <cuda_runtime_api.h>
 
@@ -72,6 +72,7 @@
 #include "chmc_kernels.cuh"
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
+#include "draw_chunks.cuh"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/gram_factorization.hpp"
@@ -235,11 +236,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   CudaChmcBackend(const CudaChmcBackend&) = delete;
   CudaChmcBackend& operator=(const CudaChmcBackend&) = delete;
 
-  /// Waits for work in flight (copies into the pinned buffers) before the buffers are freed.
-  ~CudaChmcBackend() override {
-    cudaStreamSynchronize(compute_.get());
-    cudaStreamSynchronize(copy_.get());
-  }
+  /// Waits for the kernels in flight before the arrays are freed (draws_ waits for its copies).
+  ~CudaChmcBackend() override { cudaStreamSynchronize(compute_.get()); }
 
   std::int64_t chains() const override { return chains_; }
   int input_dim() const override { return layout_.n; }
@@ -270,74 +268,40 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
     MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
-    if (chunk_iterations <= 0 || chunk_iterations > n_iterations) {
-      chunk_iterations = std::max(n_iterations, 1);
-    }
+    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
     const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
-    if (sink != nullptr)
-      reserve_chunks(static_cast<std::size_t>(chunk_iterations * values_per_iteration));
+    if (sink != nullptr) {
+      draws_.reserve(
+          static_cast<std::size_t>(chunk * values_per_iteration), compute_.get(),
+          [this](std::int64_t bytes) { check_fits(bytes, "the two draw-chunk buffers"); });
+    }
 
     MYRIAD_CUDA_TRY(cudaMemsetAsync(counters_.data(), 0, counters_.size() * sizeof(std::int64_t),
                                     compute_.get()));
     const kernels::ChmcStatisticsView stats = statistics_view();
-
-    // The chunk whose copy is in flight and not yet handed to the sink.
-    struct Pending {
-      int buffer;
-      int done;
-      int n;
-    };
-    bool has_pending = false;
-    Pending pending{};
-    const auto deliver = [&](const Pending& chunk) {
-      MYRIAD_CUDA_TRY(cudaEventSynchronize(chunk_copied_[chunk.buffer].get()));
-      sink->consume(host_chunk_[chunk.buffer].data(), first_draw + chunk.done, chunk.n);
-    };
-
-    int chunk_index = 0;
-    for (int done = 0; done < n_iterations; done += chunk_iterations, ++chunk_index) {
-      const int n = std::min(chunk_iterations, n_iterations - done);
-      const int buffer = chunk_index % 2;
-      T* recorded = nullptr;
-      if (sink != nullptr) {
-        recorded = device_chunk_[buffer].data();
-        // The buffer's previous chunk (two back) must have left the device before the kernel
-        // overwrites it. (Waiting on a never-recorded event is a no-op.)
-        MYRIAD_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), chunk_copied_[buffer].get(), 0));
-      }
-      const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
-      if (is_batched(factorization_)) {
-        if (mapping_ == ChmcChainMapping::warp) {
-          run_phased<kernels::WarpTeam>(settings, first, n, recorded, stats);
-        } else {
-          run_phased<SerialTeam>(settings, first, n, recorded, stats);
-        }
-      } else if (mapping_ == ChmcChainMapping::warp) {
-        kernels::chmc_iterations_warp_kernel<Generator, T>
-            <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, compute_.get()>>>(
-                generator_, ensemble_view(), settings, first, n, recorded, n_quantities_, stats);
-        MYRIAD_CHECK_LAUNCH();
-      } else {
-        kernels::chmc_iterations_kernel<Generator, T>
-            <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
-                generator_, ensemble_view(), settings, first, n, recorded, n_quantities_, stats);
-        MYRIAD_CHECK_LAUNCH();
-      }
-      if (sink == nullptr) continue;
-
-      MYRIAD_CUDA_TRY(cudaEventRecord(chunk_computed_[buffer].get(), compute_.get()));
-      MYRIAD_CUDA_TRY(cudaStreamWaitEvent(copy_.get(), chunk_computed_[buffer].get(), 0));
-      MYRIAD_CUDA_TRY(
-          cudaMemcpyAsync(host_chunk_[buffer].data(), recorded,
-                          static_cast<std::size_t>(n * values_per_iteration) * sizeof(T),
-                          cudaMemcpyDeviceToHost, copy_.get()));
-      MYRIAD_CUDA_TRY(cudaEventRecord(chunk_copied_[buffer].get(), copy_.get()));
-      // Chunk k is now queued; hand chunk k − 1 to the sink while the device works on chunk k.
-      if (has_pending) deliver(pending);
-      pending = Pending{buffer, done, n};
-      has_pending = true;
-    }
-    if (has_pending) deliver(pending);
+    draws_.run(compute_.get(), n_iterations, chunk, values_per_iteration, sink, first_draw,
+               [&](int done, int n, T* recorded) {
+                 const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
+                 if (is_batched(factorization_)) {
+                   if (mapping_ == ChmcChainMapping::warp) {
+                     run_phased<kernels::WarpTeam>(settings, first, n, recorded, stats);
+                   } else {
+                     run_phased<SerialTeam>(settings, first, n, recorded, stats);
+                   }
+                 } else if (mapping_ == ChmcChainMapping::warp) {
+                   kernels::chmc_iterations_warp_kernel<Generator, T>
+                       <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, compute_.get()>>>(
+                           generator_, ensemble_view(), settings, first, n, recorded, n_quantities_,
+                           stats);
+                   MYRIAD_CHECK_LAUNCH();
+                 } else {
+                   kernels::chmc_iterations_kernel<Generator, T>
+                       <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+                           generator_, ensemble_view(), settings, first, n, recorded, n_quantities_,
+                           stats);
+                   MYRIAD_CHECK_LAUNCH();
+                 }
+               });
 
     const kernels::StatisticsTotals totals =
         reduce_sum<kernels::StatisticsTotals>(kernels::LoadChmcStatistics{stats});
@@ -467,23 +431,6 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
   }
 
-  /// Grows (never shrinks) the two device and two pinned chunk buffers to `values` each.
-  void reserve_chunks(std::size_t values) {
-    if (device_chunk_[0].size() >= values) return;
-    // Earlier copies into the pinned buffers have been delivered, but be explicit before freeing.
-    copy_.synchronize();
-    compute_.synchronize();
-    for (int b = 0; b < 2; ++b) {
-      device_chunk_[b] = DeviceArray<T>();
-      host_chunk_[b] = cuda_detail::PinnedBuffer<T>();
-    }
-    check_fits(static_cast<std::int64_t>(2 * values * sizeof(T)), "the two draw-chunk buffers");
-    for (int b = 0; b < 2; ++b) {
-      device_chunk_[b] = DeviceArray<T>(values);
-      host_chunk_[b] = cuda_detail::PinnedBuffer<T>(values);
-    }
-  }
-
   /// Σ load(c) over the chains on the compute stream (reduction.cuh); waits for the result.
   template <class Value, class Load>
   Value reduce_sum(Load load) const {
@@ -507,12 +454,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   int iterations_grid_ = 1;
   int phase_grid_ = 1;  ///< begin and resume launches of the batched factorisation
 
-  // Declared before the buffers so that they are destroyed after them; the destructor body has
-  // already waited for both streams.
+  // Declared before the arrays so that it is destroyed after them; the destructor body has
+  // already waited for it.
   cuda_detail::Stream compute_;
-  cuda_detail::Stream copy_;
-  cuda_detail::Event chunk_computed_[2];
-  cuda_detail::Event chunk_copied_[2];
 
   DeviceArray<T> position_, gradient_, potential_, work_;
   DeviceArray<Dual<T>> dual_work_;
@@ -523,8 +467,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   DeviceArray<T> gram_;         ///< batched factorisation: two batches of chains · M² values
   DeviceArray<int> gram_info_;  ///< batched factorisation: the last Cholesky's status per chain
   DeviceArray<ChmcProgress<T>> progress_;  ///< batched factorisation: one record per chain
-  DeviceArray<T> device_chunk_[2];
-  cuda_detail::PinnedBuffer<T> host_chunk_[2];
+  cuda_detail::DrawChunks<T> draws_;
 };
 
 /// The CUDA constrained-HMC backend for `generator` with `chains` chains on the current device

@@ -11,12 +11,8 @@
 //
 // Streams and memory. Ensemble arrays are [dim][chain] with a stride of chains rounded up to a
 // multiple of 32, so every dimension's row starts on a 128-byte boundary. Kernels run on a
-// compute stream; recorded chunks leave through a second (copy) stream into two pinned host
-// buffers, so that chunk k + 1 computes while chunk k is copied and handed to the sink:
-//
-//   compute: | chunk 0 | chunk 1 | chunk 2 | ...
-//   copy:              | copy 0  | copy 1  | ...
-//   host:                        | sink 0  | sink 1 | ...
+// compute stream; recorded draws leave in chunks through draw_chunks.cuh, so that chunk k + 1
+// computes while chunk k is copied and handed to the sink.
 //
 // Device memory is the state (5 · dim + 1 values per chain), per-chain statistics, and two
 // chunk buffers of chunk_iterations × quantities × chains values: it does not grow with the
@@ -35,6 +31,7 @@
 
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
+#include "draw_chunks.cuh"
 #include "hmc_kernels.cuh"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
@@ -102,11 +99,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
   CudaHmcBackend(const CudaHmcBackend&) = delete;
   CudaHmcBackend& operator=(const CudaHmcBackend&) = delete;
 
-  /// Waits for work in flight (copies into the pinned buffers) before the buffers are freed.
-  ~CudaHmcBackend() override {
-    cudaStreamSynchronize(compute_.get());
-    cudaStreamSynchronize(copy_.get());
-  }
+  /// Waits for the kernels in flight before the arrays are freed (draws_ waits for its copies).
+  ~CudaHmcBackend() override { cudaStreamSynchronize(compute_.get()); }
 
   std::int64_t chains() const override { return chains_; }
   int dim() const override { return dim_; }
@@ -147,64 +141,28 @@ class CudaHmcBackend final : public HmcBackend<T> {
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
     MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be non-negative, got ", n_iterations);
-    if (chunk_iterations <= 0 || chunk_iterations > n_iterations) {
-      chunk_iterations = std::max(n_iterations, 1);
-    }
+    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
     const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
-    if (sink != nullptr)
-      reserve_chunks(static_cast<std::size_t>(chunk_iterations * values_per_iteration));
+    if (sink != nullptr) {
+      // No free-memory check here: a failed allocation is a cuda_error, as in the constructor.
+      draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), compute_.get(),
+                     [](std::int64_t) {});
+    }
 
     const kernels::ChainStatisticsView stats = statistics_view();
     for (std::int64_t* count : {stats.accept_prob_fixed, stats.accepted, stats.divergent,
                                 stats.non_finite, stats.gradient_evaluations}) {
       MYRIAD_CUDA_TRY(cudaMemsetAsync(count, 0, chains_ * sizeof(std::int64_t), compute_.get()));
     }
-
-    // The chunk whose copy is in flight and not yet handed to the sink.
-    struct Pending {
-      int buffer;
-      int done;
-      int n;
-    };
-    bool has_pending = false;
-    Pending pending{};
-    const auto deliver = [&](const Pending& chunk) {
-      MYRIAD_CUDA_TRY(cudaEventSynchronize(chunk_copied_[chunk.buffer].get()));
-      sink->consume(host_chunk_[chunk.buffer].data(), first_draw + chunk.done, chunk.n);
-    };
-
-    int chunk_index = 0;
-    for (int done = 0; done < n_iterations; done += chunk_iterations, ++chunk_index) {
-      const int n = std::min(chunk_iterations, n_iterations - done);
-      const int buffer = chunk_index % 2;
-      T* recorded = nullptr;
-      if (sink != nullptr) {
-        recorded = device_chunk_[buffer].data();
-        // The buffer's previous chunk (two back) must have left the device before the kernel
-        // overwrites it. (Waiting on a never-recorded event is a no-op.)
-        MYRIAD_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), chunk_copied_[buffer].get(), 0));
-      }
-      kernels::hmc_iterations_kernel<Model, T>
-          <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
-              model_, ensemble_view(), settings, inverse_metric_.data(),
-              first_iteration + static_cast<std::uint32_t>(done), n, recorded, n_quantities_,
-              stats);
-      MYRIAD_CHECK_LAUNCH();
-      if (sink == nullptr) continue;
-
-      MYRIAD_CUDA_TRY(cudaEventRecord(chunk_computed_[buffer].get(), compute_.get()));
-      MYRIAD_CUDA_TRY(cudaStreamWaitEvent(copy_.get(), chunk_computed_[buffer].get(), 0));
-      MYRIAD_CUDA_TRY(
-          cudaMemcpyAsync(host_chunk_[buffer].data(), recorded,
-                          static_cast<std::size_t>(n * values_per_iteration) * sizeof(T),
-                          cudaMemcpyDeviceToHost, copy_.get()));
-      MYRIAD_CUDA_TRY(cudaEventRecord(chunk_copied_[buffer].get(), copy_.get()));
-      // Chunk k is now queued; hand chunk k − 1 to the sink while the device works on chunk k.
-      if (has_pending) deliver(pending);
-      pending = Pending{buffer, done, n};
-      has_pending = true;
-    }
-    if (has_pending) deliver(pending);
+    draws_.run(compute_.get(), n_iterations, chunk, values_per_iteration, sink, first_draw,
+               [&](int done, int n, T* recorded) {
+                 kernels::hmc_iterations_kernel<Model, T>
+                     <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+                         model_, ensemble_view(), settings, inverse_metric_.data(),
+                         first_iteration + static_cast<std::uint32_t>(done), n, recorded,
+                         n_quantities_, stats);
+                 MYRIAD_CHECK_LAUNCH();
+               });
 
     const kernels::StatisticsTotals totals =
         reduce_sum<kernels::StatisticsTotals>(kernels::LoadChainStatistics{stats});
@@ -254,18 +212,6 @@ class CudaHmcBackend final : public HmcBackend<T> {
   kernels::ChainStatisticsView statistics_view() const {
     return {accept_prob_fixed_.data(), accepted_.data(), divergent_.data(), non_finite_.data(),
             gradient_evaluations_.data()};
-  }
-
-  /// Grows (never shrinks) the two device and two pinned chunk buffers to `values` each.
-  void reserve_chunks(std::size_t values) {
-    if (device_chunk_[0].size() >= values) return;
-    // Earlier copies into the pinned buffers have been delivered, but be explicit before freeing.
-    copy_.synchronize();
-    compute_.synchronize();
-    for (int b = 0; b < 2; ++b) {
-      device_chunk_[b] = DeviceArray<T>(values);
-      host_chunk_[b] = cuda_detail::PinnedBuffer<T>(values);
-    }
   }
 
   /// Σ load(c) over the chains on the compute stream (reduction.cuh); waits for the result.
@@ -338,12 +284,9 @@ class CudaHmcBackend final : public HmcBackend<T> {
   int init_grid_ = 1;
   int iterations_grid_ = 1;
 
-  // Declared before the buffers so that they are destroyed after them; the destructor body has
-  // already waited for both streams.
+  // Declared before the arrays so that it is destroyed after them; the destructor body has
+  // already waited for it.
   cuda_detail::Stream compute_;
-  cuda_detail::Stream copy_;
-  cuda_detail::Event chunk_computed_[2];
-  cuda_detail::Event chunk_copied_[2];
 
   DeviceArray<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   DeviceArray<T> log_density_;
@@ -353,8 +296,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   DeviceArray<T> inverse_metric_;
   DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
   DeviceArray<double> moment_partials_, moment_results_;
-  DeviceArray<T> device_chunk_[2];
-  cuda_detail::PinnedBuffer<T> host_chunk_[2];
+  cuda_detail::DrawChunks<T> draws_;
 };
 
 /// The CUDA backend for `model` with `chains` chains on the current device (declared in
