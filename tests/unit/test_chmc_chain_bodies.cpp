@@ -16,7 +16,6 @@
 // for bit; on a GPU only the batched call differs (tests/cuda/test_cuda_chmc.cpp).
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -42,18 +41,6 @@
 
 namespace myriad {
 namespace {
-
-/// Limits OpenMP to one thread while in scope.
-class OneOpenMpThread {
- public:
-  OneOpenMpThread() : previous_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  OneOpenMpThread(const OneOpenMpThread&) = delete;
-  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
-  ~OneOpenMpThread() { omp_set_num_threads(previous_); }
-
- private:
-  int previous_;
-};
 
 /// An ensemble in the CUDA backend's layout for one chain mapping, in host memory, advanced by
 /// the kernels' per-chain bodies in a host loop: with `lanes` = 0 one chain at a time on this
@@ -152,16 +139,12 @@ class HostKernelEnsemble {
   /// CudaChmcBackend::run_phased with host loops for the launches and batched_cholesky_cpu.
   /// With a warp layout one team of lanes_ threads runs the whole launch: it takes the chains in
   /// turn within each phase, lane 0 factors the batch between phases, and a team barrier stands
-  /// for each launch boundary. (A team started per chain per phase, ~25 times as many thread
-  /// starts as the fused path, took 118 s instead of 0.5 s while another test kept both cores
-  /// busy: under load each new thread waits a scheduler period before it first runs.)
+  /// for each launch boundary (a team per chain per phase would start ~25 times as many threads
+  /// as the fused path). Like every thread-team test it is slow beside other busy processes, so
+  /// ctest runs it alone (tests/CMakeLists.txt).
   void run_phased(const ChmcSettings<double>& settings, std::uint32_t first_iteration, int n,
                   double* slots, int quantities, const kernels::ChmcStatisticsView& stats) {
     const kernels::ChmcEnsembleView<double> state = view();
-    // The CPU twin on one OpenMP thread: after each parallel region libgomp's idle workers spin,
-    // and on a loaded machine they starve the team's lane threads (measured with two busy cores:
-    // 136 s instead of 0.6 s). The twin's parallelism is not what is tested here.
-    const OneOpenMpThread one_thread;
     on_ensemble_team([&](const auto& team) {
       for (int i = 0; i < n; ++i) {
         const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
