@@ -120,7 +120,7 @@ struct ChmcEnsembleView {
   }
 
   /// Factor `which`'s matrices of every chain: one batch for linalg::batched_cholesky_*.
-  T* gram_batch(int which) const {
+  MYRIAD_HD T* gram_batch(int which) const {
     return gram + static_cast<std::int64_t>(which) * position.chains * gram_order * gram_order;
   }
 
@@ -129,8 +129,7 @@ struct ChmcEnsembleView {
   /// NaN anywhere in G reaches a pivot through the Cholesky recurrences.)
   MYRIAD_HD bool gram_factored(int which, std::int64_t c, int info) const {
     if (info != 0) return false;
-    const std::int64_t matrix = static_cast<std::int64_t>(gram_order) * gram_order;
-    const T* l = gram + (static_cast<std::int64_t>(which) * position.chains + c) * matrix;
+    const T* l = gram_batch(which) + c * gram_order * gram_order;
     for (int i = 0; i < gram_order; ++i) {
       const T pivot = l[static_cast<std::int64_t>(i) * (gram_order + 1)];
       if (!(pivot > T(0)) || !myriad::isfinite(pivot)) return false;

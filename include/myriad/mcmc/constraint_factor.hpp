@@ -92,8 +92,7 @@ struct DenseConstraintFactor {
   template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
   MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& dual_outputs,
                           const Team& team = Team{}) {
-    const bool formed = form(g, u, dual_outputs, team);
-    return factor(team) && formed;
+    return form(g, u, dual_outputs, team) && factor(team);
   }
 
   /// The first half of evaluate(): J at u and the lower triangle of G = J Jᵀ in `chol`, to be
