@@ -155,14 +155,14 @@ template <class Generator, class T, class Team>
 MYRIAD_KERNEL void __launch_bounds__(ChainGrid<Team>::kBlockSize)
     resume_chmc_transitions_kernel(Generator generator, ChmcEnsembleView<T> state,
                                    std::uint64_t seed, std::uint32_t iteration, ChmcStep<T> step,
-                                   int phase, const int* info, ChmcProgress<T>* progress, bool last,
-                                   T* recorded_iteration, int n_quantities,
-                                   ChmcStatisticsView stats) {
+                                   bool step_back_off, int phase, const int* info,
+                                   ChmcProgress<T>* progress, bool last, T* recorded_iteration,
+                                   int n_quantities, ChmcStatisticsView stats) {
   const Team team;
   for (std::int64_t c = ChainGrid<Team>::first(); c < state.position.chains;
        c += ChainGrid<Team>::stride()) {
-    resume_transition_at(generator, state, seed, iteration, step, phase, info, progress, last,
-                         recorded_iteration, n_quantities, stats, c, team);
+    resume_transition_at(generator, state, seed, iteration, step, step_back_off, phase, info,
+                         progress, last, recorded_iteration, n_quantities, stats, c, team);
   }
 }
 

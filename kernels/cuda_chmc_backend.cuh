@@ -38,14 +38,15 @@
 //                                                                    add_jacobian_vjp)
 //   Dual<T> workspace                MN + M (M with add_jacobian_vjp) (∂J along one direction)
 //   Dual<Dual<T>> workspace          M                               (nested-dual outputs)
-//   statistics, initialisation flag  9 · 8 + 1                       bytes
+//   statistics, initialisation flag, 9 · 8 + 1 + 1                   bytes
+//   step back-off (warm-up)
 //   batched factorisation only:      the 2M² of L move from the T workspace to the Gram batches,
 //                                    plus sizeof(int) + sizeof(ChmcProgress<T>) bytes
 //
 // (The warp mapping gives each lane its own M-vectors of duals and nested duals when the
 // generator has no analytic Jacobian, whose forward passes the lanes share: 32M of each.)
 //
-// i.e. 8(5MN + 2M² + 8N + 7M + 1) + 73 bytes in double without add_jacobian_vjp (a dual is two
+// i.e. 8(5MN + 2M² + 8N + 7M + 1) + 74 bytes in double without add_jacobian_vjp (a dual is two
 // values, a nested dual four), dominated by the M × N matrices. The structured factors
 // (constraint_factor.hpp) keep J in the same M × N layout, so the built-in generators need:
 // sphere (N = 10) 1.2 kB, lotka_volterra (M = 100, N = 104; with add_jacobian_vjp, V = 202)
@@ -111,7 +112,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     return static_cast<std::int64_t>(sizeof(T)) * (2 * std::int64_t(layout.n) + 1 + layout.size()) +
            static_cast<std::int64_t>(sizeof(Dual<T>)) * layout.dual_size() +
            static_cast<std::int64_t>(sizeof(Dual<Dual<T>>)) * layout.nested_size() +
-           kCounters * static_cast<std::int64_t>(sizeof(std::int64_t)) + 1 + batched;
+           kCounters * static_cast<std::int64_t>(sizeof(std::int64_t)) + 2 + batched;
   }
 
   /// Allocates the state and scratch of `chains` chains on the current device for the options'
@@ -176,7 +177,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     check_fits(static_cast<std::int64_t>(
                    (state_values + work_values + gram_values) * sizeof(T) +
                    dual_values * sizeof(Dual<T>) + nested_values * sizeof(Dual<Dual<T>>) +
-                   static_cast<std::size_t>(chains_) * (kCounters * sizeof(std::int64_t) + 1) +
+                   static_cast<std::size_t>(chains_) * (kCounters * sizeof(std::int64_t) + 2) +
                    batched_bytes),
                "the constrained-HMC state and scratch");
 
@@ -187,6 +188,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     dual_work_ = DeviceArray<Dual<T>>(dual_values);
     nested_work_ = DeviceArray<Dual<Dual<T>>>(nested_values);
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
+    step_halvings_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(chains_));
     reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
     if (batched) {
@@ -205,6 +207,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     zero(dual_work_);
     zero(nested_work_);
     zero(initialized_);
+    zero(step_halvings_);
     zero(counters_);
     zero(gram_);
     zero(gram_info_);
@@ -261,6 +264,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
               generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     }
     MYRIAD_CHECK_LAUNCH();
+    zero(step_halvings_);
     return reduce_sum<std::int64_t>(kernels::LoadInitializationFailure{initialized_.data()});
   }
 
@@ -329,6 +333,14 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     return host;
   }
 
+  std::vector<std::uint8_t> step_halvings() const override {
+    std::vector<std::uint8_t> host(static_cast<std::size_t>(chains_));
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(host.data(), step_halvings_.data(), host.size(),
+                                    cudaMemcpyDeviceToHost, compute_.get()));
+    compute_.synchronize();
+    return host;
+  }
+
  private:
   /// Iterations first … first + n − 1 with the batched Gram factorisation, on the compute
   /// stream (kernels::run_phased_iteration's schedule): per iteration a begin launch, then for
@@ -359,8 +371,9 @@ class CudaChmcBackend final : public ChmcBackend<T> {
           [&](const ChmcStep<T>& step, int phase, bool last) {
             kernels::resume_chmc_transitions_kernel<Generator, T, Team>
                 <<<phase_grid_, block, 0, compute_.get()>>>(
-                    generator_, state, settings.seed, iteration, step, phase, gram_info_.data(),
-                    progress_.data(), last, recorded_iteration, n_quantities_, stats);
+                    generator_, state, settings.seed, iteration, step, settings.step_back_off,
+                    phase, gram_info_.data(), progress_.data(), last, recorded_iteration,
+                    n_quantities_, stats);
             MYRIAD_CHECK_LAUNCH();
           });
     }
@@ -425,7 +438,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
             nested_work_.data(),
             scratch_,
             gram_.size() > 0 ? gram_.data() : nullptr,
-            layout_.m};
+            layout_.m,
+            step_halvings_.data()};
   }
   kernels::ChmcStatisticsView statistics_view() const {
     return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
@@ -462,7 +476,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   DeviceArray<Dual<T>> dual_work_;
   DeviceArray<Dual<Dual<T>>> nested_work_;
   DeviceArray<std::uint8_t> initialized_;
-  DeviceArray<std::int64_t> counters_;  ///< kCounters × chains, [counter][chain]
+  DeviceArray<std::uint8_t> step_halvings_;  ///< each chain's step back-off h_c
+  DeviceArray<std::int64_t> counters_;       ///< kCounters × chains, [counter][chain]
   DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
   DeviceArray<T> gram_;         ///< batched factorisation: two batches of chains · M² values
   DeviceArray<int> gram_info_;  ///< batched factorisation: the last Cholesky's status per chain

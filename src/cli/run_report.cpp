@@ -101,6 +101,10 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
   }
   for (const auto& [key, value] : run.extra.as_object()) report[key] = value;
   report["warmup"] = stats_json(result.warmup_stats);
+  if (run.sampler == "chmc") {
+    report["warmup"]["backed_off_chains"] = result.warmup_backed_off_chains;
+    report["warmup"]["max_step_halvings"] = result.warmup_max_step_halvings;
+  }
   report["sampling"] = stats_json(result.sampling_stats);
 
   Value diagnostics = Object{};

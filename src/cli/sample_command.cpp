@@ -40,6 +40,9 @@ std::vector<OptionSpec> sample_options() {
           {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
           {"min-steps", "N", "4", "constrained HMC: fewest steps per trajectory"},
           {"max-steps", "N", "8", "constrained HMC: most steps per trajectory"},
+          {"no-step-back-off", "", "",
+           "constrained HMC: no per-chain step back-off in warm-up (every chain at the "
+           "ensemble's step)"},
           {"chain-mapping", "auto|thread|warp", "auto",
            "constrained HMC on CUDA: one thread or one warp per chain"},
           {"gram-factorization", "auto|chain|thread|tile|library", "auto",
@@ -90,6 +93,7 @@ SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
     chmc.max_steps = static_cast<int>(line.integer("max-steps", 1, 1 << 16));
     chmc.chain_mapping = parse_team_mapping(line.text("chain-mapping"), "chain mapping");
     chmc.gram_factorization = parse_gram_factorization(line.text("gram-factorization"));
+    chmc.step_back_off = !line.flag("no-step-back-off");
     chmc.validate_constrained();
     run.extra["integrator"] =
         io::json::Object{{"inner_steps", chmc.inner_steps},
@@ -100,7 +104,8 @@ SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
                          {"reverse_tol", chmc.reverse_tol},
                          {"max_iterations", chmc.max_iterations},
                          {"chain_mapping", to_string(chmc.chain_mapping)},
-                         {"gram_factorization", to_string(chmc.gram_factorization)}};
+                         {"gram_factorization", to_string(chmc.gram_factorization)},
+                         {"step_back_off", chmc.step_back_off}};
     return spec.generator.chmc(arguments, chmc);
   }
   const double epsilon = line.number("abc-epsilon");
@@ -201,6 +206,12 @@ int sample_command(int argc, char** argv) {
         static_cast<long long>(result.sampling_stats.non_finite), worst.max_rhat,
         worst.max_nested_rhat, result.superchains, worst.min_ess_bulk, worst.min_ess_tail,
         output.final_path().c_str());
+    if (result.warmup_backed_off_chains > 0) {
+      std::printf(
+          "  note: %lld chains ended warm-up below the ensemble's step (down to step/2^%d); a "
+          "stuck chain shows in R-hat: if so, lengthen --warmup\n",
+          static_cast<long long>(result.warmup_backed_off_chains), result.warmup_max_step_halvings);
+    }
   }
   return 0;
 }

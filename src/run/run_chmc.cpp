@@ -1,8 +1,11 @@
 // The host scheduler for many-chain constrained HMC: initialise on the manifold → warm-up
-// (ensemble step size by dual averaging on the pooled acceptance; identity mass matrix, as in
-// the papers) → sample → diagnose.
+// (ensemble step size by dual averaging on the pooled acceptance, each chain backing off its own
+// step while it cannot move, mcmc/step_back_off.hpp; identity mass matrix, as in the papers) →
+// sample at the ensemble's step → diagnose.
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/core/error.hpp"
@@ -20,10 +23,11 @@ void ChmcConfig::validate_constrained() const {
   MYRIAD_EXPECTS(min_steps >= 1 && max_steps >= min_steps,
                  "trajectory steps need 1 <= min_steps <= max_steps, got ", min_steps, " and ",
                  max_steps);
-  for (const auto& [name, value] : {std::pair<const char*, double>{"constraint_tol", constraint_tol},
-                                    {"position_tol", position_tol},
-                                    {"reverse_tol", reverse_tol},
-                                    {"divergence_tol", divergence_tol}}) {
+  for (const auto& [name, value] :
+       {std::pair<const char*, double>{"constraint_tol", constraint_tol},
+        {"position_tol", position_tol},
+        {"reverse_tol", reverse_tol},
+        {"divergence_tol", divergence_tol}}) {
     MYRIAD_EXPECTS(std::isfinite(value) && value > 0, name, " must be positive, got ", value);
   }
   MYRIAD_EXPECTS(max_iterations >= 1, "max_iterations must be >= 1, got ", max_iterations);
@@ -73,6 +77,7 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
     });
   }
   DualAveraging adapter(step, DualAveraging::Options{config.target_accept});
+  settings.step_back_off = config.step_back_off;
   const int progress_every = std::max(1, config.warmup / 100);
   for (int w = 0; w < config.warmup; ++w) {
     settings.step.step_size = T(config.adapt_step_size ? adapter.step_size() : step);
@@ -85,6 +90,12 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
   if (config.adapt_step_size && config.warmup > 0) step = adapter.final_step_size();
   result.step_size = step;
   result.warmup_seconds = seconds_since(warmup_start);
+
+  settings.step_back_off = false;
+  for (const std::uint8_t halvings : backend.step_halvings()) {
+    result.warmup_backed_off_chains += halvings > 0;
+    result.warmup_max_step_halvings = std::max<int>(result.warmup_max_step_halvings, halvings);
+  }
 
   const auto sampling_start = Clock::now();
   settings.step.step_size = T(step);

@@ -71,6 +71,7 @@ class HostKernelEnsemble {
     nested_work_.assign(static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, stride_)),
                         Dual<Dual<double>>(Dual<double>(0.0)));
     counters_.assign(kernels::ChmcStatisticsView::kCounters * static_cast<std::size_t>(chains), 0);
+    halvings_.assign(static_cast<std::size_t>(chains), 0);
     if (batched) {
       gram_.assign(2 * static_cast<std::size_t>(chains) * layout_.m * layout_.m, 0.0);
       info_.assign(static_cast<std::size_t>(chains), 0);
@@ -125,6 +126,8 @@ class HostKernelEnsemble {
     return total;
   }
 
+  const std::vector<std::uint8_t>& step_halvings() const { return halvings_; }
+
   /// [dim][chain] without the padding, as ChmcBackend::positions returns it.
   std::vector<double> positions() const {
     std::vector<double> out(static_cast<std::size_t>(layout_.n * chains_));
@@ -167,8 +170,9 @@ class HostKernelEnsemble {
             [&](const ChmcStep<double>& step, int phase, bool last) {
               for (std::int64_t c = chains_ - 1; c >= 0; --c)
                 kernels::resume_transition_at(generator_, state, settings.seed, iteration, step,
-                                              phase, info_.data(), progress_.data(), last,
-                                              recorded_iteration, quantities, stats, c, team);
+                                              settings.step_back_off, phase, info_.data(),
+                                              progress_.data(), last, recorded_iteration,
+                                              quantities, stats, c, team);
               team.sync();
             });
       }
@@ -207,7 +211,8 @@ class HostKernelEnsemble {
             nested_work_.data(),
             scratch_,
             batched_ ? gram_.data() : nullptr,
-            layout_.m};
+            layout_.m,
+            halvings_.data()};
   }
   kernels::ChmcStatisticsView statistics() {
     return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
@@ -224,6 +229,7 @@ class HostKernelEnsemble {
   std::vector<Dual<double>> dual_work_;
   std::vector<Dual<Dual<double>>> nested_work_;
   std::vector<std::int64_t> counters_;
+  std::vector<std::uint8_t> halvings_;
   std::vector<double> gram_;  // batched: two batches of chains · M² values
   std::vector<int> info_;
   std::vector<ChmcProgress<double>> progress_;
@@ -244,10 +250,13 @@ class CollectingSink final : public DrawSink<double> {
   std::vector<double> values_;
 };
 
+/// Runs the CPU backend and the kernel bodies side by side and expects identical results;
+/// returns the chains found backed off (step back-off h > 0) after the launches, summed over
+/// the launches, so that a test can require the back-off to have been exercised.
 template <class Generator>
-void expect_kernel_body_matches_cpu(const Generator& generator, std::int64_t chains,
-                                    double step_size, std::int64_t chains_per_init, int lanes,
-                                    const std::string& what, bool batched = false) {
+int expect_kernel_body_matches_cpu(const Generator& generator, std::int64_t chains,
+                                   double step_size, std::int64_t chains_per_init, int lanes,
+                                   const std::string& what, bool batched = false) {
   SCOPED_TRACE(what +
                (lanes == 0 ? ", thread per chain"
                            : ", a team of " + std::to_string(lanes) + " lanes per chain") +
@@ -261,13 +270,20 @@ void expect_kernel_body_matches_cpu(const Generator& generator, std::int64_t cha
   HostKernelEnsemble<Generator> kernel(generator, chains, lanes, batched);
   EXPECT_EQ(kernel.initialize(settings.seed, 10, chains_per_init),
             cpu.initialize(settings.seed, 10, chains_per_init));
-  ASSERT_EQ(kernel.positions(), cpu.positions()) << "initial points";
+  if (kernel.positions() != cpu.positions()) {
+    ADD_FAILURE() << "the initial points differ";
+    return 0;
+  }
   CollectingSink sink(chains, cpu.num_quantities());
   std::uint32_t iteration = 0;
   IterationStats cpu_total, kernel_total;
+  int backed_off = 0;
   for (int n : {1, 3, 2}) {  // launches of several sizes, as chunks would be
     SCOPED_TRACE("launch of " + std::to_string(n) + " iterations from " +
                  std::to_string(iteration));
+    // The first two launches as in warm-up (each chain's own step back-off), the last as in
+    // sampling.
+    settings.step_back_off = iteration < 4;
     const IterationStats a = cpu.run(settings, iteration, n, &sink, iteration, 0);
     std::vector<double> recorded;
     const IterationStats b = kernel.run(settings, iteration, n, &recorded);
@@ -284,12 +300,15 @@ void expect_kernel_body_matches_cpu(const Generator& generator, std::int64_t cha
     EXPECT_EQ(b.newton_iterations, a.newton_iterations);
     EXPECT_EQ(recorded, sink.take()) << "recorded draws";
     EXPECT_EQ(kernel.positions(), cpu.positions());
+    EXPECT_EQ(kernel.step_halvings(), cpu.step_halvings()) << "step back-off";
+    for (std::uint8_t h : cpu.step_halvings()) backed_off += h > 0;
     cpu_total += a;
     kernel_total += b;
   }
   // The comparison is only as strong as the run is varied: moves and rejections both occur.
   EXPECT_GT(cpu_total.accepted, 0);
   EXPECT_LT(cpu_total.accepted, cpu_total.transitions);
+  return backed_off;
 }
 
 /// Lotka–Volterra with 10 steps (M = 20, N = 24): structured (triangular + low rank) Gram and
@@ -310,17 +329,22 @@ const models::LinearGaussianProblem& linear_gaussian() {
 
 TEST(ChmcChainBodies, ThreadPerChainMatchesTheCpuBackend) {
   // 37 chains: a padded stride (64) and a last superchain of one chain when 4 share a point.
-  expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 37, 1.6, 1, 0, "sphere");
-  expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 37, 1.2, 4, 0,
-                                 "curved, 4 chains per initial point");
-  expect_kernel_body_matches_cpu(short_lotka_volterra().host_model(), 37, 0.4, 1, 0,
-                                 "lotka_volterra S = 10");
+  int backed_off =
+      expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 37, 1.6, 1, 0, "sphere");
+  backed_off += expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 37, 1.2, 4, 0,
+                                               "curved, 4 chains per initial point");
+  backed_off += expect_kernel_body_matches_cpu(short_lotka_volterra().host_model(), 37, 0.4, 1, 0,
+                                               "lotka_volterra S = 10");
+  EXPECT_GT(backed_off, 0) << "no chain backed off its step: the back-off went untested";
 }
 
 // Lane counts that divide the sizes, do not, exceed them, and the warp's 32.
 TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendOnASphere) {
-  expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 9, 1.6, 1, 3, "sphere");
-  expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 4, 1.6, 1, 32, "sphere");
+  int backed_off =
+      expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 9, 1.6, 1, 3, "sphere");
+  backed_off +=
+      expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 4, 1.6, 1, 32, "sphere");
+  EXPECT_GT(backed_off, 0) << "no chain backed off its step: the back-off went untested";
 }
 
 TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendWithDualDerivatives) {
@@ -342,18 +366,23 @@ TEST(ChmcChainBodies, WarpPerChainMatchesTheCpuBackendOnAStructuredGram) {
 }
 
 TEST(ChmcChainBodies, BatchedGramFactorisationMatchesTheCpuBackend) {
-  expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 37, 1.6, 1, 0, "sphere", true);
-  expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 37, 1.2, 4, 0,
-                                 "curved, 4 chains per initial point", true);
-  expect_kernel_body_matches_cpu(linear_gaussian().host_model(), 11, 1.5, 1, 0,
-                                 "linear_gaussian M = 18", true);
+  int backed_off =
+      expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 37, 1.6, 1, 0, "sphere", true);
+  backed_off += expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 37, 1.2, 4, 0,
+                                               "curved, 4 chains per initial point", true);
+  backed_off += expect_kernel_body_matches_cpu(linear_gaussian().host_model(), 11, 1.5, 1, 0,
+                                               "linear_gaussian M = 18", true);
+  EXPECT_GT(backed_off, 0) << "no chain backed off its step: the back-off went untested";
 }
 
 TEST(ChmcChainBodies, BatchedGramFactorisationWithAWarpPerChainMatchesTheCpuBackend) {
-  expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 9, 1.2, 4, 3,
-                                 "curved (duals, nested duals)", true);
-  expect_kernel_body_matches_cpu(linear_gaussian().host_model(), 6, 1.5, 1, 5,
-                                 "linear_gaussian M = 18", true);
+  int backed_off = expect_kernel_body_matches_cpu(test_generators::TestCurved{}, 9, 1.2, 4, 3,
+                                                  "curved (duals, nested duals)", true);
+  backed_off += expect_kernel_body_matches_cpu(linear_gaussian().host_model(), 6, 1.5, 1, 5,
+                                               "linear_gaussian M = 18", true);
+  backed_off +=
+      expect_kernel_body_matches_cpu(test_generators::TestSphere{}, 9, 1.6, 1, 3, "sphere", true);
+  EXPECT_GT(backed_off, 0) << "no chain backed off its step: the back-off went untested";
 }
 
 TEST(ChmcChainBodies, BatchedGramFactoredOnlyWithZeroInfoAndFinitePositivePivots) {

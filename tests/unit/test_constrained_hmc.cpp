@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "common/test_generators.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/diag/ess.hpp"
+#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/step_back_off.hpp"
 #include "myriad/run/sample_abc.hpp"
 #include "myriad/run/sample_constrained.hpp"
 
@@ -24,9 +25,9 @@ namespace {
 using test_generators::TestCurved;
 using test_generators::TestSphere;
 
-/// Independent observations (diagonal + low-rank Gram, like the GLD model): u = (u₁ ∈ ℝ², u₂ ∈ ℝ^M),
-/// x_m = u₁₀ + e^{u₁₁/2} u₂ₘ + 0.1 u₁₀ u₂ₘ², so B = ∂x/∂u₁ is dense M × 2 and
-/// T = ∂x/∂u₂ = diag(e^{u₁₁/2} + 0.2 u₁₀ u₂ₘ).
+/// Independent observations (diagonal + low-rank Gram, like the GLD model): u = (u₁ ∈ ℝ², u₂ ∈
+/// ℝ^M), x_m = u₁₀ + e^{u₁₁/2} u₂ₘ + 0.1 u₁₀ u₂ₘ², so B = ∂x/∂u₁ is dense M × 2 and T = ∂x/∂u₂ =
+/// diag(e^{u₁₁/2} + 0.2 u₁₀ u₂ₘ).
 template <GramStructure Structure>
 struct TestIndependent {
   using value_type = double;
@@ -88,8 +89,10 @@ struct OneChain {
     nested.assign(layout.nested_size(), Dual<Dual<double>>(Dual<double>(0.0)));
   }
   ChmcChain<double> view() {
-    return {ChainVector<double>{u.data(), 1, layout.n}, ChainVector<double>{grad.data(), 1, layout.n},
-            &potential, ChainWorkspace<double>{work.data(), 1},
+    return {ChainVector<double>{u.data(), 1, layout.n},
+            ChainVector<double>{grad.data(), 1, layout.n},
+            &potential,
+            ChainWorkspace<double>{work.data(), 1},
             ChainWorkspace<Dual<double>>{dual.data(), 1},
             ChainWorkspace<Dual<Dual<double>>>{nested.data(), 1}};
   }
@@ -110,7 +113,8 @@ double curved_potential(const std::vector<double>& u) {
       for (int k = 0; k < 4; ++k) g[a][b] += j[a][k] * j[b][k];
   double sq = 0;
   for (double x : u) sq += x * x;
-  return 0.5 * sq + 4 * 0.91893853320467274178 + 0.5 * std::log(g[0][0] * g[1][1] - g[0][1] * g[1][0]);
+  return 0.5 * sq + 4 * 0.91893853320467274178 +
+         0.5 * std::log(g[0][0] * g[1][1] - g[0][1] * g[1][0]);
 }
 
 TEST(ConstrainedHmc, PotentialAndLogDetGradientMatchFiniteDifferences) {
@@ -209,6 +213,46 @@ TEST(ConstrainedHmc, OversizedStepsFailAsCountedRejectionsNotCrashes) {
   EXPECT_NEAR(r2, 1.5 * 1.5, 1e-9);  // still on the sphere, whatever happened
 }
 
+TEST(StepBackOff, HalvesAfterAFailureOrHopelessMoveAndRecoversAfterAnAcceptance) {
+  EXPECT_EQ(next_step_halvings(0, false, kStatusNonFinite, 0.0), 1);
+  EXPECT_EQ(next_step_halvings(3, false, kStatusNotConverged, 0.0), 4);
+  EXPECT_EQ(next_step_halvings(0, false, kStatusOk, 0.5 * kNegligibleAcceptProb), 1);
+  // An ordinary rejection says nothing about the step: no change.
+  EXPECT_EQ(next_step_halvings(2, false, kStatusOk, 0.4), 2);
+  EXPECT_EQ(next_step_halvings(0, false, kStatusOk, 0.4), 0);
+  EXPECT_EQ(next_step_halvings(2, true, kStatusOk, 0.9), 1);
+  EXPECT_EQ(next_step_halvings(0, true, kStatusOk, 1.0), 0);
+  EXPECT_EQ(next_step_halvings(kMaxStepHalvings, false, kStatusDivergent, 0.0), kMaxStepHalvings);
+  EXPECT_EQ(step_back_off_scale<double>(0), 1.0);
+  EXPECT_EQ(step_back_off_scale<double>(3), 0.125);
+}
+
+TEST(StepBackOff, AChainThatCannotMoveAtTheEnsemblesStepBacksOffUntilItMoves) {
+  // δt = 50 on a sphere of radius 1.5: every projection fails (the test above), so without the
+  // back-off the chain never moves; halving its own step it reaches a δt that moves it.
+  TestSphere g;
+  OneChain<TestSphere> chain(g);
+  const RandomStream rng(3, 0);
+  ASSERT_TRUE(initialize_constrained_chain(g, chain.view(), rng, 1));
+  ConstrainedChain<TestSphere, double> machine(g, chain.view());
+  ChmcStep<double> step;
+  step.steps = 3;
+  step.inner_steps = 1;
+  step.max_iterations = 10;
+  std::uint8_t halvings = 0;
+  int accepted = 0, first_accepted_at = -1;
+  for (std::uint32_t it = 0; it < 30; ++it) {
+    step.step_size = 50.0 * step_back_off_scale<double>(halvings);
+    const ChmcOutcome<double> out = machine.transition(rng, it, step);
+    halvings = next_step_halvings(halvings, out.accepted, out.status, out.accept_prob);
+    if (out.accepted && first_accepted_at < 0) first_accepted_at = static_cast<int>(it);
+    accepted += out.accepted;
+  }
+  EXPECT_GT(first_accepted_at, 0) << "δt = 50 itself moved the chain: the test shows nothing";
+  EXPECT_GE(accepted, 10);
+  EXPECT_GT(halvings, 0) << "the chain cannot run at δt = 50, so it stays backed off";
+}
+
 TEST(ConstrainedHmc, SphereIsSampledUniformly) {
   ChmcConfig config;
   config.chains = 64;
@@ -222,7 +266,8 @@ TEST(ConstrainedHmc, SphereIsSampledUniformly) {
   const std::int64_t draws = result.chains * result.kept_draws;
   for (int i = 0; i < sphere.n; ++i) {
     std::vector<double> sq(static_cast<std::size_t>(draws));
-    for (std::int64_t d = 0; d < draws; ++d) sq[d] = std::pow(result.draws_data[d * sphere.n + i], 2);
+    for (std::int64_t d = 0; d < draws; ++d)
+      sq[d] = std::pow(result.draws_data[d * sphere.n + i], 2);
     const diag::DrawsView view{sq.data(), result.chains, result.kept_draws, result.kept_draws, 1};
     double mean_sq = 0;
     for (double v : sq) mean_sq += v;
@@ -235,13 +280,14 @@ TEST(ConstrainedHmc, SphereIsSampledUniformly) {
   // a frozen-Jacobian projection has no solution once h‖p‖ exceeds the radius, and dual
   // averaging trades such failures against longer steps. They are counted, never accepted.
   const IterationStats& s = result.sampling_stats;
-  const std::int64_t failures = s.not_converged + s.not_reversible + s.cholesky_failures +
-                                s.non_finite + s.divergent;
-  std::printf("step %.3f accept %.3f: not converged %lld, not reversible %lld, cholesky %lld, "
-              "non-finite %lld, divergent %lld of %lld\n",
-              result.step_size, s.mean_accept_prob(), (long long)s.not_converged,
-              (long long)s.not_reversible, (long long)s.cholesky_failures, (long long)s.non_finite,
-              (long long)s.divergent, (long long)s.transitions);
+  const std::int64_t failures =
+      s.not_converged + s.not_reversible + s.cholesky_failures + s.non_finite + s.divergent;
+  std::printf(
+      "step %.3f accept %.3f: not converged %lld, not reversible %lld, cholesky %lld, "
+      "non-finite %lld, divergent %lld of %lld\n",
+      result.step_size, s.mean_accept_prob(), (long long)s.not_converged,
+      (long long)s.not_reversible, (long long)s.cholesky_failures, (long long)s.non_finite,
+      (long long)s.divergent, (long long)s.transitions);
   EXPECT_LE(failures + s.accepted, s.transitions);
   EXPECT_NEAR(s.mean_accept_prob(), 0.8, 0.1);
 }

@@ -14,6 +14,7 @@
 #include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/step_back_off.hpp"
 
 namespace myriad {
 
@@ -24,6 +25,9 @@ struct ChmcSettings {
   ChmcStep<T> step;   ///< δt, N_g, tolerances; step.steps is drawn per iteration
   int min_steps = 4;  ///< N_s is uniform on {min_steps, …, max_steps}, shared by all chains
   int max_steps = 8;
+  /// Warm-up only: chain c runs at δt · 2^−h_c, its own back-off (mcmc/step_back_off.hpp),
+  /// updated after each of its transitions. Off: every chain runs at δt and h_c is left alone.
+  bool step_back_off = false;
 };
 
 /// N_s for an iteration: uniform on {lo, …, hi} from the ensemble stream, the same for every
@@ -63,6 +67,9 @@ class ChmcBackend {
 
   /// Current positions u as a [dim][chain] host array.
   virtual std::vector<T> positions() const = 0;
+
+  /// Each chain's step back-off h_c (ChmcSettings::step_back_off): zero after initialize().
+  virtual std::vector<std::uint8_t> step_halvings() const = 0;
 };
 
 /// How the CUDA backend maps chains onto threads (kernels/chmc_kernels.cuh). `automatic` picks

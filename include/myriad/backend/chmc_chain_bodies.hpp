@@ -37,6 +37,7 @@
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/mcmc/chain_status.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/step_back_off.hpp"
 #include "myriad/model/concept.hpp"
 
 namespace myriad::kernels {
@@ -104,6 +105,9 @@ struct ChmcEnsembleView {
   /// gram + (w · chains + c) · gram_order² (ChmcLayout::external_gram).
   T* gram = nullptr;
   int gram_order = 0;
+  /// Each chain's step back-off h_c (ChmcSettings::step_back_off, mcmc/step_back_off.hpp); may
+  /// be null when back-off is never on.
+  std::uint8_t* step_halvings = nullptr;
 
   /// The per-chain views that ConstrainedChain takes.
   MYRIAD_HD ChmcChain<T> chain(std::int64_t c) const {
@@ -245,13 +249,22 @@ MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembl
   const ChmcChain<T> chain = state.chain(c);
   ConstrainedChain<Generator, T, Team> machine(generator, chain, team);
   ChmcChainTally tally;
+  // Every lane keeps its own copy of the back-off and updates it from the same outcome, so the
+  // lanes agree on δt without a barrier; lane 0 stores it at the end.
+  std::uint8_t halvings = settings.step_back_off ? state.step_halvings[c] : 0;
   for (int i = 0; i < n_iterations; ++i) {
     const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
     ChmcStep<T> step = settings.step;
     // Depends on (seed, iteration) only: every thread computes the same N_s.
     step.steps =
         uniform_trajectory_steps(settings.seed, iteration, settings.min_steps, settings.max_steps);
-    tally.add(machine.transition(rng, iteration, step));
+    step.step_size *= step_back_off_scale<T>(halvings);
+    const ChmcOutcome<T> out = machine.transition(rng, iteration, step);
+    if (settings.step_back_off) {
+      halvings = next_step_halvings(halvings, out.accepted, out.status,
+                                    static_cast<double>(out.accept_prob));
+    }
+    tally.add(out);
     // The transition ended with its lanes' writes to the position fenced.
     if (recorded != nullptr) {
       record_chain_at(generator, chain,
@@ -259,7 +272,10 @@ MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembl
                       chains, c, team);
     }
   }
-  if (team.rank() == 0) tally.add_to(stats, c);
+  if (team.rank() == 0) {
+    tally.add_to(stats, c);
+    if (settings.step_back_off) state.step_halvings[c] = halvings;
+  }
 }
 
 /// The batched factorisation's first launch of a transition (see the file comment): J and the
@@ -276,25 +292,31 @@ MYRIAD_HD void begin_transition_at(const Generator& generator, const ChmcEnsembl
 
 /// The batched factorisation's launch after factorisation number `phase` (0 … N_s · N_g) of the
 /// transition at `iteration`, whose steps (step.steps = N_s, drawn by the host with
-/// uniform_trajectory_steps) every chain shares. info[c] is the batched Cholesky's status of
+/// uniform_trajectory_steps) every chain shares; with `step_back_off`, chain c runs at its own
+/// δt · 2^−h_c, and its last phase updates h_c. info[c] is the batched Cholesky's status of
 /// chain c's pending factor. The last phase (`last`) adds the transition's outcome to chain c's
 /// statistics and, when `recorded_iteration` is not null, records its quantities there
 /// (record_chain_at).
 template <class Generator, class T, class Team = SerialTeam>
 MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsembleView<T>& state,
                                     std::uint64_t seed, std::uint32_t iteration,
-                                    const ChmcStep<T>& step, int phase, const int* info,
-                                    ChmcProgress<T>* progress, bool last, T* recorded_iteration,
-                                    int n_quantities, const ChmcStatisticsView& stats,
-                                    std::int64_t c, const Team& team = Team{}) {
+                                    const ChmcStep<T>& step, bool step_back_off, int phase,
+                                    const int* info, ChmcProgress<T>* progress, bool last,
+                                    T* recorded_iteration, int n_quantities,
+                                    const ChmcStatisticsView& stats, std::int64_t c,
+                                    const Team& team = Team{}) {
   const ChmcChain<T> chain = state.chain(c);
   ConstrainedChain<Generator, T, Team> machine(generator, chain, team);
   ChmcProgress<T> record = progress[c];
+  // h_c changes only in the last phase, after every lane has read it here.
+  const std::uint8_t halvings = step_back_off ? state.step_halvings[c] : 0;
+  ChmcStep<T> chain_step = step;
+  chain_step.step_size *= step_back_off_scale<T>(halvings);
   // Every lane holds the record before lane 0 may overwrite it below.
   team.sync();
   const bool factored = state.gram_factored(record.pending, c, info[c]);
   machine.resume_transition(record, phase, RandomStream(seed, static_cast<std::uint64_t>(c)),
-                            iteration, step, factored);
+                            iteration, chain_step, factored);
   if (team.rank() == 0) progress[c] = record;
   if (!last) return;
   if (recorded_iteration != nullptr) {
@@ -305,6 +327,10 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
     ChmcChainTally tally;
     tally.add(record.out);
     tally.add_to(stats, c);
+    if (step_back_off) {
+      state.step_halvings[c] = next_step_halvings(halvings, record.out.accepted, record.out.status,
+                                                  static_cast<double>(record.out.accept_prob));
+    }
   }
 }
 

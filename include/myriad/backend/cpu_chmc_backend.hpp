@@ -35,6 +35,7 @@ class CpuChmcBackend final : public ChmcBackend<T> {
     work_.assign(c * layout_.size(), T(0));
     dual_work_.assign(c * layout_.dual_size(), Dual<T>(T(0)));
     nested_work_.assign(c * layout_.nested_size(), Dual<Dual<T>>(Dual<T>(T(0))));
+    halvings_.assign(c, 0);
   }
 
   std::int64_t chains() const override { return chains_; }
@@ -55,6 +56,7 @@ class CpuChmcBackend final : public ChmcBackend<T> {
                              static_cast<std::uint64_t>((c / chains_per_init) * chains_per_init));
       if (!initialize_constrained_chain(g_, chain(c), rng, max_tries)) ++failed;
     }
+    std::fill(halvings_.begin(), halvings_.end(), std::uint8_t(0));
     return failed;
   }
 
@@ -83,6 +85,8 @@ class CpuChmcBackend final : public ChmcBackend<T> {
     return out;
   }
 
+  std::vector<std::uint8_t> step_halvings() const override { return halvings_; }
+
  private:
   ChmcChain<T> chain(std::int64_t c) {
     return {ChainVector<T>{position_.data() + c * layout_.n, 1, layout_.n},
@@ -108,7 +112,13 @@ class CpuChmcBackend final : public ChmcBackend<T> {
       for (int i = 0; i < n; ++i) {
         ChmcStep<T> step = settings.step;
         step.steps = steps[i];
+        std::uint8_t& halvings = halvings_[static_cast<std::size_t>(c)];
+        if (settings.step_back_off) step.step_size *= step_back_off_scale<T>(halvings);
         const ChmcOutcome<T> out = machine.transition(rng, first_iteration + i, step);
+        if (settings.step_back_off) {
+          halvings = next_step_halvings(halvings, out.accepted, out.status,
+                                        static_cast<double>(out.accept_prob));
+        }
         stats.record(static_cast<double>(out.accept_prob), out.accepted, out.status,
                      out.gradient_evaluations, out.newton_iterations);
         if (recorded) {
@@ -128,6 +138,7 @@ class CpuChmcBackend final : public ChmcBackend<T> {
   std::vector<Dual<T>> dual_work_;
   std::vector<Dual<Dual<T>>> nested_work_;
   std::vector<T> chunk_;
+  std::vector<std::uint8_t> halvings_;  ///< step back-off h_c of each chain
 };
 
 template <class Generator, class T>

@@ -18,6 +18,9 @@ struct ChmcConfig : SampleConfig {
   double reverse_tol = 2e-8;     ///< reversibility check on ‖u_r − u‖∞
   double divergence_tol = 1e10;  ///< a projection whose residual exceeds this has diverged
   int max_iterations = 50;       ///< I_max of a projection
+  /// During warm-up, each chain halves its own step while it cannot move and returns to the
+  /// ensemble's step once it can (mcmc/step_back_off.hpp). Sampling always uses one step.
+  bool step_back_off = true;
   /// CUDA only: one thread or one warp per chain (ChmcChainMapping, backend/chmc_backend.hpp).
   TeamMapping chain_mapping = TeamMapping::automatic;
   /// CUDA only: where the Gram matrices are factored (backend/gram_factorization.hpp); a batched

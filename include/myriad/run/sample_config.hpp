@@ -27,18 +27,18 @@ struct SampleConfig {
   int draws = 1000;
   std::uint64_t seed = 1;
   Device device = Device::automatic;
-  double target_accept = 0.8;     ///< dual-averaging target for the pooled acceptance
-  int leapfrog_steps = 16;        ///< L: maximum leapfrog steps per iteration
-  double jitter = 0.5;            ///< step counts are uniform on {⌈(1 − jitter)L⌉, …, L}
-  double initial_step_size = 0;   ///< 0: found by Stan's doubling/halving heuristic
-  double init_radius = 2;         ///< initial points uniform in [−r, r]^D
+  double target_accept = 0.8;    ///< dual-averaging target for the pooled acceptance
+  int leapfrog_steps = 16;       ///< L: maximum leapfrog steps per iteration
+  double jitter = 0.5;           ///< step counts are uniform on {⌈(1 − jitter)L⌉, …, L}
+  double initial_step_size = 0;  ///< 0: found by Stan's doubling/halving heuristic
+  double init_radius = 2;        ///< initial points uniform in [−r, r]^D
   int init_tries = 100;
   bool adapt_step_size = true;
   bool adapt_metric = true;
-  int superchains = 0;            ///< nested R-hat groups; 0 = automatic, 1 = independent chains
-  int chunk_iterations = 0;       ///< draws per device→host chunk; 0 = automatic
-  int thin = 1;                   ///< keep every thin-th draw in the trace (and diagnostics)
-  bool keep_draws = true;         ///< keep the [chain][draw][quantity] trace on the host
+  int superchains = 0;       ///< nested R-hat groups; 0 = automatic, 1 = independent chains
+  int chunk_iterations = 0;  ///< draws per device→host chunk; 0 = automatic
+  int thin = 1;              ///< keep every thin-th draw in the trace (and diagnostics)
+  bool keep_draws = true;    ///< keep the [chain][draw][quantity] trace on the host
   std::function<void(const Progress&)> progress;  ///< called between launches, if set
 
   /// Throws myriad::invalid_argument naming the first bad value.
@@ -64,14 +64,18 @@ struct SampleResult {
   IterationStats warmup_stats;
   IterationStats sampling_stats;
   std::int64_t initialisation_failures = 0;
+  /// Constrained HMC: chains whose step back-off (mcmc/step_back_off.hpp) was still on at the
+  /// end of warm-up, and the largest back-off h (δt · 2^−h) among them.
+  std::int64_t warmup_backed_off_chains = 0;
+  int warmup_max_step_halvings = 0;
   double warmup_seconds = 0;
   double sampling_seconds = 0;
   double summary_seconds = 0;
 
   double gradient_evaluations_per_second() const {
     const double seconds = warmup_seconds + sampling_seconds;
-    const double evaluations =
-        static_cast<double>(warmup_stats.gradient_evaluations + sampling_stats.gradient_evaluations);
+    const double evaluations = static_cast<double>(warmup_stats.gradient_evaluations +
+                                                   sampling_stats.gradient_evaluations);
     return seconds > 0 ? evaluations / seconds : 0;
   }
 };
