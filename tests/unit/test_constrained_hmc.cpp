@@ -244,7 +244,7 @@ TEST(StepBackOff, AChainThatCannotMoveAtTheEnsemblesStepBacksOffUntilItMoves) {
   for (std::uint32_t it = 0; it < 30; ++it) {
     step.step_size = 50.0 * step_back_off_scale<double>(halvings);
     const ChmcOutcome<double> out = machine.transition(rng, it, step);
-    halvings = next_step_halvings(halvings, out.accepted, out.status, out.accept_prob);
+    halvings = next_step_halvings(halvings, out);
     if (out.accepted && first_accepted_at < 0) first_accepted_at = static_cast<int>(it);
     accepted += out.accepted;
   }

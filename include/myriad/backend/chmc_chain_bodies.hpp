@@ -260,10 +260,7 @@ MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembl
         uniform_trajectory_steps(settings.seed, iteration, settings.min_steps, settings.max_steps);
     step.step_size *= step_back_off_scale<T>(halvings);
     const ChmcOutcome<T> out = machine.transition(rng, iteration, step);
-    if (settings.step_back_off) {
-      halvings = next_step_halvings(halvings, out.accepted, out.status,
-                                    static_cast<double>(out.accept_prob));
-    }
+    if (settings.step_back_off) halvings = next_step_halvings(halvings, out);
     tally.add(out);
     // The transition ended with its lanes' writes to the position fenced.
     if (recorded != nullptr) {
@@ -327,10 +324,7 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
     ChmcChainTally tally;
     tally.add(record.out);
     tally.add_to(stats, c);
-    if (step_back_off) {
-      state.step_halvings[c] = next_step_halvings(halvings, record.out.accepted, record.out.status,
-                                                  static_cast<double>(record.out.accept_prob));
-    }
+    if (step_back_off) state.step_halvings[c] = next_step_halvings(halvings, record.out);
   }
 }
 

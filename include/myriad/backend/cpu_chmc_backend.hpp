@@ -115,10 +115,7 @@ class CpuChmcBackend final : public ChmcBackend<T> {
         std::uint8_t& halvings = halvings_[static_cast<std::size_t>(c)];
         if (settings.step_back_off) step.step_size *= step_back_off_scale<T>(halvings);
         const ChmcOutcome<T> out = machine.transition(rng, first_iteration + i, step);
-        if (settings.step_back_off) {
-          halvings = next_step_halvings(halvings, out.accepted, out.status,
-                                        static_cast<double>(out.accept_prob));
-        }
+        if (settings.step_back_off) halvings = next_step_halvings(halvings, out);
         stats.record(static_cast<double>(out.accept_prob), out.accepted, out.status,
                      out.gradient_evaluations, out.newton_iterations);
         if (recorded) {

@@ -51,4 +51,11 @@ MYRIAD_HD inline std::uint8_t next_step_halvings(std::uint8_t halvings, bool acc
   return halvings;
 }
 
+/// The same from a transition's outcome (ChmcOutcome: accepted, status, accept_prob).
+template <class Outcome>
+MYRIAD_HD inline std::uint8_t next_step_halvings(std::uint8_t halvings, const Outcome& out) {
+  return next_step_halvings(halvings, out.accepted, out.status,
+                            static_cast<double>(out.accept_prob));
+}
+
 }  // namespace myriad
