@@ -39,6 +39,7 @@
 #include "ais_kernels.cuh"
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
+#include "device_scope.cuh"
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/memory.hpp"
@@ -162,6 +163,7 @@ class CudaAisBackend final : public AisBackend<T> {
   std::string device_name() const override { return device_name_; }
 
   std::int64_t start(std::uint64_t seed, bool reverse) override {
+    const cuda_detail::DeviceScope on_device(device_);
     if (reverse) require_exact_samples(target_);
     seed_ = seed;
     reverse_ = reverse;
@@ -182,6 +184,7 @@ class CudaAisBackend final : public AisBackend<T> {
 
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin,
                      std::uint32_t k_end) override {
+    const cuda_detail::DeviceScope on_device(device_);
     MYRIAD_EXPECTS(k_begin >= 1 && k_begin <= k_end &&
                        k_end <= static_cast<std::uint32_t>(layout_.temperatures()) + 1,
                    "steps [", k_begin, ", ", k_end, ") lie outside 1 .. ", layout_.temperatures());
@@ -214,6 +217,7 @@ class CudaAisBackend final : public AisBackend<T> {
   }
 
   std::vector<double> log_weights() const override {
+    const cuda_detail::DeviceScope on_device(device_);
     std::vector<double> host(static_cast<std::size_t>(total_));
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(host.data(), log_weight_.data(), host.size() * sizeof(double),
                                     cudaMemcpyDeviceToHost, compute_.get()));
@@ -222,6 +226,7 @@ class CudaAisBackend final : public AisBackend<T> {
   }
 
   std::vector<T> positions() const override {
+    const cuda_detail::DeviceScope on_device(device_);
     if (mapping_ == AisParticleMapping::warp) {
       // [particle][padded dim] on the device → [particle][dim] on the host.
       std::vector<T> out(static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(total_));

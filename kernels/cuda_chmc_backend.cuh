@@ -73,6 +73,7 @@
 #include "chmc_kernels.cuh"
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
+#include "device_scope.cuh"
 #include "draw_chunks.cuh"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/device.hpp"
@@ -253,6 +254,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 
   std::int64_t initialize(std::uint64_t seed, int max_tries,
                           std::int64_t chains_per_init) override {
+    const cuda_detail::DeviceScope on_device(device_);
     MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::initialize_constrained_chains_warp_kernel<Generator, T>
@@ -271,6 +273,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
+    const cuda_detail::DeviceScope on_device(device_);
     MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
     const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
@@ -324,6 +327,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   }
 
   std::vector<T> positions() const override {
+    const cuda_detail::DeviceScope on_device(device_);
     std::vector<T> host(static_cast<std::size_t>(layout_.n) * static_cast<std::size_t>(chains_));
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
     cuda_detail::copy_rows_to_host(host.data(), chains_ * sizeof(T), position_.data(),
@@ -334,6 +338,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   }
 
   std::vector<std::uint8_t> step_halvings() const override {
+    const cuda_detail::DeviceScope on_device(device_);
     std::vector<std::uint8_t> host(static_cast<std::size_t>(chains_));
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(host.data(), step_halvings_.data(), host.size(),
                                     cudaMemcpyDeviceToHost, compute_.get()));

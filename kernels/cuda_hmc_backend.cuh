@@ -31,6 +31,7 @@
 
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
+#include "device_scope.cuh"
 #include "draw_chunks.cuh"
 #include "hmc_kernels.cuh"
 #include "myriad/backend/device.hpp"
@@ -113,6 +114,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
 
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
+    const cuda_detail::DeviceScope on_device(device_);
     MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
     kernels::initialize_chains_kernel<Model, T>
         <<<init_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
@@ -123,6 +125,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   }
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
+    const cuda_detail::DeviceScope on_device(device_);
     MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim_, "inverse metric has length ",
                    inverse_metric.size(), ", expected ", dim_);
     for (std::size_t i = 0; i < inverse_metric.size(); ++i) {
@@ -140,6 +143,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
+    const cuda_detail::DeviceScope on_device(device_);
     MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be non-negative, got ", n_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
     const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
@@ -178,6 +182,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   }
 
   std::vector<T> positions() const override {
+    const cuda_detail::DeviceScope on_device(device_);
     std::vector<T> host(static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains_));
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
     cuda_detail::copy_rows_to_host(host.data(), chains_ * sizeof(T), position_.data(),

@@ -208,8 +208,8 @@ int sample_command(int argc, char** argv) {
         output.final_path().c_str());
     if (result.warmup_backed_off_chains > 0) {
       std::printf(
-          "  note: %lld chains ended warm-up below the ensemble's step (down to step/2^%d); a "
-          "stuck chain shows in R-hat: if so, lengthen --warmup\n",
+          "  note: %lld chains ended warm-up still backing off their step (the furthest at "
+          "step/2^%d); if R-hat flags them, lengthen --warmup\n",
           static_cast<long long>(result.warmup_backed_off_chains), result.warmup_max_step_halvings);
     }
   }

@@ -43,9 +43,14 @@ done
   --chain-mapping warp --gram-factorization library --output "$work/sphere" --quiet
 for key in '"method": "chmc"' '"not_converged"' '"not_reversible"' '"cholesky_failures"' \
            '"newton_iterations"' '"integrator"' '"chain_mapping": "warp"' \
-           '"gram_factorization": "library"'; do
+           '"gram_factorization": "library"' '"step_back_off": true' '"backed_off_chains"' \
+           '"max_step_halvings"'; do
   grep -q "$key" "$work/sphere/run.json" || { echo "chmc run.json lacks $key"; exit 1; }
 done
+"$myriad" sample --model sphere --model-arg dim=4 --chains 16 --warmup 30 --draws 20 --device cpu \
+  --no-step-back-off --output "$work/sphere_no_back_off" --quiet
+grep -q '"step_back_off": false' "$work/sphere_no_back_off/run.json" ||
+  { echo "--no-step-back-off is not recorded in run.json"; exit 1; }
 "$myriad" sample --model sphere --sampler abc-reject --abc-epsilon 0.2 --chains 10 --draws 100 \
   --warmup 0 --device cpu --output "$work/abc" --quiet
 grep -q '"simulations": 1000' "$work/abc/run.json"
