@@ -38,8 +38,9 @@
 //                                                                    add_jacobian_vjp)
 //   Dual<T> workspace                MN + M (M with add_jacobian_vjp) (∂J along one direction)
 //   Dual<Dual<T>> workspace          M                               (nested-dual outputs)
-//   statistics, initialisation flag, 9 · 8 + 1 + 1                   bytes
-//   step back-off (warm-up)
+//   statistics                       9 · 8                           bytes
+//   initialisation flag, back-off    1 + 1                           bytes (back-off: warm-up's
+//                                                                    h_c, step_back_off.hpp)
 //   batched factorisation only:      the 2M² of L move from the T workspace to the Gram batches,
 //                                    plus sizeof(int) + sizeof(ChmcProgress<T>) bytes
 //

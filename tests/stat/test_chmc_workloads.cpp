@@ -7,7 +7,8 @@
 // log-determinant gradient is a reverse sweep of the Jacobian recursion, add_jacobian_vjp,
 // ~50 µs on one core where N dual passes of the Jacobian took ~3.5 ms). On the CPU, short runs
 // also check the machinery on the real models, and ABC rejection reproduces its documented
-// failure on the full LV data.
+// failure on the full LV data. StatChmcWarmup checks that the warm-up's step back-off frees
+// chains that start where the ensemble's step cannot move them.
 
 #include <gtest/gtest.h>
 
@@ -163,6 +164,7 @@ TEST(StatChmcConvergence, LotkaVolterraConvergesAroundTheTruth) {
                 r.names[i].c_str(), r.summary[i].mean, r.summary[i].sd, truth[i], r.summary[i].rhat,
                 r.summary[i].ess_bulk, r.summary[i].ess_tail);
 }
+
 /// Chains whose position after `iterations` iterations at step δt is still their initial point,
 /// from the Lotka–Volterra start of seed 7 with 128 chains in 16 superchains.
 std::int64_t chains_left_at_their_start(bool step_back_off, double step_size, int iterations) {
@@ -189,7 +191,7 @@ std::int64_t chains_left_at_their_start(bool step_back_off, double step_size, in
 TEST(StatChmcWarmup, StepBackOffFreesChainsStuckAtTheirStart) {
   // The regression of the run that left a superchain of 8 chains stuck through warm-up and
   // sampling (128 chains, seed 7, 300 + 1000: R-hat 1.15, z[0] sd 0.029 against 0.005). At the
-  // ensemble's adapted step (δt ≈ 1.1; 1.0 here) every trajectory from some superchains' start
+  // ensemble's adapted step (δt ≈ 1.0–1.1; 1.0 here) every trajectory from some superchains' start
   // fails, while δt = 0.25 moves them. A chain that accepts ~85% of its moves stays put through
   // 20 iterations with probability ~0.15^20, so an unmoved chain is a stuck one. Without the
   // back-off two superchains (16 chains) stay at their start; with it every chain moves.
