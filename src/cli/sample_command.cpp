@@ -72,6 +72,24 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     throw UsageError{"--sampler " + sampler + " on a generator needs --abc-epsilon"};
   if (!abc && line.has("abc-epsilon"))
     throw UsageError{"--abc-epsilon applies to abc-reject, abc-mcmc and hmc on a generator"};
+  // A setting of another sampler would be ignored without a word: refuse it.
+  if (sampler != "chmc") {
+    for (const char* name : {"inner-steps", "min-steps", "max-steps", "chain-mapping",
+                             "gram-factorization", "no-step-back-off"}) {
+      if (line.has(name))
+        throw UsageError{std::string("--") + name + " applies to --sampler chmc, not " + sampler};
+    }
+  }
+  if (sampler != "hmc") {
+    for (const char* name : {"leapfrog-steps", "jitter"}) {
+      if (line.has(name))
+        throw UsageError{std::string("--") + name + " applies to --sampler hmc, not " + sampler};
+    }
+  }
+  if ((sampler != "hmc" || generator) && line.has("precision") &&
+      line.text("precision") != "double")
+    throw UsageError{"--precision " + line.text("precision") +
+                     " applies to HMC on a density model; this run is double precision"};
 }
 
 AbcKernel parse_abc_kernel(const std::string& name) {
