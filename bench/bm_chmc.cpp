@@ -27,16 +27,15 @@
 // Rows: CPU with 1 chain (the single-core baseline; one OpenMP thread does all the work) and a
 // few small ensembles, so that the CPU rows finish in seconds on a two-core machine; CUDA with
 // 2^8 … 2^14 chains (2^12 for linear_gaussian_m128), skipped with an error when no device is
-// present. Generators: the CLI's
-// sphere (N = 10), linear_gaussian with M = 32, N = 64 (dense Gram; the automatic mapping gives
-// it a warp per chain) and with M = 128, N = 160 (automatic: cuSOLVER; one CPU row of one chain
-// only, ~50 ms per iteration), lotka_volterra_summaries (the paper's summary-statistic variant:
-// dense 9 × 9 Gram, N = 104, add_jacobian_vjp; thread per chain by default), gld (the paper's 250
-// observations; diagonal + low-rank Gram), a Lotka–Volterra problem of 10 steps (triangular +
-// low-rank Gram; M = 20, N = 24) and the paper's 50-step Lotka–Volterra problem
-// (lotka_volterra_paper: M = 100, N = 104), whose chains start from the gradient-matching estimate
-// (LotkaVolterra::initialize). Both Lotka–Volterra rows use the generator's add_jacobian_vjp for
-// the log-determinant gradient.
+// present. Generators: the CLI's sphere (N = 10), linear_gaussian with M = 32, N = 64 (dense
+// Gram; the automatic mapping gives it a warp per chain) and with M = 128, N = 160 (automatic:
+// cuSOLVER; one CPU row of one chain only, ~50 ms per iteration), lotka_volterra_summaries (the
+// paper's summary-statistic variant: dense 9 × 9 Gram, N = 104, add_jacobian_vjp; thread per
+// chain by default), gld (the paper's 250 observations; diagonal + low-rank Gram), a
+// Lotka–Volterra problem of 10 steps (triangular + low-rank Gram; M = 20, N = 24) and the paper's
+// 50-step Lotka–Volterra problem (lotka_volterra_paper: M = 100, N = 104), whose chains start
+// from the gradient-matching estimate (LotkaVolterra::initialize). Both Lotka–Volterra rows use
+// the generator's add_jacobian_vjp for the log-determinant gradient.
 //
 // BM_chmc_gradient/<generator> — one gradient evaluation of the constrained-HMC potential
 // φ = −log ρ + ½ log|J Jᵀ| on one CPU core: ConstrainedChain::evaluate_current, i.e. J, the Gram
