@@ -16,6 +16,7 @@
 
 #include "cuda_try.cuh"
 #include "kernel_common.cuh"
+#include "memory_pool_hold.cuh"
 #include "myriad/backend/contraction_path.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/memory.hpp"
@@ -115,14 +116,9 @@ class CudaParallel {
     int device = 0;
     MYRIAD_CUDA_TRY(cudaGetDevice(&device));
     MYRIAD_CUDA_TRY(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
-    // Keep freed blocks in the pool while the policy works (the default threshold of 0 returns
-    // them to the driver at every synchronisation, which makes each run's allocations as slow as
-    // cudaMalloc's); PoolTrim gives them back when the last copy of the policy goes.
-    cudaMemPool_t pool = nullptr;
-    MYRIAD_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
-    std::uint64_t keep = UINT64_MAX;
-    MYRIAD_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    pool_trim_ = std::make_shared<PoolTrim>(pool);
+    // Keep freed blocks in the pool while the policy works (memory_pool_hold.cuh); the last copy
+    // of the last policy gives them back and restores the pool's threshold.
+    pool_hold_ = std::make_shared<cuda_detail::MemoryPoolHold>(device);
   }
 
   template <class T>
@@ -185,24 +181,8 @@ class CudaParallel {
         std::max<std::int64_t>(1, std::min<std::int64_t>(needed, 8ll * sm_count_)));
   }
 
-  /// Returns the pool's free blocks to the driver when destroyed (after the stream-ordered
-  /// frees have run): pooled memory counts as used for cudaMalloc and cudaMemGetInfo, so kept
-  /// past a run it would shrink the next run's budget and every other allocation's room.
-  class PoolTrim {
-   public:
-    explicit PoolTrim(cudaMemPool_t pool) : pool_(pool) {}
-    PoolTrim(const PoolTrim&) = delete;
-    PoolTrim& operator=(const PoolTrim&) = delete;
-    ~PoolTrim() {  // never throws: a destructor path
-      if (cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess) cudaMemPoolTrimTo(pool_, 0);
-    }
-
-   private:
-    cudaMemPool_t pool_;
-  };
-
   std::shared_ptr<MemoryTracker> tracker_;
-  std::shared_ptr<PoolTrim> pool_trim_;
+  std::shared_ptr<cuda_detail::MemoryPoolHold> pool_hold_;
   /// count_if's device counter, allocated once per policy.
   std::shared_ptr<DeviceArray<unsigned long long>> counter_ =
       std::make_shared<DeviceArray<unsigned long long>>(1);
