@@ -186,18 +186,24 @@ TEST(ConstrainedHmc, ProjectionsLandOnTheManifoldAndMomentaAreTangent) {
   EXPECT_GT(accepted, 25);
 }
 
+/// Steps of δt = 50 on TestSphere (radius 1.5), far beyond its curvature radius: projections
+/// fail.
+ChmcStep<double> oversized_sphere_step() {
+  ChmcStep<double> step;
+  step.step_size = 50.0;
+  step.steps = 3;
+  step.inner_steps = 1;
+  step.max_iterations = 10;
+  return step;
+}
+
 TEST(ConstrainedHmc, OversizedStepsFailAsCountedRejectionsNotCrashes) {
   TestSphere g;
   OneChain<TestSphere> chain(g);
   const RandomStream rng(3, 0);
   ASSERT_TRUE(initialize_constrained_chain(g, chain.view(), rng, 1));
-  const std::vector<double> before = chain.u;
   ConstrainedChain<TestSphere, double> machine(g, chain.view());
-  ChmcStep<double> step;
-  step.step_size = 50.0;  // far beyond the sphere's curvature radius: projections fail
-  step.steps = 3;
-  step.inner_steps = 1;
-  step.max_iterations = 10;
+  const ChmcStep<double> step = oversized_sphere_step();
   int failures = 0;
   for (std::uint32_t it = 0; it < 20; ++it) {
     const ChmcOutcome<double> out = machine.transition(rng, it, step);
@@ -235,14 +241,12 @@ TEST(StepBackOff, AChainThatCannotMoveAtTheEnsemblesStepBacksOffUntilItMoves) {
   const RandomStream rng(3, 0);
   ASSERT_TRUE(initialize_constrained_chain(g, chain.view(), rng, 1));
   ConstrainedChain<TestSphere, double> machine(g, chain.view());
-  ChmcStep<double> step;
-  step.steps = 3;
-  step.inner_steps = 1;
-  step.max_iterations = 10;
+  const ChmcStep<double> oversized = oversized_sphere_step();
+  ChmcStep<double> step = oversized;
   std::uint8_t halvings = 0;
   int accepted = 0, first_accepted_at = -1;
   for (std::uint32_t it = 0; it < 30; ++it) {
-    step.step_size = 50.0 * step_back_off_scale<double>(halvings);
+    step.step_size = oversized.step_size * step_back_off_scale<double>(halvings);
     const ChmcOutcome<double> out = machine.transition(rng, it, step);
     halvings = next_step_halvings(halvings, out);
     if (out.accepted && first_accepted_at < 0) first_accepted_at = static_cast<int>(it);

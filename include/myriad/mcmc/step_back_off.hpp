@@ -36,9 +36,7 @@ constexpr double kNegligibleAcceptProb = 0.01;
 /// The step scale 2^−h of a chain with h halvings.
 template <class T>
 MYRIAD_HD inline T step_back_off_scale(int halvings) {
-  T scale = T(1);
-  for (int i = 0; i < halvings; ++i) scale *= T(0.5);
-  return scale;
+  return T(1) / T(std::uint32_t{1} << halvings);  // exact: a power of two, h ≤ kMaxStepHalvings
 }
 
 /// A chain's halvings after a transition with this outcome (see the file comment).
