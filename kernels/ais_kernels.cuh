@@ -24,7 +24,8 @@
 
 namespace myriad::kernels {
 
-/// Device views of the particles' state, [dim][particle] with a padded stride.
+/// Device views of the particles' state: [dim][particle] with a padded stride (thread mapping)
+/// or [particle][padded dim] (warp mapping).
 template <class T>
 struct AisEnsembleView {
   EnsembleView<T> position, momentum, gradient, proposal, proposal_momentum, proposal_gradient;

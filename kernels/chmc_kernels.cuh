@@ -37,7 +37,7 @@ struct LoadChmcStatistics {
   ChmcStatisticsView stats;
   __device__ StatisticsTotals operator()(std::int64_t c) const {
     StatisticsTotals t{};
-    t.accept_prob_fixed = stats.accept_prob_fixed[c];
+    t.accept_prob_fixed += stats.accept_prob_fixed[c];
     t.accepted = stats.accepted[c];
     t.divergent = stats.divergent[c];
     t.non_finite = stats.non_finite[c];

@@ -82,7 +82,7 @@ class CudaAisBackend final : public AisBackend<T> {
       stride_ = 1;
       chain_stride_ = padded_dim_;
       if constexpr (model_has_team_gradient<Problem>) {
-        scratch_size_ = team_scratch_size(problem_target(target_, 0));
+        scratch_size_ = particle_team_scratch_size(target_);
       }
       if (scratch_size_ > 0)
         scratch_ = DeviceArray<T>(static_cast<std::size_t>(scratch_size_) *

@@ -16,6 +16,7 @@
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
 #include "kernel_common.cuh"
+#include "myriad/backend/accept_prob_total.hpp"
 #include "myriad/core/hd.hpp"
 
 namespace myriad::kernels {
@@ -30,7 +31,7 @@ constexpr int kMaxReduceBlocks = 1024;
 /// and the same for any grid or reduction order. The constrained-HMC counters (not_converged
 /// onwards) stay zero for HMC.
 struct StatisticsTotals {
-  std::int64_t accept_prob_fixed;
+  AcceptProbTotal accept_prob_fixed;
   std::int64_t accepted;
   std::int64_t divergent;
   std::int64_t non_finite;

@@ -143,6 +143,44 @@ TEST(AisTeam, TargetsWithoutTeamGradientAreEvaluatedByLaneZero) {
   expect_team_evaluation_matches(target, probe_point(6, 9), 4, 0.0, "gaussian");
 }
 
+/// A problem of ScratchBatch: N(0, I) in one dimension, whose team gradient declares `scratch`
+/// values of scratch (it uses none; only the declared size matters here).
+struct ScratchProblem {
+  using value_type = double;
+  int scratch;
+  int dim() const { return 1; }
+  template <class Vec>
+  double log_density(const Vec& x) const {
+    return -0.5 * x[0] * x[0];
+  }
+  template <class Team, class Vec, class Grad>
+  double log_density_gradient(const Team& /*team*/, const Vec& x, Grad& grad,
+                              double* /*scratch*/) const {
+    grad[0] = -x[0];
+    return log_density(x);
+  }
+  int team_scratch_size() const { return scratch; }
+};
+
+/// A batch whose problems need different team scratch, the largest not first.
+struct ScratchBatch {
+  std::vector<int> scratch;
+  int dim() const { return 1; }
+  int num_problems() const { return static_cast<int>(scratch.size()); }
+  ScratchProblem problem(int p) const { return {scratch[static_cast<std::size_t>(p)]}; }
+};
+
+// Every particle's slice of the scratch must hold its own problem's needs, so the size per
+// particle is the largest over the problems, not problem 0's (which would let the particles of
+// a larger problem write into their neighbours' slices).
+TEST(AisTeam, ParticleScratchIsTheLargestOverProblems) {
+  static_assert(model_has_team_gradient<ScratchProblem>);
+  EXPECT_EQ(particle_team_scratch_size(ScratchBatch{{3, 7, 5}}), 7);
+  EXPECT_EQ(particle_team_scratch_size(ScratchBatch{{4}}), 4);
+  EXPECT_EQ(particle_team_scratch_size(ScratchProblem{6}), 6);
+  EXPECT_EQ(particle_team_scratch_size(models::Gaussian<double>::make(6, 0.4, 0.5, 1.2)), 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Whole runs: CudaAisBackend's warp mapping, on host threads.
 
@@ -163,7 +201,7 @@ class TeamLayoutAis {
         row_(padded_dim(layout_.dim)) {
     const auto values = static_cast<std::size_t>(row_) * static_cast<std::size_t>(total_);
     state_.fill_nan(values, total_);
-    scratch_size_ = team_scratch_size(problem_target(target_, 0));
+    scratch_size_ = particle_team_scratch_size(target_);
     scratch_.assign(static_cast<std::size_t>(scratch_size_) * static_cast<std::size_t>(total_),
                     std::numeric_limits<T>::quiet_NaN());
   }
@@ -285,13 +323,12 @@ IterationStats expect_team_agrees(const Target& target, std::int64_t particles, 
     EXPECT_EQ(one_lane.non_finite, teamed.non_finite) << pass;
     EXPECT_EQ(one_lane.gradient_evaluations, teamed.gradient_evaluations) << pass;
     // accept_prob_fixed sums min(1, e^{ΔH}) in 2^-32 units, and ΔH carries the energies'
-    // rounding (a few ulps of H, H of order ten here): besides one unit of rounding per
-    // transition, 2^32 · 64 ε per transition.
+    // rounding (a few ulps of H, H of order ten here): besides one unit (2^-32) of rounding per
+    // transition, 64 ε per transition.
     const double transitions = static_cast<double>(one_lane.transitions);
-    EXPECT_NEAR(static_cast<double>(one_lane.accept_prob_fixed),
-                static_cast<double>(teamed.accept_prob_fixed),
-                transitions * (1 + 4294967296.0 * 64 *
-                                       static_cast<double>(std::numeric_limits<T>::epsilon())))
+    EXPECT_NEAR(one_lane.accept_prob_sum(), teamed.accept_prob_sum(),
+                transitions * (1 / kAcceptProbScale +
+                               64 * static_cast<double>(std::numeric_limits<T>::epsilon())))
         << pass;
 
     const std::vector<T> x1 = cpu.positions(), xt = team.positions();

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "myriad/backend/accept_prob_total.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/mcmc/chain_status.hpp"
 
@@ -28,19 +29,9 @@ struct HmcSettings {
   T max_energy_error = T(1000);
 };
 
-/// Acceptance probabilities are summed in 2^-32 fixed point. Integer addition is associative,
-/// so the pooled acceptance that steers the ensemble's step size is bit-identical for any thread
-/// count, grid size or reduction order, and runs stay reproducible across launch configurations.
-constexpr double kAcceptProbScale = 4294967296.0;
-
-/// min(1, exp(−ΔH)) in [0, 1] as a 2^-32 fixed-point integer.
-MYRIAD_HD inline constexpr std::int64_t accept_prob_to_fixed(double accept_prob) {
-  return static_cast<std::int64_t>(accept_prob * kAcceptProbScale + 0.5);
-}
-
 /// Totals over the chains and iterations of one backend call.
 struct IterationStats {
-  std::int64_t accept_prob_fixed = 0;  ///< Σ accept_prob_to_fixed(min(1, exp(−ΔH)))
+  AcceptProbTotal accept_prob_fixed{};  ///< Σ accept_prob_to_fixed(min(1, exp(−ΔH)))
   std::int64_t transitions = 0;
   std::int64_t accepted = 0;
   std::int64_t divergent = 0;
@@ -67,9 +58,7 @@ struct IterationStats {
     newton_iterations += newton;
   }
 
-  double accept_prob_sum() const {
-    return static_cast<double>(accept_prob_fixed) / kAcceptProbScale;
-  }
+  double accept_prob_sum() const { return accept_prob_fixed.sum(); }
   double mean_accept_prob() const { return transitions ? accept_prob_sum() / transitions : 0.0; }
   MYRIAD_HD IterationStats& operator+=(const IterationStats& o) {
     accept_prob_fixed += o.accept_prob_fixed;

@@ -97,9 +97,23 @@ struct AisParticle {
   T* target_log_density;    ///< log p̃(position) = −E_p
   T* base_log_density;      ///< −E_q(position)
   double* log_weight;       ///< Σ Δβ (log p̃ + E_q) so far
-  /// The target's team scratch (model/team_density.hpp): team_scratch_size values, or null.
+  /// The target's team scratch (model/team_density.hpp): particle_team_scratch_size values, or
+  /// null.
   T* scratch = nullptr;
 };
+
+/// Team scratch values per particle of a target (model/team_density.hpp): the largest over its
+/// problems, since a backend slices one scratch array evenly by particle whatever the particle's
+/// problem. Host only: it asks every problem.
+template <class Target>
+int particle_team_scratch_size(const Target& target) {
+  int size = 0;
+  for (int p = 0; p < problem_count(target); ++p) {
+    const int problem_size = team_scratch_size(problem_target(target, p));
+    if (problem_size > size) size = problem_size;
+  }
+  return size;
+}
 
 /// The random stream of particle `particle` of `total` (problems × particles per problem):
 /// forward runs use keys 0 … total − 1, reverse runs total … 2·total − 1, so the two
