@@ -48,22 +48,19 @@ class HandleCache {
     }
   }
 
-  /// The handles of the current device, bound to `stream`.
-  LibraryHandles& get(cudaStream_t stream) {
+  /// The handles of the current device. Each is created where it is missing, and is in the
+  /// cache from then on, so that the destructor releases it even if creating the other fails.
+  LibraryHandles& get() {
     int device = 0;
     MYRIAD_CUDA_TRY(cudaGetDevice(&device));
     auto it = std::find_if(handles_.begin(), handles_.end(),
                            [device](const LibraryHandles& h) { return h.device == device; });
     if (it == handles_.end()) {
-      LibraryHandles h;
-      h.device = device;
-      MYRIAD_CUSOLVER_TRY(cusolverDnCreate(&h.solver));
-      MYRIAD_CUBLAS_TRY(cublasCreate(&h.blas));
-      handles_.push_back(h);
+      handles_.push_back(LibraryHandles{device});
       it = handles_.end() - 1;
     }
-    MYRIAD_CUSOLVER_TRY(cusolverDnSetStream(it->solver, stream));
-    MYRIAD_CUBLAS_TRY(cublasSetStream(it->blas, stream));
+    if (!it->solver) MYRIAD_CUSOLVER_TRY(cusolverDnCreate(&it->solver));
+    if (!it->blas) MYRIAD_CUBLAS_TRY(cublasCreate(&it->blas));
     return *it;
   }
 
@@ -71,9 +68,30 @@ class HandleCache {
   std::vector<LibraryHandles> handles_;
 };
 
-LibraryHandles& library_handles(cudaStream_t stream) {
+/// This thread's handles of the current device, bound to a stream for one call and back on the
+/// legacy default stream when it ends: the cached handles outlive the call, and must not keep a
+/// stream that its owner (a backend's compute stream) destroys before the thread exits.
+class BoundHandles {
+ public:
+  BoundHandles(const LibraryHandles& handles, cudaStream_t stream)
+      : solver(handles.solver), blas(handles.blas) {
+    MYRIAD_CUSOLVER_TRY(cusolverDnSetStream(solver, stream));
+    MYRIAD_CUBLAS_TRY(cublasSetStream(blas, stream));
+  }
+  ~BoundHandles() {  // never throws: a destructor path
+    cusolverDnSetStream(solver, nullptr);
+    cublasSetStream(blas, nullptr);
+  }
+  BoundHandles(const BoundHandles&) = delete;
+  BoundHandles& operator=(const BoundHandles&) = delete;
+
+  const cusolverDnHandle_t solver;
+  const cublasHandle_t blas;
+};
+
+BoundHandles library_handles(cudaStream_t stream) {
   thread_local HandleCache cache;
-  return cache.get(stream);
+  return BoundHandles(cache.get(), stream);
 }
 
 /// Stream-ordered device scratch (cudaMallocAsync / cudaFreeAsync on the same stream).
@@ -269,7 +287,7 @@ void batched_cholesky_cuda(T* device_matrices, int n, std::int64_t batch, int* d
       return;
     }
     case CholeskyTier::library: {
-      LibraryHandles& handles = library_handles(stream);
+      const BoundHandles handles = library_handles(stream);
       const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
       const std::int64_t chunk = std::min(batch, kLibraryChunk);
       StreamBuffer<T*> pointers(static_cast<std::size_t>(chunk), stream);
@@ -328,7 +346,7 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
       return;
     }
     case CholeskyTier::library: {
-      LibraryHandles& handles = library_handles(stream);
+      const BoundHandles handles = library_handles(stream);
       const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
       const std::int64_t chunk = std::min(batch, kLibraryChunk);
       StreamBuffer<T*> factor_pointers(static_cast<std::size_t>(chunk), stream);

@@ -134,6 +134,19 @@ TEST(ConstrainedHmc, PotentialAndLogDetGradientMatchFiniteDifferences) {
   }
 }
 
+// Without any Jacobian, ∂J/∂u_i comes from nested duals of generate(), so the chain's dual
+// scratch holds the output vectors only (one per output lane), not a dual M × N matrix.
+TEST(ConstrainedHmc, NestedDualGradientNeedsNoDualJacobianScratch) {
+  const TestCurved g;
+  for (const int lanes : {1, 3}) {
+    const ChmcLayout layout = chmc_layout<TestCurved, double>(g, lanes);
+    EXPECT_FALSE(layout.dual_jacobian);
+    EXPECT_EQ(layout.output_lanes, lanes);
+    EXPECT_EQ(layout.dual_size(), std::int64_t(lanes) * g.output_dim());
+    EXPECT_EQ(layout.nested_size(), std::int64_t(lanes) * g.output_dim());
+  }
+}
+
 TEST(ConstrainedHmc, StructuredDiagonalFactorAgreesWithDense) {
   using Structured = TestIndependent<GramStructure::diagonal_plus_low_rank>;
   using Dense = TestIndependent<GramStructure::dense>;

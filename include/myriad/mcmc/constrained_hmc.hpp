@@ -61,7 +61,9 @@ struct ChmcLayout {
   int n, m, k;
   std::int64_t factor_size;  ///< J, and L unless external_gram
   std::int64_t vjp_size;     ///< scratch of the generator's add_jacobian_vjp (0 without one)
-  bool dual_jacobian;        ///< whether ∂J/∂u_i is formed on duals (no add_jacobian_vjp)
+  /// Whether ∂J/∂u_i is formed on duals: no add_jacobian_vjp, and a jacobian() or
+  /// structured_jacobian() to seed (without either, nested duals of generate() need no matrix).
+  bool dual_jacobian;
   /// Lanes with their own dual and nested-dual output vectors: the team's size when J comes
   /// from forward passes of generate() (no analytic Jacobian; the passes are dealt to the lanes),
   /// else 1.
@@ -117,7 +119,9 @@ MYRIAD_HD ChmcLayout chmc_layout(const Generator& g, int lanes = 1, bool externa
           k,
           factor_size,
           generator_jacobian_vjp_workspace(g),
-          !generator_has_jacobian_vjp<Generator>,
+          !generator_has_jacobian_vjp<Generator> &&
+              (generator_has_jacobian<Generator> ||
+               generator_gram_structure<Generator> != GramStructure::dense),
           generator_has_jacobian<Generator> ? 1 : lanes,
           external_gram};
 }
