@@ -93,7 +93,8 @@ class TrackedDeviceArray {
   void release() noexcept {
     if (tracker_) tracker_->release(bytes());
     tracker_.reset();
-    if (data_) cudaFreeAsync(data_, cudaStreamLegacy);  // never throws: a destructor path
+    // Never throws (a destructor path), nor leaves its failure for the next launch check.
+    if (data_ && cudaFreeAsync(data_, cudaStreamLegacy) != cudaSuccess) cudaGetLastError();
     data_ = nullptr;
     size_ = 0;
   }

@@ -24,9 +24,14 @@
 
 namespace myriad::detail {
 
+/// Throws the error, first clearing the runtime's last error (cudaGetLastError): a failed call
+/// such as an out-of-memory cudaMallocAsync also records its status there, and left in place it
+/// would be reported again by the next MYRIAD_CHECK_LAUNCH, at an unrelated launch, after the
+/// caller had caught and handled the first. (A sticky error, a fault in a kernel, stays.)
 [[noreturn]] inline void throw_cuda_error(const char* library, const char* call, const char* file,
                                           int line, const char* status_name,
                                           const char* description) {
+  cudaGetLastError();
   throw cuda_error(concat(library, " call '", call, "' failed at ", file, ":", line, ": ",
                           status_name, " (", description, ")"));
 }

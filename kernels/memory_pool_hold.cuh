@@ -43,9 +43,13 @@ class MemoryPoolHold {
     const std::lock_guard<std::mutex> lock(mutex());
     const auto it = holds().find(pool_);
     if (it == holds().end() || --it->second.holders > 0) return;
-    if (cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess) cudaMemPoolTrimTo(pool_, 0);
+    const bool trimmed = cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess &&
+                         cudaMemPoolTrimTo(pool_, 0) == cudaSuccess;
     std::uint64_t previous = it->second.previous_threshold;
-    cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &previous);
+    const cudaError_t restored =
+        cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &previous);
+    // A failure here is not the next launch's error (cuda_try.cuh).
+    if (!trimmed || restored != cudaSuccess) cudaGetLastError();
     holds().erase(it);
   }
 
@@ -57,14 +61,16 @@ class MemoryPoolHold {
     int holders;
     std::uint64_t previous_threshold;  ///< the threshold before the first hold
   };
-  // Function-local statics of inline functions: one registry for the whole program.
+  // Function-local statics of inline functions: one registry for the whole program. Never
+  // destroyed, so that a hold in a static object (a benchmark's cached policies) may end after
+  // the registry's own static lifetime would have.
   static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
+    static auto* m = new std::mutex;
+    return *m;
   }
   static std::map<cudaMemPool_t, Hold>& holds() {
-    static std::map<cudaMemPool_t, Hold> h;
-    return h;
+    static auto* h = new std::map<cudaMemPool_t, Hold>;
+    return *h;
   }
 
   cudaMemPool_t pool_ = nullptr;

@@ -7,10 +7,13 @@
 
 #include <string>
 
+#include "memory_pool_hold.cuh"
+
 namespace myriad {
 namespace {
 void check(cudaError_t status, const char* call, std::size_t bytes) {
   if (status != cudaSuccess) {
+    cudaGetLastError();  // as kernels/cuda_try.cuh: not the next launch check's error
     throw cuda_error(
         detail::concat(call, " (", bytes, " bytes) failed: ", cudaGetErrorString(status)));
   }
@@ -25,6 +28,11 @@ void* device_allocate(std::size_t bytes) {
 }
 void device_free(void* pointer) noexcept {
   if (pointer) cudaFree(pointer);
+}
+std::shared_ptr<void> hold_device_memory_pool() {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice", 0);
+  return std::make_shared<cuda_detail::MemoryPoolHold>(device);
 }
 void copy_to_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
@@ -53,6 +61,7 @@ void* device_allocate(std::size_t bytes) {
   no_cuda();
 }
 void device_free(void*) noexcept {}
+std::shared_ptr<void> hold_device_memory_pool() { no_cuda(); }
 void copy_to_device(void*, const void*, std::size_t bytes) {
   if (bytes) no_cuda();
 }

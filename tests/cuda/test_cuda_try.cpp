@@ -1,7 +1,7 @@
 // MYRIAD_CUDA_TRY, MYRIAD_CUBLAS_TRY, MYRIAD_CUSOLVER_TRY (kernels/cuda_try.cuh): a failing
 // status becomes a myriad::cuda_error naming the library, the call, the file, the line and the
-// library's description. Status codes are passed directly, so no device is needed; the suite
-// exists only in builds with CUDA.
+// library's description, and leaves no last error behind. Status codes are passed directly, so
+// only the last test needs a device; the suite exists only in builds with CUDA.
 
 #if defined(MYRIAD_HAS_CUDA)
 
@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/kernels/cuda_try.cuh"
 
@@ -62,6 +63,16 @@ TEST(CudaTry, CusolverErrorNamesTheStatus) {
   const std::string unknown =
       error_message([] { MYRIAD_CUSOLVER_TRY(CUSOLVER_STATUS_INVALID_WORKSPACE); });
   EXPECT_TRUE(contains(unknown, "status 31")) << unknown;
+}
+
+// A real failing call also records its status as the runtime's last error, which every
+// MYRIAD_CHECK_LAUNCH reads: thrown and caught once, it must not come back at the next launch.
+// Needs a device: without a driver every call, cudaGetLastError included, reports that.
+TEST(CudaTry, AThrownErrorIsNotReportedAgainByTheNextLaunchCheck) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  cudaGetLastError();  // whatever an earlier test left
+  EXPECT_THROW(MYRIAD_CUDA_TRY(cudaSetDevice(-1)), cuda_error);
+  EXPECT_NO_THROW(MYRIAD_CHECK_LAUNCH());
 }
 
 }  // namespace
