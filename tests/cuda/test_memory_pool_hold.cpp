@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "myriad/backend/device.hpp"
+#include "myriad/backend/memory.hpp"
 #include "myriad/kernels/memory_pool_hold.cuh"
 
 namespace myriad {
@@ -45,6 +46,24 @@ TEST(CudaMemoryPoolHold, KeepsBlocksWhileHeldAndRestoresTheThresholdAfterTheLast
     EXPECT_EQ(release_threshold(pool), kUsers);
   }
   set_release_threshold(pool, original);
+}
+
+// hold_device_memory_pool (backend/memory.hpp), the handle that run/mpis.hpp keeps across an
+// MP IS run's batches, is such a hold on the current device, for as long as a copy lives.
+TEST(CudaMemoryPoolHold, TheLibrarysHandleHoldsTheCurrentDevicesPoolWhileACopyLives) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  cudaMemPool_t pool = nullptr;
+  ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, device), cudaSuccess);
+  const std::uint64_t before = release_threshold(pool);
+  ASSERT_NE(before, UINT64_MAX) << "an earlier test left the pool held";
+  std::shared_ptr<void> hold = hold_device_memory_pool();
+  std::shared_ptr<void> copy = hold;
+  hold.reset();
+  EXPECT_EQ(release_threshold(pool), UINT64_MAX);
+  copy.reset();
+  EXPECT_EQ(release_threshold(pool), before);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // myriad::unavailable_error.
 
 #include <cstddef>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,13 @@ namespace myriad {
 void* device_allocate(std::size_t bytes);
 /// cudaFree; never throws.
 void device_free(void* pointer) noexcept;
+/// Keeps the current device's default memory pool from returning freed stream-ordered
+/// allocations to the driver while the returned handle (or a copy of it) lives
+/// (kernels/memory_pool_hold.cuh). An MP IS engine holds the pool for its own lifetime; hold it
+/// across several engines in a row (the batches of one run, a benchmark's iterations) so that
+/// each does not start from an empty pool and pay for fresh device memory. Throws cuda_error on
+/// failure, unavailable_error without CUDA.
+std::shared_ptr<void> hold_device_memory_pool();
 /// Synchronous host→device and device→host copies: the data is in place when they return.
 void copy_to_device(void* device_destination, const void* host_source, std::size_t bytes);
 void copy_to_host(void* host_destination, const void* device_source, std::size_t bytes);

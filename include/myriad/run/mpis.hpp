@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "myriad/backend/device.hpp"
+#include "myriad/backend/memory.hpp"
 #include "myriad/backend/mpis_backend.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/plated_model.hpp"
@@ -72,6 +73,9 @@ MpisResult mpis(const Model& model, const MpisConfig& config) {
     }
     return make_cpu_mpis_backend<Model>(model, structure, plan, options);
   };
+  // Batches run one engine after another; the pool keeps what one frees for the next.
+  const std::shared_ptr<void> pool_hold =
+      device == Device::cuda ? hold_device_memory_pool() : nullptr;
   MpisResult result = run_mpis(structure, config, factory, available_memory_bytes(device));
   if constexpr (plated_has_exact_log_marginal<Model>::value)
     result.exact_log_marginal = model.exact_log_marginal();
