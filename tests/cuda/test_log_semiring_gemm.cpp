@@ -7,7 +7,10 @@
 //
 // Tolerance: u (8·scale + 4K + 16), derived in tests/unit/test_log_semiring_gemm.cpp; CUDA's
 // double exp and log are within 1 ulp (CUDA C Programming Guide, "Mathematical Functions"), as
-// the derivation assumes of glibc's.
+// the derivation assumes of glibc's. The suite exists only in builds with CUDA: its device paths
+// are in log_semiring_gemm_kernels.cu, which only those build.
+
+#if defined(MYRIAD_HAS_CUDA)
 
 #include <gtest/gtest.h>
 
@@ -352,3 +355,5 @@ TEST(LogSemiringGemmCuda, CublasUnderflowFallsBackToTheExactElement) {
 
 }  // namespace
 }  // namespace myriad::log_semiring_gemm_test
+
+#endif  // MYRIAD_HAS_CUDA

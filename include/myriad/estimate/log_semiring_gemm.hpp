@@ -65,8 +65,7 @@ struct LogGemmGroup {
 };
 
 /// A log-sum-product step analysed as a batched GEMM: C[s, a, b] = LSE_e A + B + Σ constants
-/// (see the file comment). Trivially copyable: the kernels take it by value (about 3 KB, under
-/// the 4 KB kernel-parameter limit of older toolkits).
+/// (see the file comment). Trivially copyable: the kernels take it by value (about 3 KB).
 struct LogSemiringGemm {
   /// Offset slot of the output in the decoders' offset arrays (after the inputs').
   static constexpr int kOutputSlot = kMaxStepInputs;
