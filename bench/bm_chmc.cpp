@@ -21,8 +21,9 @@
 //    the scheduler (run_chmc on make_chmc_backend's backend, which is what sample_constrained
 //    does): warm-up with step-size adaptation, then sampling; the smallest bulk ESS over the
 //    recorded quantities divided by the sampling wall time (warm-up excluded, as is usual for
-//    ESS/s; reported as min_ess and sampling_seconds). The GPU-vs-one-core ratio is
-//    ess_per_second of a CUDA row over that of the generator's chains:1 CPU row.
+//    ESS/s; reported as min_ess and sampling_seconds).
+//  * vs_one_core (CUDA rows): the GPU-vs-one-core ratio of the goal, ess_per_second over that of
+//    the generator's chains:1 CPU row, which runs first when the filter selects it (0 if not).
 //
 // Rows: CPU with 1 chain (the single-core baseline; one OpenMP thread does all the work) and a
 // few small ensembles, so that the CPU rows finish in seconds on a two-core machine; CUDA with
@@ -146,6 +147,13 @@ RowState& current_row() {
   return row;
 }
 
+/// ess_per_second of each generator's chains:1 CPU row (the one-core baseline) that this process
+/// has run: registered before the generator's CUDA rows, so they can report the ratio.
+std::map<std::string, double>& one_core_ess_per_second() {
+  static std::map<std::string, double> baseline;
+  return baseline;
+}
+
 /// One BM_chmc row. `make_generator(device)` returns the generator with its data where the
 /// device reads it (a problem's host_model() or device_model()).
 template <class MakeGenerator>
@@ -177,6 +185,17 @@ void chmc_benchmark(benchmark::State& state, const std::string& name, const RowD
   state.SetItemsProcessed(total.transitions);
   const double transitions = static_cast<double>(std::max<std::int64_t>(total.transitions, 1));
   state.counters["ess_per_second"] = row.ess_per_second;
+  if (device.device == Device::cpu && chains == 1) {
+    one_core_ess_per_second()[name] = row.ess_per_second;
+  } else if (device.device == Device::cuda) {
+    // The goal side by side: this row's ESS/s over the one-core row's (0 when the filter
+    // left that row out of this run).
+    const auto baseline = one_core_ess_per_second().find(name);
+    state.counters["vs_one_core"] =
+        baseline != one_core_ess_per_second().end() && baseline->second > 0
+            ? row.ess_per_second / baseline->second
+            : 0.0;
+  }
   state.counters["min_ess"] = row.min_ess;
   state.counters["sampling_seconds"] = row.sampling_seconds;
   state.counters["step_size"] = row.step_size;

@@ -11,7 +11,10 @@
 //   peak_bytes        the largest memory the engine held (measured);
 //   estimated_bytes   the plan's estimate for that run (what batching and --memory-limit use);
 //   log_p             the estimate (one run; a sanity check, not a result);
-//   gterms_per_second LSE terms per second / 10⁹.
+//   gterms_per_second LSE terms per second / 10⁹;
+//   reference_a100_seconds, vs_reference  where the reference implementation ran this model at
+//                     this K: its seconds per run on an 80 GB A100 (mpis_reference_times.hpp) and
+//                     its time over this row's (> 1: this row is faster).
 // Roofline: an LSE term is compute-bound: one exp and about four additions or comparisons over
 // the max and sum passes, reading operands that the previous term left in cache; the fraction of
 // peak is not reported for the CPU, and on CUDA it is reported against FP64 peak with 5 FLOPs per
@@ -24,11 +27,13 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "mpis_reference_times.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/memory.hpp"
 #include "myriad/backend/mpis_backend.hpp"
@@ -44,7 +49,8 @@ constexpr double kEightyGigabytes = 80e9;
 constexpr double kFlopsPerTerm = 5.0;
 
 template <class Data>
-void mpis_benchmark(benchmark::State& state, Data& data, Device device, bool posterior) {
+void mpis_benchmark(benchmark::State& state, const std::string& model_name, Data& data,
+                    Device device, bool posterior) {
   const std::int64_t k = state.range(0);
   if (device == Device::cuda && !cuda_device_available()) {
     state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
@@ -74,6 +80,7 @@ void mpis_benchmark(benchmark::State& state, Data& data, Device device, bool pos
   // not fresh device memory.
   const std::shared_ptr<void> pool_hold =
       device == Device::cuda ? hold_device_memory_pool() : nullptr;
+  const auto begin = std::chrono::steady_clock::now();
   for (auto _ : state) {
     // A K too large for the device fails in forward() (its tensors are allocated there): the row
     // reports the error instead of ending the whole benchmark run.
@@ -96,6 +103,13 @@ void mpis_benchmark(benchmark::State& state, Data& data, Device device, bool pos
     }
   }
   if (state.error_occurred()) return;
+  const double seconds_per_run =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() /
+      static_cast<double>(state.iterations());
+  if (const auto reference = mpis_reference_seconds(model_name, k, posterior)) {
+    state.counters["reference_a100_seconds"] = *reference;
+    state.counters["vs_reference"] = *reference / seconds_per_run;
+  }
   const double terms = plan.forward_terms();
   state.SetItemsProcessed(static_cast<std::int64_t>(terms) * state.iterations());
   state.counters["seconds_per_run"] = benchmark::Counter(
@@ -128,7 +142,7 @@ void register_model(const std::string& model, Make make_data,
                                (device == Device::cpu ? "/cpu" : "/cuda");
       auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
         auto data = make_data();
-        mpis_benchmark(state, data, device, posterior);
+        mpis_benchmark(state, model, data, device, posterior);
       });
       b->ArgName("k")->UseRealTime()->Unit(benchmark::kMillisecond);
       for (std::int64_t k : device == Device::cpu ? cpu_k : cuda_k) b->Arg(k);
