@@ -27,12 +27,21 @@ void set_release_threshold(cudaMemPool_t pool, std::uint64_t value) {
   ASSERT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &value), cudaSuccess);
 }
 
+/// The current device and its default memory pool.
+struct CurrentPool {
+  CurrentPool() {
+    EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+    EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, device), cudaSuccess);
+  }
+  int device = 0;
+  cudaMemPool_t pool = nullptr;
+};
+
 TEST(CudaMemoryPoolHold, KeepsBlocksWhileHeldAndRestoresTheThresholdAfterTheLastHold) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-  int device = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  cudaMemPool_t pool = nullptr;
-  ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, device), cudaSuccess);
+  const CurrentPool current;
+  const int device = current.device;
+  const cudaMemPool_t pool = current.pool;
   const std::uint64_t original = release_threshold(pool);
   constexpr std::uint64_t kUsers = 12345;  // a threshold the program set for itself
   set_release_threshold(pool, kUsers);
@@ -52,10 +61,7 @@ TEST(CudaMemoryPoolHold, KeepsBlocksWhileHeldAndRestoresTheThresholdAfterTheLast
 // MP IS run's batches, is such a hold on the current device, for as long as a copy lives.
 TEST(CudaMemoryPoolHold, TheLibrarysHandleHoldsTheCurrentDevicesPoolWhileACopyLives) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-  int device = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  cudaMemPool_t pool = nullptr;
-  ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, device), cudaSuccess);
+  const cudaMemPool_t pool = CurrentPool().pool;
   const std::uint64_t before = release_threshold(pool);
   ASSERT_NE(before, UINT64_MAX) << "an earlier test left the pool held";
   std::shared_ptr<void> hold = hold_device_memory_pool();
