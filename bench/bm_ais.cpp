@@ -28,7 +28,6 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
-#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -38,6 +37,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/models/builtin_targets.hpp"
+#include "one_core_baseline.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -75,23 +75,13 @@ class ThreadLimit {
 
 using Clock = std::chrono::steady_clock;
 
-/// Particle-temperatures per second of each target's best cpu1 row so far in this process.
-std::map<std::string, double>& one_core_rate() {
-  static std::map<std::string, double> rates;
-  return rates;
-}
-
-/// Records a cpu1 row's rate as its target's one-core baseline, or reports a CUDA row's ratio to
-/// that baseline (vs_one_core).
+/// A cpu1 row's rate is its target's one-core baseline; a CUDA row reports its ratio to it.
 void compare_with_one_core(benchmark::State& state, const std::string& target, Device device,
                            int threads, double rate) {
   if (device == Device::cpu && threads == 1) {
-    double& best = one_core_rate()[target];
-    best = std::max(best, rate);
+    record_one_core("BM_ais/" + target, rate);
   } else if (device == Device::cuda) {
-    const auto baseline = one_core_rate().find(target);
-    state.counters["vs_one_core"] =
-        baseline != one_core_rate().end() && baseline->second > 0 ? rate / baseline->second : 0.0;
+    report_vs_one_core(state, "BM_ais/" + target, rate);
   }
 }
 

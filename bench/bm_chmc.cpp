@@ -65,6 +65,7 @@
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/models/builtin_generators.hpp"
 #include "myriad/run/sample_constrained.hpp"
+#include "one_core_baseline.hpp"
 
 namespace myriad::bench {
 namespace {
@@ -147,13 +148,6 @@ RowState& current_row() {
   return row;
 }
 
-/// ess_per_second of each generator's chains:1 CPU row (the one-core baseline) that this process
-/// has run: registered before the generator's CUDA rows, so they can report the ratio.
-std::map<std::string, double>& one_core_ess_per_second() {
-  static std::map<std::string, double> baseline;
-  return baseline;
-}
-
 /// One BM_chmc row. `make_generator(device)` returns the generator with its data where the
 /// device reads it (a problem's host_model() or device_model()).
 template <class MakeGenerator>
@@ -185,16 +179,11 @@ void chmc_benchmark(benchmark::State& state, const std::string& name, const RowD
   state.SetItemsProcessed(total.transitions);
   const double transitions = static_cast<double>(std::max<std::int64_t>(total.transitions, 1));
   state.counters["ess_per_second"] = row.ess_per_second;
+  // The goal side by side: the chains:1 CPU row is the one-core baseline of the CUDA rows.
   if (device.device == Device::cpu && chains == 1) {
-    one_core_ess_per_second()[name] = row.ess_per_second;
+    record_one_core("BM_chmc/" + name, row.ess_per_second);
   } else if (device.device == Device::cuda) {
-    // The goal side by side: this row's ESS/s over the one-core row's (0 when the filter
-    // left that row out of this run).
-    const auto baseline = one_core_ess_per_second().find(name);
-    state.counters["vs_one_core"] =
-        baseline != one_core_ess_per_second().end() && baseline->second > 0
-            ? row.ess_per_second / baseline->second
-            : 0.0;
+    report_vs_one_core(state, "BM_chmc/" + name, row.ess_per_second);
   }
   state.counters["min_ess"] = row.min_ess;
   state.counters["sampling_seconds"] = row.sampling_seconds;
