@@ -43,9 +43,18 @@ double MpisPlan::forward_terms() const {
 double MpisPlan::forward_bytes() const {
   double elements = 0;
   for (const MpisTensor& t : tensors) elements += static_cast<double>(t.size());
-  for (const MpisOp& op : ops)  // the tree's levels hold about as much again as its input
-    if (op.kind == MpisOpKind::chain) elements += static_cast<double>(tensors[op.inputs[0]].size());
+  for (const MpisOp& op : ops)
+    if (op.kind == MpisOpKind::chain) elements += chain_level_elements(op);
   return 8.0 * elements;
+}
+
+double MpisPlan::chain_level_elements(const MpisOp& op) const {
+  const MpisTensor& input = tensors[static_cast<std::size_t>(op.inputs[0])];
+  const std::int64_t steps = var_extent[static_cast<std::size_t>(op.eliminate[0])];
+  const double per_step = static_cast<double>(input.size()) / static_cast<double>(steps);
+  double matrices = 0;
+  for (std::int64_t level = steps; level > 1; level = (level + 1) / 2) matrices += (level + 1) / 2;
+  return per_step * matrices;
 }
 
 MpisPlan plan_mpis(const PlatedStructure& s, std::int64_t k, int runs,
@@ -229,6 +238,8 @@ void validate_chunking(const PlatedStructure& s, const MpisChunking& chunking) {
                  "': its steps depend on each other)");
   MYRIAD_EXPECTS(chunking.size >= 1, "MP IS: the chunk size must be at least 1, got ",
                  chunking.size);
+  MYRIAD_EXPECTS(chunking.size <= decl.size, "MP IS: a chunk of ", chunking.size,
+                 " elements of plate '", decl.name, "', which has ", decl.size);
 }
 
 bool in_chunk(const MpisPlan& plan, const MpisChunking& chunking, int id) {
@@ -267,7 +278,8 @@ std::vector<std::string> describe_plan(const MpisPlan& plan, const PlatedStructu
          << ":";
     for (int v : op.eliminate) line << " " << var_name(v);
     if (op.kind != MpisOpKind::plate_sum) line << " (clique " << op.clique << ")";
-    line << " -> " << plan.tensors[op.output].size() << " elements";
+    const auto elements = plan.tensors[op.output].size();
+    line << " -> " << elements << (elements == 1 ? " element" : " elements");
     lines.push_back(line.str());
   }
   return lines;

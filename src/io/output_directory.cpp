@@ -66,17 +66,27 @@ OutputDirectory::OutputDirectory(const std::string& final_path) {
   fs::path parent = target.parent_path();
   if (parent.empty()) parent = ".";
   std::error_code error;
+  // The missing ancestors, deepest first: a run that fails removes them again (if still empty).
+  for (fs::path missing = parent; !missing.empty() && !fs::exists(missing, error) && !error;
+       missing = missing.parent_path()) {
+    created_parents_.push_back(missing.string());
+    if (!missing.has_relative_path()) break;  // the root
+  }
   fs::create_directories(parent, error);
-  if (error) cannot_create(final_path_, error.message());
+  if (error) {
+    remove_created_parents();
+    cannot_create(final_path_, error.message());
+  }
 
   const fs::path staging = parent / ("." + name + ".partial-" + pid_suffix());
   staging_path_ = staging.string();
   old_path_ = (parent / ("." + name + ".old-" + pid_suffix())).string();
   // A directory of this name can only be the leftover of a killed process with our pid.
   fs::remove_all(staging, error);
-  if (error) cannot_create(final_path_, error.message());
-  if (!fs::create_directory(staging, error) || error) {
-    cannot_create(final_path_, error ? error.message() : "staging directory already exists");
+  if (error || !fs::create_directory(staging, error) || error) {
+    const std::string reason = error ? error.message() : "staging directory already exists";
+    remove_created_parents();
+    cannot_create(final_path_, reason);
   }
 }
 
@@ -84,6 +94,12 @@ OutputDirectory::~OutputDirectory() {
   if (committed_) return;
   std::error_code ignored;  // a destructor must not throw; a leftover is harmless (hidden)
   fs::remove_all(staging_path_, ignored);
+  remove_created_parents();
+}
+
+void OutputDirectory::remove_created_parents() noexcept {
+  std::error_code ignored;  // fs::remove leaves a directory that has gained entries
+  for (const std::string& directory : created_parents_) fs::remove(directory, ignored);
 }
 
 std::string OutputDirectory::path(const std::string& file_name) const {

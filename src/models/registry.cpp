@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "myriad/core/error.hpp"
 #include "myriad/models/builtin.hpp"
@@ -67,9 +68,13 @@ int ModelArguments::integer(const std::string& name) const {
   char* end = nullptr;
   errno = 0;
   const long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < std::numeric_limits<int>::min() ||
-      value > std::numeric_limits<int>::max())
+  if (text.empty() || *end != '\0')
     throw invalid_argument(model_ + ": argument " + name + "='" + text + "' is not an integer");
+  if (errno == ERANGE || value < std::numeric_limits<int>::min() ||
+      value > std::numeric_limits<int>::max())
+    throw invalid_argument(model_ + ": argument " + name + "='" + text +
+                           "' is out of range (at most " +
+                           std::to_string(std::numeric_limits<int>::max()) + ")");
   return static_cast<int>(value);
 }
 

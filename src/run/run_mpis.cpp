@@ -132,7 +132,7 @@ double estimate_mpis_bytes(const MpisPlan& one_run, const PlatedStructure& s,
         tensor_bytes -= 8.0 * share * static_cast<double>(one_run.tensors[id].size());
     for (const MpisOp& op : one_run.ops)
       if (op.kind == MpisOpKind::chain && in_chunk(one_run, chunking, op.inputs[0]))
-        tensor_bytes -= 8.0 * share * static_cast<double>(one_run.tensors[op.inputs[0]].size());
+        tensor_bytes -= 8.0 * share * one_run.chain_level_elements(op);
     for (int g = 0; backward && g < s.latent_count(); ++g)
       if (in_chunk(one_run, chunking, one_run.latent_factor[g]))
         tensor_bytes += 8.0 * static_cast<double>(s.instances(s.latent_decl(g).plate)) * config.k;
@@ -517,6 +517,7 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
   const double budget = config.memory_budget > 0 ? config.memory_budget
                         : available_bytes > 0    ? 0.8 * static_cast<double>(available_bytes)
                                                  : std::numeric_limits<double>::infinity();
+  result.memory_budget = budget;
   const MpisPlan one_run = plan_mpis(s, config.method == MpisMethod::global ? 1 : config.k, 1);
   MpisChunking chunking;
   std::int64_t chunk = 0;

@@ -574,6 +574,23 @@ TEST_F(IoOutputDirectory, CreatesMissingParentsAndAcceptsATrailingSlash) {
   EXPECT_TRUE(fs::is_regular_file(scratch_ / "a/b/run1/draws.npy"));
 }
 
+TEST_F(IoOutputDirectory, AFailedRunRemovesTheParentsItCreated) {
+  fs::create_directories(scratch_ / "a");
+  {
+    OutputDirectory out(scratch_ / "a/b/c/run1");
+    write_run_files(out, "a");
+    EXPECT_TRUE(fs::is_directory(scratch_ / "a/b/c"));
+  }
+  EXPECT_TRUE(fs::is_directory(scratch_ / "a")) << "it existed before the run";
+  EXPECT_TRUE(entries_of(scratch_ / "a").empty());
+  // A created parent that gained another entry meanwhile stays.
+  {
+    OutputDirectory out(scratch_ / "a/b/run2");
+    write_file(scratch_ / "a/b/notes.txt", "kept");
+  }
+  EXPECT_EQ(entries_of(scratch_ / "a/b"), std::vector<std::string>{"notes.txt"});
+}
+
 TEST_F(IoOutputDirectory, OnlyRunFilesMayBeWritten) {
   OutputDirectory out(scratch_ / "run1");
   EXPECT_THROW(out.path("notes.txt"), myriad::invalid_argument);

@@ -10,6 +10,7 @@
 
 #include "common/mpis_test_models.hpp"
 #include "myriad/estimate/log_tensor.hpp"
+#include "myriad/models/gaussian_chain.hpp"
 #include "myriad/models/hierarchical_gaussian.hpp"
 #include "myriad/run/mpis.hpp"
 
@@ -88,6 +89,17 @@ TEST(MpisApi, ReportsThePlanAndMemory) {
   // them as it goes, so it never holds more.
   EXPECT_LE(r.peak_bytes, r.estimated_bytes);
   EXPECT_EQ(r.device.substr(0, 3), "cpu");
+}
+
+// A timeseries plate's levels hold ⌈T/2⌉ + ⌈T/4⌉ + … matrices, more than T when a level's step
+// count is odd (102 for T = 100); the estimate must count them, or it is no bound.
+TEST(MpisApi, TheEstimateBoundsThePeakWithATimeseriesPlate) {
+  for (const int steps : {100, 13}) {
+    const auto data = models::GaussianChainData::synthetic(steps, 0.9, 0.3, 0.5, 1, true, 1);
+    const MpisResult r = mpis(data.host_model(), cpu_config(40, 2));
+    EXPECT_GT(r.peak_bytes, 0);
+    EXPECT_LE(r.peak_bytes, r.estimated_bytes) << steps << " steps";
+  }
 }
 
 TEST(MpisApi, MemoryBudgetTooSmallIsAClearError) {

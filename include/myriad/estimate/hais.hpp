@@ -274,7 +274,7 @@ MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T
       current.target = lp;
       current.base = lq;
     }
-    tally.record(static_cast<double>(accept_prob), accepted, status, 1);
+    tally.record(static_cast<double>(accept_prob), accepted, status, 0);  // no gradient
   }
 }
 

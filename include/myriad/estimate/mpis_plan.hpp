@@ -82,6 +82,10 @@ struct MpisPlan {
   /// Bytes of every tensor the forward pass keeps for the backward pass and index sampling
   /// (factors, messages, the chain levels), in double.
   double forward_bytes() const;
+  /// Elements of the levels above a timeseries chain's input (operation `op`, a chain): level
+  /// l + 1 holds ⌈steps_l / 2⌉ of the input's per-step matrices, down to one (so a little
+  /// more than the input when a level's step count is odd).
+  double chain_level_elements(const MpisOp& op) const;
 };
 
 /// Splitting a large plate into chunks to bound memory (mpis.md §3.3, the reference code's

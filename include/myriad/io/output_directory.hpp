@@ -5,6 +5,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace myriad::io {
 
@@ -24,14 +25,16 @@ inline constexpr std::array<const char*, 7> kRunFileNames = {
 ///   out.commit();                                     // results/run1 appears complete
 ///
 /// The staging directory is `<parent>/.<name>.partial-<pid>`; a leftover of that name (from a
-/// killed process with the same pid) is removed. Missing parent directories are created.
+/// killed process with the same pid) is removed. Missing parent directories are created, and
+/// removed again (those still empty) if the run ends without commit().
 class OutputDirectory {
  public:
   /// Creates the staging directory for `final_path`. Throws myriad::io_error with a one-line
   /// message naming the path and the reason if it cannot be created, if `final_path` exists and
   /// is not a directory, or if it is a directory holding files other than kRunFileNames.
   explicit OutputDirectory(const std::string& final_path);
-  /// Removes the staging directory and its contents unless commit() succeeded.
+  /// Removes the staging directory and its contents, and the parents it created, unless
+  /// commit() succeeded.
   ~OutputDirectory();
   OutputDirectory(const OutputDirectory&) = delete;
   OutputDirectory& operator=(const OutputDirectory&) = delete;
@@ -56,7 +59,10 @@ class OutputDirectory {
  private:
   std::string final_path_;
   std::string staging_path_;
+  void remove_created_parents() noexcept;
+
   std::string old_path_;
+  std::vector<std::string> created_parents_;  ///< deepest first
   bool committed_ = false;
 };
 

@@ -149,6 +149,20 @@ struct AbcGaussianTarget {
     return generator.log_prior(u) - sum / S(2 * epsilon * epsilon);
   }
 
+  /// Chains start where constrained HMC's and ABC-MCMC's do: the generator's point on (or near)
+  /// the manifold g_x(u) = x̄ (a prior draw without initialize()). A stiff simulator's prior
+  /// draws, or points in [−2, 2]^N, almost never come near the data (Lotka–Volterra's explode),
+  /// and there the kernel's log density and gradient overflow.
+  template <class Vec>
+  MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& u) const {
+    if constexpr (generator_has_initialize<Generator>) {
+      return generator.initialize(rng, attempt, u);
+    } else {
+      sample_generator_prior(generator, rng, attempt, Purpose::initial_point, u);
+      return true;
+    }
+  }
+
   MYRIAD_HD int num_quantities() const { return recorded_quantity_count(generator); }
   template <class Vec, class Out>
   MYRIAD_HD void quantities(const Vec& u, Out& out) const {

@@ -135,19 +135,25 @@ MYRIAD_HD HmcOutcome<T> hmc_transition(const Model& model, const HmcChain<T>& ch
   return outcome;
 }
 
-/// Draws an initial point uniformly in [−radius, radius]^D (Stan's default with radius 2),
-/// retrying up to max_tries times until log density and gradient are finite. Returns false if
-/// no finite point was found; the host then reports the chain as failed to initialise.
+/// Draws an initial point: the model's initial_point when it has one (model/concept.hpp), else
+/// uniformly in [−radius, radius]^D (Stan's default with radius 2), retrying up to max_tries
+/// times until log density and gradient are finite. Returns false if no finite point was found;
+/// the host then reports the chain as failed to initialise.
 template <class Model, class T>
 MYRIAD_HD bool initialize_chain(const Model& model, const ChainVector<T>& position,
                                 const ChainVector<T>& gradient, T* log_density,
                                 const RandomStream& rng, T radius, int max_tries) {
   const int dim = model.dim();
   for (int attempt = 0; attempt < max_tries; ++attempt) {
-    for (int i = 0; i < dim; ++i) {
-      const T u = rng.uniform<T>(static_cast<std::uint32_t>(attempt), Purpose::initial_point,
-                                 static_cast<std::uint32_t>(i));
-      position[i] = radius * (T(2) * u - T(1));
+    if constexpr (model_has_initial_point<Model>) {
+      ChainVector<T> x = position;
+      if (!model.initial_point(rng, static_cast<std::uint32_t>(attempt), x)) continue;
+    } else {
+      for (int i = 0; i < dim; ++i) {
+        const T u = rng.uniform<T>(static_cast<std::uint32_t>(attempt), Purpose::initial_point,
+                                   static_cast<std::uint32_t>(i));
+        position[i] = radius * (T(2) * u - T(1));
+      }
     }
     const T lp = log_density_and_gradient(model, position, gradient);
     bool finite = myriad::isfinite(lp);

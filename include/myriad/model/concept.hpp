@@ -18,16 +18,23 @@
 //   MYRIAD_HD int num_quantities() const;                           // recorded quantities
 //   template <class Vec, class Out> MYRIAD_HD void quantities(const Vec& x, Out& out) const;
 //   std::string quantity_name(int i) const;                         // host only
+//   template <class Vec>
+//   MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& x) const;
 //
 // Without the gradient member, derivatives come from forward-mode duals; without quantities,
-// the recorded quantities are the parameters themselves, named x[0], x[1], ...
+// the recorded quantities are the parameters themselves, named x[0], x[1], ...; without
+// initial_point, chains start uniformly in [−2, 2]^D (Stan's default). initial_point writes the
+// attempt-th try of a chain's start from its own stream (Purpose::initial_point), false to try
+// again; the sampler still requires a finite log density and gradient there.
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "myriad/core/hd.hpp"
+#include "myriad/core/random.hpp"
 #include "myriad/model/autodiff.hpp"
 
 namespace myriad {
@@ -59,6 +66,19 @@ constexpr bool model_has_gradient = detail::has_gradient<Model>::value;
 /// True when the model names its own recorded quantities.
 template <class Model>
 constexpr bool model_has_quantities = detail::has_quantities<Model>::value;
+
+namespace detail {
+template <class Model, class = void>
+struct has_initial_point : std::false_type {};
+template <class Model>
+struct has_initial_point<Model, std::void_t<decltype(std::declval<const Model&>().initial_point(
+                                    std::declval<const RandomStream&>(), std::uint32_t{},
+                                    std::declval<ProbeVector&>()))>> : std::true_type {};
+}  // namespace detail
+
+/// True when the model chooses where its chains start.
+template <class Model>
+constexpr bool model_has_initial_point = detail::has_initial_point<Model>::value;
 
 namespace detail {
 template <class Model, class = void>

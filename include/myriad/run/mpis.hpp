@@ -76,7 +76,11 @@ MpisResult mpis(const Model& model, const MpisConfig& config) {
   // Batches run one engine after another; the pool keeps what one frees for the next.
   const std::shared_ptr<void> pool_hold =
       device == Device::cuda ? hold_device_memory_pool() : nullptr;
-  MpisResult result = run_mpis(structure, config, factory, available_memory_bytes(device));
+  // The contraction path is a CUDA setting: the CPU engine has one path, and must not set
+  // the cuBLAS path's scratch aside from its memory budget.
+  MpisConfig effective = config;
+  if (device != Device::cuda) effective.contraction = ContractionPath::automatic;
+  MpisResult result = run_mpis(structure, effective, factory, available_memory_bytes(device));
   if constexpr (plated_has_exact_log_marginal<Model>::value)
     result.exact_log_marginal = model.exact_log_marginal();
   if constexpr (plated_has_exact_posterior<Model>::value) result.exact = model.exact_posterior();

@@ -92,6 +92,9 @@ struct MpisResult {
   std::vector<std::string> operations;  ///< the contraction plan, one line per operation
   double forward_terms = 0;             ///< LSE terms of one run's forward pass
   double estimated_bytes = 0;           ///< plan estimate for one batch of runs
+  /// The memory budget in effect: config.memory_budget, else 80% of the device's available
+  /// memory; infinite when neither is known.
+  double memory_budget = 0;
   int runs_per_batch = 0;
   std::string chunk_plate;  ///< the plate computed in chunks, or empty
   std::int64_t chunk_size = 0;
