@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "ais_report.hpp"
@@ -40,7 +42,7 @@ std::vector<OptionSpec> ais_options() {
           {"schedule-parameter", "X", "", "beta_min (geometric, 1e-4) or scale s (sigmoid, 4)"},
           {"schedule-file", "PATH", "",
            "a user-given schedule: whitespace-separated betas from 0 to 1 "
-           "(overrides --schedule and --temperatures)"},
+           "(instead of --schedule, --schedule-parameter and --temperatures)"},
           {"transition", "hamiltonian|metropolis", "hamiltonian",
            "HAIS / HMC transitions, or the random-walk Metropolis baseline"},
           {"leapfrog-steps", "L", "1", "leapfrog (or random-walk) steps per temperature"},
@@ -62,8 +64,13 @@ std::vector<OptionSpec> ais_options() {
       });
 }
 
-/// The inverse temperatures in a text file, whitespace-separated; validated by the caller.
+/// The inverse temperatures in a text file, whitespace-separated; validated by the caller
+/// (AisConfig::validate), except that an empty list, which the config takes to mean "use the
+/// schedule kind", is refused here.
 std::vector<double> read_schedule_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw invalid_argument("schedule file '" + path + "' is a directory");
   std::ifstream in(path);
   if (!in) throw io_error("cannot read schedule file '" + path + "'");
   std::vector<double> beta;
@@ -75,6 +82,9 @@ std::vector<double> read_schedule_file(const std::string& path) {
       throw invalid_argument("schedule file '" + path + "': '" + token + "' is not a number");
     beta.push_back(value);
   }
+  if (in.bad()) throw io_error("cannot read schedule file '" + path + "'");
+  if (beta.empty())
+    throw invalid_argument("schedule file '" + path + "' holds no inverse temperatures");
   return beta;
 }
 
@@ -89,12 +99,16 @@ int ais_command(int argc, char** argv) {
   config.particles = line.integer("particles", 1, 0x7FFFFFFFll);
   config.temperatures = static_cast<int>(line.integer("temperatures", 1, 100000000));
   config.schedule = parse_schedule_kind(line.text("schedule"));
-  if (line.has("schedule-parameter")) config.schedule_parameter = line.number("schedule-parameter");
   if (line.has("schedule-file")) {
     if (line.has("temperatures") || line.has("schedule") || line.has("schedule-parameter"))
       throw UsageError{
           "--schedule-file replaces --schedule, --schedule-parameter and --temperatures"};
     config.beta = read_schedule_file(line.text("schedule-file"));
+  }
+  if (line.has("schedule-parameter")) {
+    if (config.schedule == ScheduleKind::linear)
+      throw UsageError{"--schedule-parameter applies to the geometric and sigmoid schedules"};
+    config.schedule_parameter = line.number("schedule-parameter");
   }
   config.transition = parse_ais_transition(line.text("transition"));
   config.steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
@@ -129,6 +143,7 @@ int ais_command(int argc, char** argv) {
           : (std::isnan(config.schedule_parameter) ? default_schedule_parameter(config.schedule)
                                                    : config.schedule_parameter);
 
+  finish_reading_command_line();
   // Fail on a missing GPU or an unwritable output before any computation.
   resolve_device(config.device);
   io::OutputDirectory output(line.text("output"));
@@ -160,11 +175,14 @@ int ais_command(int argc, char** argv) {
     std::printf("%s: %d problem(s) x %lld particles x %d temperatures on %s\n", spec.name.c_str(),
                 result.problems, static_cast<long long>(result.particles), result.temperatures,
                 result.device.c_str());
+    // One temperature is plain importance sampling: no transitions, so no acceptance.
+    char acceptance[32] = "none (no transitions)";
+    if (result.forward.stats.transitions > 0)
+      std::snprintf(acceptance, sizeof acceptance, "%.3f", result.forward.stats.mean_accept_prob());
     std::printf(
-        "  %.3g particle-temperatures/s (%.2f s), acceptance %.3f, failed starts %lld, "
+        "  %.3g particle-temperatures/s (%.2f s), acceptance %s, failed starts %lld, "
         "divergent %lld\n",
-        result.particle_temperatures_per_second(), result.forward.seconds,
-        result.forward.stats.mean_accept_prob(),
+        result.particle_temperatures_per_second(), result.forward.seconds, acceptance,
         static_cast<long long>(result.forward.failed_starts),
         static_cast<long long>(result.forward.stats.divergent));
     const double log_z =
@@ -185,8 +203,8 @@ int ais_command(int argc, char** argv) {
       for (const auto& e : result.reverse.estimates) upper += e.log_z / result.problems;
       std::printf("  upper bound (reverse) = %.6f\n", upper);
     }
-    std::printf("  wrote %s/{run.json,summary.csv,log_weights.npy,particles.npy}\n",
-                output.final_path().c_str());
+    std::printf("  wrote %s/{run.json,summary.csv,log_weights.npy,%sparticles.npy}\n",
+                output.final_path().c_str(), result.has_reverse ? "reverse_log_ratios.npy," : "");
   }
   return 0;
 }

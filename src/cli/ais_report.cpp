@@ -133,7 +133,10 @@ Value ais_report(const AisRunDescription& run, const AisConfig& config, const Ai
     failures["reverse_non_finite"] = result.reverse.stats.non_finite;
   }
   report["failures"] = failures;
-  report["acceptance"] = result.forward.stats.mean_accept_prob();
+  // null with one temperature (plain importance sampling: no transitions to accept).
+  report["acceptance"] = result.forward.stats.transitions > 0
+                             ? Value(result.forward.stats.mean_accept_prob())
+                             : Value(nullptr);
   return report;
 }
 

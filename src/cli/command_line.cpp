@@ -9,6 +9,13 @@
 
 namespace myriad::cli {
 
+namespace {
+bool command_line_is_read = false;
+}  // namespace
+
+void finish_reading_command_line() { command_line_is_read = true; }
+bool command_line_read() { return command_line_is_read; }
+
 CommandLine::CommandLine(std::string command, std::vector<OptionSpec> options)
     : command_(std::move(command)), options_(std::move(options)) {}
 
@@ -39,7 +46,9 @@ void CommandLine::parse(int argc, char** argv, int first) {
       continue;
     }
     if (!has_inline_value) {
-      if (i + 1 >= argc)
+      // A next word that is itself an option means this one's value was left out (a value
+      // that starts with "--" can still be given as --name=value).
+      if (i + 1 >= argc || std::string(argv[i + 1]).rfind("--", 0) == 0)
         throw UsageError{"option --" + name + " needs a value (" + option.value_name + ")"};
       value = argv[++i];
     }
@@ -109,7 +118,12 @@ std::string CommandLine::help() const {
     std::string left = "  --" + option.name;
     if (!option.value_name.empty()) left += " " + option.value_name;
     out << left;
-    out << std::string(left.size() < 30 ? 30 - left.size() : 1, ' ') << option.help;
+    // A long option name and value list gets its help on the next line, aligned.
+    if (left.size() < 30)
+      out << std::string(30 - left.size(), ' ');
+    else
+      out << "\n" << std::string(30, ' ');
+    out << option.help;
     if (!option.default_value.empty()) out << " (default " << option.default_value << ")";
     if (option.repeatable) out << " [repeatable]";
     out << "\n";
@@ -123,7 +137,10 @@ std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLi
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError{"--model-arg expects KEY=VALUE, got '" + text + "'"};
-    pairs.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+    const std::string key = text.substr(0, eq);
+    for (const auto& pair : pairs)
+      if (pair.first == key) throw UsageError{"--model-arg " + key + " given more than once"};
+    pairs.emplace_back(key, text.substr(eq + 1));
   }
   return pairs;
 }

@@ -25,7 +25,15 @@ struct OptionSpec {
 
 class CommandLine;
 
-/// The KEY=VALUE pairs of every --model-arg, in order; throws UsageError for one without '='.
+/// Marks the end of reading the command line. Until a run command calls it (just before it
+/// claims the device and the output directory), a std::invalid_argument (a value the library's
+/// own checks refuse, an unknown model, choice or model argument) is the command line's fault
+/// and main reports it as a usage error, exit status 2; after it, as a failed run, status 1.
+void finish_reading_command_line();
+bool command_line_read();
+
+/// The KEY=VALUE pairs of every --model-arg, in order; throws UsageError for one without '=' or
+/// a KEY given twice.
 std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLine& line);
 
 /// The options of a run command (sample, ais, mpis): --model and --model-arg, then the

@@ -1,9 +1,12 @@
 // The myriad command-line tool. Errors become one line on stderr and a non-zero exit status:
-// 2 for usage errors, 1 for everything else (bad data, missing GPU, unwritable output, ...).
+// 2 for usage errors (anything wrong with the command line, wherever its values are checked),
+// 1 for everything else (missing GPU, unwritable output, a run that fails, ...).
 
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "command_line.hpp"
@@ -15,7 +18,8 @@ const char* kUsage =
     "usage: myriad <command> [options]\n"
     "\n"
     "commands:\n"
-    "  sample    many-chain HMC on a built-in model (myriad sample --help)\n"
+    "  sample    many-chain HMC on a built-in model; constrained HMC and the ABC baselines on a\n"
+    "            generator (myriad sample --help)\n"
     "  ais       annealed importance sampling: log Z of a built-in target (myriad ais --help)\n"
     "  mpis      massively parallel importance sampling of a plated model (myriad mpis --help)\n"
     "  models    list the built-in models and their arguments\n"
@@ -48,6 +52,14 @@ int main(int argc, char** argv) {
   } catch (const myriad::cli::UsageError& e) {
     std::fprintf(stderr, "myriad: error: %s\n", one_line(e.message).c_str());
     return 2;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "myriad: error: %s\n", one_line(e.what()).c_str());
+    return myriad::cli::command_line_read() ? 1 : 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "myriad: error: out of host memory (std::bad_alloc): the run's arrays do not "
+                 "fit; lower the sizes (chains, draws, particles, runs, samples, model size)\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "myriad: error: %s\n", one_line(e.what()).c_str());
     return 1;

@@ -39,15 +39,15 @@ std::vector<OptionSpec> mpis_options() {
           {"write-weights", "", "",
            "also write particles.npy and marginal_weights.npy "
            "(runs x quantities x K)"},
-          {"memory-limit", "GB", "",
-           "memory budget of one batch of runs (default: 80% of the "
+          {"memory-limit", "GiB", "",
+           "memory budget of one batch of runs, in GiB (2^30 bytes; default: 80% of the "
            "device's available memory)"},
           {"runs-per-batch", "B", "", "runs computed together (default: as many as fit)"},
           {"chunk", "PLATE[=SIZE]", "",
            "compute a top-level plate SIZE elements at a time to bound "
            "memory (default: automatic when one run does not fit)"},
           {"contraction", "auto|generic|tiled|cublas", "auto",
-           "CUDA: how log-sum-product steps run (mpis.md 3.4)"},
+           "CUDA: how log-sum-product steps run (docs/mpis.md)"},
       });
 }
 
@@ -70,13 +70,17 @@ int mpis_command(int argc, char** argv) {
   if (config.keep_weights && !config.moments)
     throw UsageError{"--write-weights needs the backward pass (drop --no-moments)"};
   if (line.has("memory-limit")) {
-    const double gigabytes = line.number("memory-limit");
-    if (!(gigabytes > 0)) throw UsageError{"--memory-limit must be a positive number of GB"};
-    config.memory_budget = gigabytes * 1073741824.0;
+    const double gibibytes = line.number("memory-limit");
+    config.memory_budget = gibibytes * 1073741824.0;
+    if (!(gibibytes > 0) || !std::isfinite(config.memory_budget))
+      throw UsageError{"--memory-limit must be a positive number of GiB, got '" +
+                       line.text("memory-limit") + "'"};
   }
   if (line.has("runs-per-batch"))
     config.runs_per_batch = static_cast<int>(line.integer("runs-per-batch", 1, 1000000));
   config.contraction = parse_contraction_path(line.text("contraction"));
+  if (line.has("chunk") && config.method == MpisMethod::global)
+    throw UsageError{"--chunk needs --method mpis (global IS draws its samples in chunks itself)"};
   if (line.has("chunk")) {
     const std::string chunk = line.text("chunk");
     const auto equals = chunk.find('=');
@@ -102,8 +106,11 @@ int mpis_command(int argc, char** argv) {
   run.model_arguments = arguments.values();
   run.requested_device = to_string(config.device);
 
+  finish_reading_command_line();
   // Fail on a missing GPU or an unwritable output before any computation.
-  resolve_device(config.device);
+  if (resolve_device(config.device) != Device::cuda && line.has("contraction") &&
+      config.contraction != ContractionPath::automatic)
+    throw UsageError{"--contraction chooses a CUDA path; this run is on the CPU"};
   io::OutputDirectory output(line.text("output"));
 
   const bool quiet = line.flag("quiet");

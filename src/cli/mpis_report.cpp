@@ -41,7 +41,8 @@ Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
     settings["chunk_plate"] = result.chunk_plate;
     settings["chunk_size"] = result.chunk_size;
   }
-  settings["memory_budget_bytes"] = config.memory_budget;
+  // The budget in effect (null when unbounded: no limit given and the free memory unknown).
+  settings["memory_budget_bytes"] = result.memory_budget;
   report["settings"] = settings;
   report["device"] = result.device;
 

@@ -51,16 +51,23 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
   report["model_args"] = args;
 
   Value settings = Object{};
+  // Only the settings the sampler used (ABC's own are under "abc").
+  const bool hmc = run.sampler == "hmc", adapted = hmc || run.sampler == "chmc";
   settings["chains"] = config.chains;
-  settings["warmup"] = config.warmup;
+  if (run.sampler != "abc-reject") settings["warmup"] = config.warmup;
   settings["draws"] = config.draws;
-  settings["thin"] = config.thin;
+  if (run.sampler != "abc-reject") settings["thin"] = config.thin;
   settings["seed"] = static_cast<std::int64_t>(config.seed);
   settings["device"] = run.requested_device;
   settings["precision"] = run.precision;
-  settings["target_accept"] = config.target_accept;
-  settings["leapfrog_steps"] = config.leapfrog_steps;
-  settings["jitter"] = config.jitter;
+  if (adapted) {
+    settings["target_accept"] = config.target_accept;
+    settings["initial_step_size"] = config.initial_step_size;  // 0: found automatically
+  }
+  if (hmc) {
+    settings["leapfrog_steps"] = config.leapfrog_steps;
+    settings["jitter"] = config.jitter;
+  }
   settings["superchains"] = result.superchains;
   report["settings"] = settings;
 

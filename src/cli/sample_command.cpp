@@ -86,6 +86,24 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
         throw UsageError{std::string("--") + name + " applies to --sampler hmc, not " + sampler};
     }
   }
+  if (sampler != "abc-mcmc" && line.has("abc-kernel"))
+    throw UsageError{
+        "--abc-kernel applies to --sampler abc-mcmc (abc-reject uses the uniform "
+        "ball, hmc the Gaussian kernel), not " +
+        sampler};
+  // ABC-MCMC adapts its random-walk scale to a fixed acceptance of 0.25 and starts every chain
+  // on its own; ABC rejection draws independent prior simulations, chains x draws of them.
+  std::vector<const char*> unused;
+  if (generator && (sampler == "abc-mcmc" || sampler == "abc-reject"))
+    unused = {"target-accept", "step-size", "superchains"};
+  if (generator && sampler == "abc-reject") {
+    unused.push_back("warmup");
+    unused.push_back("thin");
+  }
+  for (const char* name : unused) {
+    if (line.has(name))
+      throw UsageError{std::string("--") + name + " does not apply to --sampler " + sampler};
+  }
   if ((sampler != "hmc" || generator) && line.has("precision") &&
       line.text("precision") != "double")
     throw UsageError{"--precision " + line.text("precision") +
@@ -98,13 +116,18 @@ AbcKernel parse_abc_kernel(const std::string& name) {
   throw UsageError{"unknown --abc-kernel '" + name + "' (uniform or gaussian)"};
 }
 
-/// Runs the chosen sampler and records sampler-specific facts for run.json.
-SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
-                         const ModelArguments& arguments, const SampleConfig& config,
-                         Precision precision, RunDescription& run) {
-  if (spec.kind == ModelKind::density) return spec.sample(arguments, config, precision);
+/// The settings of the sampler on a generator, read (and checked) before the run starts.
+struct GeneratorSettings {
+  ChmcConfig chmc;
+  AbcConfig abc;
+};
+
+/// Reads the chosen sampler's own options and records them for run.json.
+GeneratorSettings read_generator_settings(const CommandLine& line, const SampleConfig& config,
+                                          RunDescription& run) {
+  GeneratorSettings settings;
   if (run.sampler == "chmc") {
-    ChmcConfig chmc;
+    ChmcConfig& chmc = settings.chmc;
     static_cast<SampleConfig&>(chmc) = config;
     chmc.inner_steps = static_cast<int>(line.integer("inner-steps", 1, 1 << 16));
     chmc.min_steps = static_cast<int>(line.integer("min-steps", 1, 1 << 16));
@@ -124,23 +147,37 @@ SampleResult run_sampler(const CommandLine& line, const ModelSpec& spec,
                          {"chain_mapping", to_string(chmc.chain_mapping)},
                          {"gram_factorization", to_string(chmc.gram_factorization)},
                          {"step_back_off", chmc.step_back_off}};
-    return spec.generator.chmc(arguments, chmc);
+    return settings;
   }
   const double epsilon = line.number("abc-epsilon");
   if (!(epsilon > 0)) throw UsageError{"--abc-epsilon must be positive"};
-  AbcConfig abc;
+  AbcConfig& abc = settings.abc;
   static_cast<SampleConfig&>(abc) = config;
   abc.epsilon = epsilon;
-  abc.kernel = parse_abc_kernel(line.text("abc-kernel"));
-  run.extra["abc"] = io::json::Object{{"epsilon", epsilon}, {"kernel", line.text("abc-kernel")}};
-  if (run.sampler == "hmc") {
-    run.extra["abc"]["kernel"] = "gaussian";
-    return spec.generator.abc_hmc(arguments, epsilon, config);
+  abc.kernel = run.sampler == "abc-mcmc" ? parse_abc_kernel(line.text("abc-kernel"))
+                                         : AbcKernel::uniform_ball;
+  abc.validate_abc();
+  const std::string kernel = run.sampler == "hmc"          ? "gaussian"
+                             : run.sampler == "abc-reject" ? "uniform"
+                                                           : line.text("abc-kernel");
+  run.extra["abc"] = io::json::Object{{"epsilon", epsilon}, {"kernel", kernel}};
+  if (run.sampler == "abc-mcmc") {
+    run.extra["abc"]["initial_proposal_scale"] = abc.proposal_scale;
+    run.extra["abc"]["target_accept"] = abc.target_accept_abc;
   }
-  if (run.sampler == "abc-mcmc") return spec.generator.abc_mcmc(arguments, abc);
+  return settings;
+}
+
+/// Runs the chosen sampler and records what it found for run.json.
+SampleResult run_sampler(const ModelSpec& spec, const ModelArguments& arguments,
+                         const SampleConfig& config, const GeneratorSettings& settings,
+                         Precision precision, RunDescription& run) {
+  if (spec.kind == ModelKind::density) return spec.sample(arguments, config, precision);
+  if (run.sampler == "chmc") return spec.generator.chmc(arguments, settings.chmc);
+  if (run.sampler == "hmc") return spec.generator.abc_hmc(arguments, settings.abc.epsilon, config);
+  if (run.sampler == "abc-mcmc") return spec.generator.abc_mcmc(arguments, settings.abc);
   AbcRejectionSummary summary;
-  run.extra["abc"]["kernel"] = "uniform";
-  SampleResult result = spec.generator.abc_rejection(arguments, abc, summary);
+  SampleResult result = spec.generator.abc_rejection(arguments, settings.abc, summary);
   run.extra["abc"]["simulations"] = summary.simulations;
   run.extra["abc"]["accepted"] = summary.accepted;
   run.extra["abc"]["non_finite"] = summary.non_finite;
@@ -181,7 +218,11 @@ int sample_command(int argc, char** argv) {
                                     : (spec.kind == ModelKind::generator ? "chmc" : "hmc");
   check_sampler(line, spec, run.sampler);
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
+  const GeneratorSettings generator_settings = spec.kind == ModelKind::generator
+                                                   ? read_generator_settings(line, config, run)
+                                                   : GeneratorSettings{};
 
+  finish_reading_command_line();
   // Fail on a missing GPU or an unwritable output before any computation.
   resolve_device(config.device);
   io::OutputDirectory output(line.text("output"));
@@ -189,7 +230,8 @@ int sample_command(int argc, char** argv) {
   const bool quiet = line.flag("quiet");
   ProgressBar bar(!quiet && !line.flag("no-progress"));
   config.progress = [&bar](const Progress& p) { bar.update(p); };
-  const SampleResult result = run_sampler(line, spec, arguments, config, precision, run);
+  const SampleResult result =
+      run_sampler(spec, arguments, config, generator_settings, precision, run);
   bar.finish();
 
   const auto write_start = std::chrono::steady_clock::now();
@@ -208,22 +250,50 @@ int sample_command(int argc, char** argv) {
   if (!quiet) {
     const DiagnosticExtremes worst = diagnostic_extremes(result);
     std::cout << io::format_summary_table(result.summary);
-    const double evaluations = double(result.warmup_stats.gradient_evaluations +
-                                      result.sampling_stats.gradient_evaluations);
+    const double seconds = result.warmup_seconds + result.sampling_seconds;
+    // The work line: gradients for HMC and constrained HMC, simulations for the ABC samplers
+    // (one per ABC-MCMC transition), which take none.
+    char work[160];
+    if (run.sampler == "abc-reject" || run.sampler == "abc-mcmc") {
+      const double simulations =
+          run.sampler == "abc-reject"
+              ? run.extra["abc"]["simulations"].as_double()
+              : double(result.warmup_stats.transitions + result.sampling_stats.transitions);
+      std::snprintf(work, sizeof work, "%.3g simulations in %.2f s: %.3g simulations/s",
+                    simulations, seconds, seconds > 0 ? simulations / seconds : 0.0);
+    } else {
+      const double evaluations = double(result.warmup_stats.gradient_evaluations +
+                                        result.sampling_stats.gradient_evaluations);
+      std::snprintf(work, sizeof work,
+                    "%.3g gradient evaluations in %.2f s: %.3g gradient evaluations/s", evaluations,
+                    seconds, result.gradient_evaluations_per_second());
+    }
     std::printf(
         "\n%s: %lld chains x (%d warmup + %d draws) on %s\n"
-        "  %.3g gradient evaluations in %.2f s: %.3g gradient evaluations/s\n"
-        "  step size %.4g, acceptance %.3f, divergences %lld, non-finite %lld\n"
+        "  %s\n"
+        "  %s %.4g, acceptance %.3f, divergences %lld, non-finite %lld\n"
         "  max R-hat %.4f, max nested R-hat %.4f (%d superchains), min ESS bulk %.0f, tail %.0f\n"
         "  wrote %s/{summary.csv,draws.npy,run.json}\n",
         spec.name.c_str(), static_cast<long long>(result.chains), result.warmup, result.draws,
-        result.device.c_str(), evaluations, result.warmup_seconds + result.sampling_seconds,
-        result.gradient_evaluations_per_second(), result.step_size,
-        result.sampling_stats.mean_accept_prob(),
+        result.device.c_str(), work, run.sampler == "abc-mcmc" ? "proposal scale" : "step size",
+        result.step_size, result.sampling_stats.mean_accept_prob(),
         static_cast<long long>(result.sampling_stats.divergent),
         static_cast<long long>(result.sampling_stats.non_finite), worst.max_rhat,
         worst.max_nested_rhat, result.superchains, worst.min_ess_bulk, worst.min_ess_tail,
         output.final_path().c_str());
+    if (run.sampler == "abc-reject" && result.chains == 0) {
+      std::printf(
+          "  note: none of the %.0f prior simulations was within the tolerance (%.0f were not "
+          "finite): no draws\n",
+          run.extra["abc"]["simulations"].as_double(), run.extra["abc"]["non_finite"].as_double());
+    }
+    if (run.sampler == "abc-mcmc" && result.sampling_stats.transitions > 0 &&
+        result.sampling_stats.accepted == 0) {
+      std::printf(
+          "  note: no ABC-MCMC proposal was accepted: the chains never moved from their start "
+          "(the tolerance is too small for a random walk); the draws are not a posterior "
+          "sample\n");
+    }
     if (result.warmup_backed_off_chains > 0) {
       std::printf(
           "  note: %lld chains ended warm-up still backing off their step (the furthest at "

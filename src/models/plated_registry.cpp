@@ -38,7 +38,7 @@ ModelSpec hierarchical_gaussian_spec() {
   spec.kind = ModelKind::plated;
   spec.name = "hierarchical_gaussian";
   spec.description =
-      "mu ~ N(0, a^2), z[n] | mu ~ N(mu, b^2), x[n,m] | z[n] ~ N(z[n], s^2) (mpis.md 7); data "
+      "mu ~ N(0, a^2), z[n] | mu ~ N(mu, b^2), x[n,m] | z[n] ~ N(z[n], s^2); data "
       "from a seed; exact log p(x) and posterior";
   spec.arguments = {{"groups", "20", "groups N (plate of z)"},
                     {"per_group", "5", "observations M per group"},
@@ -63,7 +63,7 @@ ModelSpec gaussian_chain_spec() {
   spec.name = "gaussian_chain";
   spec.description =
       "z[0] ~ N(0, s0^2), z[t] | z[t-1] ~ N(rho z[t-1], q^2), x[t] ~ N(z[t], r^2): a timeseries "
-      "plate (mpis.md 3.6); exact by Kalman filtering and smoothing";
+      "plate; exact by Kalman filtering and smoothing";
   spec.arguments = {{"steps", "50", "length T"},
                     {"rho", "0.9", "autoregression rho"},
                     {"process_sd", "0.5", "transition sd q"},
@@ -101,24 +101,27 @@ ModelSpec paper_model_spec(const std::string& name, const std::string& descripti
 }  // namespace
 
 std::vector<ModelSpec> plated_model_specs() {
-  return {hierarchical_gaussian_spec(),
-          gaussian_chain_spec(),
-          paper_model_spec<models::BusBreakdownData>(
-              "bus_breakdown",
-              "NYC school-bus delays (mpis.md 9.2): 3 years x 3 boroughs x 30 buses, Binomial(131) "
-              "delays, 50 companies, 5 journey types; n = 20 index variables, clique 5"),
-          paper_model_spec<models::ChimpanzeesData>(
-              "chimpanzees",
-              "chimpanzee prosociality (mpis.md 9.2): 7 actors x 6 blocks x 10 pulls, Bernoulli; "
-              "n = 54, clique 6"),
-          paper_model_spec<models::MovieLensData>(
-              "movielens",
-              "MovieLens-style ratings (mpis.md 9.2): 300 users x 5 films, 18 genre features, "
-              "Bernoulli; n = 302, clique 3"),
-          paper_model_spec<models::OccupancyData>(
-              "occupancy",
-              "bird occupancy (mpis.md 9.2): 12 species x 6 years x 200 sites x 5 replicates, "
-              "discrete z with a parent-mixture proposal; n = 14514, clique 7")};
+  return {
+      hierarchical_gaussian_spec(),
+      gaussian_chain_spec(),
+      paper_model_spec<models::BusBreakdownData>(
+          "bus_breakdown",
+          "NYC school-bus delays, the MP IS paper's model: 3 years x 3 boroughs x 30 buses, "
+          "Binomial(131) "
+          "delays, 50 companies, 5 journey types; n = 20 index variables, clique 5"),
+      paper_model_spec<models::ChimpanzeesData>("chimpanzees",
+                                                "chimpanzee prosociality, the MP IS paper's model: "
+                                                "7 actors x 6 blocks x 10 pulls, Bernoulli; "
+                                                "n = 54, clique 6"),
+      paper_model_spec<models::MovieLensData>("movielens",
+                                              "MovieLens-style ratings, the MP IS paper's model: "
+                                              "300 users x 5 films, 18 genre features, "
+                                              "Bernoulli; n = 302, clique 3"),
+      paper_model_spec<models::OccupancyData>(
+          "occupancy",
+          "bird occupancy, the MP IS paper's model: 12 species x 6 years x 200 sites x 5 "
+          "replicates, "
+          "discrete z with a parent-mixture proposal; n = 14514, clique 7")};
 }
 
 }  // namespace myriad

@@ -34,6 +34,24 @@ expect_error "noise must be >= 0" sample --model sphere --model-arg noise=-1 "${
 expect_error "unknown chain mapping 'block'" sample --model sphere --chain-mapping block "${common[@]}"
 expect_error "unknown Gram factorisation 'cusolver'" sample --model sphere --gram-factorization cusolver "${common[@]}"
 expect_error "needs a dense Gram matrix" sample --model lotka_volterra --gram-factorization library "${common[@]}"
+# Settings a sampler would ignore are refused.
+expect_usage_error "--abc-kernel applies to --sampler abc-mcmc" sample --model sphere --abc-kernel gaussian "${common[@]}"
+expect_usage_error "--thin does not apply to --sampler abc-reject" sample --model sphere --sampler abc-reject --abc-epsilon 0.5 --thin 2 --draws 10 --device cpu --output "$work/out"
+expect_usage_error "--target-accept does not apply to --sampler abc-mcmc" sample --model sphere --sampler abc-mcmc --abc-epsilon 0.5 --target-accept 0.3 "${common[@]}"
+# A bad command line is a usage error (status 2) wherever its values are checked: by the parser,
+# by the library's settings and model checks, or by the sampler's own options.
+expect_usage_error "unknown model 'nosuch'" sample --model nosuch "${common[@]}"
+expect_usage_error "target_accept must lie in" sample --model gaussian --target-accept 1 "${common[@]}"
+expect_usage_error "argument dim='100000000000' is out of range" sample --model sphere --model-arg dim=100000000000 "${common[@]}"
+expect_usage_error "min_steps" sample --model sphere --min-steps 9 --max-steps 3 "${common[@]}"
+expect_usage_error "--model-arg dim given more than once" sample --model gaussian --model-arg dim=3 --model-arg dim=4 "${common[@]}"
+expect_usage_error "option --output needs a value" sample --model gaussian --warmup 10 --draws 10 --output --quiet
+
+# A failed run leaves no parent directory it created behind.
+expect_error "--inner-steps must be" sample --model sphere --inner-steps 0 --warmup 10 --draws 10 --device cpu --output "$work/new/nested/out"
+if [ -e "$work/new" ]; then
+  echo "FAIL: a failed run left the parents of its output directory behind"; failures=$((failures + 1))
+fi
 
 # An output path under a regular file cannot be created: error before any sampling.
 touch "$work/file"

@@ -73,6 +73,16 @@ expect_error "a plated model: run it with" sample --model movielens "${common[@]
 expect_error "only a top-level plate" mpis --model hierarchical_gaussian --chunk observations=2 "${common[@]}"
 expect_error "no plate named" mpis --model hierarchical_gaussian --chunk nosuch=2 "${common[@]}"
 expect_error "is not PLATE=SIZE" mpis --model hierarchical_gaussian --chunk groups=0 "${common[@]}"
+expect_usage_error "--chunk needs --method mpis" mpis --model hierarchical_gaussian --method global --chunk groups=2 "${common[@]}"
+expect_usage_error "--contraction chooses a CUDA path" mpis --model hierarchical_gaussian --contraction cublas "${common[@]}"
+expect_usage_error "memory-limit must be a positive number of GiB" mpis --model hierarchical_gaussian --memory-limit 1e300 "${common[@]}"
+expect_usage_error "unknown contraction path" mpis --model hierarchical_gaussian --contraction fast "${common[@]}"
+# A run that fails once started (the chunk is larger than the plate, known from the model)
+# leaves neither its output directory nor the parents it created.
+expect_error "elements of plate 'groups', which has" mpis --model hierarchical_gaussian --k 4 --chunk groups=100000 --device cpu --output "$work/new/nested/out"
+if [ -e "$work/new" ]; then
+  echo "FAIL: a failed run left the parents of its output directory behind"; failures=$((failures + 1))
+fi
 
 [ $failures -eq 0 ] && echo "mpis outputs: ok"
 exit $failures

@@ -52,7 +52,7 @@ done
 grep -q '"step_back_off": false' "$work/sphere_no_back_off/run.json" ||
   { echo "--no-step-back-off is not recorded in run.json"; exit 1; }
 "$myriad" sample --model sphere --sampler abc-reject --abc-epsilon 0.2 --chains 10 --draws 100 \
-  --warmup 0 --device cpu --output "$work/abc" --quiet
+  --device cpu --output "$work/abc" --quiet
 grep -q '"simulations": 1000' "$work/abc/run.json"
 grep -q '"accepted"' "$work/abc/run.json"
 echo "sample outputs: ok"
