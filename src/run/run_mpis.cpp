@@ -555,13 +555,24 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
     double per_sample = 8.0;
     for (int g = 0; g < s.latent_count(); ++g)
       per_sample += 8.0 * layout.instances[g] * (layout.event[g] + 1);
+    const double gib = 1073741824.0;
+    MYRIAD_EXPECTS(per_sample <= budget, "global IS needs about ", per_sample / gib,
+                   " GiB for one joint sample, more than the ", budget / gib,
+                   " GiB memory budget: raise the budget");
+    // All runs in one batch when one sample of each fits; otherwise as many runs as fit.
     batch_runs =
-        config.runs_per_batch > 0 ? std::min(config.runs_per_batch, config.runs) : config.runs;
+        config.runs_per_batch > 0
+            ? std::min(config.runs_per_batch, config.runs)
+            : static_cast<int>(std::min<double>(config.runs, std::floor(budget / per_sample)));
+    const double per_chunk_sample = per_sample * batch_runs;
     chunk = config.global_chunk > 0
                 ? std::min(config.global_chunk, config.k)
                 : static_cast<std::int64_t>(std::max<double>(
-                      1.0, std::min<double>(config.k,
-                                            std::min(budget, 2e9) / (per_sample * batch_runs))));
+                      1.0, std::min<double>(config.k, std::min(budget, 2e9) / per_chunk_sample)));
+    MYRIAD_EXPECTS(per_chunk_sample * chunk <= budget, "global IS with ", batch_runs,
+                   " runs per batch and chunks of ", chunk, " samples needs about ",
+                   per_chunk_sample * chunk / gib, " GiB, more than the ", budget / gib,
+                   " GiB memory budget: lower the chunk or the runs per batch");
     result.estimated_bytes = per_sample * batch_runs * chunk;
   }
   result.runs_per_batch = batch_runs;

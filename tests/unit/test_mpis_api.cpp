@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/mpis_test_models.hpp"
@@ -122,6 +124,36 @@ TEST(MpisApi, MemoryBudgetTooSmallIsAClearError) {
   const MpisResult bounded = mpis(data.host_model(), config);
   EXPECT_EQ(bounded.runs_per_batch, 1);
   EXPECT_EQ(bounded.log_marginal, unbounded.log_marginal);
+}
+
+TEST(MpisApi, GlobalImportanceSamplingStaysWithinTheBudget) {
+  const auto data = models::HierarchicalGaussianData::synthetic(6, 2, 1, 1, 1, false, 4);
+  MpisConfig config = cpu_config(64, 4);
+  config.method = MpisMethod::global;
+  config.moments = false;
+  const MpisResult unbounded = mpis(data.host_model(), config);
+  EXPECT_EQ(unbounded.runs_per_batch, 4);
+  const double per_sample = unbounded.estimated_bytes / (4.0 * 64);  // the chunk is all of K
+  // One sample of two runs fits: batches of two runs, chunks of one sample, the same answer.
+  config.memory_budget = 2.5 * per_sample;
+  const MpisResult bounded = mpis(data.host_model(), config);
+  EXPECT_EQ(bounded.runs_per_batch, 2);
+  EXPECT_LE(bounded.estimated_bytes, config.memory_budget);
+  for (int i = 0; i < config.runs; ++i)  // chunks change only the order of the log-sum-exp
+    EXPECT_NEAR(bounded.log_marginal[i], unbounded.log_marginal[i],
+                1e-9 * std::abs(unbounded.log_marginal[i]));
+  // Less than one joint sample, or an explicit chunk beyond the budget: refused, not run over it.
+  for (const auto& [budget, chunk] : {std::pair{0.5 * per_sample, std::int64_t{0}},
+                                      std::pair{2.5 * per_sample, std::int64_t{8}}}) {
+    config.memory_budget = budget;
+    config.global_chunk = chunk;
+    try {
+      mpis(data.host_model(), config);
+      ADD_FAILURE() << "no exception at chunk " << chunk;
+    } catch (const invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("memory budget"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(MpisApi, BatchesKeepEveryTensorWithinTheElementLimit) {
