@@ -9,6 +9,9 @@
 //                                     100 000 temperatures × 200 particles) at this throughput:
 //                                     2·10⁷ / rate. On a GPU the protocol's 200 particles cannot
 //                                     fill the device; the particles:200 row is the honest one.
+//   bytes_per_pt, flops_per_pt        per particle-temperature (roofline.hpp, AIS table);
+//   roofline_fraction                 CUDA rows: the achieved FLOP rate over min(peak FP64,
+//                                     intensity × DRAM bandwidth).
 // `cpu1` rows run the CPU backend on one OpenMP thread: the single-core baseline of the issue's
 // ≥ 100× goal. CUDA rows (and the protocol rows) report it side by side as vs_one_core: their
 // throughput over the best cpu1 row of the same target run earlier in the process (registered
@@ -29,6 +32,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -38,6 +42,7 @@
 #include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/models/builtin_targets.hpp"
 #include "one_core_baseline.hpp"
+#include "roofline.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -87,7 +92,7 @@ void compare_with_one_core(benchmark::State& state, const std::string& target, D
 
 template <class T, class Target>
 void ais_benchmark(benchmark::State& state, const std::string& target_name, Device device,
-                   int threads, const Target& target,
+                   int threads, const Target& target, const GradientCost& cost,
                    AisParticleMapping mapping = AisParticleMapping::automatic) {
   const std::int64_t particles = state.range(0);
   if (device == Device::cuda && !cuda_device_available()) {
@@ -137,6 +142,18 @@ void ais_benchmark(benchmark::State& state, const std::string& target_name, Devi
   state.counters["protocol_seconds"] = benchmark::Counter(
       work / kProtocolParticleTemperatures,
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  const Roofline roofline = ais_roofline(cost, backend->layout().dim, sizeof(T), settings.steps);
+  state.counters["bytes_per_pt"] = roofline.bytes;
+  state.counters["flops_per_pt"] = roofline.flops;
+  if (device == Device::cuda) {
+    const std::optional<DevicePeak> peak = cuda_device_peak();
+    if (peak && peak->fp64_flops > 0) {
+      // FLOPs per iteration over the attainable rate, as a rate: the fraction of the roofline.
+      state.counters["roofline_fraction"] =
+          benchmark::Counter(work * roofline.flops / peak->attainable_flops(roofline, sizeof(T)),
+                             benchmark::Counter::kIsIterationInvariantRate);
+    }
+  }
   state.SetLabel(backend->device_name());
 }
 
@@ -146,7 +163,8 @@ void register_gaussian(int dim, const char* device_name, Device device, int thre
   const std::string name = "BM_ais/" + target + "/" + device_name;
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     ais_benchmark<double>(state, target, device, threads,
-                          models::Gaussian<double>::make(dim, 0.5, 1.0, 0.5));
+                          models::Gaussian<double>::make(dim, 0.5, 1.0, 0.5),
+                          gaussian_gradient_cost(dim));
   });
   b->ArgName("particles")->UseRealTime()->Unit(benchmark::kMillisecond);
   for (std::int64_t p = 200; p <= max_particles; p *= 8) b->Arg(p);
@@ -172,7 +190,8 @@ void register_poe_student_t(const char* device_name, Device device, int threads,
       return;
     }
     const auto target = device == Device::cuda ? data.device_model() : data.host_model();
-    ais_benchmark<double>(state, kProtocolTarget, device, threads, target, mapping);
+    ais_benchmark<double>(state, kProtocolTarget, device, threads, target,
+                          poe_student_t_gradient_cost(36, 144), mapping);
   });
   b->ArgName("particles")->UseRealTime()->Unit(benchmark::kMillisecond);
   for (std::int64_t p = 200; p <= max_particles; p *= 8) b->Arg(p);

@@ -34,6 +34,24 @@
 //                  updates of ∇ hit L1): 1R 1W (D = d); per observation 2d (η) + 2d (∇ update)
 //                  + ~10 (softplus, sigmoid with exp, log1p and a division) + 3d for the prior:
 //                  n(4d + 10) + 3d.
+//   poe_student_t  (AIS) reads x once, writes ∇: 1R 1W; per expert l of L: u = Φ_l·x (2D),
+//                  λ log1p(u²) (4), slope 2λu/(1 + u²) (5), ∇ −= slope Φ_l (2D): L(4D + 9).
+//                  Φ is shared by every particle and served from cache: not counted.
+//
+// AIS (BM_ais). Unit of work: one particle-temperature of anneal_particle (estimate/hais.hpp)
+// with the Hamiltonian transition: the weight increment (scalars only) and one transition of
+// L leapfrog steps. Per leapfrog step, in state elements per dimension:
+//   kick + drift        v' += ε/2 (α ∇log q + β g'); x' += ε v'     read x', v', g'; write v', x'
+//                                                                                  3R 2W
+//   model gradient      (per model above)                                          mR mW
+//   kick                v' += ε/2 (α ∇log q + β g')                 read x', v', g'; write v'
+//                                                                                  3R 1W
+// Once per transition: copy x, v, g to the proposal (3R 3W; the kinetic energy rides on the
+// read of v), base log density and kinetic energy at the end point (2R), the copy back on
+// acceptance (counted always: 3R 3W), the partial refresh (r into v': 1W; v ← √(1−γ) v + √γ v':
+// 2R 1W): 10R 8W = 18 per dimension. FLOPs: 15 per dimension and step (the two kicks with the
+// standard-normal base's analytic ∇log q, the drift), 10 per dimension and transition (two
+// kinetic energies, the base log density, the refresh).
 
 #include <cmath>
 #include <cstddef>
@@ -59,6 +77,9 @@ inline GradientCost eight_schools_gradient_cost() { return {1, 1, 150.0}; }
 inline GradientCost logistic_gradient_cost(int n, int d) {
   return {1, 1, n * (4.0 * d + 10) + 3.0 * d};
 }
+inline GradientCost poe_student_t_gradient_cost(int dim, int experts) {
+  return {1, 1, experts * (4.0 * dim + 9)};
+}
 
 /// Bytes and FLOPs per unit of work.
 struct Roofline {
@@ -82,6 +103,16 @@ inline Roofline hmc_roofline(const GradientCost& cost, int dim, std::size_t valu
   const double per_transition_elements = 13;
   const double elements = dim * (per_step_elements + per_transition_elements / leapfrog_steps);
   const double flops = cost.flops + dim * (7.0 + 7.0 / leapfrog_steps);
+  return {elements * static_cast<double>(value_bytes), flops};
+}
+
+/// A particle-temperature of Hamiltonian AIS with `leapfrog_steps` steps (BM_ais), from the AIS
+/// table in the file comment.
+inline Roofline ais_roofline(const GradientCost& cost, int dim, std::size_t value_bytes,
+                             int leapfrog_steps) {
+  const double per_step_elements = 3 + 2 + cost.reads_per_dim + cost.writes_per_dim + 3 + 1;
+  const double elements = dim * (leapfrog_steps * per_step_elements + 18);
+  const double flops = leapfrog_steps * (cost.flops + 15.0 * dim) + 10.0 * dim;
   return {elements * static_cast<double>(value_bytes), flops};
 }
 
