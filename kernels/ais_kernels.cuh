@@ -67,7 +67,7 @@ __device__ inline void add_particle_statistics(StatisticsTotals& s, const Iterat
 /// Starts every particle: a base draw (forward) or an exact posterior draw (reverse), then
 /// momentum, density, gradient. started[i] = 1, or 0 for a particle with a non-finite start.
 template <class Target, class T>
-MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     ais_start_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
                      AisBatch batch, bool reverse, std::uint8_t* started) {
   for (std::int64_t i = global_thread_index(); i < batch.total; i += grid_stride())
@@ -76,7 +76,7 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
 
 /// Steps [k_begin, k_end) for every particle; adds each particle's counts to stats[i].
 template <class Target, class T>
-MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     ais_steps_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
                      AisBatch batch, AnnealingPath path, std::uint32_t k_begin,
                      std::uint32_t k_end, AisSettings<T> settings, StatisticsTotals* stats) {
@@ -89,7 +89,7 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
 
 /// ais_start_kernel with one warp per particle: warp w of the grid starts particles w, w + warps…
 template <class Target, class T>
-MYRIAD_KERNEL void __launch_bounds__(kWarpBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpBlockSize)
     ais_start_warp_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
                           AisBatch batch, bool reverse, std::uint8_t* started) {
   const WarpTeam team;
@@ -102,7 +102,7 @@ MYRIAD_KERNEL void __launch_bounds__(kWarpBlockSize)
 /// ais_steps_kernel with one warp per particle. Every lane holds the same counts; lane 0 adds
 /// them.
 template <class Target, class T>
-MYRIAD_KERNEL void __launch_bounds__(kWarpBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpBlockSize)
     ais_steps_warp_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
                           AisBatch batch, AnnealingPath path, std::uint32_t k_begin,
                           std::uint32_t k_end, AisSettings<T> settings, StatisticsTotals* stats) {

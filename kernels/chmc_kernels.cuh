@@ -55,7 +55,7 @@ struct LoadChmcStatistics {
 
 /// initialize_chain_at for every chain; initialized[c] = 1 on success, else 0.
 template <class Generator, class T>
-MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     initialize_constrained_chains_kernel(Generator generator, ChmcEnsembleView<T> state,
                                          std::uint8_t* initialized, std::uint64_t seed,
                                          int max_tries, std::int64_t chains_per_init) {
@@ -68,7 +68,7 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
 /// chain_iterations_at for every chain: one launch runs a whole chunk of iterations (fused:
 /// launch overhead is paid once per chunk, and a chain's state stays put between iterations).
 template <class Generator, class T>
-MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     chmc_iterations_kernel(Generator generator, ChmcEnsembleView<T> state, ChmcSettings<T> settings,
                            std::uint32_t first_iteration, int n_iterations, T* recorded,
                            int n_quantities, ChmcStatisticsView stats) {
@@ -88,7 +88,7 @@ constexpr int kWarpChainBlockSize = 128;
 
 /// initialize_chain_at for every chain, a warp per chain; lane 0 writes initialized[c].
 template <class Generator, class T>
-MYRIAD_KERNEL void __launch_bounds__(kWarpChainBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
     initialize_constrained_chains_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
                                               std::uint8_t* initialized, std::uint64_t seed,
                                               int max_tries, std::int64_t chains_per_init) {
@@ -103,7 +103,7 @@ MYRIAD_KERNEL void __launch_bounds__(kWarpChainBlockSize)
 /// chain_iterations_at for every chain, a warp per chain (one launch per chunk, as the thread
 /// mapping).
 template <class Generator, class T>
-MYRIAD_KERNEL void __launch_bounds__(kWarpChainBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
     chmc_iterations_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
                                 ChmcSettings<T> settings, std::uint32_t first_iteration,
                                 int n_iterations, T* recorded, int n_quantities,
@@ -140,7 +140,7 @@ struct ChainGrid<WarpTeam> {
 
 /// begin_transition_at for every chain.
 template <class Generator, class T, class Team>
-MYRIAD_KERNEL void __launch_bounds__(ChainGrid<Team>::kBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(ChainGrid<Team>::kBlockSize)
     begin_chmc_transitions_kernel(Generator generator, ChmcEnsembleView<T> state,
                                   ChmcProgress<T>* progress) {
   const Team team;
@@ -152,7 +152,7 @@ MYRIAD_KERNEL void __launch_bounds__(ChainGrid<Team>::kBlockSize)
 
 /// resume_transition_at for every chain.
 template <class Generator, class T, class Team>
-MYRIAD_KERNEL void __launch_bounds__(ChainGrid<Team>::kBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(ChainGrid<Team>::kBlockSize)
     resume_chmc_transitions_kernel(Generator generator, ChmcEnsembleView<T> state,
                                    std::uint64_t seed, std::uint32_t iteration, ChmcStep<T> step,
                                    bool step_back_off, int phase, const int* info,

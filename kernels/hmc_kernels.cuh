@@ -57,7 +57,7 @@ struct ChainStatisticsView {
 /// c / chains_per_init draw from the stream of the superchain's first chain and so share their
 /// initial point (HmcBackend::initialize).
 template <class Model, class T>
-MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     initialize_chains_kernel(Model model, EnsembleView<T> position, EnsembleView<T> gradient,
                              T* log_density, std::uint8_t* initialized, std::uint64_t seed,
                              T radius, int max_tries, std::int64_t chains_per_init) {
@@ -76,7 +76,7 @@ MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
 /// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects, so that
 /// the chunk leaves the device in one contiguous copy. Statistics are added to `stats`.
 template <class Model, class T>
-MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     hmc_iterations_kernel(Model model, HmcEnsembleView<T> state, HmcSettings<T> settings,
                           const T* inverse_metric, std::uint32_t first_iteration, int n_iterations,
                           T* recorded, int n_quantities, ChainStatisticsView stats) {

@@ -16,10 +16,25 @@
 namespace myriad::kernels {
 
 /// Threads per block of the per-chain kernels. 128 rather than 256: every thread runs a whole
-/// trajectory with its own registers, so blocks are few and heavy; smaller blocks balance the
-/// last wave better and, with __launch_bounds__(128), let the compiler give models with
-/// dual-number gradients up to 255 registers per thread instead of spilling.
+/// trajectory with its own registers, so blocks are few and heavy, and smaller blocks balance
+/// the last wave better.
 constexpr int kChainBlockSize = 128;
+
+/// Launch bounds of the per-chain (and per-particle) kernels: at most `threads` per block and,
+/// when MYRIAD_CHAIN_MIN_BLOCKS (CMake option of the same name) is above 0, that many resident
+/// blocks per SM asked of ptxas. With no minimum, ptxas trades registers for occupancy by its
+/// own rule and spills: at sm_90 it holds hmc_iterations_kernel to 72 registers and the
+/// constrained-HMC kernels to 168, while a minimum of 1 lets them have 159–254 and spill
+/// nothing (bench/results/kernel-resources-sm90.md). Which is faster is measured, not assumed:
+/// the default stays ptxas's until a GPU run of both builds decides.
+#ifndef MYRIAD_CHAIN_MIN_BLOCKS
+#define MYRIAD_CHAIN_MIN_BLOCKS 0
+#endif
+#if MYRIAD_CHAIN_MIN_BLOCKS > 0
+#define MYRIAD_CHAIN_LAUNCH_BOUNDS(threads) __launch_bounds__(threads, MYRIAD_CHAIN_MIN_BLOCKS)
+#else
+#define MYRIAD_CHAIN_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+#endif
 
 /// Threads per block of the reductions (statistics, moments): a power of two for the tree.
 constexpr int kReduceBlockSize = 256;
