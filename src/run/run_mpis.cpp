@@ -564,16 +564,16 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
         config.runs_per_batch > 0
             ? std::min(config.runs_per_batch, config.runs)
             : static_cast<int>(std::min<double>(config.runs, std::floor(budget / per_sample)));
-    const double per_chunk_sample = per_sample * batch_runs;
+    const double per_batch_sample = per_sample * batch_runs;
     chunk = config.global_chunk > 0
                 ? std::min(config.global_chunk, config.k)
                 : static_cast<std::int64_t>(std::max<double>(
-                      1.0, std::min<double>(config.k, std::min(budget, 2e9) / per_chunk_sample)));
-    MYRIAD_EXPECTS(per_chunk_sample * chunk <= budget, "global IS with ", batch_runs,
+                      1.0, std::min<double>(config.k, std::min(budget, 2e9) / per_batch_sample)));
+    MYRIAD_EXPECTS(per_batch_sample * chunk <= budget, "global IS with ", batch_runs,
                    " runs per batch and chunks of ", chunk, " samples needs about ",
-                   per_chunk_sample * chunk / gib, " GiB, more than the ", budget / gib,
+                   per_batch_sample * chunk / gib, " GiB, more than the ", budget / gib,
                    " GiB memory budget: lower the chunk or the runs per batch");
-    result.estimated_bytes = per_sample * batch_runs * chunk;
+    result.estimated_bytes = per_batch_sample * chunk;
   }
   result.runs_per_batch = batch_runs;
 

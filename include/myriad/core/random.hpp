@@ -112,10 +112,10 @@ class RandomStream {
 
  private:
   // Box-Muller: u1, u2 in (0, 1) give two independent standard normals. On the device,
-  // sincospi(2 u2) gives both factors at once, and without the Payne-Hanek reduction that
-  // sin/cos of an argument the compiler cannot bound call as a subroutine, forcing register
-  // saves in every kernel that draws normals; glibc has no sincospi, and host and device
-  // results differ in the last bits either way (CUDA's sin/cos are not glibc's).
+  // sincospi(2 u2) gives both factors at once, without the out-of-line Payne-Hanek reduction
+  // that sin/cos carry for arguments the compiler cannot bound (every kernel that drew normals
+  // had it). glibc has no sincospi; host and device results differ in the last bits either way
+  // (CUDA's sin/cos are not glibc's).
   template <class T>
   MYRIAD_HD static void box_muller(T u1, T u2, T& z0, T& z1) {
     const T radius = myriad::sqrt(T(-2) * myriad::log(u1));
