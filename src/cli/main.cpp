@@ -25,10 +25,12 @@ const char* kUsage =
     "  models    list the built-in models and their arguments\n"
     "  version   print the version\n";
 
-std::string one_line(std::string message) {
+/// Reports an error as one line on stderr and returns the exit status.
+int fail(std::string message, int status) {
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
-  return message;
+  std::fprintf(stderr, "myriad: error: %s\n", message.c_str());
+  return status;
 }
 
 }  // namespace
@@ -50,18 +52,15 @@ int main(int argc, char** argv) {
     }
     throw myriad::cli::UsageError{"unknown command '" + command + "' (see 'myriad --help')"};
   } catch (const myriad::cli::UsageError& e) {
-    std::fprintf(stderr, "myriad: error: %s\n", one_line(e.message).c_str());
-    return 2;
+    return fail(e.message, 2);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "myriad: error: %s\n", one_line(e.what()).c_str());
-    return myriad::cli::command_line_read() ? 1 : 2;
+    return fail(e.what(), myriad::cli::command_line_read() ? 1 : 2);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "myriad: error: out of host memory (std::bad_alloc): the run's arrays do not "
-                 "fit; lower the sizes (chains, draws, particles, runs, samples, model size)\n");
-    return 1;
+    return fail(
+        "out of host memory (std::bad_alloc): the run's arrays do not fit; lower the sizes "
+        "(chains, draws, particles, runs, samples, model size)",
+        1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "myriad: error: %s\n", one_line(e.what()).c_str());
-    return 1;
+    return fail(e.what(), 1);
   }
 }

@@ -107,21 +107,19 @@ std::vector<ModelSpec> plated_model_specs() {
       paper_model_spec<models::BusBreakdownData>(
           "bus_breakdown",
           "NYC school-bus delays, the MP IS paper's model: 3 years x 3 boroughs x 30 buses, "
-          "Binomial(131) "
-          "delays, 50 companies, 5 journey types; n = 20 index variables, clique 5"),
-      paper_model_spec<models::ChimpanzeesData>("chimpanzees",
-                                                "chimpanzee prosociality, the MP IS paper's model: "
-                                                "7 actors x 6 blocks x 10 pulls, Bernoulli; "
-                                                "n = 54, clique 6"),
-      paper_model_spec<models::MovieLensData>("movielens",
-                                              "MovieLens-style ratings, the MP IS paper's model: "
-                                              "300 users x 5 films, 18 genre features, "
-                                              "Bernoulli; n = 302, clique 3"),
+          "Binomial(131) delays, 50 companies, 5 journey types; n = 20 index variables, clique 5"),
+      paper_model_spec<models::ChimpanzeesData>(
+          "chimpanzees",
+          "chimpanzee prosociality, the MP IS paper's model: 7 actors x 6 blocks x 10 pulls, "
+          "Bernoulli; n = 54, clique 6"),
+      paper_model_spec<models::MovieLensData>(
+          "movielens",
+          "MovieLens-style ratings, the MP IS paper's model: 300 users x 5 films, 18 genre "
+          "features, Bernoulli; n = 302, clique 3"),
       paper_model_spec<models::OccupancyData>(
           "occupancy",
           "bird occupancy, the MP IS paper's model: 12 species x 6 years x 200 sites x 5 "
-          "replicates, "
-          "discrete z with a parent-mixture proposal; n = 14514, clique 7")};
+          "replicates, discrete z with a parent-mixture proposal; n = 14514, clique 7")};
 }
 
 }  // namespace myriad

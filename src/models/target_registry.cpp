@@ -32,12 +32,11 @@ ModelSpec poe_spec(models::ExpertKind kind) {
   ModelSpec spec;
   spec.kind = ModelKind::annealing;
   spec.name = laplace ? "poe_laplace" : "poe_student_t";
-  spec.description = laplace ? "product of Laplace experts exp(-|Phi_l x|) (the HAIS paper's "
-                               "analysis model) with a random filter "
-                               "matrix Phi from a seed; exact log Z when experts = dim"
-                             : "product of Student-t experts (1 + (Phi_l x)^2)^-lambda_l (the HAIS "
-                               "paper's analysis model), Phi and "
-                               "lambda from a seed; exact log Z when experts = dim";
+  spec.description =
+      laplace ? "product of Laplace experts exp(-|Phi_l x|) (the HAIS paper's analysis model) "
+                "with a random filter matrix Phi from a seed; exact log Z when experts = dim"
+              : "product of Student-t experts (1 + (Phi_l x)^2)^-lambda_l (the HAIS paper's "
+                "analysis model), Phi and lambda from a seed; exact log Z when experts = dim";
   spec.arguments = {{"dim", "36", "dimension M"},
                     {"experts", "36", "experts L >= dim (L = dim: complete, exact log Z)"}};
   if (!laplace) {
@@ -63,8 +62,7 @@ ModelSpec mcrbm_spec() {
   spec.name = "mcrbm";
   spec.description =
       "mean-covariance RBM marginal energy (the HAIS paper's) with parameters from a seed; no "
-      "exact "
-      "log Z";
+      "exact log Z";
   spec.arguments = {{"dim", "36", "dimension M"},
                     {"factors", "64", "factors L (rows of C)"},
                     {"covariance_units", "64", "covariance hidden units K"},
@@ -87,8 +85,8 @@ ModelSpec linear_generative_spec() {
   spec.name = "linear_generative";
   spec.description =
       "linear generative model x = Phi a + noise (the HAIS paper's generative model): one "
-      "annealing run per data point, "
-      "log Z = log p(x); exact for the Gaussian prior or phi_scale = 0";
+      "annealing run per data point, log Z = log p(x); exact for the Gaussian prior or "
+      "phi_scale = 0";
   spec.arguments = {{"dim", "36", "observed dimension M"},
                     {"latents", "36", "latent dimension L"},
                     {"points", "10", "data points (problems), drawn from the model"},
