@@ -6,7 +6,9 @@
 // measurement that sets kWarpPerChainMinOutputs (backend/chmc_backend.hpp), and rows suffixed
 // `-library` whose Gram matrices are factored by cuSOLVER across all chains between the phases
 // of a transition instead of in the chain (GramFactorization::library), the measurement that
-// sets kLibraryGramMinOutputs (backend/gram_factorization.hpp).
+// sets kLibraryGramMinOutputs (backend/gram_factorization.hpp). lotka_volterra_summaries (M = 9)
+// also has a `cuda-thread-registers` row: the same batched phases with the fixed-size registers
+// tier (linalg/fixed_cholesky.hpp) in place of cuSOLVER.
 //
 // Figures per row:
 //  * items_per_second: chain-iterations per second (gradient_evaluations_per_second: the same
@@ -232,6 +234,13 @@ const std::vector<RowDevice> kDenseGramRows = {
     {Device::cuda, ChmcChainMapping::thread, GramFactorization::library},
     {Device::cuda, ChmcChainMapping::warp, GramFactorization::library}};
 
+/// kDenseGramRows and, for M within the registers tier (≤ 12 in double), its batched row.
+std::vector<RowDevice> small_dense_gram_rows() {
+  std::vector<RowDevice> rows = kDenseGramRows;
+  rows.push_back({Device::cuda, ChmcChainMapping::thread, GramFactorization::registers});
+  return rows;
+}
+
 /// Registers BM_chmc/<name>/<device>: a CPU row and `cuda_rows` (by default the automatic one).
 /// CPU rows: 1, 4, 16, … chains up to max_cpu_chains; CUDA rows: 2^8, 2^10, … up to
 /// max_cuda_chains (2^14 unless the generator's chains are too slow for every row's 300-iteration
@@ -354,7 +363,7 @@ void register_chmc_benchmarks() {
         return d == Device::cuda ? lotka_volterra_problem().device_summaries_model()
                                  : lotka_volterra_problem().host_summaries_model();
       },
-      kDenseGramRows);
+      small_dense_gram_rows());
   // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
   register_generator("gld", 4, [](Device d) {
     return d == Device::cuda ? gld_problem().device_model() : gld_problem().host_model();

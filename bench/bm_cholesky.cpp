@@ -1,10 +1,11 @@
 // BM_cholesky/<tier>/n:<n>/batch:<b> — batched Cholesky factorisation of b SPD matrices of size
 // n × n (linalg/batched_cholesky.hpp) in double, the precision of constrained HMC: the CPU twin
-// (`cpu`, OpenMP over the batch) and the three CUDA tiers (`thread`, `tile`, `library` =
-// cuSOLVER potrfBatched). n ∈ {2, 4, …, 256}; b = 2^10, 2^12, 2^14, 2^16, capped so that one
-// batch stays within 1 GiB (n = 128: up to 2^12, n = 256: 2^10). The thread tier is registered
-// for n ≤ 16 and the tile tier for n ≤ 128 (their limits, batched_cholesky_max_size, depend on
-// the device's shared memory; beyond them the case is skipped with an error).
+// (`cpu`, OpenMP over the batch) and the four CUDA tiers (`registers`, `thread`, `tile`,
+// `library` = cuSOLVER potrfBatched). n ∈ {2, 4, …, 256}; b = 2^10, 2^12, 2^14, 2^16, capped so
+// that one batch stays within 1 GiB (n = 128: up to 2^12, n = 256: 2^10). The registers tier is
+// registered for n ∈ {2, 4, 8, 12} (its fixed-size kernels stop at 12 in double), the thread
+// tier for n ≤ 16 and the tile tier for n ≤ 128 (their limits, batched_cholesky_max_size, depend
+// on the device's shared memory; beyond them the case is skipped with an error).
 //
 // Timing (UseManualTime): the factorisation alone. Each iteration first restores the pristine
 // batch (memcpy on the CPU; a device-to-device copy on the GPU), untimed; the CPU times the call
@@ -14,9 +15,9 @@
 // Items: matrices factored. Roofline (per matrix, STYLE.md "Benchmarks"): flops_per_matrix =
 // n³/3 (the leading term of LAPACK's operation count for potrf: Σ_j (n − j)²/2 ≈ n³/6
 // multiply-adds, 2 FLOPs each; the n square roots and divisions are not counted),
-// bytes_per_matrix = (n² reads +
-// n(n + 1)/2 writes) · 8: the thread and tile kernels load whole columns (the strict upper
-// triangle shares their cache sectors) and store the lower triangle. On the GPU also
+// bytes_per_matrix = (n² reads + n(n + 1)/2 writes) · 8: the thread and tile kernels load whole
+// columns, the registers kernel the lower triangle, whose cache sectors the strict upper
+// triangle shares, and all store the lower triangle. On the GPU also
 // roofline_fraction: the achieved FLOP rate over min(peak FP64, intensity × DRAM bandwidth) of
 // the device (bench/roofline.hpp).
 
@@ -165,20 +166,29 @@ void cuda_benchmark(benchmark::State& state, CholeskyTier tier) {
 #endif
 }
 
-/// Batches 2^10 … 2^16 (× 4), at most 1 GiB of matrices.
-void add_sizes(benchmark::internal::Benchmark* b, int max_n) {
-  b->ArgNames({"n", "batch"})->UseManualTime();
-  for (int n = 2; n <= max_n; n *= 2) {
-    const std::int64_t bytes_per_matrix = static_cast<std::int64_t>(n) * n * sizeof(double);
-    for (std::int64_t batch = 1 << 10; batch <= (1 << 16); batch *= 4) {
-      if (batch > (1 << 10) && batch * bytes_per_matrix > (std::int64_t{1} << 30)) break;
-      b->Args({n, batch});
-    }
+/// Size n at batches 2^10 … 2^16 (× 4), at most 1 GiB of matrices.
+void add_size(benchmark::internal::Benchmark* b, int n) {
+  const std::int64_t bytes_per_matrix = static_cast<std::int64_t>(n) * n * sizeof(double);
+  for (std::int64_t batch = 1 << 10; batch <= (1 << 16); batch *= 4) {
+    if (batch > (1 << 10) && batch * bytes_per_matrix > (std::int64_t{1} << 30)) break;
+    b->Args({n, batch});
   }
+}
+
+/// Sizes 2, 4, …, max_n.
+benchmark::internal::Benchmark* add_sizes(benchmark::internal::Benchmark* b, int max_n) {
+  b->ArgNames({"n", "batch"})->UseManualTime();
+  for (int n = 2; n <= max_n; n *= 2) add_size(b, n);
+  return b;
 }
 
 void register_cholesky_benchmarks() {
   add_sizes(benchmark::RegisterBenchmark("BM_cholesky/cpu", cpu_benchmark), 256);
+  add_size(add_sizes(benchmark::RegisterBenchmark(
+                         "BM_cholesky/registers",
+                         [](benchmark::State& s) { cuda_benchmark(s, CholeskyTier::registers); }),
+                     8),
+           12);
   add_sizes(benchmark::RegisterBenchmark(
                 "BM_cholesky/thread",
                 [](benchmark::State& s) { cuda_benchmark(s, CholeskyTier::thread); }),

@@ -230,6 +230,8 @@ int batched_cholesky_max_size(CholeskyTier tier) {
   require_device("batched_cholesky_max_size");
   const std::size_t optin = shared_memory_optin();
   switch (tier) {
+    case CholeskyTier::registers:
+      return kFixedCholeskyMaxSize<T>;
     case CholeskyTier::thread: {
       const int fits = static_cast<int>(
           std::sqrt(static_cast<double>(optin) / (kernels::kThreadTierPitch * sizeof(T))));
@@ -257,6 +259,17 @@ void batched_cholesky_cuda(T* device_matrices, int n, std::int64_t batch, int* d
   const auto stream = static_cast<cudaStream_t>(stream_handle);
 
   switch (tier) {
+    case CholeskyTier::registers: {
+      with_fixed_cholesky_size<T>(n, [&](auto size) {
+        const auto kernel = kernels::registers_tier_cholesky_kernel<T, decltype(size)::value>;
+        const int blocks = grid_blocks(kernel, kernels::kRegistersTierBlock, 0, batch,
+                                       kernels::kRegistersTierBlock);
+        kernel<<<blocks, kernels::kRegistersTierBlock, 0, stream>>>(device_matrices, batch,
+                                                                    device_info);
+        MYRIAD_CHECK_LAUNCH();
+      });
+      return;
+    }
     case CholeskyTier::thread: {
       const auto kernel = kernels::thread_tier_cholesky_kernel<T>;
       const std::size_t bytes = thread_tier_bytes<T>(n);
@@ -309,7 +322,11 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
   check_batch_arguments(device_factors, n, batch, name);
   MYRIAD_EXPECTS(batch == 0 || device_rhs != nullptr, name, ": null device right-hand sides");
   require_device(name);
-  if (tier == CholeskyTier::thread) {
+  if (tier == CholeskyTier::registers) {
+    MYRIAD_EXPECTS(n <= kFixedCholeskyMaxSize<T>, name, ": the registers tier supports n <= ",
+                   kFixedCholeskyMaxSize<T>, " for ", sizeof(T) == 4 ? "float" : "double",
+                   ", got n = ", n);
+  } else if (tier == CholeskyTier::thread) {
     const std::size_t optin = shared_memory_optin();
     MYRIAD_EXPECTS(thread_tier_solve_bytes<T>(n) <= optin, name,
                    ": the thread tier's staged factors and right-hand sides of n = ", n, " need ",
@@ -324,6 +341,17 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
   const auto stream = static_cast<cudaStream_t>(stream_handle);
 
   switch (tier) {
+    case CholeskyTier::registers: {
+      with_fixed_cholesky_size<T>(n, [&](auto size) {
+        const auto kernel = kernels::registers_tier_solve_kernel<T, decltype(size)::value>;
+        const int blocks = grid_blocks(kernel, kernels::kRegistersTierBlock, 0, batch,
+                                       kernels::kRegistersTierBlock);
+        kernel<<<blocks, kernels::kRegistersTierBlock, 0, stream>>>(device_factors, batch,
+                                                                    device_rhs, which);
+        MYRIAD_CHECK_LAUNCH();
+      });
+      return;
+    }
     case CholeskyTier::thread: {
       const auto kernel = kernels::thread_tier_solve_kernel<T>;
       const std::size_t bytes = thread_tier_solve_bytes<T>(n);

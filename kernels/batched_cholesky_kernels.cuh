@@ -3,6 +3,13 @@
 // kernels/batched_cholesky.cu). Every batch is contiguous and column-major: element (i, j) of
 // matrix b at [b · n² + i + j · n]; right-hand side b at [b · n, b · n + n).
 //
+// registers tier: one thread per matrix, grid-stride, through the fixed-size functions of
+//   linalg/fixed_cholesky.hpp instantiated for the batch's n (one kernel per n): the lower
+//   triangle is read from global memory straight into registers, factored, and written back.
+//   A warp's load of element (i, j) touches 32 matrices n² · sizeof(T) apart, so each load
+//   instruction fetches 32 sectors; the next rows of the same column sit in those sectors and
+//   are served from L1, so DRAM traffic stays near the matrices' bytes without the thread
+//   tier's shared-memory staging (and its limit of a few blocks per SM).
 // thread tier: a block of kThreadTierBlock threads owns a run of kThreadTierBlock consecutive
 //   matrices. It copies them, coalesced, into shared memory interleaved as [element][matrix]
 //   with a row pitch of kThreadTierBlock + 1 (element r of the block's matrix t at
@@ -30,11 +37,14 @@
 #include "myriad/core/math.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
 #include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/fixed_cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/triangular.hpp"
 
 namespace myriad::kernels {
 
+/// Threads (= matrices) per block of the registers tier.
+constexpr int kRegistersTierBlock = 128;
 /// Threads (= matrices) per block of the thread tier.
 constexpr int kThreadTierBlock = 32;
 /// Row pitch of the thread tier's interleaved shared-memory copy.
@@ -67,6 +77,27 @@ __device__ void stage_matrices(const T* global, int n, int count, T* shared) {
     const int t = e / n2;
     const int r = e - t * n2;
     shared[r * kThreadTierPitch + t] = global[e];
+  }
+}
+
+/// Registers tier, factor: one thread per matrix of size N (see the file comment).
+template <class T, int N>
+__global__ void __launch_bounds__(kRegistersTierBlock)
+    registers_tier_cholesky_kernel(T* matrices, std::int64_t batch, int* info) {
+  for (std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < batch;
+       b += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    info[b] = linalg::fixed_cholesky_in_place<N>(linalg::batch_matrix(matrices, N, b));
+  }
+}
+
+/// Registers tier, solve: one thread per right-hand side, factor and vector in registers.
+template <class T, int N>
+__global__ void __launch_bounds__(kRegistersTierBlock)
+    registers_tier_solve_kernel(const T* factors, std::int64_t batch, T* rhs,
+                                linalg::CholeskySolve which) {
+  for (std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < batch;
+       b += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    linalg::fixed_cholesky_solve<N, T>(linalg::batch_matrix(factors, N, b), rhs + b * N, which);
   }
 }
 

@@ -17,12 +17,12 @@
 // a dense Gram with M ≥ 16 and into thread otherwise; device_name() says which ran.
 //
 // Gram factorisation (backend/gram_factorization.hpp). `chain`: one fused launch per chunk of
-// iterations, each chain's thread or warp factoring its own Gram matrices. Batched (`thread`,
-// `tile`, `library`): per iteration a begin launch and then, for each of the transition's
-// 1 + N_s · N_g factorisations, linalg::batched_cholesky_cuda on that tier over every chain's
-// pending Gram matrix and a resume launch (kernels/chmc_kernels.cuh), all on the compute stream;
-// the Gram matrices then live in two column-major batches of chains · M² values instead of the
-// scratch, with an int status and a ChmcProgress record per chain. Initialisation factors in the
+// iterations, each chain's thread or warp factoring its own Gram matrices. Batched
+// (`registers`, `thread`, `tile`, `library`): per iteration a begin launch and then, for each of
+// the transition's 1 + N_s · N_g factorisations, linalg::batched_cholesky_cuda on that tier over
+// every chain's pending Gram matrix and a resume launch (kernels/chmc_kernels.cuh), all on the
+// compute stream; the Gram matrices then live in two column-major batches of chains · M² values
+// instead of the scratch, with an int status and a ChmcProgress record per chain. Initialisation factors in the
 // chain either way (once per run).
 //
 // Memory. The state is [element][chain] with a stride of chains rounded up to a multiple of 32,

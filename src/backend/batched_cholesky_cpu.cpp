@@ -16,13 +16,6 @@ namespace myriad::linalg {
 
 namespace {
 
-/// Matrix b of a contiguous column-major batch: (i, j) at b · n² + i + j · n.
-template <class T>
-MatrixView<T> batch_matrix(T* matrices, int n, std::int64_t b) {
-  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
-  return {matrices + b * n2, n, n, 1, n};
-}
-
 void check_batch_arguments(const void* data, int n, std::int64_t batch, const char* name) {
   MYRIAD_EXPECTS(n >= 1, name, ": the matrix size n must be at least 1, got ", n);
   MYRIAD_EXPECTS(batch >= 0, name, ": the batch size must not be negative, got ", batch);

@@ -45,7 +45,7 @@ std::vector<OptionSpec> sample_options() {
            "ensemble's step)"},
           {"chain-mapping", "auto|thread|warp", "auto",
            "constrained HMC on CUDA: one thread or one warp per chain"},
-          {"gram-factorization", "auto|chain|thread|tile|library", "auto",
+          {"gram-factorization", "auto|chain|registers|thread|tile|library", "auto",
            "constrained HMC on CUDA: Gram Cholesky in the chain or batched across chains"},
           {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},

@@ -39,7 +39,8 @@ namespace {
 using Real = long double;
 using Precisions = ::testing::Types<float, double>;
 constexpr double kUpperSentinel = 7777;
-constexpr CholeskyTier kTiers[] = {CholeskyTier::thread, CholeskyTier::tile, CholeskyTier::library};
+constexpr CholeskyTier kTiers[] = {CholeskyTier::registers, CholeskyTier::thread, CholeskyTier::tile,
+                                   CholeskyTier::library};
 
 template <class T>
 Real gamma(int k) {
@@ -146,7 +147,7 @@ TYPED_TEST_SUITE(CudaBatchedCholesky, Precisions);
 
 TYPED_TEST(CudaBatchedCholesky, EveryTierAgreesWithTheCpuTwinAndCusolver) {
   using T = TypeParam;
-  for (int n : {2, 3, 8, 16, 33, 64, 128, 256}) {
+  for (int n : {2, 3, 8, 12, 16, 33, 64, 128, 256}) {
     const std::int64_t batch = n <= 64 ? 77 : 33;  // not multiples of 32
     const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
     const std::vector<T> input = make_batch<T>(n, batch, 300 + n, false);
@@ -180,7 +181,7 @@ TYPED_TEST(CudaBatchedCholesky, EveryTierAgreesWithTheCpuTwinAndCusolver) {
       EXPECT_LE(vs_cpu, 1) << to_string(tier) << " n = " << n;
       EXPECT_LE(vs_library, 1) << to_string(tier) << " n = " << n;
       std::printf(
-          "[ observed ] %-7s %s n=%3d batch=%2lld: backward error/bound %.3Lf, |L-L_cpu|/bound "
+          "[ observed ] %-9s %s n=%3d batch=%2lld: backward error/bound %.3Lf, |L-L_cpu|/bound "
           "%.2Lg, |L-L_cusolver|/bound %.2Lg\n",
           to_string(tier), sizeof(T) == 4 ? "float " : "double", n, static_cast<long long>(batch),
           backward, vs_cpu, vs_library);
@@ -190,7 +191,7 @@ TYPED_TEST(CudaBatchedCholesky, EveryTierAgreesWithTheCpuTwinAndCusolver) {
 
 TYPED_TEST(CudaBatchedCholesky, InfoFlagsMatchOnIndefiniteInputs) {
   using T = TypeParam;
-  for (int n : {2, 3, 8, 16, 33, 64, 128}) {
+  for (int n : {2, 3, 8, 12, 16, 33, 64, 128}) {
     const std::int64_t batch = 45;
     const std::vector<T> input = make_batch<T>(n, batch, 400 + n, true);
     std::vector<T> cpu = input;
@@ -207,7 +208,7 @@ TYPED_TEST(CudaBatchedCholesky, InfoFlagsMatchOnIndefiniteInputs) {
   }
 }
 
-TYPED_TEST(CudaBatchedCholesky, NonFinitePivotsAreFlaggedByTheThreadAndTileTiers) {
+TYPED_TEST(CudaBatchedCholesky, NonFinitePivotsAreFlaggedByTheRegistersThreadAndTileTiers) {
   using T = TypeParam;
   const int n = 8;
   const std::int64_t batch = 3;
@@ -216,7 +217,7 @@ TYPED_TEST(CudaBatchedCholesky, NonFinitePivotsAreFlaggedByTheThreadAndTileTiers
   input[1 * n2 + 5 + 2 * n] = std::numeric_limits<T>::quiet_NaN();  // a_52 of matrix 1
   input[2 * n2 + 6 + 6 * n] = std::numeric_limits<T>::infinity();   // a_66 of matrix 2
   const std::vector<int> expected = {0, 6, 7};
-  for (CholeskyTier tier : {CholeskyTier::thread, CholeskyTier::tile}) {
+  for (CholeskyTier tier : {CholeskyTier::registers, CholeskyTier::thread, CholeskyTier::tile}) {
     std::vector<int> info;
     factor_on_device(input, n, batch, tier, info);
     EXPECT_EQ(info, expected) << to_string(tier);
@@ -225,7 +226,7 @@ TYPED_TEST(CudaBatchedCholesky, NonFinitePivotsAreFlaggedByTheThreadAndTileTiers
 
 TYPED_TEST(CudaBatchedCholesky, SolvesAgreeWithTheCpuTwin) {
   using T = TypeParam;
-  for (int n : {2, 3, 8, 16, 33, 64, 128, 256}) {
+  for (int n : {2, 3, 8, 12, 16, 33, 64, 128, 256}) {
     const std::int64_t batch = n <= 64 ? 77 : 33;
     const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
     const std::vector<T> input = make_batch<T>(n, batch, 500 + n, false);
@@ -297,7 +298,7 @@ TYPED_TEST(CudaBatchedCholesky, SolvesAgreeWithTheCpuTwin) {
         EXPECT_LE(residual, 1) << to_string(tier) << " " << what << " n = " << n;
         EXPECT_LE(agreement, 1) << to_string(tier) << " " << what << " n = " << n;
         std::printf(
-            "[ observed ] solve %-8s %-7s %s n=%3d: residual/bound %.3Lf, |x-x_cpu|/bound "
+            "[ observed ] solve %-8s %-9s %s n=%3d: residual/bound %.3Lf, |x-x_cpu|/bound "
             "%.2Lg\n",
             what, to_string(tier), sizeof(T) == 4 ? "float " : "double", n, residual, agreement);
       }
@@ -333,9 +334,10 @@ TYPED_TEST(CudaBatchedCholesky, RejectsSizesBeyondTheTierNamingTheLimit) {
   using T = TypeParam;
   DeviceArray<T> matrices(4);
   DeviceArray<int> info(1);
-  for (CholeskyTier tier : {CholeskyTier::thread, CholeskyTier::tile}) {
+  for (CholeskyTier tier : {CholeskyTier::registers, CholeskyTier::thread, CholeskyTier::tile}) {
     const int max_n = batched_cholesky_max_size<T>(tier);
-    EXPECT_GE(max_n, tier == CholeskyTier::thread ? 16 : 64) << to_string(tier);
+    EXPECT_GE(max_n, tier == CholeskyTier::registers ? 12 : (tier == CholeskyTier::thread ? 16 : 64))
+        << to_string(tier);
     try {
       batched_cholesky_cuda(matrices.data(), max_n + 1, 1, info.data(), tier);
       ADD_FAILURE() << to_string(tier) << " accepted n = " << max_n + 1;

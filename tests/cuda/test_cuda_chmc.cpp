@@ -483,6 +483,21 @@ TEST(CudaChmc, BatchedGramFactorisationAgreesWithCpu) {
       EXPECT_GT(a.reference_total.accepted, 0);
     }
   }
+  // The registers tier (fixed-size code, M ≤ 12 in double) rounds as the chain does too.
+  auto linear_m9 = models::LinearGaussianProblem::make(9, 14, 5);
+  for (ChmcChainMapping mapping : {ChmcChainMapping::thread, ChmcChainMapping::warp}) {
+    const ChmcCudaOptions options(mapping, GramFactorization::registers);
+    expect_cpu_and_cuda_agree(sphere, sphere, 301, test_settings(1.6), 4, 1, "sphere", options);
+    expect_cpu_and_cuda_agree(curved, curved, 97, test_settings(1.2), 4, 4, "curved", options);
+    const Agreement a =
+        expect_cpu_and_cuda_agree(linear_m9.host_model(), linear_m9.device_model(), 200,
+                                  test_settings(0.5), 4, 1, "linear_gaussian M = 9", options);
+    EXPECT_GT(a.reference_total.accepted, 0);
+  }
+  EXPECT_THROW(make_cuda(linear.device_model(), 8,
+                         ChmcCudaOptions({}, GramFactorization::registers)),
+               invalid_argument)
+      << "M = 18 is beyond the registers tier";
   auto cuda = make_cuda(linear.device_model(), 8, ChmcCudaOptions({}, GramFactorization::library));
   EXPECT_NE(cuda->device_name().find("Gram factored batched (library)"), std::string::npos)
       << cuda->device_name();

@@ -417,10 +417,18 @@ TEST(ChmcChainBodies, AutomaticGramFactorisationBatchesOnlyLargeDenseGrams) {
   EXPECT_THROW(resolve_gram_factorization(GramFactorization::library,
                                           GramStructure::triangular_plus_low_rank, 100),
                invalid_argument);
+  EXPECT_THROW(resolve_gram_factorization(GramFactorization::registers,
+                                          GramStructure::diagonal_plus_low_rank, 4),
+               invalid_argument);
   for (GramFactorization f :
-       {GramFactorization::automatic, GramFactorization::chain, GramFactorization::thread,
-        GramFactorization::tile, GramFactorization::library})
+       {GramFactorization::automatic, GramFactorization::chain, GramFactorization::registers,
+        GramFactorization::thread, GramFactorization::tile, GramFactorization::library})
     EXPECT_EQ(parse_gram_factorization(to_string(f)), f);
+  EXPECT_EQ(cholesky_tier(GramFactorization::registers), linalg::CholeskyTier::registers);
+  EXPECT_EQ(cholesky_tier(GramFactorization::thread), linalg::CholeskyTier::thread);
+  EXPECT_EQ(cholesky_tier(GramFactorization::tile), linalg::CholeskyTier::tile);
+  EXPECT_EQ(cholesky_tier(GramFactorization::library), linalg::CholeskyTier::library);
+  EXPECT_THROW(cholesky_tier(GramFactorization::chain), invalid_argument);
   EXPECT_THROW(parse_gram_factorization("cusolver"), invalid_argument);
 }
 

@@ -5,12 +5,13 @@
 //   chain    inside the fused kernel, by the chain's own thread or warp (tiers (a) and (b): the
 //            per-chain Cholesky of linalg/cholesky.hpp or linalg/team_ops.hpp). One launch runs
 //            a whole chunk of iterations.
-//   thread, tile, library
-//            batched across all chains between the phases of a transition (tier (c)): the
-//            transition is split at its 1 + N_s · N_g factorisations (ConstrainedChain::
-//            begin_transition / resume_transition), each chain forms its Gram matrix in a
-//            column-major batch, and linalg::batched_cholesky_cuda factors the batch on that tier
-//            (library: cuSOLVER potrfBatched) before the next phase's launch. Dense Grams only:
+//   registers, thread, tile, library
+//            batched across all chains between the phases of a transition: the transition is
+//            split at its 1 + N_s · N_g factorisations (ConstrainedChain::begin_transition /
+//            resume_transition), each chain forms its Gram matrix in a column-major batch, and
+//            linalg::batched_cholesky_cuda factors the batch on that tier (registers: a thread
+//            per matrix holding it in registers, M ≤ 12; thread and tile: shared memory;
+//            library: cuSOLVER potrfBatched) before the next phase's launch. Dense Grams only:
 //            a structured Gram (diagonal or triangular + low rank) has its own O(MK) algorithm.
 //
 // `automatic` picks library for a dense Gram with M ≥ kLibraryGramMinOutputs and chain
@@ -24,13 +25,15 @@
 
 namespace myriad {
 
-enum class GramFactorization : int { automatic, chain, thread, tile, library };
+enum class GramFactorization : int { automatic, chain, registers, thread, tile, library };
 
-/// "auto", "chain", "thread", "tile" or "library".
+/// "auto", "chain", "registers", "thread", "tile" or "library".
 inline const char* to_string(GramFactorization f) {
   switch (f) {
     case GramFactorization::chain:
       return "chain";
+    case GramFactorization::registers:
+      return "registers";
     case GramFactorization::thread:
       return "thread";
     case GramFactorization::tile:
@@ -46,26 +49,33 @@ inline const char* to_string(GramFactorization f) {
 /// Parses the names to_string gives.
 inline GramFactorization parse_gram_factorization(const std::string& name) {
   for (GramFactorization f :
-       {GramFactorization::automatic, GramFactorization::chain, GramFactorization::thread,
-        GramFactorization::tile, GramFactorization::library}) {
+       {GramFactorization::automatic, GramFactorization::chain, GramFactorization::registers,
+        GramFactorization::thread, GramFactorization::tile, GramFactorization::library}) {
     if (name == to_string(f)) return f;
   }
   throw invalid_argument("unknown Gram factorisation '" + name +
-                         "' (expected auto, chain, thread, tile or library)");
+                         "' (expected auto, chain, registers, thread, tile or library)");
 }
 
-/// Whether `f` factors across chains between launches (thread, tile, library).
+/// Whether `f` factors across chains between launches (registers, thread, tile, library).
 inline bool is_batched(GramFactorization f) {
-  return f == GramFactorization::thread || f == GramFactorization::tile ||
-         f == GramFactorization::library;
+  return f == GramFactorization::registers || f == GramFactorization::thread ||
+         f == GramFactorization::tile || f == GramFactorization::library;
 }
 
 /// The batched Cholesky tier of a batched factorisation.
 inline linalg::CholeskyTier cholesky_tier(GramFactorization f) {
   MYRIAD_EXPECTS(is_batched(f), "cholesky_tier: '", to_string(f), "' is not a batched tier");
-  return f == GramFactorization::thread ? linalg::CholeskyTier::thread
-         : f == GramFactorization::tile ? linalg::CholeskyTier::tile
-                                        : linalg::CholeskyTier::library;
+  switch (f) {
+    case GramFactorization::registers:
+      return linalg::CholeskyTier::registers;
+    case GramFactorization::thread:
+      return linalg::CholeskyTier::thread;
+    case GramFactorization::tile:
+      return linalg::CholeskyTier::tile;
+    default:
+      return linalg::CholeskyTier::library;
+  }
 }
 
 /// The smallest M for which `automatic` batches the factorisations in cuSOLVER: the upper end

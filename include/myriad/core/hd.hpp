@@ -16,3 +16,16 @@
 #else
 #define MYRIAD_DEVICE_CODE 0
 #endif
+
+// MYRIAD_UNROLL before a loop whose trip count is a compile-time constant asks the compiler to
+// unroll it fully, so that every index into a local array becomes a constant and the array can
+// live in registers (linalg/fixed_cholesky.hpp). A request, never a change of results.
+#if defined(__CUDACC__)
+#define MYRIAD_UNROLL _Pragma("unroll")
+#elif defined(__clang__)
+#define MYRIAD_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define MYRIAD_UNROLL _Pragma("GCC unroll 256")
+#else
+#define MYRIAD_UNROLL
+#endif

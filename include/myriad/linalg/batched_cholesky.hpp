@@ -20,15 +20,20 @@
 // of that matrix is partially factored and tier-dependent.
 //
 // Tiers (CUDA):
-//   thread   one thread per matrix running linalg::cholesky_in_place (the per-chain code of the
-//            constrained-HMC kernels) on a copy of its matrix staged in shared memory, [element]
-//            [matrix] interleaved so that a warp's accesses are conflict-free; loads and stores
-//            of the block's contiguous run of matrices are coalesced. For n ≲ 16.
-//   tile     one warp (n ≤ 32) or one thread block (n > 32) per matrix, the matrix in shared
-//            memory, right-looking column Cholesky with one barrier per column. For n ~ 16–128;
-//            n² · sizeof(T) must fit the device's opt-in shared memory per block
-//            (batched_cholesky_max_size).
-//   library  cuSOLVER potrfBatched (factor) and cuBLAS trsmBatched (solves), any n.
+//   registers  one thread per matrix, the lower triangle in registers (linalg/fixed_cholesky.hpp:
+//              fixed-size templates for n ≤ kFixedCholeskyMaxSize<T>, 12 in double, 16 in
+//              float), loaded from and stored to global memory directly; no shared memory.
+//   thread     one thread per matrix running linalg::cholesky_in_place_info (the per-chain code
+//              of the constrained-HMC kernels) on a copy of its matrix staged in shared memory,
+//              [element][matrix] interleaved so that a warp's accesses are conflict-free; loads
+//              and stores of the block's contiguous run of matrices are coalesced. For n ≲ 16.
+//   tile       one warp (n ≤ 32) or one thread block (n > 32) per matrix, the matrix in shared
+//              memory, right-looking column Cholesky with one barrier per column. For n ~
+//              16–128; n² · sizeof(T) must fit the device's opt-in shared memory per block
+//              (batched_cholesky_max_size).
+//   library    cuSOLVER potrfBatched (factor) and cuBLAS trsmBatched (solves), any n.
+// Which of registers and thread is faster at a given n (direct, uncoalesced loads against
+// O(n³) shared-memory reads) is what bench/bm_cholesky.cpp's rows are for.
 // The CUDA functions enqueue work on `stream` (a cudaStream_t; nullptr for the legacy default
 // stream) and return without synchronising; device pointers must stay valid until the stream
 // has passed the work. They throw myriad::unavailable_error in a build without CUDA or when no
@@ -36,14 +41,26 @@
 
 #include <cstdint>
 
+#include "myriad/core/hd.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+
 namespace myriad::linalg {
 
-/// How a batch of small factorisations is mapped onto the GPU (DESIGN.md rule 6).
-enum class CholeskyTier { thread, tile, library };
+/// Matrix b of a contiguous column-major batch (the layout above): (i, j) at b · n² + i + j · n.
+template <class T>
+MYRIAD_HD MatrixView<T> batch_matrix(T* matrices, int n, std::int64_t b) {
+  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
+  return {matrices + b * n2, n, n, 1, n};
+}
 
-/// "thread", "tile" or "library".
+/// How a batch of small factorisations is mapped onto the GPU (DESIGN.md rule 6).
+enum class CholeskyTier { registers, thread, tile, library };
+
+/// "registers", "thread", "tile" or "library".
 inline const char* to_string(CholeskyTier tier) {
   switch (tier) {
+    case CholeskyTier::registers:
+      return "registers";
     case CholeskyTier::thread:
       return "thread";
     case CholeskyTier::tile:
@@ -107,8 +124,8 @@ inline std::int64_t batched_cholesky_call_bytes(CholeskyTier tier, std::int64_t 
 void prepare_batched_cholesky_cuda(CholeskyTier tier);
 
 /// The largest n that batched_cholesky_cuda accepts on `tier` for value type T on the current
-/// device: thread and tile are bounded by shared memory per block (thread also by 32), library
-/// by int. Throws like batched_cholesky_cuda where CUDA is unavailable.
+/// device: registers by its instantiated sizes (kFixedCholeskyMaxSize<T>), thread and tile by
+/// shared memory per block (thread also by 32), library by int. Throws like batched_cholesky_cuda where CUDA is unavailable.
 template <class T>
 int batched_cholesky_max_size(CholeskyTier tier);
 
