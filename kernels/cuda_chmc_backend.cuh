@@ -22,8 +22,8 @@
 // the transition's 1 + N_s · N_g factorisations, linalg::batched_cholesky_cuda on that tier over
 // every chain's pending Gram matrix and a resume launch (kernels/chmc_kernels.cuh), all on the
 // compute stream; the Gram matrices then live in two column-major batches of chains · M² values
-// instead of the scratch, with an int status and a ChmcProgress record per chain. Initialisation factors in the
-// chain either way (once per run).
+// instead of the scratch, with an int status and a ChmcProgress record per chain.
+// Initialisation factors in the chain either way (once per run).
 //
 // Memory. The state is [element][chain] with a stride of chains rounded up to a multiple of 32,
 // so every element's row starts on a 128-byte boundary and a warp's accesses coalesce; the

@@ -39,8 +39,8 @@ namespace {
 using Real = long double;
 using Precisions = ::testing::Types<float, double>;
 constexpr double kUpperSentinel = 7777;
-constexpr CholeskyTier kTiers[] = {CholeskyTier::registers, CholeskyTier::thread, CholeskyTier::tile,
-                                   CholeskyTier::library};
+constexpr CholeskyTier kTiers[] = {CholeskyTier::registers, CholeskyTier::thread,
+                                   CholeskyTier::tile, CholeskyTier::library};
 
 template <class T>
 Real gamma(int k) {
@@ -336,7 +336,8 @@ TYPED_TEST(CudaBatchedCholesky, RejectsSizesBeyondTheTierNamingTheLimit) {
   DeviceArray<int> info(1);
   for (CholeskyTier tier : {CholeskyTier::registers, CholeskyTier::thread, CholeskyTier::tile}) {
     const int max_n = batched_cholesky_max_size<T>(tier);
-    EXPECT_GE(max_n, tier == CholeskyTier::registers ? 12 : (tier == CholeskyTier::thread ? 16 : 64))
+    EXPECT_GE(max_n,
+              tier == CholeskyTier::registers ? 12 : (tier == CholeskyTier::thread ? 16 : 64))
         << to_string(tier);
     try {
       batched_cholesky_cuda(matrices.data(), max_n + 1, 1, info.data(), tier);

@@ -494,9 +494,9 @@ TEST(CudaChmc, BatchedGramFactorisationAgreesWithCpu) {
                                   test_settings(0.5), 4, 1, "linear_gaussian M = 9", options);
     EXPECT_GT(a.reference_total.accepted, 0);
   }
-  EXPECT_THROW(make_cuda(linear.device_model(), 8,
-                         ChmcCudaOptions({}, GramFactorization::registers)),
-               invalid_argument)
+  EXPECT_THROW(
+      make_cuda(linear.device_model(), 8, ChmcCudaOptions({}, GramFactorization::registers)),
+      invalid_argument)
       << "M = 18 is beyond the registers tier";
   auto cuda = make_cuda(linear.device_model(), 8, ChmcCudaOptions({}, GramFactorization::library));
   EXPECT_NE(cuda->device_name().find("Gram factored batched (library)"), std::string::npos)

@@ -218,8 +218,8 @@ TYPED_TEST(LinalgBatchedCholesky, RegistersTierSolvesEqualPerMatrixSolvesAtEvery
 TEST(LinalgFixedCholesky, SizeDispatchCoversExactlyTheInstantiatedSizes) {
   for (int n = -1; n <= kFixedCholeskyMaxSize<double> + 1; ++n) {
     int called_with = 0;
-    const bool dispatched =
-        with_fixed_cholesky_size<double>(n, [&](auto size) { called_with = decltype(size)::value; });
+    const bool dispatched = with_fixed_cholesky_size<double>(
+        n, [&](auto size) { called_with = decltype(size)::value; });
     const bool instantiated = n >= 1 && n <= kFixedCholeskyMaxSize<double>;
     EXPECT_EQ(dispatched, instantiated) << "n = " << n;
     EXPECT_EQ(called_with, instantiated ? n : 0) << "n = " << n;
@@ -265,8 +265,8 @@ TEST(LinalgBatchedCholeskyUnavailable, CudaEntryPointsThrowWithoutCudaOrDevice) 
   }
   double a[4] = {1, 0, 0, 1};
   int info[1] = {0};
-  for (CholeskyTier tier : {CholeskyTier::registers, CholeskyTier::thread, CholeskyTier::tile,
-                            CholeskyTier::library}) {
+  for (CholeskyTier tier :
+       {CholeskyTier::registers, CholeskyTier::thread, CholeskyTier::tile, CholeskyTier::library}) {
     EXPECT_THROW(batched_cholesky_cuda(a, 2, 1, info, tier), unavailable_error);
     EXPECT_THROW(batched_cholesky_solve_cuda<double>(a, 2, 1, a, tier), unavailable_error);
     EXPECT_THROW(batched_cholesky_max_size<float>(tier), unavailable_error);

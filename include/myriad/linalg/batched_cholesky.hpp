@@ -125,7 +125,8 @@ void prepare_batched_cholesky_cuda(CholeskyTier tier);
 
 /// The largest n that batched_cholesky_cuda accepts on `tier` for value type T on the current
 /// device: registers by its instantiated sizes (kFixedCholeskyMaxSize<T>), thread and tile by
-/// shared memory per block (thread also by 32), library by int. Throws like batched_cholesky_cuda where CUDA is unavailable.
+/// shared memory per block (thread also by 32), library by int. Throws like
+/// batched_cholesky_cuda where CUDA is unavailable.
 template <class T>
 int batched_cholesky_max_size(CholeskyTier tier);
 
