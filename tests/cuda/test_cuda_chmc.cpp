@@ -464,35 +464,33 @@ TEST(CudaChmc, WarpPerChainAgreesWithCpu) {
 TEST(CudaChmc, BatchedGramFactorisationAgreesWithCpu) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   // The transition in phases with every chain's Gram matrix factored between launches
-  // (backend/gram_factorization.hpp). The thread tier runs the per-chain Cholesky and so rounds
-  // as the chain does; the tile tier and cuSOLVER (library) round their own way, a few ulp per
-  // factor, which the tolerances above already cover (rounding amplified by the dynamics, stop
-  // flips). Both chain mappings; dense Grams only (M = 1, duals, M = 18).
+  // (backend/gram_factorization.hpp). The registers and thread tiers run the per-chain Cholesky's
+  // recurrences and so round as the chain does; the tile tier and cuSOLVER (library) round their
+  // own way, a few ulp per factor, which the tolerances above already cover (rounding amplified
+  // by the dynamics, stop flips). Both chain mappings; dense Grams only (M = 1, duals, and a
+  // linear Gaussian of M = 18, or M = 9 for the registers tier, whose kernels stop at 12).
   const test_generators::TestSphere sphere;
   const test_generators::TestCurved curved;
   auto linear = models::LinearGaussianProblem::make(18, 23, 5);
-  for (GramFactorization tier :
-       {GramFactorization::thread, GramFactorization::tile, GramFactorization::library}) {
+  auto linear_m9 = models::LinearGaussianProblem::make(9, 14, 5);
+  struct TierCase {
+    GramFactorization tier;
+    models::LinearGaussianProblem* linear;
+    const char* label;
+  };
+  for (const TierCase& c : {TierCase{GramFactorization::registers, &linear_m9, "linear M = 9"},
+                            TierCase{GramFactorization::thread, &linear, "linear M = 18"},
+                            TierCase{GramFactorization::tile, &linear, "linear M = 18"},
+                            TierCase{GramFactorization::library, &linear, "linear M = 18"}}) {
     for (ChmcChainMapping mapping : {ChmcChainMapping::thread, ChmcChainMapping::warp}) {
-      const ChmcCudaOptions options(mapping, tier);
+      const ChmcCudaOptions options(mapping, c.tier);
       expect_cpu_and_cuda_agree(sphere, sphere, 301, test_settings(1.6), 4, 1, "sphere", options);
       expect_cpu_and_cuda_agree(curved, curved, 97, test_settings(1.2), 4, 4, "curved", options);
       const Agreement a =
-          expect_cpu_and_cuda_agree(linear.host_model(), linear.device_model(), 200,
-                                    test_settings(0.5), 4, 1, "linear_gaussian M = 18", options);
+          expect_cpu_and_cuda_agree(c.linear->host_model(), c.linear->device_model(), 200,
+                                    test_settings(0.5), 4, 1, c.label, options);
       EXPECT_GT(a.reference_total.accepted, 0);
     }
-  }
-  // The registers tier (fixed-size code, M ≤ 12 in double) rounds as the chain does too.
-  auto linear_m9 = models::LinearGaussianProblem::make(9, 14, 5);
-  for (ChmcChainMapping mapping : {ChmcChainMapping::thread, ChmcChainMapping::warp}) {
-    const ChmcCudaOptions options(mapping, GramFactorization::registers);
-    expect_cpu_and_cuda_agree(sphere, sphere, 301, test_settings(1.6), 4, 1, "sphere", options);
-    expect_cpu_and_cuda_agree(curved, curved, 97, test_settings(1.2), 4, 4, "curved", options);
-    const Agreement a =
-        expect_cpu_and_cuda_agree(linear_m9.host_model(), linear_m9.device_model(), 200,
-                                  test_settings(0.5), 4, 1, "linear_gaussian M = 9", options);
-    EXPECT_GT(a.reference_total.accepted, 0);
   }
   EXPECT_THROW(
       make_cuda(linear.device_model(), 8, ChmcCudaOptions({}, GramFactorization::registers)),
