@@ -464,11 +464,12 @@ TEST(CudaChmc, WarpPerChainAgreesWithCpu) {
 TEST(CudaChmc, BatchedGramFactorisationAgreesWithCpu) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   // The transition in phases with every chain's Gram matrix factored between launches
-  // (backend/gram_factorization.hpp). The registers and thread tiers run the per-chain Cholesky's
-  // recurrences and so round as the chain does; the tile tier and cuSOLVER (library) round their
-  // own way, a few ulp per factor, which the tolerances above already cover (rounding amplified
-  // by the dynamics, stop flips). Both chain mappings; dense Grams only (M = 1, duals, and a
-  // linear Gaussian of M = 18, or M = 9 for the registers tier, whose kernels stop at 12).
+  // (backend/gram_factorization.hpp). The thread tier runs the per-chain Cholesky and so rounds
+  // as the chain does, the registers tier its recurrences in the same order (up to nvcc's FMA
+  // contractions); the tile tier and cuSOLVER (library) round their own way, a few ulp per factor,
+  // which the tolerances above already cover (rounding amplified by the dynamics, stop flips). Both
+  // chain mappings; dense Grams only (M = 1, duals, and a linear Gaussian of M = 18, or M = 9 for
+  // the registers tier, whose kernels stop at 12).
   const test_generators::TestSphere sphere;
   const test_generators::TestCurved curved;
   auto linear = models::LinearGaussianProblem::make(18, 23, 5);

@@ -17,9 +17,10 @@
 //
 // Arithmetic. The same Cholesky–Crout recurrences as cholesky_in_place_info, subtracting the
 // same products in the same order (k = 0, 1, …, j − 1) and scaling by the same reciprocal, and
-// the same substitutions as solve_lower / solve_lower_transpose: on a given compiler and target
-// the results are those of the per-chain functions, bit for bit (tests/unit/test_linalg.cpp
-// checks it on the host for every size). Failure semantics are cholesky_in_place_info's: info
+// the same substitutions as solve_lower / solve_lower_transpose: on the host the results are
+// those of the per-chain functions bit for bit (tests/unit/test_batched_cholesky_cpu.cpp checks
+// every size); on the device they agree to rounding, nvcc being free to fuse a product and a
+// subtraction into an FMA in one and not in the other. Failure semantics are cholesky_in_place_info's: info
 // k > 0 names the first column whose pivot is not positive or not finite; columns before it
 // hold L, the rest of the lower triangle is as on entry.
 
