@@ -9,20 +9,20 @@
 // so every one of its ~N³/6 multiply-adds reads memory: shared memory in the batched thread tier,
 // the chain's [element][chain] workspace in the constrained-HMC kernels. Here the lower triangle
 // is loaded once into a packed local array, every loop is unrolled (MYRIAD_UNROLL), so every
-// index is a constant and the array is register-allocated, and the factor is stored once: N² /2
+// index is a constant and the array is register-allocated, and the factor is stored once: N²/2
 // loads and stores instead of O(N³) memory operations, and no shared memory, so occupancy is set
-// by registers alone. N(N + 1)/2 values must fit the 255 registers of a thread with room to
-// spare: 78 doubles at N = 12, 136 floats at N = 16 (kFixedCholeskyMaxSize<T>); ptxas's count for
-// every instantiated size is in bench/results/kernel-resources-sm90.md.
+// by registers alone. The N(N + 1)/2 values must fit a thread's 255 registers with room to
+// spare: 78 doubles (156 registers) at N = 12, 136 floats at N = 16 (kFixedCholeskyMaxSize<T>);
+// ptxas's count for every instantiated size is in bench/results/kernel-resources-sm90.md.
 //
 // Arithmetic. The same Cholesky–Crout recurrences as cholesky_in_place_info, subtracting the
 // same products in the same order (k = 0, 1, …, j − 1) and scaling by the same reciprocal, and
 // the same substitutions as solve_lower / solve_lower_transpose: on the host the results are
 // those of the per-chain functions bit for bit (tests/unit/test_batched_cholesky_cpu.cpp checks
 // every size); on the device they agree to rounding, nvcc being free to fuse a product and a
-// subtraction into an FMA in one and not in the other. Failure semantics are cholesky_in_place_info's: info
-// k > 0 names the first column whose pivot is not positive or not finite; columns before it
-// hold L, the rest of the lower triangle is as on entry.
+// subtraction into an FMA in one and not in the other. Failure semantics are
+// cholesky_in_place_info's: info k > 0 names the first column whose pivot is not positive or not
+// finite; columns before it hold L, the rest of the lower triangle is as on entry.
 
 #include <type_traits>
 
@@ -33,9 +33,8 @@
 
 namespace myriad::linalg {
 
-/// The largest N for which the fixed-size functions are instantiated by the batched
-/// `registers` tier: the packed triangle stays well inside a thread's 255 registers (see the
-/// file comment), 78 doubles or 136 floats.
+/// The largest N for which the batched `registers` tier instantiates the fixed-size functions:
+/// the packed triangle stays well inside a thread's 255 registers (see the file comment).
 template <class T>
 inline constexpr int kFixedCholeskyMaxSize = sizeof(T) <= 4 ? 16 : 12;
 
