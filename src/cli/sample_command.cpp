@@ -124,6 +124,7 @@ struct GeneratorSettings {
 
 /// Reads the chosen sampler's own options and records them for run.json.
 GeneratorSettings read_generator_settings(const CommandLine& line, const SampleConfig& config,
+                                          const ModelSpec& spec, const ModelArguments& arguments,
                                           RunDescription& run) {
   GeneratorSettings settings;
   if (run.sampler == "chmc") {
@@ -134,6 +135,7 @@ GeneratorSettings read_generator_settings(const CommandLine& line, const SampleC
     chmc.max_steps = static_cast<int>(line.integer("max-steps", 1, 1 << 16));
     chmc.chain_mapping = parse_team_mapping(line.text("chain-mapping"), "chain mapping");
     chmc.gram_factorization = parse_gram_factorization(line.text("gram-factorization"));
+    check_gram_factorization(chmc.gram_factorization, spec.generator.gram_structure(arguments));
     chmc.step_back_off = !line.flag("no-step-back-off");
     chmc.validate_constrained();
     run.extra["integrator"] =
@@ -219,7 +221,7 @@ int sample_command(int argc, char** argv) {
   check_sampler(line, spec, run.sampler);
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
   const GeneratorSettings generator_settings = spec.kind == ModelKind::generator
-                                                   ? read_generator_settings(line, config, run)
+                                                   ? read_generator_settings(line, config, spec, arguments, run)
                                                    : GeneratorSettings{};
 
   finish_reading_command_line();

@@ -5,6 +5,7 @@
 // ABC with tolerance ε (constrained-hmc.md §9).
 
 #include <cmath>
+#include <utility>
 
 #include "myriad/models/builtin_generators.hpp"
 #include "myriad/models/gld.hpp"
@@ -70,6 +71,11 @@ GeneratorRunners runners(Make make) {
     const auto problem = make(a);
     return with_noise(a, problem.host_model(),
                       [&](const auto& g) { return sample_abc_hmc(g, epsilon, config); });
+  };
+  r.gram_structure = [](const ModelArguments& a) {
+    using Model = decltype(std::declval<Make&>()(a).host_model());
+    return a.number("noise") > 0 ? generator_gram_structure<models::Noisy<Model>>
+                                 : generator_gram_structure<Model>;
   };
   return r;
 }

@@ -33,8 +33,8 @@ expect_error "--precision float applies to HMC on a density model" sample --mode
 expect_error "noise must be >= 0" sample --model sphere --model-arg noise=-1 "${common[@]}"
 expect_error "unknown chain mapping 'block'" sample --model sphere --chain-mapping block "${common[@]}"
 expect_error "unknown Gram factorisation 'cusolver'" sample --model sphere --gram-factorization cusolver "${common[@]}"
-expect_error "needs a dense Gram matrix" sample --model lotka_volterra --gram-factorization library "${common[@]}"
-expect_error "needs a dense Gram matrix" sample --model gld --gram-factorization registers "${common[@]}"
+expect_usage_error "needs a dense Gram matrix" sample --model lotka_volterra --gram-factorization library "${common[@]}"
+expect_usage_error "needs a dense Gram matrix" sample --model gld --gram-factorization registers "${common[@]}"
 # Settings a sampler would ignore are refused.
 expect_usage_error "--abc-kernel applies to --sampler abc-mcmc" sample --model sphere --abc-kernel gaussian "${common[@]}"
 expect_usage_error "--thin does not apply to --sampler abc-reject" sample --model sphere --sampler abc-reject --abc-epsilon 0.5 --thin 2 --draws 10 --device cpu --output "$work/out"

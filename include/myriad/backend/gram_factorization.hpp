@@ -83,9 +83,18 @@ inline linalg::CholeskyTier cholesky_tier(GramFactorization f) {
 /// cuda-*-chain and cuda-*-library rows are measured side by side.
 constexpr int kLibraryGramMinOutputs = 128;
 
+/// Throws myriad::invalid_argument when `requested` cannot serve a generator whose Gram has
+/// `structure`: a batched tier needs a dense Gram. (The size limits of the registers and shared-
+/// memory tiers are the device's, checked where the CUDA backend is made.)
+inline void check_gram_factorization(GramFactorization requested, GramStructure structure) {
+  MYRIAD_EXPECTS(!is_batched(requested) || structure == GramStructure::dense,
+                 "the batched Gram factorisation '", to_string(requested),
+                 "' needs a dense Gram matrix; this generator declares a structured one (use "
+                 "chain)");
+}
+
 /// What `automatic` resolves to for a Gram structure and output dimension M; other requests are
-/// returned as asked, except a batched tier for a structured Gram, which throws
-/// myriad::invalid_argument.
+/// returned as asked, once check_gram_factorization has accepted them.
 inline GramFactorization resolve_gram_factorization(GramFactorization requested,
                                                     GramStructure structure, int outputs) {
   if (requested == GramFactorization::automatic) {
@@ -93,10 +102,7 @@ inline GramFactorization resolve_gram_factorization(GramFactorization requested,
                ? GramFactorization::library
                : GramFactorization::chain;
   }
-  MYRIAD_EXPECTS(!is_batched(requested) || structure == GramStructure::dense,
-                 "the batched Gram factorisation '", to_string(requested),
-                 "' needs a dense Gram matrix; this generator declares a structured one (use "
-                 "chain)");
+  check_gram_factorization(requested, structure);
   return requested;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "myriad/model/exact_moment.hpp"
+#include "myriad/model/generator.hpp"
 #include "myriad/run/abc_config.hpp"
 #include "myriad/run/ais_config.hpp"
 #include "myriad/run/chmc_config.hpp"
@@ -66,6 +67,10 @@ struct GeneratorRunners {
   std::function<SampleResult(const ModelArguments&, const AbcConfig&)> abc_mcmc;
   /// HMC on the Gaussian-kernel ABC target with tolerance ε.
   std::function<SampleResult(const ModelArguments&, double, const SampleConfig&)> abc_hmc;
+  /// The Gram structure the generator declares for these arguments (the noisy variant's when
+  /// `noise` > 0), known without building it: the CLI checks --gram-factorization against it
+  /// before claiming the output.
+  std::function<GramStructure(const ModelArguments&)> gram_structure;
 };
 
 /// A built-in model: how to list it and how to run it.
