@@ -207,6 +207,21 @@ cublasStatus_t trsv_batched(cublasHandle_t h, cublasOperation_t op, int n, const
                             n, 1, &one, l, n, b, n, count);
 }
 
+/// Launches the registers tier's kernel of size n, kernel_for(std::integral_constant<int, n>),
+/// with one thread per matrix of the batch.
+template <class T, class KernelFor, class... Args>
+void launch_registers_tier(int n, std::int64_t batch, cudaStream_t stream, KernelFor kernel_for,
+                           Args... args) {
+  const bool launched = with_fixed_cholesky_size<T>(n, [&](auto size) {
+    const auto kernel = kernel_for(size);
+    const int blocks =
+        grid_blocks(kernel, kernels::kRegistersTierBlock, 0, batch, kernels::kRegistersTierBlock);
+    kernel<<<blocks, kernels::kRegistersTierBlock, 0, stream>>>(args...);
+    MYRIAD_CHECK_LAUNCH();
+  });
+  MYRIAD_EXPECTS(launched, "the registers tier has no kernel for n = ", n);
+}
+
 /// Fills pointers[b] = base + b · stride on the device.
 template <class T>
 void build_pointers(T* base, std::int64_t stride, std::int64_t count, T** pointers,
@@ -259,17 +274,14 @@ void batched_cholesky_cuda(T* device_matrices, int n, std::int64_t batch, int* d
   const auto stream = static_cast<cudaStream_t>(stream_handle);
 
   switch (tier) {
-    case CholeskyTier::registers: {
-      with_fixed_cholesky_size<T>(n, [&](auto size) {
-        const auto kernel = kernels::registers_tier_cholesky_kernel<T, decltype(size)::value>;
-        const int blocks = grid_blocks(kernel, kernels::kRegistersTierBlock, 0, batch,
-                                       kernels::kRegistersTierBlock);
-        kernel<<<blocks, kernels::kRegistersTierBlock, 0, stream>>>(device_matrices, batch,
-                                                                    device_info);
-        MYRIAD_CHECK_LAUNCH();
-      });
+    case CholeskyTier::registers:
+      launch_registers_tier<T>(
+          n, batch, stream,
+          [](auto size) {
+            return kernels::registers_tier_cholesky_kernel<T, decltype(size)::value>;
+          },
+          device_matrices, batch, device_info);
       return;
-    }
     case CholeskyTier::thread: {
       const auto kernel = kernels::thread_tier_cholesky_kernel<T>;
       const std::size_t bytes = thread_tier_bytes<T>(n);
@@ -323,9 +335,9 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
   MYRIAD_EXPECTS(batch == 0 || device_rhs != nullptr, name, ": null device right-hand sides");
   require_device(name);
   if (tier == CholeskyTier::registers) {
-    MYRIAD_EXPECTS(n <= kFixedCholeskyMaxSize<T>, name, ": the registers tier supports n <= ",
-                   kFixedCholeskyMaxSize<T>, " for ", sizeof(T) == 4 ? "float" : "double",
-                   ", got n = ", n);
+    MYRIAD_EXPECTS(n <= kFixedCholeskyMaxSize<T>, name,
+                   ": the registers tier supports n <= ", kFixedCholeskyMaxSize<T>, " for ",
+                   sizeof(T) == 4 ? "float" : "double", ", got n = ", n);
   } else if (tier == CholeskyTier::thread) {
     const std::size_t optin = shared_memory_optin();
     MYRIAD_EXPECTS(thread_tier_solve_bytes<T>(n) <= optin, name,
@@ -341,17 +353,12 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
   const auto stream = static_cast<cudaStream_t>(stream_handle);
 
   switch (tier) {
-    case CholeskyTier::registers: {
-      with_fixed_cholesky_size<T>(n, [&](auto size) {
-        const auto kernel = kernels::registers_tier_solve_kernel<T, decltype(size)::value>;
-        const int blocks = grid_blocks(kernel, kernels::kRegistersTierBlock, 0, batch,
-                                       kernels::kRegistersTierBlock);
-        kernel<<<blocks, kernels::kRegistersTierBlock, 0, stream>>>(device_factors, batch,
-                                                                    device_rhs, which);
-        MYRIAD_CHECK_LAUNCH();
-      });
+    case CholeskyTier::registers:
+      launch_registers_tier<T>(
+          n, batch, stream,
+          [](auto size) { return kernels::registers_tier_solve_kernel<T, decltype(size)::value>; },
+          device_factors, batch, device_rhs, which);
       return;
-    }
     case CholeskyTier::thread: {
       const auto kernel = kernels::thread_tier_solve_kernel<T>;
       const std::size_t bytes = thread_tier_solve_bytes<T>(n);
