@@ -23,7 +23,8 @@
 // BM_mpis_largest_k/<model>: no timing; the largest K whose plan fits an 80 GB device
 // (forward tensors plus index sampling, double, one run; mpis.md §3.3), whole and with its
 // largest top-level plate in chunks, to set beside the K the reference implementation reached
-// on an 80 GB A100 (reference_k).
+// on an 80 GB A100 (reference_k); with a GPU also largest_k_this_card, whole, within the default
+// budget of `myriad mpis` on this card (80% of its free memory, this_card_budget_bytes).
 
 #include <benchmark/benchmark.h>
 
@@ -184,13 +185,23 @@ void register_largest_k(const std::string& model, Make make_data, int reference_
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     auto data = make_data();
     const PlatedStructure s = data.host_model().structure();
-    std::int64_t k = 0, chunked = 0;
+    // This card: the free memory now, with the scheduler's default budget (80% of it, as
+    // `myriad mpis` takes without --memory-limit).
+    const double card_bytes =
+        cuda_device_available() ? 0.8 * static_cast<double>(available_memory_bytes(Device::cuda))
+                                : 0.0;
+    std::int64_t k = 0, chunked = 0, card = 0;
     for (auto _ : state) {
       k = largest_k(s, kEightyGigabytes, false);
       chunked = largest_k(s, kEightyGigabytes, true);
+      if (card_bytes > 0) card = largest_k(s, card_bytes, false);
     }
     state.counters["largest_k_80GB"] = static_cast<double>(k);
     state.counters["largest_k_80GB_chunked"] = static_cast<double>(chunked);
+    if (card_bytes > 0) {
+      state.counters["largest_k_this_card"] = static_cast<double>(card);
+      state.counters["this_card_budget_bytes"] = card_bytes;
+    }
     if (reference_k > 0) state.counters["reference_k"] = reference_k;
   })->Iterations(1);
 }
