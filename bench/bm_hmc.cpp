@@ -1,13 +1,16 @@
 // BM_hmc/<model>/<device>/chains:N — many-chain HMC through the backend interface
-// (backend/hmc_backend.hpp), as the scheduler drives it: one benchmark iteration is one HMC
-// iteration of every chain, L = 8 leapfrog steps without jitter, nothing recorded. Items:
-// gradient evaluations, as the backend counts them (a trajectory cut short by a non-finite
-// density counts only the steps it took).
+// (backend/hmc_backend.hpp), as the scheduler drives it: one benchmark iteration is one call of
+// HmcBackend::run advancing every chain by kIterationsPerCall = 20 HMC iterations of L = 8
+// leapfrog steps without jitter, nothing recorded — the work of one timed call of the NumPyro
+// peer (bench/peers/numpyro_hmc.py: 20 iterations in one jitted loop), so that the two are timed
+// alike. Items: gradient evaluations, as the backend counts them (a trajectory cut short by a
+// non-finite density counts only the steps it took).
 //
-// Timing: wall-clock (UseRealTime). HmcBackend::run returns the iteration's statistics, which
-// needs the device's reduction to finish, so on CUDA the wall time covers the kernels and the
-// launch and synchronisation overhead of one call; device work is not isolated with events
-// here (a host-compiled benchmark cannot reach the streams). CPU: 2^10–2^14 chains; CUDA:
+// Timing: wall-clock (UseRealTime). HmcBackend::run returns the call's statistics, which needs
+// the device's reduction to finish, so on CUDA the wall time covers the kernels and the launch
+// and synchronisation overhead of one call; device work is not isolated with events here (a
+// host-compiled benchmark cannot reach the streams). With one iteration per call (before
+// 2026-11-26) that overhead dominated at 4096 chains on an H100 (0.64 ms per call). CPU: 2^10–2^14 chains; CUDA:
 // 2^10–2^20, skipped with an error when no device is present.
 //
 // Counters: bytes_per_grad and flops_per_grad (roofline.hpp); on CUDA also roofline_fraction,
@@ -34,6 +37,7 @@ namespace myriad::bench {
 namespace {
 
 constexpr int kLeapfrogSteps = 8;
+constexpr int kIterationsPerCall = 20;
 
 /// The backend for a model on `device`, or null with the reason in `why`.
 template <class Model, class T>
@@ -82,7 +86,8 @@ void hmc_benchmark(benchmark::State& state, Device device, MakeModel make_model,
   std::uint32_t iteration = 2;
   IterationStats total;
   for (auto _ : state) {
-    total += backend->run(settings, iteration++, 1, nullptr, 0, 0, nullptr);
+    total += backend->run(settings, iteration, kIterationsPerCall, nullptr, 0, 0, nullptr);
+    iteration += kIterationsPerCall;
   }
   state.SetItemsProcessed(total.gradient_evaluations);
   const Roofline roofline = hmc_roofline(cost, backend->dim(), sizeof(T), kLeapfrogSteps);
