@@ -4,41 +4,12 @@
 // (CUDA builds only), the built-in ones through the library's instantiations. Every test skips
 // without a CUDA device.
 //
-// What "agree" means, and why the tolerances are what they are (double precision throughout):
-//  * Initial points agree to rounding: initialize() draws normals (Box–Muller: log, sqrt, sin,
-//    cos) and normalises or solves for the remaining inputs (sin); glibc and CUDA's libdevice
-//    differ by an ulp or two in these, and nvcc contracts a · b + c into FMAs where g++
-//    (baseline x86-64) rounds twice. ~10 operations of a few ulp each: kInitialTolerance = 1e-13
-//    relative (≈ 450 ulp), far below anything a wrong index or stride would produce. The paper's
-//    Lotka–Volterra start (S = 50) comes out of a least-squares fit (gradient matching) and a
-//    forward substitution whose noise values are differences of data and drift of size ~100 that
-//    cancel to size ~1, amplifying the rounding up to ~100-fold: that comparison alone takes
-//    kLotkaVolterraInitialTolerance = 1e-11.
-//  * Trajectories agree to rounding amplified by the dynamics, which is far below the projection
-//    tolerance: kPositionTolerance = position_tol = 1e-8 (relative to max(1, |u|)). Rounding
-//    differences start at ~1e-16 and grow along the trajectory; at the step sizes used here, near
-//    where projections start to fail, they reach ~4e-11 after five transitions (measured with the
-//    CPU backend built with and without FMA contraction, which perturbs the arithmetic the way
-//    nvcc does; printed by every comparison). A difference as large as position_tol can only come
-//    from a projection that stopped at a different iterate on the two devices ("stop flip"): it
-//    stops at the first iterate with ‖r‖∞ < constraint_tol (1e-9) and ‖Δ‖∞ < position_tol, and
-//    the compared quantities differ between the devices by rounding of the residual's normal
-//    component, ~1e-15, i.e. ~1e-6 relative to the threshold. Stop flips are therefore rare but
-//    real (FMA experiment: none in ~10⁶ projections of the test generators; ~2e-5 per Newton
-//    iteration for Lotka–Volterra, whose residuals come out of a recursion, yet none of those
-//    moved a chain by 1e-8), and each changes the Newton iteration count by one. Hence the rule:
-//    while the per-iteration Newton totals agree, every chain must agree to kPositionTolerance with
-//    the same decisions and the same status counters exactly; once they differ by k in all, up to k
-//    chains may part (their trajectories legitimately separate), the decisions and the failures in
-//    all may differ by at most the number of parted chains, and each failure kind by that plus k
-//    (a stop flip inside a failing transition can change which failure it was).
-//  * Accept/reject decisions and failure statuses agree: an accept decision flips only when
-//    log U falls within the energy difference's rounding error (~1e-12) of H0 − H1, and a status
-//    only when a thresholded quantity (reverse-check distance against 2e-8, the Newton cap of 50,
-//    divergence at 1e10) lands within rounding of its threshold: ~1e-12 per transition.
-//  * Launch configuration and chunking change nothing on one device: each chain's arithmetic is
-//    the same code in the same order whatever the grid, so fused, chunked and one-iteration runs
-//    are bit-identical, and so are the statistics (integers; acceptance in 2^-32 fixed point).
+// What "agree" means, and why the tolerances are what they are: tests/common/chmc_agreement.hpp,
+// which the FMA experiment on the CPU (tests/unit/test_chmc_fma_agreement.cpp) shares. In
+// addition here: launch configuration and chunking change nothing on one device: each chain's
+// arithmetic is the same code in the same order whatever the grid, so fused, chunked and
+// one-iteration runs are bit-identical, and so are the statistics (integers; acceptance in 2^-32
+// fixed point).
 
 #include <gtest/gtest.h>
 
@@ -51,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/chmc_agreement.hpp"
 #include "common/test_generators.hpp"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/cpu_chmc_backend.hpp"
@@ -72,15 +44,15 @@ constexpr const char* kNoDeviceReason = "no CUDA device: myriad was built withou
 #define MYRIAD_SKIP_WITHOUT_CUDA() \
   if (!cuda_device_available()) GTEST_SKIP() << kNoDeviceReason
 
-constexpr double kInitialTolerance = 1e-13;
-constexpr double kLotkaVolterraInitialTolerance = 1e-11;
-constexpr double kPositionTolerance = 1e-8;
-
-/// A sanity bound on stop flips (file comment) per iteration: a few, plus one per 10⁴ Newton
-/// iterations, five times the highest rate of the FMA experiment (Lotka–Volterra).
-std::int64_t allowed_newton_difference(std::int64_t newton_iterations) {
-  return 3 + newton_iterations / 10000;
-}
+using testing::Agreement;
+using testing::ChmcRecording;
+using testing::expect_recordings_agree;
+using testing::kInitialTolerance;
+using testing::kLotkaVolterraInitialTolerance;
+using testing::record_chmc;
+using testing::RecordingSink;
+using testing::small_lotka_volterra;
+using testing::test_settings;
 
 using BackendFactory = std::function<std::unique_ptr<ChmcBackend<double>>()>;
 
@@ -99,67 +71,8 @@ std::unique_ptr<ChmcBackend<double>> make_cuda(const Generator& generator, std::
 #endif
 }
 
-/// Keeps every delivered chunk and checks that chunks arrive in order, without gaps.
-class RecordingSink final : public DrawSink<double> {
- public:
-  RecordingSink(std::int64_t chains, int quantities, std::int64_t first_draw)
-      : chains_(chains), quantities_(quantities), next_draw_(first_draw) {}
-
-  void consume(const double* values, std::int64_t first_draw, int n_draws) override {
-    EXPECT_EQ(first_draw, next_draw_) << "chunks out of order or with a gap";
-    next_draw_ = first_draw + n_draws;
-    chunk_sizes.push_back(n_draws);
-    values_.insert(values_.end(), values, values + n_draws * quantities_ * chains_);
-  }
-  const std::vector<double>& values() const { return values_; }
-
-  std::vector<int> chunk_sizes;
-
- private:
-  std::int64_t chains_;
-  int quantities_;
-  std::int64_t next_draw_;
-  std::vector<double> values_;
-};
-
-/// |a − b| / max(1, |a|, |b|).
-double relative_difference(double a, double b) {
-  return std::fabs(a - b) / std::max({1.0, std::fabs(a), std::fabs(b)});
-}
-
-/// Settings with a step size large enough that some transitions fail (not converged, not
-/// reversible, divergent), so that the status counters are compared on non-zero values; with
-/// the warm-up's per-chain step back-off on, so that each chain's back-off is compared too.
-ChmcSettings<double> test_settings(double step_size) {
-  ChmcSettings<double> settings;
-  settings.seed = 20261122;
-  settings.step.step_size = step_size;
-  settings.min_steps = 3;
-  settings.max_steps = 6;
-  settings.step_back_off = true;
-  return settings;
-}
-
-/// What a comparison found, for the log and for tests that want to check more.
-struct Agreement {
-  IterationStats reference_total;
-  IterationStats candidate_total;
-  double max_initial_difference = 0;
-  double max_position_difference = 0;  ///< over the chains that did not part
-  std::int64_t stop_flips = 0;         ///< Σ over iterations of |Δ Newton iterations|
-  std::int64_t parted_chains = 0;
-};
-
-/// |a − b| for counters that may differ by at most `allowed`.
-void expect_counts_within(const char* name, std::int64_t candidate, std::int64_t reference,
-                          std::int64_t allowed) {
-  EXPECT_LE(std::llabs(candidate - reference), allowed)
-      << name << ": candidate " << candidate << " vs reference " << reference;
-}
-
 /// Runs `reference` (the CPU backend) and `candidate` (the CUDA backend) from the same seed, one
-/// iteration per run() call, and compares initial points, per-chain decisions, positions,
-/// recorded draws and per-iteration statistics as described at the top of the file. Then runs a
+/// iteration per run() call, and compares them (testing::expect_recordings_agree). Then runs a
 /// fresh candidate over all iterations in one call with chunks of two and requires bit-identical
 /// draws, positions and totals.
 Agreement expect_backends_agree(const BackendFactory& make_reference,
@@ -168,131 +81,15 @@ Agreement expect_backends_agree(const BackendFactory& make_reference,
                                 std::int64_t chains_per_init, const std::string& what,
                                 double initial_tolerance = kInitialTolerance) {
   SCOPED_TRACE(what);
-  Agreement result;
   auto reference = make_reference();
   auto candidate = make_candidate();
-  const std::int64_t chains = reference->chains();
-  EXPECT_EQ(candidate->chains(), chains);
-  EXPECT_EQ(candidate->input_dim(), reference->input_dim());
-  EXPECT_EQ(candidate->num_quantities(), reference->num_quantities());
   EXPECT_EQ(candidate->quantity_names(), reference->quantity_names());
-  const int dim = reference->input_dim();
-  const int quantities = reference->num_quantities();
-  const auto size = static_cast<std::size_t>(dim * chains);
-
-  EXPECT_EQ(candidate->initialize(settings.seed, 10, chains_per_init),
-            reference->initialize(settings.seed, 10, chains_per_init));
-  std::vector<double> reference_before = reference->positions();
-  std::vector<double> candidate_before = candidate->positions();
-  if (reference_before.size() != size || candidate_before.size() != size) {
-    ADD_FAILURE() << "positions() has the wrong size";
-    return result;
-  }
-  for (std::size_t k = 0; k < size; ++k) {
-    const double d = relative_difference(reference_before[k], candidate_before[k]);
-    result.max_initial_difference = std::max(result.max_initial_difference, d);
-  }
-  EXPECT_LE(result.max_initial_difference, initial_tolerance) << "initial points differ";
-
-  RecordingSink reference_draws(chains, quantities, 0), candidate_draws(chains, quantities, 0);
-  std::vector<bool> parted(static_cast<std::size_t>(chains), false);
-  for (int i = 0; i < iterations; ++i) {
-    SCOPED_TRACE("iteration " + std::to_string(i));
-    const auto it = static_cast<std::uint32_t>(i);
-    const IterationStats r = reference->run(settings, it, 1, &reference_draws, i, 0);
-    const IterationStats c = candidate->run(settings, it, 1, &candidate_draws, i, 0);
-    result.reference_total += r;
-    result.candidate_total += c;
-    const std::int64_t newton_difference = std::llabs(c.newton_iterations - r.newton_iterations);
-    EXPECT_LE(newton_difference, allowed_newton_difference(r.newton_iterations));
-    result.stop_flips += newton_difference;
-
-    // Chains that part from their twin this iteration: a position beyond the tolerance or a
-    // different decision (a draw equal to its predecessor is a rejection or a failure).
-    const std::vector<double> reference_after = reference->positions();
-    const std::vector<double> candidate_after = candidate->positions();
-    const std::vector<std::uint8_t> reference_halvings = reference->step_halvings();
-    const std::vector<std::uint8_t> candidate_halvings = candidate->step_halvings();
-    for (std::int64_t ch = 0; ch < chains; ++ch) {
-      if (parted[static_cast<std::size_t>(ch)]) continue;
-      bool reference_moved = false, candidate_moved = false, beyond = false;
-      double chain_difference = 0;
-      for (int d = 0; d < dim; ++d) {
-        const std::size_t k = static_cast<std::size_t>(d * chains + ch);
-        reference_moved = reference_moved || reference_after[k] != reference_before[k];
-        candidate_moved = candidate_moved || candidate_after[k] != candidate_before[k];
-        const double diff = relative_difference(reference_after[k], candidate_after[k]);
-        chain_difference = std::max(chain_difference, diff);
-        beyond = beyond || diff > kPositionTolerance;
-      }
-      // A different step back-off is a different decision too (a failure on one side, an
-      // ordinary rejection on the other).
-      beyond = beyond || candidate_halvings[static_cast<std::size_t>(ch)] !=
-                             reference_halvings[static_cast<std::size_t>(ch)];
-      if (beyond || reference_moved != candidate_moved) {
-        parted[static_cast<std::size_t>(ch)] = true;
-        ++result.parted_chains;
-        if (result.parted_chains > result.stop_flips) {
-          ADD_FAILURE() << "chain " << ch << " parted (max |du| " << chain_difference << ", "
-                        << (reference_moved ? "moved" : "stayed") << " on the reference, "
-                        << (candidate_moved ? "moved" : "stayed")
-                        << " on the candidate) without a stop flip to explain it";
-        }
-      } else {
-        result.max_position_difference = std::max(result.max_position_difference, chain_difference);
-      }
-    }
-    // Exact while no chain has parted; otherwise within one per parted chain. A stop flip in a
-    // transition that fails on both devices leaves the chain in place on both but may change
-    // which failure it was (the Newton cap on one device, the reverse check on the other): so
-    // the failures in all are compared like the decisions, each kind also allowing the stop
-    // flips so far.
-    const std::int64_t allowed = result.parted_chains;
-    const std::int64_t allowed_kind = allowed + result.stop_flips;
-    const auto failures = [](const IterationStats& s) {
-      return s.divergent + s.non_finite + s.not_converged + s.not_reversible + s.cholesky_failures;
-    };
-    EXPECT_EQ(c.transitions, r.transitions);
-    expect_counts_within("accepted", c.accepted, r.accepted, allowed);
-    expect_counts_within("failures", failures(c), failures(r), allowed);
-    expect_counts_within("divergent", c.divergent, r.divergent, allowed_kind);
-    expect_counts_within("non_finite", c.non_finite, r.non_finite, allowed_kind);
-    expect_counts_within("not_converged", c.not_converged, r.not_converged, allowed_kind);
-    expect_counts_within("not_reversible", c.not_reversible, r.not_reversible, allowed_kind);
-    expect_counts_within("cholesky_failures", c.cholesky_failures, r.cholesky_failures,
-                         allowed_kind);
-    // A failed trajectory stops early: a parted chain changes the count by at most max_steps.
-    expect_counts_within("gradient_evaluations", c.gradient_evaluations, r.gradient_evaluations,
-                         allowed * settings.max_steps);
-    // min(1, e^x) is 1-Lipschitz: each agreeing transition's acceptance probability differs by at
-    // most its energy error's difference (≪ kPositionTolerance), a parted chain's by at most 1.
-    EXPECT_NEAR(c.accept_prob_sum(), r.accept_prob_sum(),
-                static_cast<double>(chains) * kPositionTolerance + static_cast<double>(allowed));
-    reference_before = reference_after;
-    candidate_before = candidate_after;
-  }
-  // Recorded draws are functions of the positions (the quantities), so they agree as they do.
-  const std::vector<double>& a = reference_draws.values();
-  const std::vector<double>& b = candidate_draws.values();
-  EXPECT_EQ(a.size(), b.size());
-  int draw_mismatches = 0;
-  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
-    if (parted[k % static_cast<std::size_t>(chains)]) continue;
-    if (relative_difference(a[k], b[k]) > kPositionTolerance && ++draw_mismatches <= 5)
-      ADD_FAILURE() << "recorded value " << k << ": reference " << a[k] << " vs candidate " << b[k];
-  }
-  const IterationStats& rt = result.reference_total;
-  std::printf(
-      "[ %s ] max |du| initial %.2e, after %d iterations %.2e; stop flips %lld, parted chains "
-      "%lld of %lld; accepted %lld, not converged %lld, not reversible %lld, divergent %lld, "
-      "non-finite %lld, Cholesky %lld of %lld transitions; Newton iterations %lld\n",
-      what.c_str(), result.max_initial_difference, iterations, result.max_position_difference,
-      static_cast<long long>(result.stop_flips), static_cast<long long>(result.parted_chains),
-      static_cast<long long>(chains), static_cast<long long>(rt.accepted),
-      static_cast<long long>(rt.not_converged), static_cast<long long>(rt.not_reversible),
-      static_cast<long long>(rt.divergent), static_cast<long long>(rt.non_finite),
-      static_cast<long long>(rt.cholesky_failures), static_cast<long long>(rt.transitions),
-      static_cast<long long>(rt.newton_iterations));
+  const ChmcRecording r = record_chmc(*reference, settings, iterations, chains_per_init);
+  const ChmcRecording c = record_chmc(*candidate, settings, iterations, chains_per_init);
+  const Agreement result = expect_recordings_agree(r, c, settings, what, initial_tolerance);
+  const std::int64_t chains = c.chains;
+  const int quantities = c.quantities;
+  const std::vector<double>& candidate_last = iterations > 0 ? c.positions.back() : c.initial;
 
   // The candidate again, fused over all iterations in chunks of two: the same bits.
   auto fused = make_candidate();
@@ -302,9 +99,8 @@ Agreement expect_backends_agree(const BackendFactory& make_reference,
   std::vector<int> expected_chunks(static_cast<std::size_t>(iterations / 2), 2);
   if (iterations % 2 != 0) expected_chunks.push_back(1);
   EXPECT_EQ(fused_draws.chunk_sizes, expected_chunks);
-  EXPECT_EQ(fused_draws.values(), candidate_draws.values())
-      << "recorded draws depend on the chunk size";
-  EXPECT_EQ(fused->positions(), candidate_before);
+  EXPECT_EQ(fused_draws.values(), c.draws) << "recorded draws depend on the chunk size";
+  EXPECT_EQ(fused->positions(), candidate_last);
   EXPECT_EQ(fused->step_halvings(), candidate->step_halvings());
   const IterationStats& ct = result.candidate_total;
   EXPECT_EQ(f.transitions, ct.transitions);
@@ -412,13 +208,6 @@ TEST(CudaChmc, BuiltinSphereAgreesWithCpu) {
   EXPECT_GT(a.reference_total.accepted, 0);
   const auto noisy = models::Noisy<models::Sphere>::make(sphere, 0.5);
   expect_cpu_and_cuda_agree(noisy, noisy, 300, test_settings(0.5), 4, 1, "noisy sphere");
-}
-
-/// A small Lotka–Volterra problem whose data lie where prior draws of z keep the simulation
-/// tame (S = 10 steps from r₀ = f₀ = 1, z = (0.3, 0.1, 0.2, 0.1)), so that chains started by
-/// initialize() move: ~85% accepted at δt = 0.2, the rest spread over every failure counter.
-models::LotkaVolterraProblem small_lotka_volterra() {
-  return models::LotkaVolterraProblem::make(7, models::LotkaVolterraSettings::short_series());
 }
 
 TEST(CudaChmc, LotkaVolterraAgreesWithCpu) {
