@@ -138,12 +138,13 @@ def main():
             keys = jax.random.split(jax.random.PRNGKey(args.seed + 1), chains)
             try:
                 start = time.perf_counter()
-                # The trajectory is given by its length: with num_steps given, NumPyro keeps its
-                # default trajectory_length (2 pi) and the step it takes is not step_size (seen:
-                # every logistic transition divergent at 0.02). ceil(length / step) = steps.
+                # Both the number of steps (a static trip count: NumPyro's fastest loop) and the
+                # trajectory's length: with num_steps alone NumPyro keeps its default length of
+                # 2 pi and does not step at step_size (seen: every logistic transition divergent
+                # at 0.02, acceptance 0, on an H100, 2026-11-26).
                 state = jax.vmap(lambda x, k: init_kernel(
-                    x, num_warmup=0, step_size=step_size,
-                    trajectory_length=(args.steps - 0.5) * step_size,
+                    x, num_warmup=0, step_size=step_size, num_steps=args.steps,
+                    trajectory_length=args.steps * step_size,
                     adapt_step_size=False, adapt_mass_matrix=False, rng_key=k))(init, keys)
                 run = jax.jit(lambda s: jax.lax.fori_loop(
                     0, args.samples, lambda i, s: jax.vmap(sample_kernel)(s), s))
