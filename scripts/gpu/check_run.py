@@ -79,6 +79,10 @@ def quantity_names(path):
         raise Unreadable(f"{path}: {error}") from error
 
 
+def fmt_number(value):
+    return "none" if value is None else f"{value:.2f}"
+
+
 def mean_and_se(values):
     """Mean of independent values and its standard error."""
     n = len(values)
@@ -88,10 +92,8 @@ def mean_and_se(values):
 
 
 def check_sample(run_dir):
-    report = load_json(os.path.join(run_dir, "run.json"))
-    exact = report.get("exact")
-    if not exact:
-        raise Unreadable(f"{run_dir}/run.json has no exact moments (model {report.get('model')})")
+    report = load_report(run_dir, "exact")
+    exact = report["exact"]
     (chains, draws, quantities), values = load_npy(os.path.join(run_dir, "draws.npy"))
     names = quantity_names(os.path.join(run_dir, "summary.csv"))
     if len(names) != quantities:
@@ -131,10 +133,16 @@ def check_sample(run_dir):
     return problems, detail
 
 
-def check_ais(run_dir):
+def load_report(run_dir, exact_key):
+    """run.json of a run whose model knows its exact answer under exact_key."""
     report = load_json(os.path.join(run_dir, "run.json"))
-    if "log_z_exact" not in report:
-        raise Unreadable(f"{run_dir}/run.json has no log_z_exact")
+    if exact_key not in report:
+        raise Unreadable(f"{run_dir}/run.json has no {exact_key} (model {report.get('model')})")
+    return report
+
+
+def check_ais(run_dir):
+    report = load_report(run_dir, "log_z_exact")
     log_z, se, exact = report["log_z"], report["log_z_se"], report["log_z_exact"]
     z = abs(log_z - exact) / se if se and se > 0 else math.inf
     problems = [] if z <= K_SIGMA else [f"log Z {log_z:.6g} vs exact {exact:.6g} ({z:.1f} se)"]
@@ -144,9 +152,7 @@ def check_ais(run_dir):
 
 
 def check_mpis(run_dir):
-    report = load_json(os.path.join(run_dir, "run.json"))
-    if "log_marginal_exact" not in report:
-        raise Unreadable(f"{run_dir}/run.json has no log_marginal_exact")
+    report = load_report(run_dir, "log_marginal_exact")
     exact = report["log_marginal_exact"]
     per_run = report["log_marginal"]["per_run"]
     if len(per_run) < 10:
@@ -163,7 +169,7 @@ def check_mpis(run_dir):
         problems.append(f"{failed} failed runs")
     detail = (f"mpis {report.get('model')} K={report['settings']['k']} on {report.get('device')}: "
               f"mean P-hat/P {ratio:.4f} +- {se:.2g} over {len(per_run)} runs ({z:.2f} se), "
-              f"posterior means max {posterior_z:.2f} MCSE over {check.get('quantities')} "
+              f"posterior means max {fmt_number(posterior_z)} MCSE over {check.get('quantities')} "
               f"quantities, {report.get('seconds_per_run'):.3g} s per run")
     return problems, detail
 

@@ -60,6 +60,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/recording_sink.hpp"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/models/lotka_volterra.hpp"
 
@@ -106,28 +107,6 @@ inline double relative_difference(double a, double b) {
   return std::fabs(a - b) / std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
-/// Keeps every delivered chunk and checks that chunks arrive in order, without gaps.
-class RecordingSink final : public DrawSink<double> {
- public:
-  RecordingSink(std::int64_t chains, int quantities, std::int64_t first_draw)
-      : chains_(chains), quantities_(quantities), next_draw_(first_draw) {}
-
-  void consume(const double* values, std::int64_t first_draw, int n_draws) override {
-    EXPECT_EQ(first_draw, next_draw_) << "chunks out of order or with a gap";
-    next_draw_ = first_draw + n_draws;
-    chunk_sizes.push_back(n_draws);
-    values_.insert(values_.end(), values, values + n_draws * quantities_ * chains_);
-  }
-  const std::vector<double>& values() const { return values_; }
-
-  std::vector<int> chunk_sizes;
-
- private:
-  std::int64_t chains_;
-  int quantities_;
-  std::int64_t next_draw_;
-  std::vector<double> values_;
-};
 
 /// One run, one iteration per run() call: what expect_recordings_agree compares.
 struct ChmcRecording {
@@ -151,7 +130,7 @@ inline ChmcRecording record_chmc(ChmcBackend<double>& backend, const ChmcSetting
   r.quantities = backend.num_quantities();
   r.initialize_failures = backend.initialize(settings.seed, 10, chains_per_init);
   r.initial = backend.positions();
-  RecordingSink sink(r.chains, r.quantities, 0);
+  RecordingSink<double> sink(r.chains, r.quantities, 0);
   for (int i = 0; i < iterations; ++i) {
     r.stats.push_back(backend.run(settings, static_cast<std::uint32_t>(i), 1, &sink, i, 0));
     r.positions.push_back(backend.positions());

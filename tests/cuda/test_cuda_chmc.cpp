@@ -50,7 +50,7 @@ using testing::expect_recordings_agree;
 using testing::kInitialTolerance;
 using testing::kLotkaVolterraInitialTolerance;
 using testing::record_chmc;
-using testing::RecordingSink;
+using RecordingSink = testing::RecordingSink<double>;
 using testing::small_lotka_volterra;
 using testing::test_settings;
 

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/recording_sink.hpp"
 #include "myriad/backend/cpu_hmc_backend.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/ensemble_moments.hpp"
@@ -56,36 +57,7 @@ constexpr double kPositionTolerance = sizeof(T) == sizeof(float) ? 2e-3 : 1e-9;
 template <class T>
 constexpr int kAllowedFlippedChains = sizeof(T) == sizeof(float) ? 1 : 0;
 
-/// Keeps every delivered chunk and checks that chunks arrive in order, without gaps.
-template <class T>
-class RecordingSink final : public DrawSink<T> {
- public:
-  RecordingSink(std::int64_t chains, int quantities, std::int64_t first_draw)
-      : chains_(chains), quantities_(quantities), next_draw_(first_draw) {}
-
-  void consume(const T* values, std::int64_t first_draw, int n_draws) override {
-    EXPECT_EQ(first_draw, next_draw_) << "chunks out of order or with a gap";
-    next_draw_ = first_draw + n_draws;
-    chunk_sizes.push_back(n_draws);
-    values_.insert(values_.end(), values, values + n_draws * quantities_ * chains_);
-  }
-
-  /// Quantity q of chain c at draw i (counted from the first draw of the run).
-  T at(int i, int q, std::int64_t c) const {
-    return values_[static_cast<std::size_t>(
-        (static_cast<std::int64_t>(i) * quantities_ + q) * chains_ + c)];
-  }
-  int draws() const { return static_cast<int>(values_.size() / (quantities_ * chains_)); }
-  const std::vector<T>& values() const { return values_; }
-
-  std::vector<int> chunk_sizes;
-
- private:
-  std::int64_t chains_;
-  int quantities_;
-  std::int64_t next_draw_;
-  std::vector<T> values_;
-};
+using testing::RecordingSink;
 
 template <class T>
 HmcSettings<T> test_settings(std::uint64_t seed) {
