@@ -51,9 +51,8 @@ void kernel_benchmark(benchmark::State& state, const Model& model, T step_size,
   const auto view = [&](const Buffer<T>& b) {
     return EnsembleView<T>{b.data(), chains, dim, stride};
   };
-  const kernels::HmcEnsembleView<T> ensemble{view(position),          view(gradient),
-                                             view(proposal),          view(momentum),
-                                             view(proposal_gradient), log_density.data()};
+  const HmcEnsembleView<T> ensemble{view(position), view(gradient),          view(proposal),
+                                    view(momentum), view(proposal_gradient), log_density.data()};
   const kernels::ChainStatisticsView stats{
       counters.data(), counters.data() + chains, counters.data() + 2 * chains,
       counters.data() + 3 * chains, counters.data() + 4 * chains};

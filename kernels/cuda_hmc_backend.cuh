@@ -36,6 +36,7 @@
 #include "hmc_kernels.cuh"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/hmc_chain_bodies.hpp"
 #include "myriad/backend/memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
@@ -115,7 +116,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
     const cuda_detail::DeviceScope on_device(device_);
-    MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
+    check_chains_per_init(chains_per_init);
     kernels::initialize_chains_kernel<Model, T>
         <<<init_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
             model_, view(position_), view(gradient_), log_density_.data(), initialized_.data(),
@@ -126,12 +127,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
     const cuda_detail::DeviceScope on_device(device_);
-    MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim_, "inverse metric has length ",
-                   inverse_metric.size(), ", expected ", dim_);
-    for (std::size_t i = 0; i < inverse_metric.size(); ++i) {
-      MYRIAD_EXPECTS(inverse_metric[i] > T(0), "inverse metric entries must be positive, entry ", i,
-                     " is ", inverse_metric[i]);
-    }
+    check_inverse_metric(inverse_metric, dim_);
     // Kernels in flight may read the old metric: copy behind them on the same stream, and wait
     // because the host vector is pageable and the caller may free it on return.
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(inverse_metric_.data(), inverse_metric.data(),
@@ -144,7 +140,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
     const cuda_detail::DeviceScope on_device(device_);
-    MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be non-negative, got ", n_iterations);
+    check_iteration_count(n_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
     const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
     if (sink != nullptr) {
@@ -196,9 +192,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   /// before the streams are created, so that a missing device reads as unavailable_error rather
   /// than as a failed cudaStreamCreate.
   static int checked_device(std::int64_t chains, int dim) {
-    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
-    MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
-    MYRIAD_EXPECTS(dim > 0, "model dimension must be positive, got ", dim);
+    check_hmc_ensemble_size(chains, dim);
     if (!cuda_device_available()) {
       throw unavailable_error("the CUDA backend was requested but no CUDA device is available");
     }
@@ -210,7 +204,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   EnsembleView<T> view(const DeviceArray<T>& array) const {
     return {array.data(), chains_, dim_, stride_};
   }
-  kernels::HmcEnsembleView<T> ensemble_view() const {
+  HmcEnsembleView<T> ensemble_view() const {
     return {view(position_), view(gradient_),          view(proposal_),
             view(momentum_), view(proposal_gradient_), log_density_.data()};
   }

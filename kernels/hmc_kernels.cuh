@@ -1,10 +1,10 @@
 #pragma once
 // CUDA kernels of the many-chain HMC backend (kernels/cuda_hmc_backend.cuh launches them).
 //
-// Each kernel is a grid-stride loop that calls the per-chain code of include/myriad (the same
-// functions the CPU backend calls in its OpenMP loop), one chain per thread, so the launch
-// configuration never changes a chain's result. Ensemble arrays are [dim][chain] with the chain
-// index fastest, so the threads of a warp touch consecutive addresses. The kernel plumbing
+// Each kernel is a grid-stride loop over the per-chain bodies of backend/hmc_chain_bodies.hpp
+// (the same functions the CPU backend calls in its OpenMP loop), one chain per thread, so the
+// launch configuration never changes a chain's result. Ensemble arrays are [dim][chain] with the
+// chain index fastest, so the threads of a warp touch consecutive addresses. The kernel plumbing
 // (MYRIAD_KERNEL, block sizes, 64-bit indexing) is in kernel_common.cuh and the sums over chains
 // in reduction.cuh, shared with the constrained-HMC kernels.
 
@@ -12,32 +12,12 @@
 
 #include "kernel_common.cuh"
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/hmc_chain_bodies.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
-#include "myriad/core/random.hpp"
-#include "myriad/mcmc/chain_status.hpp"
-#include "myriad/mcmc/hmc.hpp"
-#include "myriad/model/concept.hpp"
 #include "reduction.cuh"
 
 namespace myriad::kernels {
-
-/// Device views of the ensemble state of HMC, all [dim][chain] with one stride.
-template <class T>
-struct HmcEnsembleView {
-  EnsembleView<T> position;           ///< current points
-  EnsembleView<T> gradient;           ///< ∇ log π at the current points
-  EnsembleView<T> proposal;           ///< scratch: trajectory position
-  EnsembleView<T> momentum;           ///< scratch: trajectory momentum
-  EnsembleView<T> proposal_gradient;  ///< scratch: ∇ log π along the trajectory
-  T* log_density;                     ///< log π at the current points, one per chain
-
-  /// The per-chain view that hmc_transition takes.
-  MYRIAD_HD HmcChain<T> chain(std::int64_t c) const {
-    return {position.chain(c), gradient.chain(c), log_density + c,
-            proposal.chain(c), momentum.chain(c), proposal_gradient.chain(c)};
-  }
-};
 
 /// Per-chain statistics accumulated over the iterations of one backend call, one entry per
 /// chain; each thread updates only its own chain's entries, so no atomics are needed.
@@ -52,29 +32,25 @@ struct ChainStatisticsView {
 // ---------------------------------------------------------------------------------------------
 // Per-chain kernels
 
-/// Draws each chain's initial point (mcmc/hmc.hpp, initialize_chain) and writes
-/// initialized[c] = 1 when a finite point was found, else 0. Chains c with equal
-/// c / chains_per_init draw from the stream of the superchain's first chain and so share their
-/// initial point (HmcBackend::initialize).
+/// Draws each chain's initial point (initialize_chain_at, backend/hmc_chain_bodies.hpp) and
+/// writes initialized[c] = 1 when a finite point was found, else 0.
 template <class Model, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     initialize_chains_kernel(Model model, EnsembleView<T> position, EnsembleView<T> gradient,
                              T* log_density, std::uint8_t* initialized, std::uint64_t seed,
                              T radius, int max_tries, std::int64_t chains_per_init) {
   for (std::int64_t c = global_thread_index(); c < position.chains; c += grid_stride()) {
-    const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
-    const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
-    const bool ok = initialize_chain(model, position.chain(c), gradient.chain(c), log_density + c,
-                                     rng, radius, max_tries);
+    const bool ok = initialize_chain_at(model, position, gradient, log_density, c, seed, radius,
+                                        max_tries, chains_per_init);
     initialized[c] = ok ? 1 : 0;
   }
 }
 
 /// Runs iterations first_iteration … first_iteration + n_iterations − 1 of every chain in one
-/// launch (fused: the state stays put between iterations and launch overhead is paid once per
-/// chunk). When `recorded` is not null, quantity q of chain c after iteration i goes to
-/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects, so that
-/// the chunk leaves the device in one contiguous copy. Statistics are added to `stats`.
+/// launch (hmc_chain_iterations_at; fused: the state stays put between iterations and launch
+/// overhead is paid once per chunk). Recorded quantities go to `recorded` in the layout
+/// DrawSink::consume expects, so that the chunk leaves the device in one contiguous copy.
+/// Statistics are added to `stats`.
 template <class Model, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     hmc_iterations_kernel(Model model, HmcEnsembleView<T> state, HmcSettings<T> settings,
@@ -84,34 +60,14 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
   for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
     const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
     const HmcChain<T> chain = state.chain(c);
-    std::int64_t accept_prob_fixed = 0, accepted = 0, divergent = 0, non_finite = 0,
-                 evaluations = 0;
-    for (int i = 0; i < n_iterations; ++i) {
-      const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-      // The step count depends on (seed, iteration) only, so every thread computes the same
-      // number and the warp stays converged through the leapfrog loop.
-      const HmcStep<T> step{settings.step_size,
-                            jittered_leapfrog_steps(settings.seed, iteration,
-                                                    settings.max_leapfrog_steps, settings.jitter),
-                            inverse_metric, settings.max_energy_error};
-      const HmcOutcome<T> out = hmc_transition(model, chain, rng, iteration, step);
-      accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
-      accepted += out.accepted ? 1 : 0;
-      divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
-      non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
-      evaluations += out.gradient_evaluations;
-      if (recorded != nullptr) {
-        const ChainVector<T> slot{
-            recorded + static_cast<std::int64_t>(i) * n_quantities * chains + c, chains,
-            n_quantities};
-        record_quantities(model, chain.position, slot);
-      }
-    }
-    stats.accept_prob_fixed[c] += accept_prob_fixed;
-    stats.accepted[c] += accepted;
-    stats.divergent[c] += divergent;
-    stats.non_finite[c] += non_finite;
-    stats.gradient_evaluations[c] += evaluations;
+    const HmcChainTotals t =
+        hmc_chain_iterations(model, chain, rng, settings, inverse_metric, first_iteration,
+                             n_iterations, recorded, n_quantities, chains, c);
+    stats.accept_prob_fixed[c] += t.accept_prob_fixed;
+    stats.accepted[c] += t.accepted;
+    stats.divergent[c] += t.divergent;
+    stats.non_finite[c] += t.non_finite;
+    stats.gradient_evaluations[c] += t.gradient_evaluations;
   }
 }
 

@@ -27,8 +27,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/recording_sink.hpp"
@@ -341,17 +344,38 @@ TYPED_TEST(CudaHmc, DivergencesAndNonFiniteTrajectoriesAreCountedLikeTheCpu) {
   EXPECT_EQ(b.transitions, a.transitions);
 }
 
-TEST(CudaHmcBackend, ValidatesArguments) {
-  MYRIAD_SKIP_WITHOUT_CUDA();
-  const auto model = models::Gaussian<double>::make(3, 0.2);
-  EXPECT_THROW((make_cuda_hmc_backend<models::Gaussian<double>, double>(model, 0)),
-               invalid_argument);
-  auto cuda = make_cuda_hmc_backend<models::Gaussian<double>, double>(model, 10);
-  EXPECT_THROW(cuda->set_inverse_metric({1.0, 1.0}), invalid_argument);
-  EXPECT_THROW(cuda->set_inverse_metric({1.0, 0.0, 1.0}), invalid_argument);
-  EXPECT_THROW(cuda->initialize(1, 2.0, 10, 0), invalid_argument);
-  EXPECT_THROW(cuda->run(test_settings<double>(1), 0, -1, nullptr, 0, 0, nullptr),
-               invalid_argument);
+/// Every backend refuses the same invalid arguments with invalid_argument (the CPU backend here
+/// on any machine, the CUDA one where a device is present). Until both took their checks from
+/// backend/hmc_chain_bodies.hpp, the CUDA backend accepted an infinite inverse-metric entry
+/// that the CPU backend refused.
+TEST(HmcBackends, EveryBackendRefusesTheSameInvalidArguments) {
+  using Model = models::Gaussian<double>;
+  const auto model = Model::make(3, 0.2);
+  std::vector<std::pair<std::string, std::function<std::unique_ptr<HmcBackend<double>>(
+                                         std::int64_t)>>>
+      backends = {{"cpu", [&](std::int64_t chains) {
+                     return make_cpu_hmc_backend<Model, double>(model, chains);
+                   }}};
+  if (cuda_device_available()) {
+    backends.push_back({"cuda", [&](std::int64_t chains) {
+                          return make_cuda_hmc_backend<Model, double>(model, chains);
+                        }});
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::vector<double>> bad_metrics = {
+      {1.0, 1.0}, {1.0, 0.0, 1.0}, {1.0, -1.0, 1.0}, {1.0, inf, 1.0}, {1.0, std::nan(""), 1.0}};
+  for (const auto& [name, make] : backends) {
+    SCOPED_TRACE(name);
+    EXPECT_THROW(make(0), invalid_argument);
+    EXPECT_THROW(make(std::int64_t{1} << 32), invalid_argument);
+    auto backend = make(10);
+    for (const std::vector<double>& metric : bad_metrics)
+      EXPECT_THROW(backend->set_inverse_metric(metric), invalid_argument) << metric[1];
+    EXPECT_NO_THROW(backend->set_inverse_metric({1.0, 2.0, 0.5}));
+    EXPECT_THROW(backend->initialize(1, 2.0, 10, 0), invalid_argument);
+    EXPECT_THROW(backend->run(test_settings<double>(1), 0, -1, nullptr, 0, 0, nullptr),
+                 invalid_argument);
+  }
 }
 
 TEST(CudaHmcBackend, NamesTheDeviceAndZeroIterationsDoNothing) {

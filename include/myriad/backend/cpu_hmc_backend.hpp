@@ -1,14 +1,14 @@
 #pragma once
-// The CPU backend: an OpenMP loop over chains calling the per-chain HMC transition. State is
-// stored [chain][dim] (each chain's vectors contiguous), and each chain runs all iterations of
-// a call before the next chain starts, so its state stays in cache. The results are identical
-// to the GPU's [dim][chain] iteration-major order because every random number is keyed by
-// (seed, chain, iteration, purpose, draw) and the step count by (seed, iteration).
+// The CPU backend: an OpenMP loop over the per-chain bodies of backend/hmc_chain_bodies.hpp, the
+// same functions the CUDA kernels loop over. State is stored [chain][dim] (each chain's vectors
+// contiguous), and each chain runs all iterations of a call before the next chain starts, so its
+// state stays in cache. The results are those of the GPU's [dim][chain] layout because every
+// random number is keyed by (seed, chain, iteration, purpose, draw) and the step count by
+// (seed, iteration).
 
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,10 +16,9 @@
 
 #include "myriad/backend/ensemble_moments.hpp"
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/backend/hmc_chain_bodies.hpp"
 #include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/ensemble.hpp"
-#include "myriad/core/error.hpp"
-#include "myriad/mcmc/hmc.hpp"
 #include "myriad/model/concept.hpp"
 
 namespace myriad {
@@ -32,9 +31,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
         chains_(chains),
         dim_(model.dim()),
         n_quantities_(recorded_quantity_count(model)) {
-    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
-    MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
-    MYRIAD_EXPECTS(dim_ > 0, "model dimension must be positive, got ", dim_);
+    check_hmc_ensemble_size(chains, dim_);
     const std::size_t n = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains);
     for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_})
       array->assign(n, T(0));
@@ -54,33 +51,27 @@ class CpuHmcBackend final : public HmcBackend<T> {
 
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
-    MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
+    check_chains_per_init(chains_per_init);
+    const EnsembleView<T> position = view(position_), gradient = view(gradient_);
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : failed)
     for (std::int64_t c = 0; c < chains_; ++c) {
-      const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
-      const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
-      const bool ok = initialize_chain(model_, view(position_).chain(c), view(gradient_).chain(c),
-                                       &log_density_[c], rng, radius, max_tries);
-      if (!ok) ++failed;
+      if (!initialize_chain_at(model_, position, gradient, log_density_.data(), c, seed, radius,
+                               max_tries, chains_per_init))
+        ++failed;
     }
     return failed;
   }
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
-    MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim_, "inverse metric has length ",
-                   inverse_metric.size(), ", expected ", dim_);
-    for (int d = 0; d < dim_; ++d)
-      MYRIAD_EXPECTS(std::isfinite(static_cast<double>(inverse_metric[d])) && inverse_metric[d] > 0,
-                     "inverse metric entry ", d, " must be positive and finite, got ",
-                     inverse_metric[d]);
+    check_inverse_metric(inverse_metric, dim_);
     inverse_metric_ = inverse_metric;
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
-    MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
+    check_iteration_count(n_iterations);
     IterationStats total;
     if (chunk_iterations <= 0) chunk_iterations = n_iterations;
     for (int done = 0; done < n_iterations; done += chunk_iterations) {
@@ -108,34 +99,22 @@ class CpuHmcBackend final : public HmcBackend<T> {
 
  private:
   EnsembleView<T> view(std::vector<T>& array) { return {array.data(), chains_, dim_, 1, dim_}; }
+  HmcEnsembleView<T> ensemble_view() {
+    return {view(position_), view(gradient_),          view(proposal_),
+            view(momentum_), view(proposal_gradient_), log_density_.data()};
+  }
 
   IterationStats run_chunk(const HmcSettings<T>& settings, std::uint32_t first_iteration, int n,
                            T* recorded) {
-    std::vector<int> steps(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i)
-      steps[i] = jittered_leapfrog_steps(settings.seed, first_iteration + i,
-                                         settings.max_leapfrog_steps, settings.jitter);
-    const EnsembleView<T> position = view(position_), gradient = view(gradient_),
-                          proposal = view(proposal_), momentum = view(momentum_),
-                          proposal_gradient = view(proposal_gradient_);
+    const HmcEnsembleView<T> state = ensemble_view();
     IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-      const HmcChain<T> chain{position.chain(c), gradient.chain(c), &log_density_[c],
-                              proposal.chain(c), momentum.chain(c), proposal_gradient.chain(c)};
-      for (int i = 0; i < n; ++i) {
-        const HmcStep<T> step{settings.step_size, steps[i], inverse_metric_.data(),
-                              settings.max_energy_error};
-        const HmcOutcome<T> out = hmc_transition(model_, chain, rng, first_iteration + i, step);
-        stats.record(static_cast<double>(out.accept_prob), out.accepted, out.status,
-                     out.gradient_evaluations);
-        if (recorded) {
-          ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * n_quantities_ * chains_ + c,
-                              chains_, n_quantities_};
-          record_quantities(model_, chain.position, slot);
-        }
-      }
+      const HmcChainTotals totals =
+          hmc_chain_iterations(model_, state.chain(c), rng, settings, inverse_metric_.data(),
+                               first_iteration, n, recorded, n_quantities_, chains_, c);
+      add_chain_totals(stats, totals, n);
     }
     return stats;
   }

@@ -1,0 +1,149 @@
+#pragma once
+// The per-chain bodies of many-chain HMC and the checks of its backends' arguments, in a header
+// every compiler can include: the CPU backend (backend/cpu_hmc_backend.hpp) is an OpenMP loop
+// over these functions and the CUDA kernels (kernels/hmc_kernels.cuh) are grid-stride loops over
+// them, so the two backends cannot drift apart (DESIGN.md rule 1). They differ only in the
+// layout of the ensemble arrays the views describe: [chain][dim] on the CPU, so that a chain's
+// vectors share cache lines; [dim][chain] with a padded stride on the GPU, so that a warp's
+// threads read consecutive addresses.
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/mcmc/chain_status.hpp"
+#include "myriad/mcmc/hmc.hpp"
+#include "myriad/model/concept.hpp"
+
+namespace myriad {
+
+/// Views of the ensemble state of HMC, all with one layout.
+template <class T>
+struct HmcEnsembleView {
+  EnsembleView<T> position;           ///< current points
+  EnsembleView<T> gradient;           ///< ∇ log π at the current points
+  EnsembleView<T> proposal;           ///< scratch: trajectory position
+  EnsembleView<T> momentum;           ///< scratch: trajectory momentum
+  EnsembleView<T> proposal_gradient;  ///< scratch: ∇ log π along the trajectory
+  T* log_density;                     ///< log π at the current points, one per chain
+
+  /// The per-chain view that hmc_transition takes.
+  MYRIAD_HD HmcChain<T> chain(std::int64_t c) const {
+    return {position.chain(c), gradient.chain(c), log_density + c,
+            proposal.chain(c), momentum.chain(c), proposal_gradient.chain(c)};
+  }
+};
+
+/// One chain's counters over the iterations of one call, summed in the chain's own variables
+/// (registers on a GPU); integers, acceptance in 2^-32 fixed point, so that any order of summing
+/// chains gives the same totals.
+struct HmcChainTotals {
+  std::int64_t accept_prob_fixed = 0;
+  std::int64_t accepted = 0;
+  std::int64_t divergent = 0;
+  std::int64_t non_finite = 0;
+  std::int64_t gradient_evaluations = 0;
+
+  template <class T>
+  MYRIAD_HD void add(const HmcOutcome<T>& out) {
+    accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
+    accepted += out.accepted ? 1 : 0;
+    divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
+    non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
+    gradient_evaluations += out.gradient_evaluations;
+  }
+};
+
+/// Adds one chain's totals over `transitions` transitions to `stats`.
+inline void add_chain_totals(IterationStats& stats, const HmcChainTotals& t,
+                             std::int64_t transitions) {
+  stats.accept_prob_fixed += t.accept_prob_fixed;
+  stats.transitions += transitions;
+  stats.accepted += t.accepted;
+  stats.divergent += t.divergent;
+  stats.non_finite += t.non_finite;
+  stats.gradient_evaluations += t.gradient_evaluations;
+}
+
+/// Draws chain c's initial point (mcmc/hmc.hpp, initialize_chain) into the ensemble arrays;
+/// true when a finite one was found. Chains c with equal c / chains_per_init draw from the stream
+/// of the superchain's first chain and so share their initial point (HmcBackend::initialize).
+template <class Model, class T>
+MYRIAD_HD bool initialize_chain_at(const Model& model, const EnsembleView<T>& position,
+                                   const EnsembleView<T>& gradient, T* log_density,
+                                   std::int64_t c, std::uint64_t seed, T radius, int max_tries,
+                                   std::int64_t chains_per_init) {
+  const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
+  const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
+  return initialize_chain(model, position.chain(c), gradient.chain(c), log_density + c, rng,
+                          radius, max_tries);
+}
+
+/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of chain c, whose views
+/// and random stream the caller has formed (HmcEnsembleView::chain, RandomStream(seed, c)).
+/// When `recorded` is not null, quantity q after iteration i goes to
+/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects.
+template <class Model, class T>
+MYRIAD_HD HmcChainTotals hmc_chain_iterations(const Model& model, const HmcChain<T>& chain,
+                                              const RandomStream& rng,
+                                              const HmcSettings<T>& settings,
+                                              const T* inverse_metric,
+                                              std::uint32_t first_iteration, int n_iterations,
+                                              T* recorded, int n_quantities, std::int64_t chains,
+                                              std::int64_t c) {
+  HmcChainTotals totals;
+  for (int i = 0; i < n_iterations; ++i) {
+    const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
+    // The step count depends on (seed, iteration) only, so every chain takes the same number
+    // and a warp stays converged through the leapfrog loop.
+    const HmcStep<T> step{settings.step_size,
+                          jittered_leapfrog_steps(settings.seed, iteration,
+                                                  settings.max_leapfrog_steps, settings.jitter),
+                          inverse_metric, settings.max_energy_error};
+    totals.add(hmc_transition(model, chain, rng, iteration, step));
+    if (recorded != nullptr) {
+      const ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * n_quantities * chains + c,
+                                chains, n_quantities};
+      record_quantities(model, chain.position, slot);
+    }
+  }
+  return totals;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The arguments every HMC backend checks, in one place.
+
+/// chains in 1 … 2^32 − 1 (the chain index keys a 32-bit counter word) and a positive dimension.
+inline void check_hmc_ensemble_size(std::int64_t chains, int dim) {
+  MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+  MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
+  MYRIAD_EXPECTS(dim > 0, "model dimension must be positive, got ", dim);
+}
+
+/// A diagonal inverse metric: `dim` entries, each positive and finite.
+template <class T>
+void check_inverse_metric(const std::vector<T>& inverse_metric, int dim) {
+  MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim, "inverse metric has length ",
+                 inverse_metric.size(), ", expected ", dim);
+  for (int d = 0; d < dim; ++d)
+    MYRIAD_EXPECTS(std::isfinite(static_cast<double>(inverse_metric[d])) && inverse_metric[d] > 0,
+                   "inverse metric entry ", d, " must be positive and finite, got ",
+                   inverse_metric[d]);
+}
+
+/// chains_per_init ≥ 1 (HmcBackend::initialize).
+inline void check_chains_per_init(std::int64_t chains_per_init) {
+  MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
+}
+
+/// n_iterations ≥ 0 (HmcBackend::run).
+inline void check_iteration_count(int n_iterations) {
+  MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
+}
+
+}  // namespace myriad
