@@ -10,8 +10,8 @@
 // the device's reduction to finish, so on CUDA the wall time covers the kernels and the launch
 // and synchronisation overhead of one call; device work is not isolated with events here (a
 // host-compiled benchmark cannot reach the streams). With one iteration per call (before
-// 2026-11-26) that overhead dominated at 4096 chains on an H100 (0.64 ms per call). CPU: 2^10–2^14 chains; CUDA:
-// 2^10–2^20, skipped with an error when no device is present.
+// 2026-11-26) that overhead dominated at 4096 chains on an H100 (0.64 ms per call).
+// CPU: 2^10–2^14 chains; CUDA: 2^10–2^20, skipped with an error when no device is present.
 //
 // Counters: bytes_per_grad and flops_per_grad (roofline.hpp); on CUDA also roofline_fraction,
 // achieved FLOP rate over min(peak FLOPs, intensity × peak bandwidth) of the device.

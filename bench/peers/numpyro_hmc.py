@@ -161,7 +161,8 @@ def main():
                 seconds = min(times)
                 steps_taken = int(np.max(np.asarray(final.num_steps)))
                 if steps_taken != args.steps:
-                    raise RuntimeError(f"NumPyro took {steps_taken} leapfrog steps, not {args.steps}")
+                    raise RuntimeError(
+                        f"NumPyro took {steps_taken} leapfrog steps, not {args.steps}")
             except Exception as error:  # e.g. out of device memory at the largest counts
                 print(json.dumps({"peer": "numpyro", "model": model_name, "chains": chains,
                                   "error": f"{type(error).__name__}: {error}"[:500]}), flush=True)

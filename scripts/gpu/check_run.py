@@ -112,7 +112,8 @@ def check_sample(run_dir):
             first.append(math.fsum(block) / draws)
             second.append(math.fsum(v * v for v in block) / draws)
         mean, sd = exact[name]["mean"], exact[name]["sd"]
-        for label, moment, target in (("E[x]", first, mean), ("E[x^2]", second, sd * sd + mean * mean)):
+        second_moment = sd * sd + mean * mean
+        for label, moment, target in (("E[x]", first, mean), ("E[x^2]", second, second_moment)):
             estimate, se = mean_and_se(moment)
             z = abs(estimate - target) / se if se > 0 else math.inf
             worst_z = max(worst_z, z)
@@ -146,7 +147,8 @@ def check_ais(run_dir):
     log_z, se, exact = report["log_z"], report["log_z_se"], report["log_z_exact"]
     z = abs(log_z - exact) / se if se and se > 0 else math.inf
     problems = [] if z <= K_SIGMA else [f"log Z {log_z:.6g} vs exact {exact:.6g} ({z:.1f} se)"]
-    detail = (f"ais {report.get('model')} on {report.get('device')}: log Z {log_z:.6g} +- {se:.2g}, "
+    detail = (f"ais {report.get('model')} on {report.get('device')}: "
+              f"log Z {log_z:.6g} +- {se:.2g}, "
               f"exact {exact:.6g} ({z:.2f} se, limit {K_SIGMA:g}), ess {report.get('ess')}")
     return problems, detail
 

@@ -108,10 +108,12 @@ def main(log_dir):
     for (model, chains), peer in peers.items():
         if f"BM_hmc/{model}/cuda/chains:{chains}" not in by_name:
             table.append([model, chains, "-", "-", "-",
-                          fmt(peer.get("gradient_evaluations_per_second")), "-", peer.get("error", "")[:40]])
+                          fmt(peer.get("gradient_evaluations_per_second")), "-",
+                          peer.get("error", "")[:40]])
     table.sort(key=lambda t: (t[0], t[1]))
     print_table("HMC: gradient evaluations/s (goal: >= 20x NumPyro at >= 4096 chains)",
-                ["model", "chains", "myriad", "roofline", "accept", "numpyro", "x numpyro", "error"],
+                ["model", "chains", "myriad", "roofline", "accept", "numpyro", "x numpyro",
+                 "error"],
                 table)
 
     # Constrained HMC: ESS/s and one core.
@@ -120,11 +122,13 @@ def main(log_dir):
         if not name.startswith("BM_chmc/"):
             continue
         table.append([name[len("BM_chmc/"):], fmt(r.get("ess_per_second")),
-                      fmt(r.get("vs_one_core"), ".0f"), fmt(r.get("gradient_evaluations_per_second")),
+                      fmt(r.get("vs_one_core"), ".0f"),
+                      fmt(r.get("gradient_evaluations_per_second")),
                       fmt(r.get("accept_rate"), ".2f"), fmt(r.get("failed_fraction"), ".2g"),
                       r.get("label", ""), error_of(r) or ""])
     print_table("Constrained HMC: ESS/s (goal: >= 1000x one core of this machine)",
-                ["row", "ESS/s", "x one core", "grad/s", "accept", "failed", "label", "error"], table)
+                ["row", "ESS/s", "x one core", "grad/s", "accept", "failed", "label", "error"],
+                table)
 
     # HAIS.
     table = []
@@ -154,7 +158,8 @@ def main(log_dir):
         if name.startswith("BM_mpis_largest_k/"):
             table.append([name.split("/")[1], fmt(r.get("largest_k_this_card"), ".0f"),
                           fmt(r.get("this_card_budget_bytes", 0) / 1e9, ".3g"),
-                          fmt(r.get("largest_k_80GB"), ".0f"), fmt(r.get("largest_k_80GB_chunked"), ".0f"),
+                          fmt(r.get("largest_k_80GB"), ".0f"),
+                          fmt(r.get("largest_k_80GB_chunked"), ".0f"),
                           fmt(r.get("reference_k"), ".0f")])
     print_table("MP IS: largest K (plan estimate)",
                 ["model", "this card", "budget GB", "80 GB", "80 GB chunked", "reference"], table)

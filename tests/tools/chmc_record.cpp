@@ -34,7 +34,9 @@ int record(const Generator& g, std::int64_t chains, double step_size, int iterat
 
 int main(int argc, char** argv) {
   if (argc != 6) {
-    std::fprintf(stderr, "usage: chmc_record sphere|curved|lotka_volterra CHAINS STEP_SIZE ITERATIONS OUT\n");
+    std::fprintf(stderr,
+                 "usage: chmc_record sphere|curved|lotka_volterra CHAINS STEP_SIZE ITERATIONS "
+                 "OUT\n");
     return 2;
   }
   const std::string generator = argv[1];

@@ -20,6 +20,7 @@
 #include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad {
 
@@ -144,9 +145,5 @@ class AisBackend {
 /// targets in kernels/builtin_ais_*.cu (src/backend/cuda_ais_unavailable.cpp without CUDA).
 template <class Target, class T>
 std::unique_ptr<AisBackend<T>> make_cuda_ais_backend(const Target& target, AisLayout<T> layout);
-
-/// Specialised to true for targets whose CUDA backend the library instantiates.
-template <class Target>
-struct has_cuda_ais_backend : std::false_type {};
 
 }  // namespace myriad

@@ -15,6 +15,7 @@
 #include "myriad/core/random.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad {
 
@@ -114,11 +115,5 @@ template <class Generator, class T>
 std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator& generator,
                                                        std::int64_t chains,
                                                        ChmcCudaOptions options = {});
-
-/// True when make_cuda_chmc_backend<Generator, double> is available to code compiled by a host
-/// compiler: specialised for the built-in generators (models/builtin_generators.hpp). Translation
-/// units compiled by nvcc may use any generator (run/sample_constrained.hpp).
-template <class Generator>
-struct has_cuda_chmc_backend : std::false_type {};
 
 }  // namespace myriad

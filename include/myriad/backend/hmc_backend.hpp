@@ -16,6 +16,7 @@
 #include "myriad/backend/accept_prob_total.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/mcmc/chain_status.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad {
 
@@ -132,11 +133,5 @@ class HmcBackend {
 /// The model must hold device-visible data. Throws myriad::unavailable_error without CUDA.
 template <class Model, class T>
 std::unique_ptr<HmcBackend<T>> make_cuda_hmc_backend(const Model& model, std::int64_t chains);
-
-/// True when make_cuda_hmc_backend<Model, T> is available to code compiled by a host compiler:
-/// specialised for the built-in models (models/builtin.hpp), whose CUDA backends the library
-/// instantiates. Translation units compiled by nvcc may use any model (run/sample.hpp).
-template <class Model>
-struct has_cuda_backend : std::false_type {};
 
 }  // namespace myriad

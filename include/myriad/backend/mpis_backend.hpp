@@ -14,6 +14,7 @@
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/estimate/mpis_engine.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad {
 
@@ -80,9 +81,5 @@ std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model& model,
                                                     const PlatedStructure& structure,
                                                     const MpisPlan& plan,
                                                     const MpisEngineOptions& options);
-
-/// True for models whose CUDA MP IS backend the library instantiates.
-template <class Model>
-struct has_cuda_mpis_backend : std::false_type {};
 
 }  // namespace myriad

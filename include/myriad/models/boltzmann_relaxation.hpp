@@ -52,6 +52,7 @@
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -397,3 +398,12 @@ class BoltzmannRelaxationData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the AIS backend (kernels/builtin_ais_boltzmann_relaxation.cu):
+// model/library_instances.hpp.
+template <class T>
+struct has_cuda_ais_backend<models::BoltzmannRelaxation<T>> : std::true_type {};
+
+}  // namespace myriad

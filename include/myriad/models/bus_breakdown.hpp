@@ -37,6 +37,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
 
 namespace myriad::models {
@@ -260,3 +261,12 @@ class BusBreakdownData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the MP IS backend (kernels/builtin_mpis_bus_breakdown.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_mpis_backend<models::BusBreakdown> : std::true_type {};
+
+}  // namespace myriad

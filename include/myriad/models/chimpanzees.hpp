@@ -29,6 +29,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
 
 namespace myriad::models {
@@ -251,3 +252,12 @@ class ChimpanzeesData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the MP IS backend (kernels/builtin_mpis_chimpanzees.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_mpis_backend<models::Chimpanzees> : std::true_type {};
+
+}  // namespace myriad

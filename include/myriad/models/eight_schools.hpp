@@ -23,6 +23,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -129,3 +130,12 @@ struct EightSchools {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the HMC backend (kernels/builtin_hmc_eight_schools.cu):
+// model/library_instances.hpp.
+template <class T>
+struct has_cuda_backend<models::EightSchools<T>> : std::true_type {};
+
+}  // namespace myriad

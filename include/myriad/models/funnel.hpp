@@ -15,6 +15,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -79,3 +80,12 @@ struct Funnel {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the HMC backend (kernels/builtin_hmc_funnel.cu):
+// model/library_instances.hpp.
+template <class T>
+struct has_cuda_backend<models::Funnel<T>> : std::true_type {};
+
+}  // namespace myriad

@@ -15,6 +15,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -101,3 +102,14 @@ struct Gaussian {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the HMC (kernels/builtin_hmc_gaussian.cu) and AIS
+// (kernels/builtin_ais_gaussian.cu) backends: model/library_instances.hpp.
+template <class T>
+struct has_cuda_backend<models::Gaussian<T>> : std::true_type {};
+template <class T>
+struct has_cuda_ais_backend<models::Gaussian<T>> : std::true_type {};
+
+}  // namespace myriad

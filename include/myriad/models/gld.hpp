@@ -42,6 +42,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/generator.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -438,3 +439,12 @@ class GldProblem {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the constrained-HMC backend (kernels/builtin_chmc_gld.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_chmc_backend<models::Gld> : std::true_type {};
+
+}  // namespace myriad

@@ -20,6 +20,7 @@
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/exact_moment.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
 
 namespace myriad::models {
@@ -178,3 +179,12 @@ class HierarchicalGaussianData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the MP IS backend (kernels/builtin_mpis_hierarchical_gaussian.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_mpis_backend<models::HierarchicalGaussian> : std::true_type {};
+
+}  // namespace myriad

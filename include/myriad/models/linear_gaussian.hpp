@@ -30,6 +30,7 @@
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/generator.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -288,3 +289,12 @@ class LinearGaussianProblem {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the constrained-HMC backend (kernels/builtin_chmc_linear_gaussian.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_chmc_backend<models::LinearGaussian> : std::true_type {};
+
+}  // namespace myriad

@@ -52,6 +52,7 @@
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/triangular.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -470,3 +471,12 @@ class LinearGenerativeData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the AIS backend (kernels/builtin_ais_linear_generative.cu):
+// model/library_instances.hpp.
+template <class T>
+struct has_cuda_ais_backend<models::LinearGenerative<T>> : std::true_type {};
+
+}  // namespace myriad

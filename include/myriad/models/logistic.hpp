@@ -27,6 +27,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -224,3 +225,12 @@ class LogisticData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the HMC backend (kernels/builtin_hmc_logistic.cu):
+// model/library_instances.hpp.
+template <class T>
+struct has_cuda_backend<models::Logistic<T>> : std::true_type {};
+
+}  // namespace myriad

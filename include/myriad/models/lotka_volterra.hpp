@@ -36,6 +36,7 @@
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/generator.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -1209,3 +1210,14 @@ class LotkaVolterraProblem {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the constrained-HMC backends (kernels/builtin_chmc_lotka_volterra*.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_chmc_backend<models::LotkaVolterra> : std::true_type {};
+template <>
+struct has_cuda_chmc_backend<models::LotkaVolterraSummaries> : std::true_type {};
+
+}  // namespace myriad

@@ -57,6 +57,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -341,3 +342,12 @@ class McrbmData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the AIS backend (kernels/builtin_ais_mcrbm.cu):
+// model/library_instances.hpp.
+template <class T>
+struct has_cuda_ais_backend<models::Mcrbm<T>> : std::true_type {};
+
+}  // namespace myriad

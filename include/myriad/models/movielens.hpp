@@ -26,6 +26,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
 
 namespace myriad::models {
@@ -206,3 +207,12 @@ class MovieLensData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the MP IS backend (kernels/builtin_mpis_movielens.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_mpis_backend<models::MovieLens> : std::true_type {};
+
+}  // namespace myriad

@@ -23,6 +23,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/generator.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -261,3 +262,22 @@ struct Noisy {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+namespace detail {
+template <class Generator>
+struct is_noisy_generator : std::false_type {};
+template <class Inner>
+struct is_noisy_generator<models::Noisy<Inner>> : std::true_type {};
+}  // namespace detail
+
+// The library instantiates the constrained-HMC backend of Noisy<G> for every built-in generator
+// G that it instantiates itself (the CLI's noise=ε), not for noisy generators made noisy again:
+// model/library_instances.hpp.
+template <class Inner>
+struct has_cuda_chmc_backend<models::Noisy<Inner>>
+    : std::bool_constant<has_cuda_chmc_backend<Inner>::value &&
+                         !detail::is_noisy_generator<Inner>::value> {};
+
+}  // namespace myriad

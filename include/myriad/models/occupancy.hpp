@@ -33,6 +33,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
 
 namespace myriad::models {
@@ -282,3 +283,12 @@ class OccupancyData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the MP IS backend (kernels/builtin_mpis_occupancy.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_mpis_backend<models::Occupancy> : std::true_type {};
+
+}  // namespace myriad

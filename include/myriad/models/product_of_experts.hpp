@@ -50,6 +50,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -451,3 +452,12 @@ class ProductOfExpertsData {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the AIS backend (kernels/builtin_ais_product_of_experts.cu):
+// model/library_instances.hpp.
+template <class T>
+struct has_cuda_ais_backend<models::ProductOfExperts<T>> : std::true_type {};
+
+}  // namespace myriad

@@ -17,6 +17,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/generator.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -104,3 +105,12 @@ struct Sphere {
 };
 
 }  // namespace myriad::models
+
+namespace myriad {
+
+// The library instantiates the constrained-HMC backend (kernels/builtin_chmc_sphere.cu):
+// model/library_instances.hpp.
+template <>
+struct has_cuda_chmc_backend<models::Sphere> : std::true_type {};
+
+}  // namespace myriad
