@@ -38,7 +38,7 @@
 #endif
 
 #include "myriad/backend/device.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
 #include "roofline.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <map>
 
-#include "myriad/backend/contraction_path.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/kernels/cuda_contraction.cuh"
 #include "myriad/kernels/cuda_parallel.cuh"
 #include "myriad/kernels/cuda_try.cuh"

@@ -36,7 +36,7 @@
 
 #include "mpis_reference_times.hpp"
 #include "myriad/backend/device.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/backend/mpis_backend.hpp"
 #include "myriad/estimate/mpis_plan.hpp"
 #include "myriad/models/builtin_plated.hpp"

@@ -42,7 +42,7 @@
 #include "device_scope.cuh"
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/backend/device.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/team_density.hpp"
 #include "reduction.cuh"

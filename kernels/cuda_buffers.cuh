@@ -2,7 +2,7 @@
 // Host-side CUDA resources shared by the backends (kernels/cuda_hmc_backend.cuh,
 // cuda_chmc_backend.cuh, draw_chunks.cuh): pinned host buffers, non-blocking streams,
 // ordering events, and the launch-size helpers. Device allocations are DeviceArray
-// (backend/memory.hpp), which host-compiled code can own too.
+// (core/device_memory.hpp), which host-compiled code can own too.
 
 #include <cuda_runtime_api.h>
 

@@ -80,7 +80,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/gram_factorization.hpp"
 #include "myriad/backend/hmc_backend.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"

@@ -37,7 +37,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/hmc_chain_bodies.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/concept.hpp"

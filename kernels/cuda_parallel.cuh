@@ -17,9 +17,9 @@
 #include "cuda_try.cuh"
 #include "kernel_common.cuh"
 #include "memory_pool_hold.cuh"
-#include "myriad/backend/contraction_path.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/estimate/log_sum_product_element.hpp"
 

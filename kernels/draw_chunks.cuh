@@ -20,7 +20,7 @@
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
 #include "myriad/backend/hmc_backend.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 
 namespace myriad::cuda_detail {
 

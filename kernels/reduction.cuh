@@ -16,7 +16,7 @@
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
 #include "kernel_common.cuh"
-#include "myriad/backend/accept_prob_total.hpp"
+#include "myriad/mcmc/accept_prob_total.hpp"
 #include "myriad/core/hd.hpp"
 
 namespace myriad::kernels {

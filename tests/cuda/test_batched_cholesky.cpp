@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "myriad/backend/device.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
 

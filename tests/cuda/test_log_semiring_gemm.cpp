@@ -26,9 +26,9 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/backend/contraction_path.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/backend/device.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/estimate/log_contract.hpp"
 #include "myriad/estimate/log_semiring_gemm.hpp"
 #include "myriad/estimate/log_tensor.hpp"

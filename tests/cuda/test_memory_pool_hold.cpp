@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "myriad/backend/device.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/kernels/memory_pool_hold.cuh"
 
 namespace myriad {
@@ -57,7 +57,7 @@ TEST(CudaMemoryPoolHold, KeepsBlocksWhileHeldAndRestoresTheThresholdAfterTheLast
   set_release_threshold(pool, original);
 }
 
-// hold_device_memory_pool (backend/memory.hpp), the handle that run/mpis.hpp keeps across an
+// hold_device_memory_pool (core/device_memory.hpp), the handle that run/mpis.hpp keeps across an
 // MP IS run's batches, is such a hold on the current device, for as long as a copy lives.
 TEST(CudaMemoryPoolHold, TheLibrarysHandleHoldsTheCurrentDevicesPoolWhileACopyLives) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";

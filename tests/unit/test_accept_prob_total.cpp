@@ -1,4 +1,4 @@
-// The ensemble's acceptance total (backend/accept_prob_total.hpp) past the range of a signed
+// The ensemble's acceptance total (mcmc/accept_prob_total.hpp) past the range of a signed
 // 64-bit sum, where a 2^20-chain run of a few thousand draws takes it: exact, the same for any
 // order of addition, and read back as the right probability sum and mean.
 
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "myriad/backend/accept_prob_total.hpp"
+#include "myriad/mcmc/accept_prob_total.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 
 namespace myriad {

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "common/third_derivative.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "myriad/backend/contraction_path.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/estimate/mpis_engine.hpp"

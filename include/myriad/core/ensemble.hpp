@@ -2,7 +2,7 @@
 // Structure-of-arrays ensemble state (DESIGN.md, rule 3). An ensemble of `chains` vectors of
 // length `dim` is stored [dim][chain] with the chain index fastest, so that one thread per chain
 // reads consecutive addresses across a warp. Kernels and per-chain functions receive trivially
-// copyable views; owning buffers live on the host (backend/memory.hpp).
+// copyable views; owning buffers live on the host (core/device_memory.hpp).
 
 #include <cstdint>
 

@@ -44,7 +44,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
@@ -53,6 +52,7 @@
 #include "myriad/estimate/annealing_base.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/mcmc/chain_status.hpp"
+#include "myriad/mcmc/iteration_stats.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/model/team_density.hpp"
 

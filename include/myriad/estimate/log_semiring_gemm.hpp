@@ -45,7 +45,7 @@
 #include <optional>
 #include <string>
 
-#include "myriad/backend/contraction_path.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/estimate/log_sum_product_element.hpp"

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/backend/contraction_path.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/estimate/log_contract.hpp"
 #include "myriad/estimate/mpis_elements.hpp"
 #include "myriad/estimate/mpis_plan.hpp"

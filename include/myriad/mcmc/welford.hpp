@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "myriad/backend/hmc_backend.hpp"
+#include "myriad/mcmc/ensemble_moments.hpp"
 
 namespace myriad {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "myriad/backend/device.hpp"
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/backend/mpis_backend.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/plated_model.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "myriad/backend/contraction_path.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/mpis_backend.hpp"
 #include "myriad/estimate/log_z.hpp"

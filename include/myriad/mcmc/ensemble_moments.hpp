@@ -1,15 +1,25 @@
 #pragma once
 // Per-dimension mean and sum of squared deviations of an ensemble's positions across chains,
 // by two passes (mean, then squared deviations) accumulated in double: the batch for the
-// parallel Welford update in run/welford.hpp.
+// parallel Welford update in mcmc/welford.hpp. The CUDA backend computes the same two passes on
+// the device (kernels/hmc_kernels.cuh); ensemble_moments_cpu is the CPU's.
 
 #include <cstdint>
+#include <vector>
 
-#include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 
 namespace myriad {
 
+/// Per-dimension mean and sum of squared deviations of the current positions across chains
+/// (one batch for the parallel Welford update of mcmc/welford.hpp).
+struct EnsembleMoments {
+  std::vector<double> mean;
+  std::vector<double> m2;
+  std::int64_t count = 0;
+};
+
+/// The two passes on the host, one OpenMP thread per dimension.
 template <class T>
 void ensemble_moments_cpu(const EnsembleView<const T>& positions, EnsembleMoments& out) {
   const int dim = positions.dim;

@@ -1,7 +1,7 @@
 #pragma once
 // Owning device memory for host code that does not include CUDA headers. Model data (e.g. the
 // design matrix of `logistic`) is uploaded once into a DeviceArray and models hold views of it.
-// The functions are implemented in src/backend/memory.cpp; in a build without CUDA they throw
+// The functions are implemented in src/core/device_memory.cpp; in a build without CUDA they throw
 // myriad::unavailable_error.
 
 #include <cstddef>

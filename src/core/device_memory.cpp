@@ -1,4 +1,4 @@
-#include "myriad/backend/memory.hpp"
+#include "myriad/core/device_memory.hpp"
 
 #include "myriad/core/error.hpp"
 
