@@ -19,7 +19,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/error.hpp"
-#include "myriad/io/json.hpp"
+#include "json.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/output_directory.hpp"
 #include "myriad/io/summary_csv.hpp"
@@ -168,7 +168,7 @@ int ais_command(int argc, char** argv) {
   run.total_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_text_file_atomically(output.path("run.json"),
-                                 ais_report(run, config, result).dump() + "\n");
+                                 ais_report(run, config, result).dump(2) + "\n");
   output.commit();
 
   if (!quiet) {

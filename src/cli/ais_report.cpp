@@ -2,24 +2,15 @@
 
 #include "run_report.hpp"
 
-// GCC 12 at -O3 reports std::variant members of json::Value as maybe-uninitialized when
-// building nested objects through operator[] (a known false positive, as in run_report.cpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <cmath>
 #include <limits>
 
 namespace myriad::cli {
 
 namespace {
-using io::json::Array;
-using io::json::Object;
-using io::json::Value;
 
-Value pass_json(const AisPass& pass) {
-  Value v = stats_json(pass.stats);
+Json pass_json(const AisPass& pass) {
+  Json v = stats_json(pass.stats);
   v["seconds"] = pass.seconds;
   v["failed_starts"] = pass.failed_starts;
   return v;
@@ -34,18 +25,18 @@ double mean_exact(const std::vector<double>& exact) {
 }
 }  // namespace
 
-Value ais_report(const AisRunDescription& run, const AisConfig& config, const AisResult& result) {
-  Value report = Object{};
+Json ais_report(const AisRunDescription& run, const AisConfig& config, const AisResult& result) {
+  Json report = Json::object();
   report["myriad_version"] = MYRIAD_VERSION;
   report["method"] = config.transition == AisTransition::metropolis ? "ais-metropolis"
                      : result.refresh < 1.0                          ? "hais"
                                                                      : "ais-hmc";
   report["model"] = run.model;
-  Value args = Object{};
+  Json args = Json::object();
   for (const auto& [key, value] : run.model_arguments) args[key] = value;
   report["model_args"] = args;
 
-  Value settings = Object{};
+  Json settings = Json::object();
   settings["particles"] = config.particles;
   settings["temperatures"] = result.temperatures;
   settings["schedule"] = run.schedule;
@@ -64,7 +55,7 @@ Value ais_report(const AisRunDescription& run, const AisConfig& config, const Ai
   report["settings"] = settings;
 
   report["device"] = result.device;
-  Value time = Object{};
+  Json time = Json::object();
   time["forward_seconds"] = result.forward.seconds;
   time["reverse_seconds"] = result.has_reverse ? result.reverse.seconds : 0.0;
   time["summary_seconds"] = result.summary_seconds;
@@ -102,10 +93,10 @@ Value ais_report(const AisRunDescription& run, const AisConfig& config, const Ai
     report["log_z_upper_se"] = std::sqrt(upper_se_sq) / result.problems;
   }
 
-  Value problems = Array{};
+  Json problems = Json::array();
   for (int p = 0; p < result.problems; ++p) {
     const LogZEstimate& e = result.forward.estimates[p];
-    Value entry = Object{};
+    Json entry = Json::object();
     entry["log_z"] = e.log_z;
     entry["log_z_se"] = e.se_delta;
     entry["log_z_se_bootstrap"] = e.se_bootstrap;
@@ -117,13 +108,13 @@ Value ais_report(const AisRunDescription& run, const AisConfig& config, const Ai
       entry["log_z_upper_se"] = result.reverse.estimates[p].se_delta;
       entry["ess_upper"] = result.reverse.estimates[p].ess;
     }
-    problems.as_array().push_back(entry);
+    problems.push_back(entry);
   }
   report["per_problem"] = problems;
 
   report["forward"] = pass_json(result.forward);
   if (result.has_reverse) report["reverse"] = pass_json(result.reverse);
-  Value failures = Object{};
+  Json failures = Json::object();
   failures["failed_starts"] = result.forward.failed_starts;
   failures["divergent"] = result.forward.stats.divergent;
   failures["non_finite"] = result.forward.stats.non_finite;
@@ -135,8 +126,8 @@ Value ais_report(const AisRunDescription& run, const AisConfig& config, const Ai
   report["failures"] = failures;
   // null with one temperature (plain importance sampling: no transitions to accept).
   report["acceptance"] = result.forward.stats.transitions > 0
-                             ? Value(result.forward.stats.mean_accept_prob())
-                             : Value(nullptr);
+                             ? Json(result.forward.stats.mean_accept_prob())
+                             : Json(nullptr);
   return report;
 }
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "myriad/diag/summary.hpp"
-#include "myriad/io/json.hpp"
+#include "json.hpp"
 #include "myriad/run/ais_config.hpp"
 
 namespace myriad::cli {
@@ -24,7 +24,7 @@ struct AisRunDescription {
 /// The run.json document: settings, device, timings, throughput, log Z with its standard errors
 /// and weight ESS (top level: the problem's for one problem, the test-set average for several),
 /// log_z_exact when known, the BDMC upper bound when run, and per-problem entries.
-io::json::Value ais_report(const AisRunDescription& run, const AisConfig& config,
+Json ais_report(const AisRunDescription& run, const AisConfig& config,
                            const AisResult& result);
 
 /// summary.csv rows of the weighted posterior sample: one per coordinate, suffixed "@p" with the

@@ -15,7 +15,7 @@
 #include "mpis_report.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
-#include "myriad/io/json.hpp"
+#include "json.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/output_directory.hpp"
 #include "myriad/io/summary_csv.hpp"
@@ -135,7 +135,7 @@ int mpis_command(int argc, char** argv) {
   run.total_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   io::write_text_file_atomically(output.path("run.json"),
-                                 mpis_report(run, config, result).dump() + "\n");
+                                 mpis_report(run, config, result).dump(2) + "\n");
   output.commit();
 
   if (!quiet) {

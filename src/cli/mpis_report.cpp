@@ -1,11 +1,5 @@
 #include "mpis_report.hpp"
 
-// GCC 12 at -O3 reports std::variant members of json::Value as maybe-uninitialized when
-// building nested objects through operator[] (a known false positive, as in run_report.cpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,22 +7,19 @@
 namespace myriad::cli {
 
 namespace {
-using io::json::Array;
-using io::json::Object;
-using io::json::Value;
 }  // namespace
 
-Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
+Json mpis_report(const MpisRunDescription& run, const MpisConfig& config,
                   const MpisResult& result) {
-  Value report = Object{};
+  Json report = Json::object();
   report["myriad_version"] = MYRIAD_VERSION;
   report["method"] = result.method;
   report["model"] = run.model;
-  Value args = Object{};
+  Json args = Json::object();
   for (const auto& [key, value] : run.model_arguments) args[key] = value;
   report["model_args"] = args;
 
-  Value settings = Object{};
+  Json settings = Json::object();
   settings["k"] = config.k;
   settings["runs"] = config.runs;
   settings["samples"] = config.samples;
@@ -46,7 +37,7 @@ Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
   report["settings"] = settings;
   report["device"] = result.device;
 
-  Value time = Object{};
+  Json time = Json::object();
   time["estimate_seconds"] = result.seconds_estimate;
   time["moments_seconds"] = result.seconds_moments;
   time["sampling_seconds"] = result.seconds_sampling;
@@ -54,30 +45,30 @@ Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
   report["wall_time"] = time;
   report["seconds_per_run"] = result.seconds_estimate / result.runs;
 
-  Value log_marginal = Object{};
+  Json log_marginal = Json::object();
   log_marginal["mean"] = result.log_marginal_mean;
   log_marginal["se"] = result.log_marginal_se;
-  Value per_run = Array{};
-  for (double v : result.log_marginal) per_run.as_array().push_back(v);
+  Json per_run = Json::array();
+  for (double v : result.log_marginal) per_run.push_back(v);
   log_marginal["per_run"] = per_run;
   report["log_marginal"] = log_marginal;
   if (!std::isnan(result.exact_log_marginal))
     report["log_marginal_exact"] = result.exact_log_marginal;
 
-  Value plan = Object{};
+  Json plan = Json::object();
   plan["index_variables"] = result.index_variables;
   plan["max_clique"] = result.max_clique;
   plan["forward_terms_per_run"] = result.forward_terms;
-  Value operations = Array{};
-  for (const auto& line : result.operations) operations.as_array().push_back(line);
+  Json operations = Json::array();
+  for (const auto& line : result.operations) operations.push_back(line);
   plan["operations"] = operations;
   report["plan"] = plan;
-  Value memory = Object{};
+  Json memory = Json::object();
   memory["estimated_bytes_per_batch"] = result.estimated_bytes;
   memory["peak_bytes"] = result.peak_bytes;
   report["memory"] = memory;
 
-  Value failures = Object{};
+  Json failures = Json::object();
   failures["failed_runs"] = result.failed_runs;
   failures["nonfinite_entries"] = result.nonfinite_entries;
   report["failures"] = failures;
@@ -97,7 +88,7 @@ Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
       if (m.mcse_mean > 0) max_mcse = std::max(max_mcse, error / m.mcse_mean);
       ++compared;
     }
-    Value check = Object{};
+    Json check = Json::object();
     check["quantities"] = compared;
     check["max_abs_error_of_mean"] = max_abs;
     check["max_error_in_mcse"] = max_mcse;

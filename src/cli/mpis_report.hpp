@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "myriad/diag/summary.hpp"
-#include "myriad/io/json.hpp"
+#include "json.hpp"
 #include "myriad/run/mpis_config.hpp"
 
 namespace myriad::cli {
@@ -22,7 +22,7 @@ struct MpisRunDescription {
 /// log_marginal_exact when known, the contraction plan (index variables, largest clique,
 /// operations), memory (plan estimate and measured peak), failures, and the largest error of
 /// the posterior means against the exact posterior when the model knows it.
-io::json::Value mpis_report(const MpisRunDescription& run, const MpisConfig& config,
+Json mpis_report(const MpisRunDescription& run, const MpisConfig& config,
                             const MpisResult& result);
 
 /// summary.csv rows: one per quantity (MpisResult::summary). R-hat does not apply (NaN); both

@@ -1,23 +1,14 @@
 #include "run_report.hpp"
 
-// GCC 12 at -O3 reports std::variant members of json::Value as maybe-uninitialized when
-// building nested objects through operator[] (a known false positive with std::variant).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace myriad::cli {
 
-using io::json::Array;
-using io::json::Object;
-using io::json::Value;
 
-Value stats_json(const IterationStats& s) {
-  Value v = Object{};
+Json stats_json(const IterationStats& s) {
+  Json v = Json::object();
   v["transitions"] = s.transitions;
   v["mean_accept_prob"] = s.mean_accept_prob();
   v["accept_rate"] = s.transitions ? double(s.accepted) / double(s.transitions) : 0.0;
@@ -40,17 +31,17 @@ DiagnosticExtremes diagnostic_extremes(const SampleResult& result) {
   return worst;
 }
 
-Value sample_report(const RunDescription& run, const SampleConfig& config,
+Json sample_report(const RunDescription& run, const SampleConfig& config,
                     const SampleResult& result) {
-  Value report = Object{};
+  Json report = Json::object();
   report["myriad_version"] = MYRIAD_VERSION;
   report["method"] = run.sampler;
   report["model"] = run.model;
-  Value args = Object{};
+  Json args = Json::object();
   for (const auto& [key, value] : run.model_arguments) args[key] = value;
   report["model_args"] = args;
 
-  Value settings = Object{};
+  Json settings = Json::object();
   // Only the settings the sampler used (ABC's own are under "abc").
   const bool hmc = run.sampler == "hmc", adapted = hmc || run.sampler == "chmc";
   settings["chains"] = config.chains;
@@ -72,7 +63,7 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
   report["settings"] = settings;
 
   report["device"] = result.device;
-  Value time = Object{};
+  Json time = Json::object();
   time["warmup_seconds"] = result.warmup_seconds;
   time["sampling_seconds"] = result.sampling_seconds;
   time["diagnostics_seconds"] = result.summary_seconds;
@@ -84,12 +75,10 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
   report["gradient_evaluations"] = evaluations;
   report["gradient_evaluations_per_second"] = result.gradient_evaluations_per_second();
   report["step_size"] = result.step_size;
-  Array metric;
-  for (double v : result.inverse_metric) metric.push_back(v);
-  report["inverse_metric"] = metric;
+  report["inverse_metric"] = result.inverse_metric;
   report["acceptance"] = result.sampling_stats.mean_accept_prob();
   report["divergences"] = result.sampling_stats.divergent;
-  Value failures = Object{};
+  Json failures = Json::object();
   failures["divergent"] = result.sampling_stats.divergent;
   failures["non_finite"] = result.sampling_stats.non_finite;
   failures["warmup_divergent"] = result.warmup_stats.divergent;
@@ -106,7 +95,7 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
     report["newton_iterations"] =
         result.warmup_stats.newton_iterations + result.sampling_stats.newton_iterations;
   }
-  for (const auto& [key, value] : run.extra.as_object()) report[key] = value;
+  for (const auto& [key, value] : run.extra.items()) report[key] = value;
   report["warmup"] = stats_json(result.warmup_stats);
   if (run.sampler == "chmc") {
     report["warmup"]["backed_off_chains"] = result.warmup_backed_off_chains;
@@ -114,22 +103,22 @@ Value sample_report(const RunDescription& run, const SampleConfig& config,
   }
   report["sampling"] = stats_json(result.sampling_stats);
 
-  Value diagnostics = Object{};
+  Json diagnostics = Json::object();
   const DiagnosticExtremes worst = diagnostic_extremes(result);
   diagnostics["max_rhat"] = worst.max_rhat;  // NaN (no finite value) is written as null
   diagnostics["max_nested_rhat"] = worst.max_nested_rhat;
   diagnostics["min_ess_bulk"] = worst.min_ess_bulk;
   diagnostics["min_ess_tail"] = worst.min_ess_tail;
-  Value nested = Object{};
+  Json nested = Json::object();
   for (std::size_t q = 0; q < result.nested_rhat.size() && q < result.names.size(); ++q)
     nested[result.names[q]] = result.nested_rhat[q];
   diagnostics["nested_rhat"] = nested;
   report["diagnostics"] = diagnostics;
 
   if (!run.exact.empty()) {
-    Value exact = Object{};
+    Json exact = Json::object();
     for (const auto& m : run.exact) {
-      Value entry = Object{};
+      Json entry = Json::object();
       entry["mean"] = m.mean;
       entry["sd"] = m.sd;
       exact[m.name] = entry;

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/io/json.hpp"
+#include "json.hpp"
 #include "myriad/models/registry.hpp"
 #include "myriad/run/sample_config.hpp"
 
@@ -19,7 +19,7 @@ struct RunDescription {
   std::string precision;
   std::vector<ExactMoment> exact;
   std::string sampler = "hmc";
-  io::json::Value extra = io::json::Object{};  ///< sampler-specific members of run.json
+  Json extra = Json::object();  ///< sampler-specific members of run.json
   double total_seconds = 0;
 };
 
@@ -34,10 +34,10 @@ DiagnosticExtremes diagnostic_extremes(const SampleResult& result);
 
 /// Transition counts of one phase: transitions, mean acceptance probability, acceptance rate,
 /// divergent, non-finite, gradient evaluations (run.json of every method).
-io::json::Value stats_json(const IterationStats& stats);
+Json stats_json(const IterationStats& stats);
 
 /// The run.json document for a sampling run.
-io::json::Value sample_report(const RunDescription& run, const SampleConfig& config,
+Json sample_report(const RunDescription& run, const SampleConfig& config,
                               const SampleResult& result);
 
 }  // namespace myriad::cli

@@ -10,7 +10,7 @@
 #include "commands.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/team_mapping.hpp"
-#include "myriad/io/json.hpp"
+#include "json.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/output_directory.hpp"
 #include "myriad/io/summary_csv.hpp"
@@ -139,16 +139,16 @@ GeneratorSettings read_generator_settings(const CommandLine& line, const SampleC
     chmc.step_back_off = !line.flag("no-step-back-off");
     chmc.validate_constrained();
     run.extra["integrator"] =
-        io::json::Object{{"inner_steps", chmc.inner_steps},
-                         {"min_steps", chmc.min_steps},
-                         {"max_steps", chmc.max_steps},
-                         {"constraint_tol", chmc.constraint_tol},
-                         {"position_tol", chmc.position_tol},
-                         {"reverse_tol", chmc.reverse_tol},
-                         {"max_iterations", chmc.max_iterations},
-                         {"chain_mapping", to_string(chmc.chain_mapping)},
-                         {"gram_factorization", to_string(chmc.gram_factorization)},
-                         {"step_back_off", chmc.step_back_off}};
+        Json{{"inner_steps", chmc.inner_steps},
+             {"min_steps", chmc.min_steps},
+             {"max_steps", chmc.max_steps},
+             {"constraint_tol", chmc.constraint_tol},
+             {"position_tol", chmc.position_tol},
+             {"reverse_tol", chmc.reverse_tol},
+             {"max_iterations", chmc.max_iterations},
+             {"chain_mapping", to_string(chmc.chain_mapping)},
+             {"gram_factorization", to_string(chmc.gram_factorization)},
+             {"step_back_off", chmc.step_back_off}};
     return settings;
   }
   const double epsilon = line.number("abc-epsilon");
@@ -162,7 +162,7 @@ GeneratorSettings read_generator_settings(const CommandLine& line, const SampleC
   const std::string kernel = run.sampler == "hmc"          ? "gaussian"
                              : run.sampler == "abc-reject" ? "uniform"
                                                            : line.text("abc-kernel");
-  run.extra["abc"] = io::json::Object{{"epsilon", epsilon}, {"kernel", kernel}};
+  run.extra["abc"] = Json{{"epsilon", epsilon}, {"kernel", kernel}};
   if (run.sampler == "abc-mcmc") {
     run.extra["abc"]["initial_proposal_scale"] = abc.proposal_scale;
     run.extra["abc"]["target_accept"] = abc.target_accept_abc;
@@ -243,10 +243,10 @@ int sample_command(int argc, char** argv) {
   io::write_npy(output.path("draws.npy"), result.draws_data.data(), shape);
   run.total_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  io::json::Value report = sample_report(run, config, result);
+  Json report = sample_report(run, config, result);
   report["wall_time"]["output_seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
-  io::write_text_file_atomically(output.path("run.json"), report.dump() + "\n");
+  io::write_text_file_atomically(output.path("run.json"), report.dump(2) + "\n");
   output.commit();
 
   if (!quiet) {
@@ -259,7 +259,7 @@ int sample_command(int argc, char** argv) {
     if (run.sampler == "abc-reject" || run.sampler == "abc-mcmc") {
       const double simulations =
           run.sampler == "abc-reject"
-              ? run.extra["abc"]["simulations"].as_double()
+              ? run.extra["abc"]["simulations"].get<double>()
               : double(result.warmup_stats.transitions + result.sampling_stats.transitions);
       std::snprintf(work, sizeof work, "%.3g simulations in %.2f s: %.3g simulations/s",
                     simulations, seconds, seconds > 0 ? simulations / seconds : 0.0);
@@ -287,7 +287,7 @@ int sample_command(int argc, char** argv) {
       std::printf(
           "  note: none of the %.0f prior simulations was within the tolerance (%.0f were not "
           "finite): no draws\n",
-          run.extra["abc"]["simulations"].as_double(), run.extra["abc"]["non_finite"].as_double());
+          run.extra["abc"]["simulations"].get<double>(), run.extra["abc"]["non_finite"].get<double>());
     }
     if (run.sampler == "abc-mcmc" && result.sampling_stats.transitions > 0 &&
         result.sampling_stats.accepted == 0) {

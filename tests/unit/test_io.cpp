@@ -1,4 +1,5 @@
-// Output writing: .npy, JSON, summary.csv and the staged output directory.
+// Output writing: .npy, summary.csv and the staged output directory (run.json is the CLI's,
+// written through nlohmann-json and checked by tests/cli).
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -20,7 +21,6 @@
 
 #include "myriad/core/error.hpp"
 #include "myriad/diag/summary.hpp"
-#include "myriad/io/json.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/output_directory.hpp"
 #include "myriad/io/summary_csv.hpp"
@@ -29,7 +29,6 @@ namespace fs = std::filesystem;
 using myriad::io::Dtype;
 using myriad::io::NpyWriter;
 using myriad::io::OutputDirectory;
-namespace json = myriad::io::json;
 
 namespace {
 
@@ -105,8 +104,6 @@ class IoNpy : public ::testing::Test {
  protected:
   ScratchDirectory scratch_;
 };
-
-class IoJson : public ::testing::Test {};
 
 class IoSummaryCsv : public ::testing::Test {
  protected:
@@ -273,142 +270,6 @@ TEST_F(IoNpy, ReaderRejectsOtherFiles) {
 }
 
 // --- JSON ----------------------------------------------------------------------------------
-
-TEST_F(IoJson, DumpsScalars) {
-  EXPECT_EQ(json::Value().dump(), "null");
-  EXPECT_EQ(json::Value(true).dump(), "true");
-  EXPECT_EQ(json::Value(false).dump(), "false");
-  EXPECT_EQ(json::Value(42).dump(), "42");
-  EXPECT_EQ(json::Value(int64_t(-7)).dump(), "-7");
-  EXPECT_EQ(json::Value(size_t(12)).dump(), "12");
-  EXPECT_EQ(json::Value(1.5).dump(), "1.5");
-  EXPECT_EQ(json::Value(0.1).dump(), "0.1");
-  EXPECT_EQ(json::Value(3.0).dump(), "3.0");  // stays a double when read back
-  EXPECT_EQ(json::Value(-0.0).dump(), "-0.0");
-  EXPECT_EQ(json::Value(1e300).dump(), "1e+300");
-  EXPECT_EQ(json::Value(123456789.125).dump(), "123456789.125");
-  EXPECT_EQ(json::Value(1428547813435902208.0).dump(), "1.4285478134359022e+18");
-  EXPECT_EQ(json::Value("text").dump(), "\"text\"");
-}
-
-// A stray pointer must not become a JSON boolean.
-static_assert(!std::is_constructible_v<json::Value, const int*>);
-static_assert(std::is_constructible_v<json::Value, const char*>);
-
-TEST_F(IoJson, NonFiniteDoublesBecomeNull) {
-  json::Value doc;
-  doc["nan"] = std::nan("");
-  doc["inf"] = std::numeric_limits<double>::infinity();
-  doc["-inf"] = -std::numeric_limits<double>::infinity();
-  EXPECT_EQ(doc.dump(0), R"({"nan":null,"inf":null,"-inf":null})");
-  EXPECT_TRUE(myriad::io::parse_json(doc.dump()).at("nan").is_null());
-}
-
-TEST_F(IoJson, EscapesStringsPerRfc8259) {
-  const std::string text = std::string("q\"b\\s/n\nt\tr\rb\bf\f") + '\x01' + '\x1f' + "\xc3\xa9";
-  const std::string dumped = json::Value(text).dump();
-  EXPECT_EQ(dumped, "\"q\\\"b\\\\s/n\\nt\\tr\\rb\\bf\\f\\u0001\\u001f\xc3\xa9\"");
-  EXPECT_EQ(myriad::io::parse_json(dumped).as_string(), text);
-  // Escapes a writer may use that this one does not, and a surrogate pair (U+1F600).
-  EXPECT_EQ(myriad::io::parse_json(R"("\u00e9\/\ud83d\ude00\u0041")").as_string(),
-            "\xc3\xa9/\xf0\x9f\x98\x80"
-            "A");
-}
-
-TEST_F(IoJson, NestedStructuresRoundTripInInsertionOrder) {
-  json::Value run;
-  run["model"] = "eight_schools";
-  run["settings"]["chains"] = 4096;
-  run["settings"]["adapt"] = true;
-  run["settings"]["warmup"] = json::Value();
-  run["failures"] = json::Object{{"divergent", 3}, {"nonfinite", 0}};
-  run["step_size"] = json::Array{0.1, 0.2, json::Array{}, json::Object{}};
-  run["log_z"]["estimate"] = -12.25;
-  run["alpha"] = "last";
-
-  for (const int indent : {2, 0, 4}) {
-    const json::Value back = myriad::io::parse_json(run.dump(indent));
-    EXPECT_EQ(back, run) << run.dump(indent);
-  }
-  std::vector<std::string> keys;
-  for (const auto& member : run.as_object()) keys.push_back(member.first);
-  EXPECT_EQ(keys, (std::vector<std::string>{"model", "settings", "failures", "step_size", "log_z",
-                                            "alpha"}));
-  EXPECT_EQ(run.at("settings").at("chains").as_int(), 4096);
-  EXPECT_EQ(run.at("step_size").at(1).as_double(), 0.2);
-}
-
-TEST_F(IoJson, PrettyLayout) {
-  json::Value doc;
-  doc["a"] = 1;
-  doc["b"] = json::Array{true, json::Value()};
-  doc["c"] = json::Object{};
-  EXPECT_EQ(doc.dump(), "{\n  \"a\": 1,\n  \"b\": [\n    true,\n    null\n  ],\n  \"c\": {}\n}");
-}
-
-TEST_F(IoJson, DoublesRoundTripExactlyWithAtMost17Digits) {
-  std::vector<double> values = {
-      0.1,      1.0 / 3.0,   2.0 / 3.0,     1e-300, DBL_TRUE_MIN,       DBL_MIN, DBL_MAX,
-      -DBL_MAX, DBL_EPSILON, 123456789.125, 1e16,   9007199254740993.0, -0.0};
-  std::mt19937_64 engine(7);
-  while (values.size() < 2000) {
-    const uint64_t bits = engine();
-    double value;
-    std::memcpy(&value, &bits, sizeof value);
-    if (std::isfinite(value)) values.push_back(value);
-  }
-  for (const double value : values) {
-    const std::string text = json::Value(value).dump();
-    const json::Value back = myriad::io::parse_json(text);
-    ASSERT_EQ(back.type(), json::Type::number) << text;
-    EXPECT_EQ(bits_of(back.as_double()), bits_of(value)) << text;
-    // Significant digits: those of the mantissa after any leading zeros.
-    std::string mantissa = text.substr(0, text.find('e'));
-    if (mantissa.size() >= 2 && mantissa.compare(mantissa.size() - 2, 2, ".0") == 0) {
-      mantissa.resize(mantissa.size() - 2);  // the ".0" that marks an integral double
-    }
-    mantissa.erase(std::remove(mantissa.begin(), mantissa.end(), '.'), mantissa.end());
-    mantissa.erase(std::remove(mantissa.begin(), mantissa.end(), '-'), mantissa.end());
-    mantissa.erase(0, std::min(mantissa.size(), mantissa.find_first_not_of('0')));
-    EXPECT_LE(mantissa.size(), 17u) << text;
-  }
-}
-
-TEST_F(IoJson, IntegersStayIntegers) {
-  for (const int64_t value :
-       {int64_t(0), std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
-    const json::Value back = myriad::io::parse_json(json::Value(value).dump());
-    ASSERT_EQ(back.type(), json::Type::integer);
-    EXPECT_EQ(back.as_int(), value);
-  }
-  // Beyond int64: a double.
-  EXPECT_EQ(myriad::io::parse_json("18446744073709551616").type(), json::Type::number);
-  EXPECT_EQ(myriad::io::parse_json("1.0e2").as_double(), 100.0);
-}
-
-TEST_F(IoJson, ParseErrorsNameTheByteOffset) {
-  expect_error_containing<myriad::invalid_argument>([] { myriad::io::parse_json(R"({"a": tru})"); },
-                                                    {"byte 6"});
-  expect_error_containing<myriad::invalid_argument>([] { myriad::io::parse_json("[1, 2"); },
-                                                    {"byte 5"});
-  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "01", "1.", "-", "\"\\x\"", "\"a\nb\"",
-                          "\"\\ud800\"", "nul", "[1] 2", "{'a': 1}", "+1", ".5", "1e"}) {
-    EXPECT_THROW(myriad::io::parse_json(bad), myriad::invalid_argument) << bad;
-  }
-  EXPECT_THROW(myriad::io::parse_json(std::string(100000, '[')), myriad::invalid_argument);
-}
-
-TEST_F(IoJson, AccessorsCheckTypes) {
-  json::Value doc = myriad::io::parse_json(R"({"n": 1, "s": "x", "a": [1]})");
-  EXPECT_THROW(doc.at("s").as_int(), myriad::invalid_argument);
-  EXPECT_THROW(doc.at("missing"), myriad::invalid_argument);
-  EXPECT_THROW(doc.at("a").at(1), myriad::invalid_argument);
-  EXPECT_EQ(doc.at("n").as_double(), 1.0);
-  EXPECT_TRUE(doc.contains("a"));
-  EXPECT_FALSE(doc.contains("b"));
-  doc["a"].push_back("more");
-  EXPECT_EQ(doc.at("a").size(), 2u);
-}
 
 // --- summary.csv ---------------------------------------------------------------------------
 
