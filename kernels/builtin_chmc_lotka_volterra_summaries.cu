@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "cuda_chmc_backend.cuh"
-#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_summaries.hpp"
 #include "myriad/models/noisy_generator.hpp"
 
 namespace myriad {

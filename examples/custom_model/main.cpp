@@ -1,7 +1,8 @@
 // A user-defined model sampled with myriad: independent normals x_i ~ N(i, (1 + i)²) written
 // once over a generic scalar. It supplies no gradient, so myriad differentiates it with
 // forward-mode dual numbers. The program checks its posterior means against the truth within
-// 5 Monte Carlo standard errors and exits non-zero otherwise.
+// 5 Monte Carlo standard errors and exits non-zero otherwise. Compiled by a host compiler it
+// runs on the CPU; compiled by nvcc (main.cu) it carries its own CUDA backend.
 
 #include <cmath>
 #include <cstdio>
@@ -32,7 +33,11 @@ int main() {
   config.warmup = 300;
   config.draws = 300;
   config.seed = 42;
-  config.device = myriad::Device::cpu;  // user models run on CUDA when compiled with nvcc
+#if defined(__CUDACC__)
+  config.device = myriad::Device::automatic;  // main.cu: this model's CUDA backend is compiled in
+#else
+  config.device = myriad::Device::cpu;  // a host compiler reaches only the library's instances
+#endif
 
   const myriad::SampleResult result = myriad::sample(ShiftedNormals{}, config);
   std::fputs(myriad::io::format_summary_table(result.summary).c_str(), stdout);

@@ -10,7 +10,7 @@
 #include "myriad/models/builtin_generators.hpp"
 #include "myriad/models/gld.hpp"
 #include "myriad/models/linear_gaussian.hpp"
-#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_problem.hpp"
 #include "myriad/models/noisy_generator.hpp"
 #include "myriad/models/registry.hpp"
 #include "myriad/models/sphere.hpp"

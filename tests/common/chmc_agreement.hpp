@@ -62,7 +62,7 @@
 
 #include "common/recording_sink.hpp"
 #include "myriad/backend/chmc_backend.hpp"
-#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_problem.hpp"
 
 namespace myriad::testing {
 

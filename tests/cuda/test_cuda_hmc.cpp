@@ -37,7 +37,7 @@
 #include "common/recording_sink.hpp"
 #include "myriad/backend/cpu_hmc_backend.hpp"
 #include "myriad/backend/device.hpp"
-#include "myriad/mcmc/ensemble_moments.hpp"
+#include "myriad/backend/cpu_ensemble_moments.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/models/builtin.hpp"

@@ -20,7 +20,7 @@
 #include "myriad/backend/cpu_chmc_backend.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/models/gld.hpp"
-#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_problem.hpp"
 #include "myriad/run/sample_abc.hpp"
 #include "myriad/run/sample_constrained.hpp"
 #include "posterior_check.hpp"

@@ -37,7 +37,7 @@
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/models/linear_gaussian.hpp"
-#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_problem.hpp"
 
 namespace myriad {
 namespace {

@@ -8,13 +8,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "common/test_generators.hpp"
 #include "myriad/diag/ess.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
-#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_problem.hpp"
 #include "myriad/run/sample_abc.hpp"
 #include "myriad/run/sample_constrained.hpp"
 
@@ -116,6 +117,13 @@ double curved_potential(const std::vector<double>& u) {
   for (double x : u) sq += x * x;
   return 0.5 * sq + 4 * 0.91893853320467274178 +
          0.5 * std::log(g[0][0] * g[1][1] - g[0][1] * g[1][0]);
+}
+
+TEST(ConstrainedHmc, AGeneratorsInputsAreRecordedAsU) {
+  // The docs' notation: u the inputs, x the outputs (a density model's parameters stay x).
+  const test_generators::TestCurved curved;
+  EXPECT_EQ(recorded_quantity_names(curved),
+            (std::vector<std::string>{"u[0]", "u[1]", "u[2]", "u[3]"}));
 }
 
 TEST(ConstrainedHmc, PotentialAndLogDetGradientMatchFiniteDifferences) {

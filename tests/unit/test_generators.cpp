@@ -35,7 +35,7 @@
 #include "myriad/model/generator_autodiff.hpp"
 #include "myriad/models/gld.hpp"
 #include "myriad/models/linear_gaussian.hpp"
-#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_problem.hpp"
 #include "myriad/models/noisy_generator.hpp"
 #include "myriad/models/sphere.hpp"
 

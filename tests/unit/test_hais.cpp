@@ -131,7 +131,7 @@ AisConfig cpu_config(std::int64_t particles, int temperatures) {
 
 TEST(AisSchedule, KindsStartAtZeroEndAtOneAndIncrease) {
   for (auto kind : {myriad::ScheduleKind::linear, myriad::ScheduleKind::geometric,
-                    myriad::ScheduleKind::sigmoidal}) {
+                    myriad::ScheduleKind::sigmoid}) {
     for (int n : {1, 2, 10, 100000}) {
       const auto beta =
           myriad::make_schedule(kind, n, myriad::default_schedule_parameter(kind));
@@ -147,7 +147,7 @@ TEST(AisSchedule, KindsStartAtZeroEndAtOneAndIncrease) {
   EXPECT_NEAR(geometric[1], 0.01, 1e-15);
   EXPECT_NEAR(geometric[2], 0.1, 1e-15);
   // Thesis eq. 5.53: symmetric about the midpoint.
-  const auto sigmoid = myriad::make_schedule(myriad::ScheduleKind::sigmoidal, 10, 4);
+  const auto sigmoid = myriad::make_schedule(myriad::ScheduleKind::sigmoid, 10, 4);
   for (int n = 0; n <= 10; ++n) EXPECT_NEAR(sigmoid[n] + sigmoid[10 - n], 1.0, 1e-14);
 }
 

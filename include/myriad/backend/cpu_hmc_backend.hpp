@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "myriad/mcmc/ensemble_moments.hpp"
+#include "myriad/backend/cpu_ensemble_moments.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/hmc_chain_bodies.hpp"
 #include "myriad/backend/omp_statistics.hpp"

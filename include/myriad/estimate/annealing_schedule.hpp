@@ -5,7 +5,7 @@
 //   linear      β_n = n / N                                  (HAIS paper, all results)
 //   geometric   β_n = β_min^{(N − n)/(N − 1)}, n ≥ 1          (Neal 2001, "Annealed importance
 //               sampling", §5: geometric spacing where the log-weight increments vary fastest)
-//   sigmoidal   β̃_n = σ(s (2n − N)/N),  β_n = (β̃_n − β̃_0)/(β̃_N − β̃_0)   (thesis eq. 5.53, s = 4)
+//   sigmoid     β̃_n = σ(s (2n − N)/N),  β_n = (β̃_n − β̃_0)/(β̃_N − β̃_0)   (thesis eq. 5.53, s = 4)
 //   user        any strictly increasing sequence from 0 to 1 (e.g. read from a file)
 //
 // The schedule is held in double: its differences Δβ_n scale the log-weight increments, and
@@ -19,12 +19,12 @@
 
 namespace myriad {
 
-enum class ScheduleKind { linear, geometric, sigmoidal };
+enum class ScheduleKind { linear, geometric, sigmoid };
 
 inline ScheduleKind parse_schedule_kind(const std::string& name) {
   if (name == "linear") return ScheduleKind::linear;
   if (name == "geometric") return ScheduleKind::geometric;
-  if (name == "sigmoid" || name == "sigmoidal") return ScheduleKind::sigmoidal;
+  if (name == "sigmoid") return ScheduleKind::sigmoid;
   throw invalid_argument("unknown schedule '" + name + "' (expected linear, geometric or sigmoid)");
 }
 
@@ -34,7 +34,7 @@ inline std::string to_string(ScheduleKind kind) {
       return "linear";
     case ScheduleKind::geometric:
       return "geometric";
-    case ScheduleKind::sigmoidal:
+    case ScheduleKind::sigmoid:
       return "sigmoid";
   }
   return "?";
@@ -55,7 +55,7 @@ inline void validate_schedule(const std::vector<double>& beta) {
 }
 
 /// β_0 … β_N for N = `temperatures` steps. `parameter` is β_min for geometric (default 1e-4) and
-/// the scale s for sigmoidal (default 4); linear ignores it. N = 1 is plain importance sampling
+/// the scale s for sigmoid (default 4); linear ignores it. N = 1 is plain importance sampling
 /// for every kind (β = {0, 1}).
 inline std::vector<double> make_schedule(ScheduleKind kind, int temperatures, double parameter) {
   MYRIAD_EXPECTS(temperatures >= 1, "temperatures must be >= 1, got ", temperatures);
@@ -75,7 +75,7 @@ inline std::vector<double> make_schedule(ScheduleKind kind, int temperatures, do
         beta[n] = std::exp(log_min * static_cast<double>(n_max - n) / (n_max - 1));
       break;
     }
-    case ScheduleKind::sigmoidal: {
+    case ScheduleKind::sigmoid: {
       MYRIAD_EXPECTS(std::isfinite(parameter) && parameter > 0.0,
                      "sigmoid schedule: scale must be positive, got ", parameter);
       const auto tilde = [&](int n) {
@@ -90,7 +90,7 @@ inline std::vector<double> make_schedule(ScheduleKind kind, int temperatures, do
   return beta;
 }
 
-/// The default parameter of a schedule kind: β_min = 1e-4 (geometric), s = 4 (sigmoidal).
+/// The default parameter of a schedule kind: β_min = 1e-4 (geometric), s = 4 (sigmoid).
 inline double default_schedule_parameter(ScheduleKind kind) {
   return kind == ScheduleKind::geometric ? 1e-4 : 4.0;
 }

@@ -474,14 +474,20 @@ template <class Generator, class T, class Team = SerialTeam>
 MYRIAD_HD bool initialize_constrained_chain(const Generator& g, const ChmcChain<T>& chain,
                                             const RandomStream& rng, int max_tries,
                                             const Team& team = Team{}) {
-  ConstrainedChain<Generator, T, Team> machine(g, chain, team);
-  for (int attempt = 0; attempt < max_tries; ++attempt) {
-    const bool placed = on_lane_zero(team, [&] {
-      ChainVector<T> u = chain.position;
-      return g.initialize(rng, static_cast<std::uint32_t>(attempt), u);
-    });
-    if (!placed) continue;
-    if (machine.evaluate_current() == kStatusOk) return true;
+  static_assert(generator_has_initialize<Generator>,
+                "constrained HMC starts each chain on the manifold g_x(u) = x_bar with the "
+                "generator's initialize(rng, attempt, u) member, which this generator lacks "
+                "(model/generator.hpp)");
+  if constexpr (generator_has_initialize<Generator>) {  // else only the message above
+    ConstrainedChain<Generator, T, Team> machine(g, chain, team);
+    for (int attempt = 0; attempt < max_tries; ++attempt) {
+      const bool placed = on_lane_zero(team, [&] {
+        ChainVector<T> u = chain.position;
+        return g.initialize(rng, static_cast<std::uint32_t>(attempt), u);
+      });
+      if (!placed) continue;
+      if (machine.evaluate_current() == kStatusOk) return true;
+    }
   }
   return false;
 }

@@ -128,13 +128,17 @@ MYRIAD_HD void record_quantities(const Model& model, const Vec& x, Out& out) {
   }
 }
 
-/// Name of recorded quantity i (host only).
+/// Name of recorded quantity i (host only): the model's own name, else x[i] for a density
+/// model's parameters and u[i] for a generator's inputs (the notation of the docs, where x is a
+/// generator's output: constrained-hmc.md).
 template <class Model>
 std::string recorded_quantity_name(const Model& model, int i) {
   if constexpr (model_has_quantities<Model>) {
     return model.quantity_name(i);
-  } else {
+  } else if constexpr (detail::has_dim<Model>::value) {
     return "x[" + std::to_string(i) + "]";
+  } else {
+    return "u[" + std::to_string(i) + "]";
   }
 }
 

@@ -13,6 +13,10 @@
 //   MYRIAD_HD void generate(const Vec& u, Out& x) const;      // x = g_x(u), generic scalar
 //   template <class Vec>
 //   MYRIAD_HD auto log_prior(const Vec& u) const;             // log ρ(u), generic scalar
+//   template <class Out> MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt,
+//                                                  Out& u) const;  // a point on the manifold
+//                                                  // (constrained HMC only; the ABC baselines
+//                                                  // do without it: a static_assert names it)
 //
 // Optional members, detected at compile time:
 //
@@ -30,13 +34,12 @@
 //   MYRIAD_HD void add_jacobian_vjp(const Vec& u, const Jac& J, const Cot& C, Grad& grad,
 //                                   Work& work) const;   // see below
 //   MYRIAD_HD int jacobian_vjp_workspace() const;         // elements of `work` (default 0)
-//   template <class Out> MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt,
-//                                                  Out& u) const;  // a point on the manifold
 //   template <class Out> MYRIAD_HD void sample_prior(const RandomStream& rng,
 //                                                   std::uint32_t iteration, Out& u) const;
 //                                                   // u ~ ρ (needed by the ABC baselines;
 //                                                   // default: standard normal inputs)
 //   MYRIAD_HD int num_quantities() const;  quantities(u, out);  std::string quantity_name(int);
+//                                          // default: the inputs, named u[0], u[1], ...
 //
 // Structured Jacobians (constrained-hmc.md §10). With u = (u₁ ∈ ℝ^K, u₂ ∈ ℝ^M), J = [B T]:
 //   diagonal_plus_low_rank:   T = diag(d) (independent observations, e.g. GLD); Noise is a

@@ -1,0 +1,110 @@
+#pragma once
+// LotkaVolterraProblem: the Lotka–Volterra data simulated once at the paper's parameters
+// (constrained-hmc.md §15.2), owned on the host and, on first use, on the device, with the
+// generators that view it (models/lotka_volterra.hpp, models/lotka_volterra_summaries.hpp).
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "myriad/core/device_memory.hpp"
+#include "myriad/core/dual.hpp"
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+#include "myriad/linalg/triangular.hpp"
+#include "myriad/model/generator.hpp"
+#include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_summaries.hpp"
+
+namespace myriad::models {
+
+/// Owning host container of Lotka–Volterra data: the series simulated once at the settings'
+/// true parameters, its 9 summaries, and an optional device copy of the series, uploaded on
+/// the first call to a device_* accessor. Movable, not copyable (it may own device memory).
+class LotkaVolterraProblem {
+ public:
+  /// Default data seed (any seed gives an equally valid data set).
+  static constexpr std::uint64_t kDefaultSeed = 20170420;
+  /// Purpose tag of the data noise stream.
+  static constexpr std::uint32_t kDataPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
+
+  /// Simulates the data: u₁ = (log z − m)/s for the settings' true z, u₂ = 2S normals of
+  /// RandomStream(seed, 0), iteration 0, tag user + 0; x̄ = LotkaVolterra::generate(u).
+  /// Deterministic for a seed.
+  static LotkaVolterraProblem make(std::uint64_t seed = kDefaultSeed,
+                                   const LotkaVolterraSettings& settings = {}) {
+    LotkaVolterraProblem p;
+    p.settings_ = settings;
+    LotkaVolterraDynamics::make(settings, "lotka_volterra");  // validates before any sizing
+    const int K = LotkaVolterraDynamics::kNumParameters, M = 2 * settings.num_steps;
+    p.true_inputs_.assign(static_cast<std::size_t>(K + M), 0.0);
+    for (int i = 0; i < K; ++i)
+      p.true_inputs_[i] =
+          (std::log(settings.true_parameters[i]) - settings.prior_mean) / settings.prior_scale;
+    DenseVector<double> noise{p.true_inputs_.data() + K, M};
+    RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kDataPurpose), noise, M);
+    p.series_.assign(static_cast<std::size_t>(M), 0.0);
+    // Views, not std::vector, in MYRIAD_HD calls (host-only operator[] warns under nvcc).
+    const DenseVector<const double> u{p.true_inputs_.data(), K + M};
+    DenseVector<double> x{p.series_.data(), M};
+    LotkaVolterra::make(p.series_.data(), settings).generate(u, x);
+    for (int m = 0; m < M; ++m)
+      MYRIAD_EXPECTS(std::isfinite(p.series_[m]), "lotka_volterra: the simulated data are not ",
+                     "finite (entry ", m, ") for these settings");
+    DenseVector<double> summaries{p.summaries_.data(), LotkaVolterraSummaries::kNumSummaries};
+    LotkaVolterraSummaries::summaries_of(DenseVector<const double>{p.series_.data(), M},
+                                         settings.num_steps, summaries);
+    return p;
+  }
+
+  const LotkaVolterraSettings& settings() const { return settings_; }
+  /// x̄ = (r̄₁, f̄₁, …, r̄_S, f̄_S).
+  const std::vector<double>& observations() const { return series_; }
+  /// The 9 summaries of x̄ (definitions at LotkaVolterraSummaries).
+  const std::array<double, LotkaVolterraSummaries::kNumSummaries>& summaries() const {
+    return summaries_;
+  }
+  /// The inputs u the data were generated from.
+  const std::vector<double>& true_inputs() const { return true_inputs_; }
+
+  /// The full-data generator viewing the host copy; valid while this object lives.
+  LotkaVolterra host_model() const { return LotkaVolterra::make(series_.data(), settings_); }
+  /// The summary generator viewing the host copy; valid while this object lives.
+  LotkaVolterraSummaries host_summaries_model() const {
+    return LotkaVolterraSummaries::make(series_.data(), summaries_, settings_);
+  }
+  /// The full-data generator viewing the device copy (uploaded on first use). Throws
+  /// myriad::unavailable_error without CUDA, myriad::cuda_error if the upload fails.
+  LotkaVolterra device_model() { return LotkaVolterra::make(device_series(), settings_); }
+  /// The summary generator viewing the device copy (uploaded on first use).
+  LotkaVolterraSummaries device_summaries_model() {
+    return LotkaVolterraSummaries::make(device_series(), summaries_, settings_);
+  }
+
+ private:
+  LotkaVolterraProblem() = default;
+  const double* device_series() {
+    if (device_series_.size() == 0) {
+      DeviceArray<double> device(series_);
+      device_series_ = std::move(device);
+    }
+    return device_series_.data();
+  }
+
+  LotkaVolterraSettings settings_;
+  std::vector<double> series_;
+  std::array<double, LotkaVolterraSummaries::kNumSummaries> summaries_{};
+  std::vector<double> true_inputs_;
+  DeviceArray<double> device_series_;
+};
+
+}  // namespace myriad::models
