@@ -40,6 +40,10 @@
 // from the gradient-matching estimate (LotkaVolterra::initialize). Both Lotka–Volterra rows use
 // the generator's add_jacobian_vjp for the log-determinant gradient.
 //
+// BM_chmc_mapping/<generator>/<device>/chains:N — the same timed loop after a 20-iteration
+// adaptation and no ESS run (register_mapping_rows): chain-iterations per second of each chain
+// mapping and Gram factorisation, the figure that sets the `auto` thresholds.
+//
 // BM_chmc_gradient/<generator> — one gradient evaluation of the constrained-HMC potential
 // φ = −log ρ + ½ log|J Jᵀ| on one CPU core: ConstrainedChain::evaluate_current, i.e. J, the Gram
 // factorisation, φ and ∇φ (constrained-hmc.md §8) at a point on the manifold, cycling through 8
@@ -75,6 +79,9 @@ namespace {
 /// The ESS run: warm-up and sampling iterations of sample_constrained.
 constexpr int kEssWarmup = 100;
 constexpr int kEssDraws = 200;
+/// BM_chmc_mapping rows: a short step-size adaptation and one draw before the timed loop.
+constexpr int kMappingWarmup = 20;
+constexpr int kMappingDraws = 1;
 
 /// Iteration settings of the timed loop (the ChmcConfig defaults) at a given step size.
 ChmcSettings<double> timed_settings(double step_size) {
@@ -106,7 +113,8 @@ struct RowDevice {
 /// repeatedly (it sizes the timed loop that way); released when the next row starts, so that
 /// at most one ensemble occupies the device.
 struct RowState {
-  std::tuple<std::string, std::string, std::int64_t> key;  ///< generator, RowDevice::name, chains
+  /// family, generator, RowDevice::name, chains
+  std::tuple<std::string, std::string, std::string, std::int64_t> key;
   std::unique_ptr<ChmcBackend<double>> backend;
   double ess_per_second = 0;
   double min_ess = 0;
@@ -117,15 +125,16 @@ struct RowState {
 
 /// The ESS run of a row through the scheduler (run_chmc, as sample_constrained runs it, on a
 /// backend built by make_chmc_backend for the requested device): warm-up with step-size
-/// adaptation, then kEssDraws draws. The timed loop continues on the same backend, from the
+/// adaptation, then `draws` draws. The timed loop continues on the same backend, from the
 /// warmed-up ensemble at the adapted step size.
 template <class Generator>
-void ess_run(const Generator& generator, const RowDevice& device, RowState& row) {
-  const std::int64_t chains = std::get<2>(row.key);
+void ess_run(const Generator& generator, const RowDevice& device, int warmup, int draws,
+             RowState& row) {
+  const std::int64_t chains = std::get<3>(row.key);
   ChmcConfig config;
   config.chains = chains;
-  config.warmup = kEssWarmup;
-  config.draws = kEssDraws;
+  config.warmup = warmup;
+  config.draws = draws;
   config.seed = 1;
   config.device = device.device;
   config.chain_mapping = device.mapping;
@@ -140,7 +149,7 @@ void ess_run(const Generator& generator, const RowDevice& device, RowState& row)
   row.sampling_seconds = result.sampling_seconds;
   row.ess_per_second = result.sampling_seconds > 0 ? row.min_ess / result.sampling_seconds : 0;
   row.step_size = result.step_size;
-  row.next_iteration = static_cast<std::uint32_t>(kEssWarmup + kEssDraws + 1000);
+  row.next_iteration = static_cast<std::uint32_t>(warmup + draws + 1000);
 }
 
 /// The ensemble of the row being measured, shared by every generator's rows (one static in a
@@ -150,23 +159,26 @@ RowState& current_row() {
   return row;
 }
 
-/// One BM_chmc row. `make_generator(device)` returns the generator with its data where the
-/// device reads it (a problem's host_model() or device_model()).
+/// One BM_chmc row, or with `with_ess` false one BM_chmc_mapping row (no ESS figures: a short
+/// adaptation, then the timed loop). `make_generator(device)` returns the generator with its
+/// data where the device reads it (a problem's host_model() or device_model()).
 template <class MakeGenerator>
 void chmc_benchmark(benchmark::State& state, const std::string& name, const RowDevice& device,
-                    MakeGenerator make_generator) {
+                    MakeGenerator make_generator, bool with_ess = true) {
   const std::int64_t chains = state.range(0);
   if (device.device == Device::cuda && !cuda_device_available()) {
     state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
     return;
   }
   RowState& row = current_row();
-  const auto key = std::make_tuple(name, device.name(), chains);
+  const auto key = std::make_tuple(std::string(with_ess ? "ess" : "mapping"), name,
+                                   device.name(), chains);
   if (!row.backend || row.key != key) {
     row = RowState{};  // frees the previous row's ensemble first
     row.key = key;
     try {
-      ess_run(make_generator(device.device), device, row);
+      ess_run(make_generator(device.device), device, with_ess ? kEssWarmup : kMappingWarmup,
+              with_ess ? kEssDraws : kMappingDraws, row);
     } catch (const std::exception& e) {
       row = RowState{};
       state.SkipWithError(e.what());
@@ -180,15 +192,17 @@ void chmc_benchmark(benchmark::State& state, const std::string& name, const RowD
 
   state.SetItemsProcessed(total.transitions);
   const double transitions = static_cast<double>(std::max<std::int64_t>(total.transitions, 1));
-  state.counters["ess_per_second"] = row.ess_per_second;
-  // The goal side by side: the chains:1 CPU row is the one-core baseline of the CUDA rows.
-  if (device.device == Device::cpu && chains == 1) {
-    record_one_core("BM_chmc/" + name, row.ess_per_second);
-  } else if (device.device == Device::cuda) {
-    report_vs_one_core(state, "BM_chmc/" + name, row.ess_per_second);
+  if (with_ess) {
+    state.counters["ess_per_second"] = row.ess_per_second;
+    // The goal side by side: the chains:1 CPU row is the one-core baseline of the CUDA rows.
+    if (device.device == Device::cpu && chains == 1) {
+      record_one_core("BM_chmc/" + name, row.ess_per_second);
+    } else if (device.device == Device::cuda) {
+      report_vs_one_core(state, "BM_chmc/" + name, row.ess_per_second);
+    }
+    state.counters["min_ess"] = row.min_ess;
+    state.counters["sampling_seconds"] = row.sampling_seconds;
   }
-  state.counters["min_ess"] = row.min_ess;
-  state.counters["sampling_seconds"] = row.sampling_seconds;
   state.counters["step_size"] = row.step_size;
   state.counters["gradient_evaluations_per_second"] = benchmark::Counter(
       static_cast<double>(total.gradient_evaluations), benchmark::Counter::kIsRate);
@@ -239,6 +253,23 @@ std::vector<RowDevice> small_dense_gram_rows() {
   std::vector<RowDevice> rows = kDenseGramRows;
   rows.push_back({Device::cuda, ChmcChainMapping::thread, GramFactorization::registers});
   return rows;
+}
+
+/// Registers BM_chmc_mapping/<name>/<device>/chains:N for each of `cuda_rows`: chain-iterations
+/// per second after a short adaptation, no ESS run, at 2^10, 2^12 and 2^14 chains (up to
+/// max_chains). The mappings and factorisations sample the same target by the same transition,
+/// so the one with more chain-iterations per second gives more ESS per second: these rows set
+/// kWarpPerChainMinOutputs and kLibraryGramMinOutputs in seconds of GPU time rather than minutes.
+template <class MakeGenerator>
+void register_mapping_rows(const std::string& name, MakeGenerator make_generator,
+                           const std::vector<RowDevice>& cuda_rows, int max_chains = 1 << 14) {
+  for (const RowDevice& device : cuda_rows) {
+    auto* b = benchmark::RegisterBenchmark(
+        ("BM_chmc_mapping/" + name + "/" + device.name()).c_str(),
+        [=](benchmark::State& s) { chmc_benchmark(s, name, device, make_generator, false); });
+    b->ArgName("chains")->UseRealTime()->Unit(benchmark::kMillisecond);
+    b->RangeMultiplier(4)->Range(1 << 10, max_chains);
+  }
 }
 
 /// Registers BM_chmc/<name>/<device>: a CPU row and `cuda_rows` (by default the automatic one).
@@ -340,43 +371,48 @@ void register_chmc_gradient_benchmarks() {
 }
 
 void register_chmc_benchmarks() {
+  const auto m32 = [](Device d) {
+    return d == Device::cuda ? linear_gaussian_problem().device_model()
+                             : linear_gaussian_problem().host_model();
+  };
+  const auto m128 = [](Device d) {
+    return d == Device::cuda ? large_linear_gaussian_problem().device_model()
+                             : large_linear_gaussian_problem().host_model();
+  };
+  const auto summaries = [](Device d) {
+    return d == Device::cuda ? lotka_volterra_problem().device_summaries_model()
+                             : lotka_volterra_problem().host_summaries_model();
+  };
+  const auto lotka_volterra = [](Device d) {
+    return d == Device::cuda ? small_lotka_volterra().device_model()
+                             : small_lotka_volterra().host_model();
+  };
   register_generator("sphere", 64, [](Device) { return models::Sphere::make(10, 1.0); });
-  register_generator(
-      "linear_gaussian_m32", 16,
-      [](Device d) {
-        return d == Device::cuda ? linear_gaussian_problem().device_model()
-                                 : linear_gaussian_problem().host_model();
-      },
-      kDenseGramRows);
+  register_generator("linear_gaussian_m32", 16, m32, kDenseGramRows);
   // M = 128: a thread-per-chain row factors a 128 × 128 Gram matrix in one thread ~50 times per
   // iteration, so its 2^14-chain ESS run would take many minutes; rows stop at 2^12 chains.
-  register_generator(
-      "linear_gaussian_m128", 1,
-      [](Device d) {
-        return d == Device::cuda ? large_linear_gaussian_problem().device_model()
-                                 : large_linear_gaussian_problem().host_model();
-      },
-      kDenseGramRows, 1 << 12);
-  register_generator(
-      "lotka_volterra_summaries", 4,
-      [](Device d) {
-        return d == Device::cuda ? lotka_volterra_problem().device_summaries_model()
-                                 : lotka_volterra_problem().host_summaries_model();
-      },
-      small_dense_gram_rows());
+  register_generator("linear_gaussian_m128", 1, m128, kDenseGramRows, 1 << 12);
+  register_generator("lotka_volterra_summaries", 4, summaries, small_dense_gram_rows());
   // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
   register_generator("gld", 4, [](Device d) {
     return d == Device::cuda ? gld_problem().device_model() : gld_problem().host_model();
   });
-  register_generator("lotka_volterra", 64, [](Device d) {
-    return d == Device::cuda ? small_lotka_volterra().device_model()
-                             : small_lotka_volterra().host_model();
-  });
+  register_generator("lotka_volterra", 64, lotka_volterra);
   // ~2 ms per chain-iteration on one core: the CPU ensemble row stays at 4 chains.
   register_generator("lotka_volterra_paper", 4, [](Device d) {
     return d == Device::cuda ? lotka_volterra_problem().device_model()
                              : lotka_volterra_problem().host_model();
   });
+
+  // The mapping rows: the automatic choices' thresholds at M = 9, 32 and 128 (dense Gram), and
+  // thread against warp per chain for Lotka–Volterra (M = 20, triangular + low-rank), whose
+  // thread rows leave the first H100 run at 6% occupancy (bench/results/gpu-2026-11-26-h100.md).
+  register_mapping_rows("linear_gaussian_m32", m32, kDenseGramRows);
+  register_mapping_rows("linear_gaussian_m128", m128, kDenseGramRows, 1 << 12);
+  register_mapping_rows("lotka_volterra_summaries", summaries, small_dense_gram_rows());
+  register_mapping_rows("lotka_volterra", lotka_volterra,
+                        {{Device::cuda, ChmcChainMapping::thread, GramFactorization::chain},
+                         {Device::cuda, ChmcChainMapping::warp, GramFactorization::chain}});
 }
 
 [[maybe_unused]] const int registered =

@@ -120,7 +120,7 @@ def main(log_dir):
     table = []
     for name, r in by_name.items():
         if not name.startswith("BM_chmc/"):
-            continue
+            continue  # (BM_chmc_mapping rows have a table of their own)
         table.append([name[len("BM_chmc/"):], fmt(r.get("ess_per_second")),
                       fmt(r.get("vs_one_core"), ".0f"),
                       fmt(r.get("gradient_evaluations_per_second")),
@@ -129,6 +129,17 @@ def main(log_dir):
     print_table("Constrained HMC: ESS/s (goal: >= 1000x one core of this machine)",
                 ["row", "ESS/s", "x one core", "grad/s", "accept", "failed", "label", "error"],
                 table)
+
+    # The mapping rows: chain-iterations per second by chain mapping and Gram factorisation.
+    table = []
+    for name, r in by_name.items():
+        if name.startswith("BM_chmc_mapping/"):
+            table.append([name[len("BM_chmc_mapping/"):], fmt(r.get("items_per_second")),
+                          fmt(r.get("gradient_evaluations_per_second")),
+                          fmt(r.get("accept_rate"), ".2f"), fmt(r.get("step_size"), ".3g"),
+                          error_of(r) or ""])
+    print_table("Constrained HMC: chain-iterations/s by mapping (the auto thresholds)",
+                ["row", "chain-it/s", "grad/s", "accept", "step", "error"], table)
 
     # HAIS.
     table = []
