@@ -38,6 +38,7 @@
 
 #include "ais_kernels.cuh"
 #include "cuda_buffers.cuh"
+#include "cuda_ensemble.cuh"
 #include "cuda_try.cuh"
 #include "device_scope.cuh"
 #include "myriad/backend/ais_backend.hpp"
@@ -62,20 +63,16 @@ class CudaAisBackend final : public AisBackend<T> {
       : target_(target),
         layout_(std::move(layout)),
         total_(layout_.particles()),
-        device_(checked_device()) {
-    cudaDeviceProp properties{};
-    MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
-    sm_count_ = properties.multiProcessorCount;
+        ensemble_(cuda_detail::current_device_or_throw()) {
     // Lanes of the warp kernel resident at once: its registers, not the SM's thread limit, bound
     // it (ptxas: 168 registers per thread for the product of experts in double, 6 blocks per SM).
     mapping_ =
         resolve_mapping(layout_.mapping, total_,
                         cuda_detail::resident_blocks(kernels::ais_steps_warp_kernel<Target, T>,
-                                                     kernels::kWarpBlockSize, sm_count_) *
+                                                     kernels::kWarpBlockSize,
+                                                     ensemble_.sm_count()) *
                             kernels::kWarpBlockSize);
-    device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
-                   std::to_string(properties.minor) + "), one " + to_string(mapping_) +
-                   " per particle";
+    device_name_ = ensemble_.name() + ", one " + to_string(mapping_) + " per particle";
     if (mapping_ == AisParticleMapping::warp) {
       // [particle][dim]: element d of particle i at i · padded_dim + d.
       padded_dim_ = cuda_detail::round_up(layout_.dim, 4);
@@ -105,7 +102,6 @@ class CudaAisBackend final : public AisBackend<T> {
     log_weight_ = DeviceArray<double>(static_cast<std::size_t>(total_));
     started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(total_));
     stats_ = DeviceArray<kernels::StatisticsTotals>(static_cast<std::size_t>(total_));
-    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
     beta_ = DeviceArray<double>(layout_.beta);
     const auto upload = [](const std::vector<T>& host, DeviceArray<T>& device) {
       if (!host.empty()) device = DeviceArray<T>(host);
@@ -115,24 +111,20 @@ class CudaAisBackend final : public AisBackend<T> {
     upload(layout_.lower, lower_);
     upload(layout_.upper, upper_);
     for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
-                        &proposal_gradient_}) {
-      MYRIAD_CUDA_TRY(cudaMemsetAsync(array->data(), 0, array->size() * sizeof(T), compute_.get()));
-    }
-    if (scratch_size_ > 0) {
-      MYRIAD_CUDA_TRY(
-          cudaMemsetAsync(scratch_.data(), 0, scratch_.size() * sizeof(T), compute_.get()));
+                        &proposal_gradient_, &scratch_}) {
+      ensemble_.zero(*array);
     }
     if (mapping_ == AisParticleMapping::warp) {
       const std::int64_t threads = total_ * kernels::WarpTeam::kLanes;
-      start_grid_ = cuda_detail::grid_size(kernels::ais_start_warp_kernel<Target, T>,
-                                           kernels::kWarpBlockSize, threads, sm_count_);
-      steps_grid_ = cuda_detail::grid_size(kernels::ais_steps_warp_kernel<Target, T>,
-                                           kernels::kWarpBlockSize, threads, sm_count_);
+      start_grid_ = ensemble_.grid(kernels::ais_start_warp_kernel<Target, T>,
+                                   kernels::kWarpBlockSize, threads);
+      steps_grid_ = ensemble_.grid(kernels::ais_steps_warp_kernel<Target, T>,
+                                   kernels::kWarpBlockSize, threads);
     } else {
-      start_grid_ = cuda_detail::grid_size(kernels::ais_start_kernel<Target, T>,
-                                           kernels::kChainBlockSize, total_, sm_count_);
-      steps_grid_ = cuda_detail::grid_size(kernels::ais_steps_kernel<Target, T>,
-                                           kernels::kChainBlockSize, total_, sm_count_);
+      start_grid_ = ensemble_.grid(kernels::ais_start_kernel<Target, T>,
+                                   kernels::kChainBlockSize, total_);
+      steps_grid_ = ensemble_.grid(kernels::ais_steps_kernel<Target, T>,
+                                   kernels::kChainBlockSize, total_);
     }
   }
 
@@ -157,91 +149,70 @@ class CudaAisBackend final : public AisBackend<T> {
 
   CudaAisBackend(const CudaAisBackend&) = delete;
   CudaAisBackend& operator=(const CudaAisBackend&) = delete;
-  ~CudaAisBackend() override { cudaStreamSynchronize(compute_.get()); }
+  ~CudaAisBackend() override { cudaStreamSynchronize(ensemble_.stream()); }
 
   const AisLayout<T>& layout() const override { return layout_; }
   std::string device_name() const override { return device_name_; }
 
   std::int64_t start(std::uint64_t seed, bool reverse) override {
-    const cuda_detail::DeviceScope on_device(device_);
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     if (reverse) require_exact_samples(target_);
     seed_ = seed;
     reverse_ = reverse;
     if (mapping_ == AisParticleMapping::warp) {
       kernels::ais_start_warp_kernel<Target, T>
-          <<<start_grid_, kernels::kWarpBlockSize, 0, compute_.get()>>>(
+          <<<start_grid_, kernels::kWarpBlockSize, 0, ensemble_.stream()>>>(
               target_, state_view(), base_view(), batch(), reverse, started_.data());
     } else {
       kernels::ais_start_kernel<Target, T>
-          <<<start_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+          <<<start_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
               target_, state_view(), base_view(), batch(), reverse, started_.data());
     }
     MYRIAD_CHECK_LAUNCH();
-    return cuda_detail::reduce_sum<std::int64_t>(
-        total_, kernels::LoadInitializationFailure{started_.data()},
-        reinterpret_cast<std::int64_t*>(reduce_scratch_.data()), sm_count_, compute_.get());
+    return ensemble_.reduce_sum<std::int64_t>(total_,
+                                              kernels::LoadInitializationFailure{started_.data()});
   }
 
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin,
                      std::uint32_t k_end) override {
-    const cuda_detail::DeviceScope on_device(device_);
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     MYRIAD_EXPECTS(k_begin >= 1 && k_begin <= k_end &&
                        k_end <= static_cast<std::uint32_t>(layout_.temperatures()) + 1,
                    "steps [", k_begin, ", ", k_end, ") lie outside 1 .. ", layout_.temperatures());
-    MYRIAD_CUDA_TRY(cudaMemsetAsync(
-        stats_.data(), 0, stats_.size() * sizeof(kernels::StatisticsTotals), compute_.get()));
+    ensemble_.zero(stats_);
     const AnnealingPath path{beta_.data(), layout_.temperatures(), reverse_};
     if (mapping_ == AisParticleMapping::warp) {
       kernels::ais_steps_warp_kernel<Target, T>
-          <<<steps_grid_, kernels::kWarpBlockSize, 0, compute_.get()>>>(
+          <<<steps_grid_, kernels::kWarpBlockSize, 0, ensemble_.stream()>>>(
               target_, state_view(), base_view(), batch(), path, k_begin, k_end, settings,
               stats_.data());
     } else {
       kernels::ais_steps_kernel<Target, T>
-          <<<steps_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+          <<<steps_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
               target_, state_view(), base_view(), batch(), path, k_begin, k_end, settings,
               stats_.data());
     }
     MYRIAD_CHECK_LAUNCH();
-    const kernels::StatisticsTotals totals = cuda_detail::reduce_sum<kernels::StatisticsTotals>(
-        total_, kernels::LoadParticleStatistics{stats_.data()}, reduce_scratch_.data(), sm_count_,
-        compute_.get());
-    IterationStats result;
-    result.accept_prob_fixed = totals.accept_prob_fixed;
-    result.transitions = totals.transitions;
-    result.accepted = totals.accepted;
-    result.divergent = totals.divergent;
-    result.non_finite = totals.non_finite;
-    result.gradient_evaluations = totals.gradient_evaluations;
-    return result;
+    // Particles whose start failed skip their transitions: the kernels count them.
+    const kernels::StatisticsTotals totals = ensemble_.reduce_sum<kernels::StatisticsTotals>(
+        total_, kernels::LoadParticleStatistics{stats_.data()});
+    return cuda_detail::iteration_stats(totals, totals.transitions);
   }
 
   std::vector<double> log_weights() const override {
-    const cuda_detail::DeviceScope on_device(device_);
-    std::vector<double> host(static_cast<std::size_t>(total_));
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(host.data(), log_weight_.data(), host.size() * sizeof(double),
-                                    cudaMemcpyDeviceToHost, compute_.get()));
-    compute_.synchronize();
-    return host;
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    return ensemble_.rows_to_host(log_weight_.data(), total_, total_, 1);
   }
 
   std::vector<T> positions() const override {
-    const cuda_detail::DeviceScope on_device(device_);
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     if (mapping_ == AisParticleMapping::warp) {
       // [particle][padded dim] on the device → [particle][dim] on the host.
-      std::vector<T> out(static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(total_));
-      cuda_detail::copy_rows_to_host(out.data(), layout_.dim * sizeof(T), position_.data(),
-                                     padded_dim_ * sizeof(T), layout_.dim * sizeof(T), total_,
-                                     compute_.get());
-      compute_.synchronize();
-      return out;
+      return ensemble_.rows_to_host(position_.data(), layout_.dim, padded_dim_, total_);
     }
     // [dim][padded particle] on the device → [particle][dim] on the host.
-    std::vector<T> by_dim(static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(total_));
-    cuda_detail::copy_rows_to_host(by_dim.data(), total_ * sizeof(T), position_.data(),
-                                   stride_ * sizeof(T), total_ * sizeof(T), layout_.dim,
-                                   compute_.get());
-    compute_.synchronize();
+    const std::vector<T> by_dim =
+        ensemble_.rows_to_host(position_.data(), total_, stride_, layout_.dim);
     std::vector<T> out(by_dim.size());
     for (std::int64_t i = 0; i < total_; ++i)
       for (int d = 0; d < layout_.dim; ++d)
@@ -251,15 +222,6 @@ class CudaAisBackend final : public AisBackend<T> {
   }
 
  private:
-  int checked_device() const {
-    if (!cuda_device_available()) {
-      throw unavailable_error("the CUDA backend was requested but no CUDA device is available");
-    }
-    int device = 0;
-    MYRIAD_CUDA_TRY(cudaGetDevice(&device));
-    return device;
-  }
-
   AisBatch batch() const { return {seed_, layout_.particles_per_problem, total_}; }
   EnsembleView<T> view(const DeviceArray<T>& array) const {
     return {array.data(), total_, layout_.dim, stride_, chain_stride_};
@@ -288,26 +250,25 @@ class CudaAisBackend final : public AisBackend<T> {
   Target target_;
   AisLayout<T> layout_;
   std::int64_t total_;
-  int device_;
+  // Device, stream and reduction scratch; declared before the arrays so that the stream is
+  // destroyed after them (the destructor body has already waited for it).
+  cuda_detail::EnsembleDevice ensemble_;
   AisParticleMapping mapping_ = AisParticleMapping::thread;  ///< resolved: thread or warp
   std::int64_t stride_ = 1;        ///< between a particle's consecutive coordinates
   std::int64_t chain_stride_ = 1;  ///< between consecutive particles' same coordinate
   std::int64_t padded_dim_ = 0;    ///< warp mapping: coordinates per particle row
   int scratch_size_ = 0;           ///< warp mapping: the target's team scratch per particle
-  int sm_count_ = 1;
-  std::string device_name_;
+  std::string device_name_;  ///< the device's, with the particle mapping
   int start_grid_ = 1;
   int steps_grid_ = 1;
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
 
-  cuda_detail::Stream compute_;
   DeviceArray<T> position_, momentum_, gradient_, proposal_, proposal_momentum_, proposal_gradient_;
   DeviceArray<T> target_log_density_, base_log_density_;
   DeviceArray<double> log_weight_;
   DeviceArray<std::uint8_t> started_;  ///< 1 where the start was finite
   DeviceArray<kernels::StatisticsTotals> stats_;
-  DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
   DeviceArray<double> beta_;
   DeviceArray<T> base_mean_, base_scale_, lower_, upper_;
   DeviceArray<T> scratch_;

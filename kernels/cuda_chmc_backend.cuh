@@ -73,6 +73,7 @@
 
 #include "chmc_kernels.cuh"
 #include "cuda_buffers.cuh"
+#include "cuda_ensemble.cuh"
 #include "cuda_try.cuh"
 #include "device_scope.cuh"
 #include "draw_chunks.cuh"
@@ -137,21 +138,16 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                      ? kernels::ChmcScratchPlacement::chain_major<T>(layout_)
                      : kernels::ChmcScratchPlacement::interleaved(stride_)),
         n_quantities_(recorded_quantity_count(generator)),
-        device_(checked_device(chains, layout_)) {
-    cudaDeviceProp properties{};
-    MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
-    sm_count_ = properties.multiProcessorCount;
+        ensemble_(checked_device(chains, layout_)) {
     device_name_ =
-        std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
-        std::to_string(properties.minor) + "), one " + to_string(mapping_) +
-        " per chain, Gram factored " +
+        ensemble_.name() + ", one " + to_string(mapping_) + " per chain, Gram factored " +
         (is_batched(factorization_) ? std::string("batched (") + to_string(factorization_) + ")"
                                     : std::string("in the chain"));
     if (is_batched(factorization_) && factorization_ != GramFactorization::library) {
       const int largest = linalg::batched_cholesky_max_size<T>(cholesky_tier(factorization_));
       MYRIAD_EXPECTS(layout_.m <= largest, "the batched Gram factorisation '",
                      to_string(factorization_), "' takes M up to ", largest, " on ",
-                     properties.name, "; this generator has M = ", layout_.m,
+                     ensemble_.name(), "; this generator has M = ", layout_.m,
                      " (use library or chain)");
     }
 
@@ -192,7 +188,6 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     step_halvings_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(chains_));
-    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
     if (batched) {
       gram_ = DeviceArray<T>(gram_values);
       gram_info_ = DeviceArray<int>(static_cast<std::size_t>(chains_));
@@ -202,39 +197,38 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     // Defined contents everywhere, the stride padding and scratch included, so that a
     // sanitizer's initcheck stays quiet and positions() of an uninitialised ensemble reads
     // zeros, like the CPU backend (all-zero bytes are 0.0 for T and its duals).
-    zero(position_);
-    zero(gradient_);
-    zero(potential_);
-    zero(work_);
-    zero(dual_work_);
-    zero(nested_work_);
-    zero(initialized_);
-    zero(step_halvings_);
-    zero(counters_);
-    zero(gram_);
-    zero(gram_info_);
-    zero(progress_);
-    compute_.synchronize();
+    ensemble_.zero(position_);
+    ensemble_.zero(gradient_);
+    ensemble_.zero(potential_);
+    ensemble_.zero(work_);
+    ensemble_.zero(dual_work_);
+    ensemble_.zero(nested_work_);
+    ensemble_.zero(initialized_);
+    ensemble_.zero(step_halvings_);
+    ensemble_.zero(counters_);
+    ensemble_.zero(gram_);
+    ensemble_.zero(gram_info_);
+    ensemble_.zero(progress_);
+    ensemble_.synchronize();
 
     if (mapping_ == ChmcChainMapping::warp) {
       const std::int64_t threads = chains_ * kernels::WarpTeam::kLanes;
       init_grid_ =
-          cuda_detail::grid_size(kernels::initialize_constrained_chains_warp_kernel<Generator, T>,
-                                 kernels::kWarpChainBlockSize, threads, sm_count_);
-      iterations_grid_ = cuda_detail::grid_size(kernels::chmc_iterations_warp_kernel<Generator, T>,
-                                                kernels::kWarpChainBlockSize, threads, sm_count_);
-      phase_grid_ = cuda_detail::grid_size(
-          kernels::resume_chmc_transitions_kernel<Generator, T, kernels::WarpTeam>,
-          kernels::kWarpChainBlockSize, threads, sm_count_);
-    } else {
-      init_grid_ =
-          cuda_detail::grid_size(kernels::initialize_constrained_chains_kernel<Generator, T>,
-                                 kernels::kChainBlockSize, chains_, sm_count_);
-      iterations_grid_ = cuda_detail::grid_size(kernels::chmc_iterations_kernel<Generator, T>,
-                                                kernels::kChainBlockSize, chains_, sm_count_);
+          ensemble_.grid(kernels::initialize_constrained_chains_warp_kernel<Generator, T>,
+                         kernels::kWarpChainBlockSize, threads);
+      iterations_grid_ = ensemble_.grid(kernels::chmc_iterations_warp_kernel<Generator, T>,
+                                        kernels::kWarpChainBlockSize, threads);
       phase_grid_ =
-          cuda_detail::grid_size(kernels::resume_chmc_transitions_kernel<Generator, T, SerialTeam>,
-                                 kernels::kChainBlockSize, chains_, sm_count_);
+          ensemble_.grid(kernels::resume_chmc_transitions_kernel<Generator, T, kernels::WarpTeam>,
+                         kernels::kWarpChainBlockSize, threads);
+    } else {
+      init_grid_ = ensemble_.grid(kernels::initialize_constrained_chains_kernel<Generator, T>,
+                                  kernels::kChainBlockSize, chains_);
+      iterations_grid_ = ensemble_.grid(kernels::chmc_iterations_kernel<Generator, T>,
+                                        kernels::kChainBlockSize, chains_);
+      phase_grid_ =
+          ensemble_.grid(kernels::resume_chmc_transitions_kernel<Generator, T, SerialTeam>,
+                         kernels::kChainBlockSize, chains_);
     }
   }
 
@@ -242,7 +236,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   CudaChmcBackend& operator=(const CudaChmcBackend&) = delete;
 
   /// Waits for the kernels in flight before the arrays are freed (draws_ waits for its copies).
-  ~CudaChmcBackend() override { cudaStreamSynchronize(compute_.get()); }
+  ~CudaChmcBackend() override { cudaStreamSynchronize(ensemble_.stream()); }
 
   std::int64_t chains() const override { return chains_; }
   int input_dim() const override { return layout_.n; }
@@ -255,39 +249,39 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 
   std::int64_t initialize(std::uint64_t seed, int max_tries,
                           std::int64_t chains_per_init) override {
-    const cuda_detail::DeviceScope on_device(device_);
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::initialize_constrained_chains_warp_kernel<Generator, T>
-          <<<init_grid_, kernels::kWarpChainBlockSize, 0, compute_.get()>>>(
+          <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
               generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     } else {
       kernels::initialize_constrained_chains_kernel<Generator, T>
-          <<<init_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+          <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
               generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     }
     MYRIAD_CHECK_LAUNCH();
-    zero(step_halvings_);
-    return reduce_sum<std::int64_t>(kernels::LoadInitializationFailure{initialized_.data()});
+    ensemble_.zero(step_halvings_);
+    return ensemble_.reduce_sum<std::int64_t>(
+        chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
   IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
-    const cuda_detail::DeviceScope on_device(device_);
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
     const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
     if (sink != nullptr) {
       draws_.reserve(
-          static_cast<std::size_t>(chunk * values_per_iteration), compute_.get(),
+          static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
           [this](std::int64_t bytes) { check_fits(bytes, "the two draw-chunk buffers"); });
     }
 
-    MYRIAD_CUDA_TRY(cudaMemsetAsync(counters_.data(), 0, counters_.size() * sizeof(std::int64_t),
-                                    compute_.get()));
+    ensemble_.zero(counters_);
     const kernels::ChmcStatisticsView stats = statistics_view();
-    draws_.run(compute_.get(), n_iterations, chunk, values_per_iteration, sink, first_draw,
+    draws_.run(ensemble_.stream(), n_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
                  const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
                  if (is_batched(factorization_)) {
@@ -298,53 +292,34 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                    }
                  } else if (mapping_ == ChmcChainMapping::warp) {
                    kernels::chmc_iterations_warp_kernel<Generator, T>
-                       <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, compute_.get()>>>(
+                       <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
                            generator_, ensemble_view(), settings, first, n, recorded, n_quantities_,
                            stats);
                    MYRIAD_CHECK_LAUNCH();
                  } else {
                    kernels::chmc_iterations_kernel<Generator, T>
-                       <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+                       <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
                            generator_, ensemble_view(), settings, first, n, recorded, n_quantities_,
                            stats);
                    MYRIAD_CHECK_LAUNCH();
                  }
                });
 
-    const kernels::StatisticsTotals totals =
-        reduce_sum<kernels::StatisticsTotals>(kernels::LoadChmcStatistics{stats});
-    IterationStats result;
-    result.accept_prob_fixed = totals.accept_prob_fixed;
-    result.transitions = chains_ * n_iterations;
-    result.accepted = totals.accepted;
-    result.divergent = totals.divergent;
-    result.non_finite = totals.non_finite;
-    result.gradient_evaluations = totals.gradient_evaluations;
-    result.not_converged = totals.not_converged;
-    result.not_reversible = totals.not_reversible;
-    result.cholesky_failures = totals.cholesky_failures;
-    result.newton_iterations = totals.newton_iterations;
-    return result;
+    return cuda_detail::iteration_stats(
+        ensemble_.reduce_sum<kernels::StatisticsTotals>(chains_,
+                                                        kernels::LoadChmcStatistics{stats}),
+        chains_ * n_iterations);
   }
 
   std::vector<T> positions() const override {
-    const cuda_detail::DeviceScope on_device(device_);
-    std::vector<T> host(static_cast<std::size_t>(layout_.n) * static_cast<std::size_t>(chains_));
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    cuda_detail::copy_rows_to_host(host.data(), chains_ * sizeof(T), position_.data(),
-                                   stride_ * sizeof(T), chains_ * sizeof(T), layout_.n,
-                                   compute_.get());
-    compute_.synchronize();
-    return host;
+    return ensemble_.rows_to_host(position_.data(), chains_, stride_, layout_.n);
   }
 
   std::vector<std::uint8_t> step_halvings() const override {
-    const cuda_detail::DeviceScope on_device(device_);
-    std::vector<std::uint8_t> host(static_cast<std::size_t>(chains_));
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(host.data(), step_halvings_.data(), host.size(),
-                                    cudaMemcpyDeviceToHost, compute_.get()));
-    compute_.synchronize();
-    return host;
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    return ensemble_.rows_to_host(step_halvings_.data(), chains_, chains_, 1);
   }
 
  private:
@@ -367,16 +342,16 @@ class CudaChmcBackend final : public ChmcBackend<T> {
           settings, iteration,
           [&] {
             kernels::begin_chmc_transitions_kernel<Generator, T, Team>
-                <<<phase_grid_, block, 0, compute_.get()>>>(generator_, state, progress_.data());
+                <<<phase_grid_, block, 0, ensemble_.stream()>>>(generator_, state, progress_.data());
             MYRIAD_CHECK_LAUNCH();
           },
           [&](int which) {
             linalg::batched_cholesky_cuda(state.gram_batch(which), layout_.m, chains_,
-                                          gram_info_.data(), tier, compute_.get());
+                                          gram_info_.data(), tier, ensemble_.stream());
           },
           [&](const ChmcStep<T>& step, int phase, bool last) {
             kernels::resume_chmc_transitions_kernel<Generator, T, Team>
-                <<<phase_grid_, block, 0, compute_.get()>>>(
+                <<<phase_grid_, block, 0, ensemble_.stream()>>>(
                     generator_, state, settings.seed, iteration, step, settings.step_back_off,
                     phase, gram_info_.data(), progress_.data(), last, recorded_iteration,
                     n_quantities_, stats);
@@ -402,13 +377,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
     MYRIAD_EXPECTS(layout.m >= 1 && layout.m <= layout.n,
                    "a generator needs 1 <= M <= N, got M = ", layout.m, ", N = ", layout.n);
-    if (!cuda_device_available()) {
-      throw unavailable_error(
-          "the CUDA constrained-HMC backend was requested but no CUDA device is available");
-    }
-    int device = 0;
-    MYRIAD_CUDA_TRY(cudaGetDevice(&device));
-    return device;
+    return cuda_detail::current_device_or_throw();
   }
 
   /// Throws myriad::invalid_argument when `bytes` more device memory than is free would be
@@ -423,16 +392,11 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     throw invalid_argument(detail::concat(
         what, " of ", chains_, " chains need ", static_cast<double>(bytes) / kGiB,
         " GiB of device memory but only ", static_cast<double>(free_bytes) / kGiB, " GiB of ",
-        static_cast<double>(total_bytes) / kGiB, " GiB is free on ", device_name_, " (", per_chain,
+        static_cast<double>(total_bytes) / kGiB, " GiB is free on ", ensemble_.name(), " (",
+        per_chain,
         " bytes per chain for M = ", layout_.m, ", N = ", layout_.n, "; about ",
         static_cast<std::int64_t>(free_bytes) / std::max<std::int64_t>(per_chain, 1),
         " chains fit): use fewer chains"));
-  }
-
-  template <class U>
-  void zero(const DeviceArray<U>& array) {
-    if (array.size() == 0) return;
-    MYRIAD_CUDA_TRY(cudaMemsetAsync(array.data(), 0, array.size() * sizeof(U), compute_.get()));
   }
 
   kernels::ChmcEnsembleView<T> ensemble_view() const {
@@ -451,14 +415,6 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
   }
 
-  /// Σ load(c) over the chains on the compute stream (reduction.cuh); waits for the result.
-  template <class Value, class Load>
-  Value reduce_sum(Load load) const {
-    static_assert(sizeof(Value) <= sizeof(kernels::StatisticsTotals), "scratch too small");
-    return cuda_detail::reduce_sum<Value>(
-        chains_, load, reinterpret_cast<Value*>(reduce_scratch_.data()), sm_count_, compute_.get());
-  }
-
   Generator generator_;
   std::int64_t chains_;
   std::int64_t stride_;
@@ -467,16 +423,13 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   ChmcLayout layout_;                ///< for one lane, or for a warp's (mapping_)
   kernels::ChmcScratchPlacement scratch_;
   int n_quantities_;
-  int device_;  // initialised before the streams below (see checked_device)
-  int sm_count_ = 1;
-  std::string device_name_;
+  // Device, stream and reduction scratch; declared before the arrays so that the stream is
+  // destroyed after them (the destructor body has already waited for it).
+  cuda_detail::EnsembleDevice ensemble_;
+  std::string device_name_;  ///< the device's, with the mapping and factorisation
   int init_grid_ = 1;
   int iterations_grid_ = 1;
   int phase_grid_ = 1;  ///< begin and resume launches of the batched factorisation
-
-  // Declared before the arrays so that it is destroyed after them; the destructor body has
-  // already waited for it.
-  cuda_detail::Stream compute_;
 
   DeviceArray<T> position_, gradient_, potential_, work_;
   DeviceArray<Dual<T>> dual_work_;
@@ -484,7 +437,6 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   DeviceArray<std::uint8_t> initialized_;
   DeviceArray<std::uint8_t> step_halvings_;  ///< each chain's step back-off h_c
   DeviceArray<std::int64_t> counters_;       ///< kCounters × chains, [counter][chain]
-  DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
   DeviceArray<T> gram_;         ///< batched factorisation: two batches of chains · M² values
   DeviceArray<int> gram_info_;  ///< batched factorisation: the last Cholesky's status per chain
   DeviceArray<ChmcProgress<T>> progress_;  ///< batched factorisation: one record per chain

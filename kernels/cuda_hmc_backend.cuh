@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cuda_buffers.cuh"
+#include "cuda_ensemble.cuh"
 #include "cuda_try.cuh"
 #include "device_scope.cuh"
 #include "draw_chunks.cuh"
@@ -63,12 +64,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
         stride_(cuda_detail::round_up(chains, 32)),
         dim_(model.dim()),
         n_quantities_(recorded_quantity_count(model)),
-        device_(checked_device(chains, dim_)) {
-    cudaDeviceProp properties{};
-    MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
-    sm_count_ = properties.multiProcessorCount;
-    device_name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
-                   std::to_string(properties.minor) + ")";
+        ensemble_(checked_device(chains, dim_)) {
 
     const auto state_size = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(stride_);
     for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_}) {
@@ -82,27 +78,26 @@ class CudaHmcBackend final : public HmcBackend<T> {
       *array = DeviceArray<std::int64_t>(n);
     }
     inverse_metric_ = DeviceArray<T>(static_cast<std::size_t>(dim_));
-    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
 
     // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
     // stays quiet and positions() of an uninitialised ensemble reads zeros, like the CPU.
     for (auto* array :
          {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_, &log_density_}) {
-      MYRIAD_CUDA_TRY(cudaMemsetAsync(array->data(), 0, array->size() * sizeof(T), compute_.get()));
+      ensemble_.zero(*array);
     }
     set_inverse_metric(std::vector<T>(static_cast<std::size_t>(dim_), T(1)));
 
-    init_grid_ = cuda_detail::grid_size(kernels::initialize_chains_kernel<Model, T>,
-                                        kernels::kChainBlockSize, chains_, sm_count_);
-    iterations_grid_ = cuda_detail::grid_size(kernels::hmc_iterations_kernel<Model, T>,
-                                              kernels::kChainBlockSize, chains_, sm_count_);
+    init_grid_ = ensemble_.grid(kernels::initialize_chains_kernel<Model, T>,
+                                kernels::kChainBlockSize, chains_);
+    iterations_grid_ = ensemble_.grid(kernels::hmc_iterations_kernel<Model, T>,
+                                      kernels::kChainBlockSize, chains_);
   }
 
   CudaHmcBackend(const CudaHmcBackend&) = delete;
   CudaHmcBackend& operator=(const CudaHmcBackend&) = delete;
 
   /// Waits for the kernels in flight before the arrays are freed (draws_ waits for its copies).
-  ~CudaHmcBackend() override { cudaStreamSynchronize(compute_.get()); }
+  ~CudaHmcBackend() override { cudaStreamSynchronize(ensemble_.stream()); }
 
   std::int64_t chains() const override { return chains_; }
   int dim() const override { return dim_; }
@@ -111,94 +106,80 @@ class CudaHmcBackend final : public HmcBackend<T> {
     return recorded_quantity_names(model_);
   }
   /// e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
-  std::string device_name() const override { return device_name_; }
+  std::string device_name() const override { return ensemble_.name(); }
 
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
-    const cuda_detail::DeviceScope on_device(device_);
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_chains_per_init(chains_per_init);
     kernels::initialize_chains_kernel<Model, T>
-        <<<init_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+        <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
             model_, view(position_), view(gradient_), log_density_.data(), initialized_.data(),
             seed, radius, max_tries, chains_per_init);
     MYRIAD_CHECK_LAUNCH();
-    return reduce_sum<std::int64_t>(kernels::LoadInitializationFailure{initialized_.data()});
+    return ensemble_.reduce_sum<std::int64_t>(
+        chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
-    const cuda_detail::DeviceScope on_device(device_);
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_inverse_metric(inverse_metric, dim_);
     // Kernels in flight may read the old metric: copy behind them on the same stream, and wait
     // because the host vector is pageable and the caller may free it on return.
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(inverse_metric_.data(), inverse_metric.data(),
                                     inverse_metric.size() * sizeof(T), cudaMemcpyHostToDevice,
-                                    compute_.get()));
-    compute_.synchronize();
+                                    ensemble_.stream()));
+    ensemble_.synchronize();
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
-    const cuda_detail::DeviceScope on_device(device_);
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_iteration_count(n_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
     const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
     if (sink != nullptr) {
       // No free-memory check here: a failed allocation is a cuda_error, as in the constructor.
-      draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), compute_.get(),
+      draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
                      [](std::int64_t) {});
     }
 
     const kernels::ChainStatisticsView stats = statistics_view();
-    for (std::int64_t* count : {stats.accept_prob_fixed, stats.accepted, stats.divergent,
-                                stats.non_finite, stats.gradient_evaluations}) {
-      MYRIAD_CUDA_TRY(cudaMemsetAsync(count, 0, chains_ * sizeof(std::int64_t), compute_.get()));
+    for (const auto* count :
+         {&accept_prob_fixed_, &accepted_, &divergent_, &non_finite_, &gradient_evaluations_}) {
+      ensemble_.zero(*count);
     }
-    draws_.run(compute_.get(), n_iterations, chunk, values_per_iteration, sink, first_draw,
+    draws_.run(ensemble_.stream(), n_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
                  kernels::hmc_iterations_kernel<Model, T>
-                     <<<iterations_grid_, kernels::kChainBlockSize, 0, compute_.get()>>>(
+                     <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
                          model_, ensemble_view(), settings, inverse_metric_.data(),
                          first_iteration + static_cast<std::uint32_t>(done), n, recorded,
                          n_quantities_, stats);
                  MYRIAD_CHECK_LAUNCH();
                });
 
-    const kernels::StatisticsTotals totals =
-        reduce_sum<kernels::StatisticsTotals>(kernels::LoadChainStatistics{stats});
-    IterationStats result;
-    result.accept_prob_fixed = totals.accept_prob_fixed;
-    result.transitions = chains_ * n_iterations;
-    result.accepted = totals.accepted;
-    result.divergent = totals.divergent;
-    result.non_finite = totals.non_finite;
-    result.gradient_evaluations = totals.gradient_evaluations;
+    const IterationStats result = cuda_detail::iteration_stats(
+        ensemble_.reduce_sum<kernels::StatisticsTotals>(chains_,
+                                                        kernels::LoadChainStatistics{stats}),
+        chains_ * n_iterations);
     if (moments != nullptr) compute_moments(*moments);
     return result;
   }
 
   std::vector<T> positions() const override {
-    const cuda_detail::DeviceScope on_device(device_);
-    std::vector<T> host(static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains_));
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    cuda_detail::copy_rows_to_host(host.data(), chains_ * sizeof(T), position_.data(),
-                                   stride_ * sizeof(T), chains_ * sizeof(T), dim_, compute_.get());
-    compute_.synchronize();
-    return host;
+    return ensemble_.rows_to_host(position_.data(), chains_, stride_, dim_);
   }
 
  private:
   /// Validates the arguments and returns the current device. Runs in the member initialisers,
-  /// before the streams are created, so that a missing device reads as unavailable_error rather
-  /// than as a failed cudaStreamCreate.
+  /// before the stream is created (cuda_ensemble.cuh).
   static int checked_device(std::int64_t chains, int dim) {
     check_hmc_ensemble_size(chains, dim);
-    if (!cuda_device_available()) {
-      throw unavailable_error("the CUDA backend was requested but no CUDA device is available");
-    }
-    int device = 0;
-    MYRIAD_CUDA_TRY(cudaGetDevice(&device));
-    return device;
+    return cuda_detail::current_device_or_throw();
   }
 
   EnsembleView<T> view(const DeviceArray<T>& array) const {
@@ -213,14 +194,6 @@ class CudaHmcBackend final : public HmcBackend<T> {
             gradient_evaluations_.data()};
   }
 
-  /// Σ load(c) over the chains on the compute stream (reduction.cuh); waits for the result.
-  template <class Value, class Load>
-  Value reduce_sum(Load load) const {
-    static_assert(sizeof(Value) <= sizeof(kernels::StatisticsTotals), "scratch too small");
-    return cuda_detail::reduce_sum<Value>(
-        chains_, load, reinterpret_cast<Value*>(reduce_scratch_.data()), sm_count_, compute_.get());
-  }
-
   /// Per-dimension mean and M2 of the positions, two passes as in ensemble_moments_cpu.
   void compute_moments(EnsembleMoments& out) {
     // Split the chains of each dimension over one block per 256-chain slice, up to a cap. The
@@ -233,7 +206,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
     const int blocks_y = std::min(dim_, 65535);
     const std::size_t partials_size = static_cast<std::size_t>(dim_) * blocks_x;
     if (moment_partials_.size() < partials_size) {
-      compute_.synchronize();
+      ensemble_.synchronize();
       moment_partials_ = DeviceArray<double>(partials_size);
     }
     if (moment_results_.size() < 2 * static_cast<std::size_t>(dim_)) {
@@ -246,19 +219,19 @@ class CudaHmcBackend final : public HmcBackend<T> {
     const int finish_blocks = std::min(dim_, 65535);
 
     kernels::dimension_partial_sums_kernel<T, kernels::IdentityTerm>
-        <<<grid, kernels::kReduceBlockSize, 0, compute_.get()>>>(x, kernels::IdentityTerm{},
+        <<<grid, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(x, kernels::IdentityTerm{},
                                                                  moment_partials_.data());
     MYRIAD_CHECK_LAUNCH();
     kernels::finish_dimension_sums_kernel<double>
-        <<<finish_blocks, kernels::kReduceBlockSize, 0, compute_.get()>>>(
+        <<<finish_blocks, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(
             moment_partials_.data(), blocks_x, dim_, static_cast<double>(chains_), mean);
     MYRIAD_CHECK_LAUNCH();
     kernels::dimension_partial_sums_kernel<T, kernels::SquaredDeviationTerm>
-        <<<grid, kernels::kReduceBlockSize, 0, compute_.get()>>>(
+        <<<grid, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(
             x, kernels::SquaredDeviationTerm{mean}, moment_partials_.data());
     MYRIAD_CHECK_LAUNCH();
     kernels::finish_dimension_sums_kernel<double>
-        <<<finish_blocks, kernels::kReduceBlockSize, 0, compute_.get()>>>(moment_partials_.data(),
+        <<<finish_blocks, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(moment_partials_.data(),
                                                                           blocks_x, dim_, 1.0, m2);
     MYRIAD_CHECK_LAUNCH();
 
@@ -266,10 +239,10 @@ class CudaHmcBackend final : public HmcBackend<T> {
     out.m2.assign(static_cast<std::size_t>(dim_), 0.0);
     out.count = chains_;
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.mean.data(), mean, dim_ * sizeof(double),
-                                    cudaMemcpyDeviceToHost, compute_.get()));
+                                    cudaMemcpyDeviceToHost, ensemble_.stream()));
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.m2.data(), m2, dim_ * sizeof(double),
-                                    cudaMemcpyDeviceToHost, compute_.get()));
-    compute_.synchronize();
+                                    cudaMemcpyDeviceToHost, ensemble_.stream()));
+    ensemble_.synchronize();
   }
 
   Model model_;
@@ -277,15 +250,11 @@ class CudaHmcBackend final : public HmcBackend<T> {
   std::int64_t stride_;
   int dim_;
   int n_quantities_;
-  int device_;  // initialised before the streams below (see checked_device)
-  int sm_count_ = 1;
-  std::string device_name_;
+  // Device, stream and reduction scratch; declared before the arrays so that the stream is
+  // destroyed after them (the destructor body has already waited for it).
+  cuda_detail::EnsembleDevice ensemble_;
   int init_grid_ = 1;
   int iterations_grid_ = 1;
-
-  // Declared before the arrays so that it is destroyed after them; the destructor body has
-  // already waited for it.
-  cuda_detail::Stream compute_;
 
   DeviceArray<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   DeviceArray<T> log_density_;
@@ -293,7 +262,6 @@ class CudaHmcBackend final : public HmcBackend<T> {
   DeviceArray<std::int64_t> accept_prob_fixed_, accepted_, divergent_, non_finite_,
       gradient_evaluations_;
   DeviceArray<T> inverse_metric_;
-  DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
   DeviceArray<double> moment_partials_, moment_results_;
   cuda_detail::DrawChunks<T> draws_;
 };

@@ -1,0 +1,125 @@
+#pragma once
+// cuda_detail::EnsembleDevice — what every CUDA backend (HMC, constrained HMC, AIS) holds besides
+// its own state: the device it was built on, that device's SM count and name, a compute stream,
+// and the scratch of the sums over chains (reduction.cuh), with the few operations they all
+// perform on them. One implementation shared by the backends, as cuCollections shares one
+// open-addressing implementation among its containers; each backend keeps only its layout, its
+// kernels and its launch choices.
+//
+// A backend validates its arguments and calls current_device_or_throw() in its member
+// initialisers, before this object creates any stream, so that a missing device reads as
+// myriad::unavailable_error rather than as a failed cudaStreamCreate. Its destructor synchronises
+// the stream (ensemble.synchronize()) before its arrays are freed, and declares the
+// EnsembleDevice before its arrays so that the stream outlives them.
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda_buffers.cuh"
+#include "cuda_try.cuh"
+#include "device_scope.cuh"
+#include "myriad/backend/device.hpp"
+#include "myriad/core/device_memory.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/mcmc/iteration_stats.hpp"
+#include "reduction.cuh"
+
+namespace myriad::cuda_detail {
+
+/// The current CUDA device; myriad::unavailable_error when no device is usable.
+inline int current_device_or_throw() {
+  if (!cuda_device_available()) {
+    throw unavailable_error("the CUDA backend was requested but no CUDA device is available");
+  }
+  int device = 0;
+  MYRIAD_CUDA_TRY(cudaGetDevice(&device));
+  return device;
+}
+
+/// IterationStats of a reduction's totals; `transitions` as the backend counts them.
+inline IterationStats iteration_stats(const kernels::StatisticsTotals& t,
+                                      std::int64_t transitions) {
+  IterationStats s;
+  s.accept_prob_fixed = t.accept_prob_fixed;
+  s.transitions = transitions;
+  s.accepted = t.accepted;
+  s.divergent = t.divergent;
+  s.non_finite = t.non_finite;
+  s.gradient_evaluations = t.gradient_evaluations;
+  s.not_converged = t.not_converged;
+  s.not_reversible = t.not_reversible;
+  s.cholesky_failures = t.cholesky_failures;
+  s.newton_iterations = t.newton_iterations;
+  return s;
+}
+
+class EnsembleDevice {
+ public:
+  /// `device` from current_device_or_throw(); creates the stream and the reduction scratch there.
+  explicit EnsembleDevice(int device) : device_(device) {
+    cudaDeviceProp properties{};
+    MYRIAD_CUDA_TRY(cudaGetDeviceProperties(&properties, device_));
+    sm_count_ = properties.multiProcessorCount;
+    name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
+            std::to_string(properties.minor) + ")";
+    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
+  }
+  EnsembleDevice(const EnsembleDevice&) = delete;
+  EnsembleDevice& operator=(const EnsembleDevice&) = delete;
+
+  int device() const { return device_; }
+  int sm_count() const { return sm_count_; }
+  /// e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
+  const std::string& name() const { return name_; }
+  cudaStream_t stream() const { return compute_.get(); }
+  void synchronize() const { compute_.synchronize(); }
+
+  /// Blocks for a grid-stride launch of `kernel` over n items on this device (grid_size).
+  template <class Kernel>
+  int grid(Kernel kernel, int block_size, std::int64_t n) const {
+    return grid_size(kernel, block_size, n, sm_count_);
+  }
+
+  /// Σ load(i) over i < n on the stream (reduction.cuh); waits for the result.
+  template <class Value, class Load>
+  Value reduce_sum(std::int64_t n, Load load) const {
+    static_assert(sizeof(Value) <= sizeof(kernels::StatisticsTotals), "scratch too small");
+    return cuda_detail::reduce_sum<Value>(n, load,
+                                          reinterpret_cast<Value*>(reduce_scratch_.data()),
+                                          sm_count_, compute_.get());
+  }
+
+  /// Zeroes an array on the stream (behind the kernels in flight).
+  template <class T>
+  void zero(const DeviceArray<T>& array) const {
+    if (array.size() > 0) {
+      MYRIAD_CUDA_TRY(
+          cudaMemsetAsync(array.data(), 0, array.size() * sizeof(T), compute_.get()));
+    }
+  }
+
+  /// `rows` rows of `row_values` values each, `pitch_values` apart on the device, as one dense
+  /// host array (the stride padding dropped); waits for the copy.
+  template <class T>
+  std::vector<T> rows_to_host(const T* source, std::int64_t row_values, std::int64_t pitch_values,
+                              std::int64_t rows) const {
+    std::vector<T> host(static_cast<std::size_t>(row_values) * static_cast<std::size_t>(rows));
+    copy_rows_to_host(host.data(), row_values * sizeof(T), source, pitch_values * sizeof(T),
+                      row_values * sizeof(T), rows, compute_.get());
+    compute_.synchronize();
+    return host;
+  }
+
+ private:
+  int device_;
+  int sm_count_ = 1;
+  std::string name_;
+  Stream compute_;
+  DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
+};
+
+}  // namespace myriad::cuda_detail
