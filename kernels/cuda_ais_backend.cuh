@@ -16,7 +16,7 @@
 // progress can be reported and a display watchdog is never hit.
 //
 // The library instantiates make_cuda_ais_backend for its built-in targets
-// (kernels/builtin_ais_*.cu). For a target of your own, include this header in a .cu file
+// (kernels/builtin_instances.cmake). For a target of your own, include this header in a .cu file
 // compiled by nvcc and instantiate
 //
 //   template std::unique_ptr<myriad::AisBackend<double>>

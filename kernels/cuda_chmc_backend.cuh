@@ -6,7 +6,7 @@
 // (kernels/cuda_hmc_backend.cuh).
 //
 // The library instantiates make_cuda_chmc_backend for its built-in generators
-// (kernels/builtin_chmc_*.cu). For a generator of your own, include this header in a .cu file
+// (kernels/builtin_instances.cmake). For a generator of your own, include this header in a .cu file
 // compiled by nvcc and instantiate
 //
 //   template std::unique_ptr<myriad::ChmcBackend<double>>

@@ -3,8 +3,9 @@
 // state, one thread per chain running the per-chain transition of mcmc/hmc.hpp, and recorded
 // draws streamed to the host in chunks while the next chunk computes.
 //
-// The library instantiates make_cuda_hmc_backend for its built-in models (kernels/builtin_*.cu).
-// For a model of your own, include this header in a .cu file compiled by nvcc and instantiate
+// The library instantiates make_cuda_hmc_backend for its built-in models
+// (kernels/builtin_instances.cmake). For a model of your own, include this header in a .cu file
+// compiled by nvcc and instantiate
 //
 //   template std::unique_ptr<myriad::HmcBackend<double>>
 //   myriad::make_cuda_hmc_backend<MyModel, double>(const MyModel&, std::int64_t);

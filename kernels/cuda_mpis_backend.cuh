@@ -4,7 +4,7 @@
 // entry, message entry and index draw is one thread running the same functor as the CPU.
 //
 // The library instantiates make_cuda_mpis_backend for its built-in plated models
-// (kernels/builtin_mpis_*.cu). For a model of your own, include this header (or
+// (kernels/builtin_instances.cmake). For a model of your own, include this header (or
 // myriad/run/mpis.hpp) in a .cu file compiled by nvcc and call myriad::mpis there, or
 // instantiate
 //

@@ -1,7 +1,7 @@
 // The CUDA AIS backend against the CPU backend (DESIGN.md, rule 1: one per-particle code path).
 // Compiled by the host compiler: it reaches the CUDA backend through make_cuda_ais_backend, which
-// the library instantiates for the built-in targets (kernels/builtin_ais_*.cu). Every test skips
-// without a CUDA device. The exact-answer checks on the device are in
+// the library instantiates for the built-in targets (kernels/builtin_instances.cmake). Every test
+// skips without a CUDA device. The exact-answer checks on the device are in
 // tests/stat/test_ais_exact.cpp; tests/unit/test_ais_device_layout.cpp runs the kernels' loop
 // bodies over the device layout on the host, bit for bit.
 //

@@ -201,7 +201,7 @@ TEST(CudaChmc, ChainCountDoesNotChangeAChainsResult) {
 
 TEST(CudaChmc, BuiltinSphereAgreesWithCpu) {
   MYRIAD_SKIP_WITHOUT_CUDA();
-  // The library's instantiation (kernels/builtin_chmc_sphere.cu), analytic prior gradient.
+  // The library's instantiation (kernels/builtin_instances.cmake), analytic prior gradient.
   const auto sphere = models::Sphere::make(5, 1.0);
   const Agreement a =
       expect_cpu_and_cuda_agree(sphere, sphere, 2000, test_settings(1.0), 5, 1, "built-in sphere");

@@ -1,6 +1,6 @@
 // The CUDA MP IS backend against the CPU one (DESIGN.md rule 1: one per-element code path).
 // Compiled by the host compiler: it reaches the CUDA engine through make_cuda_mpis_backend, which
-// the library instantiates for the built-in plated models (kernels/builtin_mpis_*.cu). Every
+// the library instantiates for the built-in plated models (kernels/builtin_instances.cmake). Every
 // test skips without a CUDA device.
 //
 // What "agree" means:

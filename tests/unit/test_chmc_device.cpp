@@ -51,7 +51,7 @@ TEST(ChmcDevice, BuiltinGeneratorsDeclareTheirCudaBackends) {
 
 TEST(ChmcDevice, CudaBackendWithoutDeviceThrowsUnavailable) {
   if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: the backend would run";
-  // In a CPU-only build this is src/backend/cuda_chmc_unavailable.cpp's stub; with CUDA but no
+  // In a CPU-only build this is the inline factory of backend/chmc_backend.hpp; with CUDA but no
   // device, the backend's constructor.
   const std::string message = unavailable_message(
       [] { make_cuda_chmc_backend<models::Sphere, double>(models::Sphere::make(3, 1.0), 16); });

@@ -142,8 +142,16 @@ class AisBackend {
 };
 
 /// Declared here, defined in kernels/cuda_ais_backend.cuh and instantiated for the built-in
-/// targets in kernels/builtin_ais_*.cu (src/backend/cuda_ais_unavailable.cpp without CUDA).
+/// targets (kernels/builtin_instances.cmake). In a build without CUDA it is this inline
+/// definition, which throws myriad::unavailable_error.
+#if defined(MYRIAD_HAS_CUDA)
 template <class Target, class T>
 std::unique_ptr<AisBackend<T>> make_cuda_ais_backend(const Target& target, AisLayout<T> layout);
+#else
+template <class Target, class T>
+std::unique_ptr<AisBackend<T>> make_cuda_ais_backend(const Target&, AisLayout<T>) {
+  throw unavailable_error("myriad was built without CUDA; use --device cpu or auto");
+}
+#endif
 
 }  // namespace myriad

@@ -12,6 +12,7 @@
 #include "myriad/backend/gram_factorization.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/team_mapping.hpp"
+#include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
@@ -110,10 +111,18 @@ struct ChmcCudaOptions {
 /// The generator must be trivially copyable and hold device-visible data. Throws
 /// myriad::unavailable_error without CUDA or a device, myriad::invalid_argument for options the
 /// generator cannot take or when the ensemble's state and scratch do not fit in free device
-/// memory.
+/// memory. In a build without CUDA it is this inline definition, which throws.
+#if defined(MYRIAD_HAS_CUDA)
 template <class Generator, class T>
 std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator& generator,
                                                        std::int64_t chains,
                                                        ChmcCudaOptions options = {});
+#else
+template <class Generator, class T>
+std::unique_ptr<ChmcBackend<T>> make_cuda_chmc_backend(const Generator&, std::int64_t,
+                                                       ChmcCudaOptions = {}) {
+  throw unavailable_error("myriad was built without CUDA; use --device cpu or auto");
+}
+#endif
 
 }  // namespace myriad

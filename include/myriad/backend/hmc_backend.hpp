@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/mcmc/ensemble_moments.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
@@ -76,8 +77,16 @@ class HmcBackend {
 
 /// The CUDA backend for a model (defined in kernels/cuda_hmc_backend.cuh; instantiated for the
 /// built-in models in the library, and by user code compiled with nvcc for its own models).
-/// The model must hold device-visible data. Throws myriad::unavailable_error without CUDA.
+/// The model must hold device-visible data. Throws myriad::unavailable_error without CUDA: in a
+/// build without CUDA it is this inline definition.
+#if defined(MYRIAD_HAS_CUDA)
 template <class Model, class T>
 std::unique_ptr<HmcBackend<T>> make_cuda_hmc_backend(const Model& model, std::int64_t chains);
+#else
+template <class Model, class T>
+std::unique_ptr<HmcBackend<T>> make_cuda_hmc_backend(const Model&, std::int64_t) {
+  throw unavailable_error("myriad was built without CUDA; use --device cpu or auto");
+}
+#endif
 
 }  // namespace myriad

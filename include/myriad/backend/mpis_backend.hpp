@@ -10,9 +10,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/device.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/estimate/mpis_engine.hpp"
 #include "myriad/model/library_instances.hpp"
 
@@ -74,12 +75,20 @@ std::unique_ptr<MpisBackend> make_cpu_mpis_backend(const Model& model,
 }
 
 /// The CUDA backend: defined in kernels/cuda_mpis_backend.cuh; the library instantiates it for
-/// its built-in models in kernels/builtin_mpis_*.cu (src/backend/cuda_mpis_unavailable.cpp
-/// without CUDA).
+/// its built-in models (kernels/builtin_instances.cmake). In a build without CUDA it is this
+/// inline definition, which throws myriad::unavailable_error.
+#if defined(MYRIAD_HAS_CUDA)
 template <class Model>
 std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model& model,
                                                     const PlatedStructure& structure,
                                                     const MpisPlan& plan,
                                                     const MpisEngineOptions& options);
+#else
+template <class Model>
+std::unique_ptr<MpisBackend> make_cuda_mpis_backend(const Model&, const PlatedStructure&,
+                                                    const MpisPlan&, const MpisEngineOptions&) {
+  throw unavailable_error("myriad was built without CUDA; use --device cpu or auto");
+}
+#endif
 
 }  // namespace myriad

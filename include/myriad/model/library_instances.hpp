@@ -1,9 +1,9 @@
 #pragma once
 // Which models the library instantiates a CUDA backend for. Code compiled by a host compiler can
-// run a model on a GPU only through an instance the library holds (kernels/builtin_*.cu; in
-// builds without CUDA, src/backend/cuda_*_unavailable.cpp, whose instances throw
-// unavailable_error); code compiled by nvcc instantiates its own for any model
-// (run/sample.hpp and its siblings). Each built-in model's own header specialises these traits
+// run a model on a GPU only through an instance the library holds
+// (kernels/builtin_instances.cmake; in builds without CUDA the factories are inline and throw
+// unavailable_error, so every model links); code compiled by nvcc instantiates its own for any
+// model (run/sample.hpp and its siblings). Each built-in model's own header specialises these traits
 // next to the model's definition, so that every translation unit that can name the model sees
 // the same value (one definition per program). Dependency-free, so that any layer may include it.
 

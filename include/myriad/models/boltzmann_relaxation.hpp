@@ -401,7 +401,7 @@ class BoltzmannRelaxationData {
 
 namespace myriad {
 
-// The library instantiates the AIS backend (kernels/builtin_ais_boltzmann_relaxation.cu):
+// The library instantiates its AIS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <class T>
 struct has_cuda_ais_backend<models::BoltzmannRelaxation<T>> : std::true_type {};

@@ -264,7 +264,7 @@ class BusBreakdownData {
 
 namespace myriad {
 
-// The library instantiates the MP IS backend (kernels/builtin_mpis_bus_breakdown.cu):
+// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <>
 struct has_cuda_mpis_backend<models::BusBreakdown> : std::true_type {};

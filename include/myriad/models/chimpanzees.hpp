@@ -255,7 +255,7 @@ class ChimpanzeesData {
 
 namespace myriad {
 
-// The library instantiates the MP IS backend (kernels/builtin_mpis_chimpanzees.cu):
+// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <>
 struct has_cuda_mpis_backend<models::Chimpanzees> : std::true_type {};

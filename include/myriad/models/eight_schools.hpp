@@ -133,7 +133,7 @@ struct EightSchools {
 
 namespace myriad {
 
-// The library instantiates the HMC backend (kernels/builtin_hmc_eight_schools.cu):
+// The library instantiates its HMC backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <class T>
 struct has_cuda_backend<models::EightSchools<T>> : std::true_type {};

@@ -83,7 +83,7 @@ struct Funnel {
 
 namespace myriad {
 
-// The library instantiates the HMC backend (kernels/builtin_hmc_funnel.cu):
+// The library instantiates its HMC backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <class T>
 struct has_cuda_backend<models::Funnel<T>> : std::true_type {};

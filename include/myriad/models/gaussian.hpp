@@ -105,8 +105,8 @@ struct Gaussian {
 
 namespace myriad {
 
-// The library instantiates the HMC (kernels/builtin_hmc_gaussian.cu) and AIS
-// (kernels/builtin_ais_gaussian.cu) backends: model/library_instances.hpp.
+// The library instantiates its HMC and AIS backends (one line each in
+// kernels/builtin_instances.cmake): model/library_instances.hpp.
 template <class T>
 struct has_cuda_backend<models::Gaussian<T>> : std::true_type {};
 template <class T>

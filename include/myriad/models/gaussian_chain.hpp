@@ -170,7 +170,7 @@ class GaussianChainData {
 
 namespace myriad {
 
-// The library instantiates the MP IS backend (kernels/builtin_mpis_gaussian_chain.cu):
+// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <>
 struct has_cuda_mpis_backend<models::GaussianChain> : std::true_type {};

@@ -442,8 +442,8 @@ class GldProblem {
 
 namespace myriad {
 
-// The library instantiates the constrained-HMC backend (kernels/builtin_chmc_gld.cu):
-// model/library_instances.hpp.
+// The library instantiates its constrained-HMC backend (one line each in
+// kernels/builtin_instances.cmake): model/library_instances.hpp.
 template <>
 struct has_cuda_chmc_backend<models::Gld> : std::true_type {};
 

@@ -182,7 +182,7 @@ class HierarchicalGaussianData {
 
 namespace myriad {
 
-// The library instantiates the MP IS backend (kernels/builtin_mpis_hierarchical_gaussian.cu):
+// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <>
 struct has_cuda_mpis_backend<models::HierarchicalGaussian> : std::true_type {};

@@ -292,8 +292,8 @@ class LinearGaussianProblem {
 
 namespace myriad {
 
-// The library instantiates the constrained-HMC backend (kernels/builtin_chmc_linear_gaussian.cu):
-// model/library_instances.hpp.
+// The library instantiates its constrained-HMC backend (one line each in
+// kernels/builtin_instances.cmake): model/library_instances.hpp.
 template <>
 struct has_cuda_chmc_backend<models::LinearGaussian> : std::true_type {};
 

@@ -474,7 +474,7 @@ class LinearGenerativeData {
 
 namespace myriad {
 
-// The library instantiates the AIS backend (kernels/builtin_ais_linear_generative.cu):
+// The library instantiates its AIS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <class T>
 struct has_cuda_ais_backend<models::LinearGenerative<T>> : std::true_type {};

@@ -228,7 +228,7 @@ class LogisticData {
 
 namespace myriad {
 
-// The library instantiates the HMC backend (kernels/builtin_hmc_logistic.cu):
+// The library instantiates its HMC backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <class T>
 struct has_cuda_backend<models::Logistic<T>> : std::true_type {};

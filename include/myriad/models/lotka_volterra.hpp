@@ -205,8 +205,8 @@ struct LotkaVolterra {
 
 namespace myriad {
 
-// The library instantiates the constrained-HMC backend (kernels/builtin_chmc_lotka_volterra.cu):
-// model/library_instances.hpp.
+// The library instantiates its constrained-HMC backend (one line each in
+// kernels/builtin_instances.cmake): model/library_instances.hpp.
 template <>
 struct has_cuda_chmc_backend<models::LotkaVolterra> : std::true_type {};
 

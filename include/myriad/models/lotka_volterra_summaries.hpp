@@ -495,8 +495,8 @@ struct LotkaVolterraSummaries {
 
 namespace myriad {
 
-// The library instantiates the constrained-HMC backend
-// (kernels/builtin_chmc_lotka_volterra_summaries.cu): model/library_instances.hpp.
+// The library instantiates its constrained-HMC backend (one line each in
+// kernels/builtin_instances.cmake): model/library_instances.hpp.
 template <>
 struct has_cuda_chmc_backend<models::LotkaVolterraSummaries> : std::true_type {};
 

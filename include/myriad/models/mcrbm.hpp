@@ -345,7 +345,7 @@ class McrbmData {
 
 namespace myriad {
 
-// The library instantiates the AIS backend (kernels/builtin_ais_mcrbm.cu):
+// The library instantiates its AIS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <class T>
 struct has_cuda_ais_backend<models::Mcrbm<T>> : std::true_type {};

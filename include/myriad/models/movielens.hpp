@@ -210,7 +210,7 @@ class MovieLensData {
 
 namespace myriad {
 
-// The library instantiates the MP IS backend (kernels/builtin_mpis_movielens.cu):
+// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <>
 struct has_cuda_mpis_backend<models::MovieLens> : std::true_type {};

@@ -286,7 +286,7 @@ class OccupancyData {
 
 namespace myriad {
 
-// The library instantiates the MP IS backend (kernels/builtin_mpis_occupancy.cu):
+// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <>
 struct has_cuda_mpis_backend<models::Occupancy> : std::true_type {};

@@ -455,7 +455,7 @@ class ProductOfExpertsData {
 
 namespace myriad {
 
-// The library instantiates the AIS backend (kernels/builtin_ais_product_of_experts.cu):
+// The library instantiates its AIS backend (one line each in kernels/builtin_instances.cmake):
 // model/library_instances.hpp.
 template <class T>
 struct has_cuda_ais_backend<models::ProductOfExperts<T>> : std::true_type {};

@@ -108,8 +108,8 @@ struct Sphere {
 
 namespace myriad {
 
-// The library instantiates the constrained-HMC backend (kernels/builtin_chmc_sphere.cu):
-// model/library_instances.hpp.
+// The library instantiates its constrained-HMC backend (one line each in
+// kernels/builtin_instances.cmake): model/library_instances.hpp.
 template <>
 struct has_cuda_chmc_backend<models::Sphere> : std::true_type {};
 

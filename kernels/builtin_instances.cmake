@@ -1,0 +1,82 @@
+# The library's instances of its CUDA backends for the built-in models, one generated .cu file
+# (one nvcc job) per model, so that a two-core machine compiles them in parallel and editing one
+# model recompiles only its kernels. A new built-in model is one line in its family's list (and
+# the has_cuda_*_backend specialisation in its header, model/library_instances.hpp). Builds
+# without CUDA need nothing: the factories are inline and throw there (backend/*_backend.hpp).
+#
+# Each entry is "<file stem> <header under myriad/models/> <type>":
+#   hmc, ais  a class template, instantiated for float and double;
+#   chmc      a generator, instantiated with its noisy variant Noisy<G> (the CLI's noise=ε);
+#   mpis      a plated model.
+
+set(myriad_cuda_hmc_builtins
+  "gaussian gaussian.hpp models::Gaussian"
+  "logistic logistic.hpp models::Logistic"
+  "eight_schools eight_schools.hpp models::EightSchools"
+  "funnel funnel.hpp models::Funnel")
+set(myriad_cuda_ais_builtins
+  "gaussian gaussian.hpp models::Gaussian"
+  "product_of_experts product_of_experts.hpp models::ProductOfExperts"
+  "mcrbm mcrbm.hpp models::Mcrbm"
+  "linear_generative linear_generative.hpp models::LinearGenerative"
+  "boltzmann_relaxation boltzmann_relaxation.hpp models::BoltzmannRelaxation")
+set(myriad_cuda_chmc_builtins
+  "sphere sphere.hpp models::Sphere"
+  "linear_gaussian linear_gaussian.hpp models::LinearGaussian"
+  "gld gld.hpp models::Gld"
+  "lotka_volterra lotka_volterra.hpp models::LotkaVolterra"
+  "lotka_volterra_summaries lotka_volterra_summaries.hpp models::LotkaVolterraSummaries")
+set(myriad_cuda_mpis_builtins
+  "hierarchical_gaussian hierarchical_gaussian.hpp models::HierarchicalGaussian"
+  "gaussian_chain gaussian_chain.hpp models::GaussianChain"
+  "bus_breakdown bus_breakdown.hpp models::BusBreakdown"
+  "chimpanzees chimpanzees.hpp models::Chimpanzees"
+  "movielens movielens.hpp models::MovieLens"
+  "occupancy occupancy.hpp models::Occupancy")
+
+# myriad_add_cuda_builtin_instances(<target>): writes the files into the build tree (rewritten
+# only when their text changes) and adds them to <target>.
+function(myriad_add_cuda_builtin_instances target)
+  set(hmc_template [=[
+template std::unique_ptr<HmcBackend<float>> make_cuda_hmc_backend<@type@<float>, float>(
+    const @type@<float>&, std::int64_t);
+template std::unique_ptr<HmcBackend<double>> make_cuda_hmc_backend<@type@<double>, double>(
+    const @type@<double>&, std::int64_t);]=])
+  set(ais_template [=[
+template std::unique_ptr<AisBackend<float>> make_cuda_ais_backend<@type@<float>, float>(
+    const @type@<float>&, AisLayout<float>);
+template std::unique_ptr<AisBackend<double>> make_cuda_ais_backend<@type@<double>, double>(
+    const @type@<double>&, AisLayout<double>);]=])
+  set(chmc_template [=[
+template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<@type@, double>(
+    const @type@&, std::int64_t, ChmcCudaOptions);
+template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<models::Noisy<@type@>, double>(
+    const models::Noisy<@type@>&, std::int64_t, ChmcCudaOptions);]=])
+  set(mpis_template [=[
+template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<@type@>(
+    const @type@&, const PlatedStructure&, const MpisPlan&, const MpisEngineOptions&);]=])
+  set(extra_include_chmc "#include \"myriad/models/noisy_generator.hpp\"\n")
+  foreach(family hmc ais chmc mpis)
+    foreach(entry IN LISTS myriad_cuda_${family}_builtins)
+      string(REPLACE " " ";" fields "${entry}")
+      list(GET fields 0 stem)
+      list(GET fields 1 header)
+      list(GET fields 2 type)
+      string(CONFIGURE "${${family}_template}" instances @ONLY)
+      set(file ${PROJECT_BINARY_DIR}/kernels/builtin_${family}_${stem}.cu)
+      file(CONFIGURE OUTPUT ${file} CONTENT
+"// Generated from kernels/builtin_instances.cmake: the library's CUDA ${family} backend of ${type}.
+#include <cstdint>
+#include <memory>
+
+#include \"cuda_${family}_backend.cuh\"
+${extra_include_${family}}#include \"myriad/models/${header}\"
+
+namespace myriad {
+${instances}
+}  // namespace myriad
+" @ONLY)
+      target_sources(${target} PRIVATE ${file})
+    endforeach()
+  endforeach()
+endfunction()
