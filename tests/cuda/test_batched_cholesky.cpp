@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/spd_batch.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
@@ -38,7 +39,6 @@ namespace {
 
 using Real = long double;
 using Precisions = ::testing::Types<float, double>;
-constexpr double kUpperSentinel = 7777;
 constexpr CholeskyTier kTiers[] = {CholeskyTier::registers, CholeskyTier::thread,
                                    CholeskyTier::tile, CholeskyTier::library};
 
@@ -48,36 +48,8 @@ Real gamma(int k) {
   return ku / (1 - ku);
 }
 
-/// As in tests/unit/test_batched_cholesky_cpu.cpp: column-major A_b = X Xᵀ / n + I / 2 with the
-/// strict upper triangle set to a sentinel; with_indefinite makes members b % 5 == 3 indefinite
-/// at column (b mod n) + 1.
-template <class T>
-std::vector<T> make_batch(int n, std::int64_t batch, std::uint64_t seed, bool with_indefinite) {
-  std::mt19937_64 engine(seed);
-  std::normal_distribution<double> normal;
-  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
-  std::vector<T> out(static_cast<std::size_t>(n2 * batch));
-  std::vector<double> x(static_cast<std::size_t>(n2));
-  for (std::int64_t b = 0; b < batch; ++b) {
-    for (double& v : x) v = normal(engine);
-    T* a = out.data() + b * n2;
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        if (i < j) {
-          a[i + j * n] = T(kUpperSentinel);
-          continue;
-        }
-        double s = i == j ? 0.5 : 0.0;
-        for (int k = 0; k < n; ++k) s += x[i * n + k] * x[j * n + k] / n;
-        a[i + j * n] = static_cast<T>(s);
-      }
-    if (with_indefinite && b % 5 == 3) {
-      const int k = static_cast<int>(b % n);
-      a[k + k * n] -= 11 * a[k + k * n];
-    }
-  }
-  return out;
-}
+using testing::kUpperSentinel;
+using testing::make_spd_batch;
 
 template <class T>
 std::vector<T> factor_on_device(const std::vector<T>& host, int n, std::int64_t batch,
@@ -150,7 +122,7 @@ TYPED_TEST(CudaBatchedCholesky, EveryTierAgreesWithTheCpuTwinAndCusolver) {
   for (int n : {2, 3, 8, 12, 16, 33, 64, 128, 256}) {
     const std::int64_t batch = n <= 64 ? 77 : 33;  // not multiples of 32
     const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
-    const std::vector<T> input = make_batch<T>(n, batch, 300 + n, false);
+    const std::vector<T> input = make_spd_batch<T>(n, batch, 300 + n, false);
     std::vector<T> cpu = input;
     std::vector<int> cpu_info(static_cast<std::size_t>(batch));
     batched_cholesky_cpu(cpu.data(), n, batch, cpu_info.data());
@@ -193,7 +165,7 @@ TYPED_TEST(CudaBatchedCholesky, InfoFlagsMatchOnIndefiniteInputs) {
   using T = TypeParam;
   for (int n : {2, 3, 8, 12, 16, 33, 64, 128}) {
     const std::int64_t batch = 45;
-    const std::vector<T> input = make_batch<T>(n, batch, 400 + n, true);
+    const std::vector<T> input = make_spd_batch<T>(n, batch, 400 + n, true);
     std::vector<T> cpu = input;
     std::vector<int> cpu_info(static_cast<std::size_t>(batch));
     batched_cholesky_cpu(cpu.data(), n, batch, cpu_info.data());
@@ -212,7 +184,7 @@ TYPED_TEST(CudaBatchedCholesky, NonFinitePivotsAreFlaggedByTheRegistersThreadAnd
   using T = TypeParam;
   const int n = 8;
   const std::int64_t batch = 3;
-  std::vector<T> input = make_batch<T>(n, batch, 9, false);
+  std::vector<T> input = make_spd_batch<T>(n, batch, 9, false);
   const std::int64_t n2 = n * n;
   input[1 * n2 + 5 + 2 * n] = std::numeric_limits<T>::quiet_NaN();  // a_52 of matrix 1
   input[2 * n2 + 6 + 6 * n] = std::numeric_limits<T>::infinity();   // a_66 of matrix 2
@@ -229,7 +201,7 @@ TYPED_TEST(CudaBatchedCholesky, SolvesAgreeWithTheCpuTwin) {
   for (int n : {2, 3, 8, 12, 16, 33, 64, 128, 256}) {
     const std::int64_t batch = n <= 64 ? 77 : 33;
     const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
-    const std::vector<T> input = make_batch<T>(n, batch, 500 + n, false);
+    const std::vector<T> input = make_spd_batch<T>(n, batch, 500 + n, false);
     std::vector<T> factors = input;
     std::vector<int> info(static_cast<std::size_t>(batch));
     batched_cholesky_cpu(factors.data(), n, batch, info.data());
@@ -312,7 +284,7 @@ TYPED_TEST(CudaBatchedCholesky, LargeBatchCrossesGridStrideAndLibraryChunks) {
   // 2^20-matrix chunk of the library tier's pointer arrays.
   const int n = 3;
   const std::int64_t batch = (std::int64_t{1} << 20) + 37;
-  const std::vector<T> input = make_batch<T>(n, batch, 77, true);
+  const std::vector<T> input = make_spd_batch<T>(n, batch, 77, true);
   std::vector<T> cpu = input;
   std::vector<int> cpu_info(static_cast<std::size_t>(batch));
   batched_cholesky_cpu(cpu.data(), n, batch, cpu_info.data());

@@ -39,22 +39,13 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_skip.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/models/builtin_targets.hpp"
 #include "myriad/run/ais.hpp"
 
 namespace myriad {
 namespace {
-
-#if defined(MYRIAD_HAS_CUDA)
-constexpr const char* kNoDeviceReason = "no CUDA device: the CUDA AIS backend cannot run here";
-#else
-constexpr const char* kNoDeviceReason = "no CUDA device: myriad was built without CUDA";
-#endif
-
-/// Every test starts with this: without a device there is nothing to compare.
-#define MYRIAD_SKIP_WITHOUT_CUDA() \
-  if (!cuda_device_available()) GTEST_SKIP() << kNoDeviceReason
 
 template <class T>
 constexpr double kTolerance = sizeof(T) == sizeof(float) ? 2e-3 : 1e-9;

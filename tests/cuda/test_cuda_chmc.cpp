@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/chmc_agreement.hpp"
+#include "common/cuda_skip.hpp"
 #include "common/test_generators.hpp"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/cpu_chmc_backend.hpp"
@@ -33,16 +34,6 @@
 
 namespace myriad {
 namespace {
-
-#if defined(MYRIAD_HAS_CUDA)
-constexpr const char* kNoDeviceReason = "no CUDA device: the CUDA backend cannot run here";
-#else
-constexpr const char* kNoDeviceReason = "no CUDA device: myriad was built without CUDA";
-#endif
-
-/// Every test starts with this: without a device there is nothing to compare.
-#define MYRIAD_SKIP_WITHOUT_CUDA() \
-  if (!cuda_device_available()) GTEST_SKIP() << kNoDeviceReason
 
 using testing::Agreement;
 using testing::ChmcRecording;

@@ -34,26 +34,17 @@
 #include <utility>
 #include <vector>
 
+#include "common/cuda_skip.hpp"
 #include "common/recording_sink.hpp"
+#include "myriad/backend/cpu_ensemble_moments.hpp"
 #include "myriad/backend/cpu_hmc_backend.hpp"
 #include "myriad/backend/device.hpp"
-#include "myriad/backend/cpu_ensemble_moments.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/models/builtin.hpp"
 
 namespace myriad {
 namespace {
-
-#if defined(MYRIAD_HAS_CUDA)
-constexpr const char* kNoDeviceReason = "no CUDA device: the CUDA backend cannot run here";
-#else
-constexpr const char* kNoDeviceReason = "no CUDA device: myriad was built without CUDA";
-#endif
-
-/// Every test starts with this: without a device there is nothing to compare.
-#define MYRIAD_SKIP_WITHOUT_CUDA() \
-  if (!cuda_device_available()) GTEST_SKIP() << kNoDeviceReason
 
 template <class T>
 constexpr double kPositionTolerance = sizeof(T) == sizeof(float) ? 2e-3 : 1e-9;

@@ -25,21 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_skip.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/models/builtin_plated.hpp"
 #include "myriad/run/mpis.hpp"
 
 namespace myriad {
 namespace {
-
-#if defined(MYRIAD_HAS_CUDA)
-constexpr const char* kNoDeviceReason = "no CUDA device: the CUDA MP IS backend cannot run here";
-#else
-constexpr const char* kNoDeviceReason = "no CUDA device: myriad was built without CUDA";
-#endif
-
-#define MYRIAD_SKIP_WITHOUT_CUDA() \
-  if (!cuda_device_available()) GTEST_SKIP() << kNoDeviceReason
 
 constexpr double kTolerance = 1e-10;
 constexpr double kAllowedDrawFlips = 5;

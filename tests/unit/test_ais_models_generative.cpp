@@ -18,8 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
+#include "common/expect_error.hpp"
 #include "common/third_derivative.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
@@ -62,15 +63,7 @@ double at(const std::vector<double>& a, int cols, int i, int j) {
   return a[static_cast<std::size_t>(i) * cols + j];
 }
 
-void expect_invalid_argument(const std::function<void()>& call, const std::string& fragment) {
-  try {
-    call();
-    ADD_FAILURE() << "expected myriad::invalid_argument containing \"" << fragment << "\"";
-  } catch (const myriad::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << fragment;
-  }
-}
+using myriad::testing::expect_invalid_argument;
 
 // ---------------------------------------------------------------------------------------------
 // Derivative checks. Each model supplies the rounding scales of its sums: `value` bounds

@@ -18,8 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
+#include "common/expect_error.hpp"
 #include "common/third_derivative.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
@@ -672,15 +673,7 @@ TEST(PoeExactSample, OvercompleteModelHasNoExactAnswers) {
 // ---------------------------------------------------------------------------------------------
 // Argument validation and device copies.
 
-void expect_invalid_argument(const std::function<void()>& call, const std::string& fragment) {
-  try {
-    call();
-    ADD_FAILURE() << "expected myriad::invalid_argument containing \"" << fragment << "\"";
-  } catch (const myriad::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << fragment;
-  }
-}
+using myriad::testing::expect_invalid_argument;
 
 TEST(ProductOfExpertsData, RejectsBadArguments) {
   using Data = ProductOfExpertsData<double>;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/spd_batch.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
@@ -29,39 +30,9 @@ namespace myriad::linalg {
 namespace {
 
 using Precisions = ::testing::Types<float, double>;
-constexpr double kUpperSentinel = 7777;
 
-/// `batch` column-major n × n matrices A_b = X Xᵀ / n + I / 2 (X standard normal, SPD with
-/// λ_min ≥ 1/2), the strict upper triangle set to a sentinel (it must be neither read nor
-/// written). Members with b % 5 == 3 are made indefinite at column (b mod n) + 1: a_kk − 11 a_kk
-/// turns that pivot negative and leaves the leading minors before it alone.
-template <class T>
-std::vector<T> make_batch(int n, std::int64_t batch, std::uint64_t seed, bool with_indefinite) {
-  std::mt19937_64 engine(seed);
-  std::normal_distribution<double> normal;
-  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
-  std::vector<T> out(static_cast<std::size_t>(n2 * batch));
-  std::vector<double> x(static_cast<std::size_t>(n2));
-  for (std::int64_t b = 0; b < batch; ++b) {
-    for (double& v : x) v = normal(engine);
-    T* a = out.data() + b * n2;
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        if (i < j) {
-          a[i + j * n] = T(kUpperSentinel);
-          continue;
-        }
-        double s = i == j ? 0.5 : 0.0;
-        for (int k = 0; k < n; ++k) s += x[i * n + k] * x[j * n + k] / n;
-        a[i + j * n] = static_cast<T>(s);
-      }
-    if (with_indefinite && b % 5 == 3) {
-      const int k = static_cast<int>(b % n);
-      a[k + k * n] -= 11 * a[k + k * n];
-    }
-  }
-  return out;
-}
+using testing::kUpperSentinel;
+using testing::make_spd_batch;
 
 template <class T>
 class LinalgBatchedCholesky : public ::testing::Test {};
@@ -71,7 +42,7 @@ TYPED_TEST(LinalgBatchedCholesky, CpuTwinEqualsPerMatrixFactorisation) {
   using T = TypeParam;
   for (int n : {1, 2, 3, 8, 16, 33}) {
     const std::int64_t batch = 37;
-    const std::vector<T> input = make_batch<T>(n, batch, 10 + n, true);
+    const std::vector<T> input = make_spd_batch<T>(n, batch, 10 + n, true);
     std::vector<T> twin = input;
     std::vector<int> info(static_cast<std::size_t>(batch), -1);
     batched_cholesky_cpu(twin.data(), n, batch, info.data());
@@ -94,7 +65,7 @@ TYPED_TEST(LinalgBatchedCholesky, CpuTwinSolvesEqualPerMatrixSolves) {
   using T = TypeParam;
   const int n = 12;
   const std::int64_t batch = 41, n2 = static_cast<std::int64_t>(n) * n;
-  std::vector<T> factors = make_batch<T>(n, batch, 5, false);
+  std::vector<T> factors = make_spd_batch<T>(n, batch, 5, false);
   std::vector<int> info(static_cast<std::size_t>(batch));
   batched_cholesky_cpu(factors.data(), n, batch, info.data());
   for (int s : info) ASSERT_EQ(s, 0);
@@ -115,7 +86,7 @@ TYPED_TEST(LinalgBatchedCholesky, CpuTwinSolvesEqualPerMatrixSolves) {
     }
   }
   // The full solve inverts A: |b − A x| ≤ γ_{3n+2} |L||Lᵀ||x| (Higham, Theorem 10.4).
-  const std::vector<T> a = make_batch<T>(n, batch, 5, false);
+  const std::vector<T> a = make_spd_batch<T>(n, batch, 5, false);
   std::vector<T> x = rhs;
   batched_cholesky_solve_cpu(factors.data(), n, batch, x.data());
   const double u = std::numeric_limits<T>::epsilon() / 2;
@@ -161,7 +132,7 @@ TYPED_TEST(LinalgBatchedCholesky, RegistersTierBodyEqualsPerMatrixFactorisationA
     // 12 members: b = 3 and 8 are indefinite at column (b mod n) + 1, so failures (a partial
     // factor and the rest of the triangle as on entry) are compared too.
     const std::int64_t batch = 12;
-    const std::vector<T> input = make_batch<T>(n, batch, 900 + n, true);
+    const std::vector<T> input = make_spd_batch<T>(n, batch, 900 + n, true);
     std::vector<T> fixed = input, single = input;
     for (std::int64_t b = 0; b < batch; ++b) {
       const int expected = cholesky_in_place_info(batch_matrix(single.data(), n, b));
@@ -176,7 +147,7 @@ TYPED_TEST(LinalgBatchedCholesky, RegistersTierBodyEqualsPerMatrixFactorisationA
 TYPED_TEST(LinalgBatchedCholesky, RegistersTierBodyFlagsNonFinitePivotsAsThePerMatrixRoutine) {
   using T = TypeParam;
   const int n = 8;
-  std::vector<T> input = make_batch<T>(n, 3, 9, false);
+  std::vector<T> input = make_spd_batch<T>(n, 3, 9, false);
   const std::int64_t n2 = n * n;
   input[1 * n2 + 5 + 2 * n] = std::numeric_limits<T>::quiet_NaN();  // a_52 of matrix 1
   input[2 * n2 + 6 + 6 * n] = std::numeric_limits<T>::infinity();   // a_66 of matrix 2
@@ -193,7 +164,7 @@ TYPED_TEST(LinalgBatchedCholesky, RegistersTierSolvesEqualPerMatrixSolvesAtEvery
   using T = TypeParam;
   for (int n = 1; n <= kFixedCholeskyMaxSize<T>; ++n) {
     const std::int64_t batch = 5;
-    std::vector<T> factors = make_batch<T>(n, batch, 40 + n, false);
+    std::vector<T> factors = make_spd_batch<T>(n, batch, 40 + n, false);
     std::vector<int> info(static_cast<std::size_t>(batch));
     batched_cholesky_cpu(factors.data(), n, batch, info.data());
     std::mt19937_64 engine(80 + n);

@@ -16,8 +16,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
+#include "common/expect_error.hpp"
 #include "common/third_derivative.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
@@ -555,16 +556,7 @@ TEST(ModelsLogisticData, SyntheticLabelsFollowTheTrueModel) {
   EXPECT_LE(std::fabs(x_sq / n - 1), 5 * std::sqrt(2.0 / n));
 }
 
-/// Expects `call` to throw myriad::invalid_argument whose message contains `fragment`.
-void expect_invalid_argument(const std::function<void()>& call, const std::string& fragment) {
-  try {
-    call();
-    ADD_FAILURE() << "expected myriad::invalid_argument containing \"" << fragment << "\"";
-  } catch (const myriad::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << fragment;
-  }
-}
+using myriad::testing::expect_invalid_argument;
 
 TEST(ModelsLogisticData, FromArraysValidatesData) {
   const int n = 5, d = 4;
