@@ -370,22 +370,21 @@ void register_chmc_gradient_benchmarks() {
   }));
 }
 
+/// The generator of `problem()` with its data where the device reads it.
+template <class Problem>
+auto data_where_read(Problem& (*problem)()) {
+  return [problem](Device d) {
+    return d == Device::cuda ? problem().device_model() : problem().host_model();
+  };
+}
+
 void register_chmc_benchmarks() {
-  const auto m32 = [](Device d) {
-    return d == Device::cuda ? linear_gaussian_problem().device_model()
-                             : linear_gaussian_problem().host_model();
-  };
-  const auto m128 = [](Device d) {
-    return d == Device::cuda ? large_linear_gaussian_problem().device_model()
-                             : large_linear_gaussian_problem().host_model();
-  };
+  const auto m32 = data_where_read(linear_gaussian_problem);
+  const auto m128 = data_where_read(large_linear_gaussian_problem);
+  const auto lotka_volterra = data_where_read(small_lotka_volterra);
   const auto summaries = [](Device d) {
     return d == Device::cuda ? lotka_volterra_problem().device_summaries_model()
                              : lotka_volterra_problem().host_summaries_model();
-  };
-  const auto lotka_volterra = [](Device d) {
-    return d == Device::cuda ? small_lotka_volterra().device_model()
-                             : small_lotka_volterra().host_model();
   };
   register_generator("sphere", 64, [](Device) { return models::Sphere::make(10, 1.0); });
   register_generator("linear_gaussian_m32", 16, m32, kDenseGramRows);
@@ -394,15 +393,10 @@ void register_chmc_benchmarks() {
   register_generator("linear_gaussian_m128", 1, m128, kDenseGramRows, 1 << 12);
   register_generator("lotka_volterra_summaries", 4, summaries, small_dense_gram_rows());
   // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
-  register_generator("gld", 4, [](Device d) {
-    return d == Device::cuda ? gld_problem().device_model() : gld_problem().host_model();
-  });
+  register_generator("gld", 4, data_where_read(gld_problem));
   register_generator("lotka_volterra", 64, lotka_volterra);
   // ~2 ms per chain-iteration on one core: the CPU ensemble row stays at 4 chains.
-  register_generator("lotka_volterra_paper", 4, [](Device d) {
-    return d == Device::cuda ? lotka_volterra_problem().device_model()
-                             : lotka_volterra_problem().host_model();
-  });
+  register_generator("lotka_volterra_paper", 4, data_where_read(lotka_volterra_problem));
 
   // The mapping rows: the automatic choices' thresholds at M = 9, 32 and 128 (dense Gram), and
   // thread against warp per chain for Lotka–Volterra (M = 20, triangular + low-rank), whose
