@@ -78,6 +78,7 @@
 #include "device_scope.cuh"
 #include "draw_chunks.cuh"
 #include "myriad/backend/chmc_backend.hpp"
+#include "myriad/backend/ensemble_checks.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/gram_factorization.hpp"
 #include "myriad/backend/hmc_backend.hpp"
@@ -250,7 +251,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   std::int64_t initialize(std::uint64_t seed, int max_tries,
                           std::int64_t chains_per_init) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
+    check_chains_per_init(chains_per_init);
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::initialize_constrained_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
@@ -270,7 +271,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
+    check_iteration_count(n_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
     const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
     if (sink != nullptr) {
@@ -373,8 +374,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   /// before the streams are created, so that a missing device reads as unavailable_error rather
   /// than as a failed cudaStreamCreate.
   static int checked_device(std::int64_t chains, const ChmcLayout& layout) {
-    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
-    MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
+    check_chain_count(chains);
     MYRIAD_EXPECTS(layout.m >= 1 && layout.m <= layout.n,
                    "a generator needs 1 <= M <= N, got M = ", layout.m, ", N = ", layout.n);
     return cuda_detail::current_device_or_throw();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "myriad/backend/chmc_backend.hpp"
+#include "myriad/backend/ensemble_checks.hpp"
 #include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
@@ -24,8 +25,7 @@ class CpuChmcBackend final : public ChmcBackend<T> {
  public:
   CpuChmcBackend(const Generator& g, std::int64_t chains)
       : g_(g), chains_(chains), layout_(chmc_layout<Generator, T>(g)) {
-    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
-    MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
+    check_chain_count(chains);
     MYRIAD_EXPECTS(layout_.m >= 1 && layout_.m <= layout_.n,
                    "a generator needs 1 <= M <= N, got M = ", layout_.m, ", N = ", layout_.n);
     const auto c = static_cast<std::size_t>(chains);
@@ -48,7 +48,7 @@ class CpuChmcBackend final : public ChmcBackend<T> {
 
   std::int64_t initialize(std::uint64_t seed, int max_tries,
                           std::int64_t chains_per_init) override {
-    MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
+    check_chains_per_init(chains_per_init);
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : failed)
     for (std::int64_t c = 0; c < chains_; ++c) {
@@ -63,7 +63,7 @@ class CpuChmcBackend final : public ChmcBackend<T> {
   IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
                      int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
-    MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
+    check_iteration_count(n_iterations);
     IterationStats total;
     if (chunk_iterations <= 0) chunk_iterations = std::max(n_iterations, 1);
     const int quantities = num_quantities();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "myriad/backend/ensemble_checks.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
@@ -116,12 +117,11 @@ MYRIAD_HD HmcChainTotals hmc_chain_iterations(const Model& model, const HmcChain
 }
 
 // ---------------------------------------------------------------------------------------------
-// The arguments every HMC backend checks, in one place.
+// The arguments every HMC backend checks beyond those of backend/ensemble_checks.hpp.
 
-/// chains in 1 … 2^32 − 1 (the chain index keys a 32-bit counter word) and a positive dimension.
+/// A chain count check_chain_count accepts and a positive dimension.
 inline void check_hmc_ensemble_size(std::int64_t chains, int dim) {
-  MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
-  MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
+  check_chain_count(chains);
   MYRIAD_EXPECTS(dim > 0, "model dimension must be positive, got ", dim);
 }
 
@@ -134,16 +134,6 @@ void check_inverse_metric(const std::vector<T>& inverse_metric, int dim) {
     MYRIAD_EXPECTS(std::isfinite(static_cast<double>(inverse_metric[d])) && inverse_metric[d] > 0,
                    "inverse metric entry ", d, " must be positive and finite, got ",
                    inverse_metric[d]);
-}
-
-/// chains_per_init ≥ 1 (HmcBackend::initialize).
-inline void check_chains_per_init(std::int64_t chains_per_init) {
-  MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
-}
-
-/// n_iterations ≥ 0 (HmcBackend::run).
-inline void check_iteration_count(int n_iterations) {
-  MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
 }
 
 }  // namespace myriad

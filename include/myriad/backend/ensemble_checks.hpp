@@ -1,0 +1,27 @@
+#pragma once
+// The arguments every many-chain backend (HMC, constrained HMC; CPU and CUDA) checks, in one
+// place, so that the same invalid input is refused by every backend with the same message.
+
+#include <cstdint>
+
+#include "myriad/core/error.hpp"
+
+namespace myriad {
+
+/// chains in 1 … 2^32 − 1: the chain index keys a 32-bit word of the Philox counter.
+inline void check_chain_count(std::int64_t chains) {
+  MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+  MYRIAD_EXPECTS(chains <= 0xFFFFFFFFll, "at most 2^32 - 1 chains are supported, got ", chains);
+}
+
+/// chains_per_init ≥ 1 (the superchains of initialize()).
+inline void check_chains_per_init(std::int64_t chains_per_init) {
+  MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
+}
+
+/// n_iterations ≥ 0 (run()).
+inline void check_iteration_count(int n_iterations) {
+  MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
+}
+
+}  // namespace myriad
