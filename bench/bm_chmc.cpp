@@ -223,9 +223,23 @@ models::LotkaVolterraProblem& small_lotka_volterra() {
   return problem;
 }
 
+/// linear_gaussian with M = 16, N = 32: a mapping row between M = 9 and M = 32, where the first
+/// H100 run saw the thread mapping win (M = 9) and the warp mapping win by 3.8× (M = 32).
+models::LinearGaussianProblem& small_linear_gaussian_problem() {
+  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(16, 32, 1);
+  return problem;
+}
+
 /// linear_gaussian with M = 32, N = 64 (the file comment's dense row).
 models::LinearGaussianProblem& linear_gaussian_problem() {
   static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(32, 64, 1);
+  return problem;
+}
+
+/// linear_gaussian with M = 64, N = 96: a mapping row between M = 32 and M = 128 for
+/// kLibraryGramMinOutputs.
+models::LinearGaussianProblem& medium_linear_gaussian_problem() {
+  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(64, 96, 1);
   return problem;
 }
 
@@ -398,15 +412,24 @@ void register_chmc_benchmarks() {
   // ~2 ms per chain-iteration on one core: the CPU ensemble row stays at 4 chains.
   register_generator("lotka_volterra_paper", 4, data_where_read(lotka_volterra_problem));
 
-  // The mapping rows: the automatic choices' thresholds at M = 9, 32 and 128 (dense Gram), and
-  // thread against warp per chain for Lotka–Volterra (M = 20, triangular + low-rank), whose
-  // thread rows leave the first H100 run at 6% occupancy (bench/results/gpu-2026-11-26-h100.md).
+  // The mapping rows: the automatic choices' thresholds at M = 9, 16, 32, 64 and 128 (dense
+  // Gram); thread against warp per chain for Lotka–Volterra (M = 20, triangular + low-rank),
+  // whose thread rows leave the first H100 run at 6% occupancy with 4096 chains, up to 2^16
+  // chains (bench/results/gpu-2026-11-26-h100.md); and GLD's automatic row, whose 300-iteration
+  // ESS run does not fit a GPU window (its chain-iterations per second against the one-core
+  // row's are the throughput ratio at the same transition).
+  register_mapping_rows("linear_gaussian_m16", data_where_read(small_linear_gaussian_problem),
+                        kDenseGramRows);
   register_mapping_rows("linear_gaussian_m32", m32, kDenseGramRows);
+  register_mapping_rows("linear_gaussian_m64", data_where_read(medium_linear_gaussian_problem),
+                        kDenseGramRows, 1 << 12);
   register_mapping_rows("linear_gaussian_m128", m128, kDenseGramRows, 1 << 12);
   register_mapping_rows("lotka_volterra_summaries", summaries, small_dense_gram_rows());
   register_mapping_rows("lotka_volterra", lotka_volterra,
                         {{Device::cuda, ChmcChainMapping::thread, GramFactorization::chain},
-                         {Device::cuda, ChmcChainMapping::warp, GramFactorization::chain}});
+                         {Device::cuda, ChmcChainMapping::warp, GramFactorization::chain}},
+                        1 << 16);
+  register_mapping_rows("gld", data_where_read(gld_problem), {{Device::cuda}}, 1 << 12);
 }
 
 [[maybe_unused]] const int registered =
