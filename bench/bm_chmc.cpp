@@ -5,10 +5,10 @@
 // and `cuda-warp` rows instead (one thread or one warp per chain, ChmcChainMapping), the
 // measurement that sets kWarpPerChainMinOutputs (backend/chmc_backend.hpp), and rows suffixed
 // `-library` whose Gram matrices are factored by cuSOLVER across all chains between the phases
-// of a transition instead of in the chain (GramFactorization::library), the measurement that
-// sets kLibraryGramMinOutputs (backend/gram_factorization.hpp). lotka_volterra_summaries (M = 9)
-// also has a `cuda-thread-registers` row: the same batched phases with the fixed-size registers
-// tier (linalg/fixed_cholesky.hpp) in place of cuSOLVER.
+// of a transition instead of in the chain (GramFactorization::library), the measurement behind
+// what `automatic` factors with (resolve_gram_factorization, backend/gram_factorization.hpp).
+// lotka_volterra_summaries (M = 9) also has a `cuda-thread-registers` row: the same batched
+// phases with the fixed-size registers tier (linalg/fixed_cholesky.hpp) in place of cuSOLVER.
 //
 // Figures per row:
 //  * items_per_second: chain-iterations per second (gradient_evaluations_per_second: the same
@@ -236,8 +236,7 @@ models::LinearGaussianProblem& linear_gaussian_problem() {
   return problem;
 }
 
-/// linear_gaussian with M = 64, N = 96: a mapping row between M = 32 and M = 128 for
-/// kLibraryGramMinOutputs.
+/// linear_gaussian with M = 64, N = 96: a mapping row between M = 32 and M = 128.
 models::LinearGaussianProblem& medium_linear_gaussian_problem() {
   static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(64, 96, 1);
   return problem;
@@ -273,7 +272,8 @@ std::vector<RowDevice> small_dense_gram_rows() {
 /// per second after a short adaptation, no ESS run, at 2^10, 2^12 and 2^14 chains (up to
 /// max_chains). The mappings and factorisations sample the same target by the same transition,
 /// so the one with more chain-iterations per second gives more ESS per second: these rows set
-/// kWarpPerChainMinOutputs and kLibraryGramMinOutputs in seconds of GPU time rather than minutes.
+/// kWarpPerChainMinOutputs and the automatic Gram factorisation in seconds of GPU time rather
+/// than minutes.
 template <class MakeGenerator>
 void register_mapping_rows(const std::string& name, MakeGenerator make_generator,
                            const std::vector<RowDevice>& cuda_rows, int max_chains = 1 << 14) {

@@ -16,7 +16,8 @@
 // Mapping. resolve_chmc_chain_mapping (backend/chmc_backend.hpp) turns `automatic` into warp for
 // a dense Gram with M ≥ 16 and into thread otherwise; device_name() says which ran.
 //
-// Gram factorisation (backend/gram_factorization.hpp). `chain`: one fused launch per chunk of
+// Gram factorisation (backend/gram_factorization.hpp; `automatic`: library for a dense Gram under
+// the warp mapping, chain otherwise, as measured there). `chain`: one fused launch per chunk of
 // iterations, each chain's thread or warp factoring its own Gram matrices. Batched
 // (`registers`, `thread`, `tile`, `library`): per iteration a begin launch and then, for each of
 // the transition's 1 + N_s · N_g factorisations, linalg::batched_cholesky_cuda on that tier over
@@ -129,9 +130,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
         chains_(chains),
         stride_(cuda_detail::round_up(chains, 32)),
         mapping_(checked_mapping(options.chain_mapping, generator)),
-        factorization_(resolve_gram_factorization(options.gram_factorization,
-                                                  generator_gram_structure<Generator>,
-                                                  generator.output_dim())),
+        factorization_(resolve_gram_factorization(
+            options.gram_factorization, generator_gram_structure<Generator>, mapping_)),
         layout_(chmc_layout<Generator, T>(
             generator, mapping_ == ChmcChainMapping::warp ? kernels::WarpTeam::kLanes : 1,
             is_batched(factorization_))),

@@ -159,9 +159,16 @@ ModelSpec lotka_volterra_spec(bool summaries) {
                   "0.001), LogNormal(-2, 1) priors; triangular + rank-4 Gram";
   spec.arguments = {{"data_seed", std::to_string(models::LotkaVolterraProblem::kDefaultSeed),
                      "seed of the simulated data"},
+                    {"series", "paper",
+                     "paper: the paper's 50 steps from (100, 100); short: 10 steps from (1, 1) at "
+                     "z = (0.3, 0.1, 0.2, 0.1), the benchmarks' series (M = 20)"},
                     kNoiseArgument};
   const auto make_problem = [](const ModelArguments& a) {
-    return models::LotkaVolterraProblem::make(a.unsigned_integer("data_seed"));
+    const bool short_series = a.word("series", {"paper", "short"}) == "short";
+    return models::LotkaVolterraProblem::make(
+        a.unsigned_integer("data_seed"),
+        short_series ? models::LotkaVolterraSettings::short_series()
+                     : models::LotkaVolterraSettings{});
   };
   if (summaries) {
     // A problem-shaped adapter whose models are the summary-statistic generator.

@@ -34,6 +34,7 @@ expect_error "noise must be >= 0" sample --model sphere --model-arg noise=-1 "${
 expect_error "unknown chain mapping 'block'" sample --model sphere --chain-mapping block "${common[@]}"
 expect_error "unknown Gram factorisation 'cusolver'" sample --model sphere --gram-factorization cusolver "${common[@]}"
 expect_usage_error "needs a dense Gram matrix" sample --model lotka_volterra --gram-factorization library "${common[@]}"
+expect_error "argument series='long' is not one of paper, short" sample --model lotka_volterra --model-arg series=long "${common[@]}"
 expect_usage_error "needs a dense Gram matrix" sample --model gld --gram-factorization registers "${common[@]}"
 # Settings a sampler would ignore are refused.
 expect_usage_error "--abc-kernel applies to --sampler abc-mcmc" sample --model sphere --abc-kernel gaussian "${common[@]}"

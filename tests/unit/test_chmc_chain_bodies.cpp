@@ -403,23 +403,37 @@ TEST(ChmcChainBodies, BatchedGramFactoredOnlyWithZeroInfoAndFinitePositivePivots
   EXPECT_TRUE(state.gram_factored(1, 0, 0)) << "the other chain is untouched";
 }
 
-TEST(ChmcChainBodies, AutomaticGramFactorisationBatchesOnlyLargeDenseGrams) {
-  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense, 18),
-            GramFactorization::chain);
+TEST(ChmcChainBodies, AutomaticGramFactorisationBatchesDenseGramsUnderWarps) {
   EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense,
-                                       kLibraryGramMinOutputs),
+                                       ChmcChainMapping::warp),
             GramFactorization::library);
-  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic,
-                                       GramStructure::diagonal_plus_low_rank, 250),
+  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense,
+                                       ChmcChainMapping::thread),
             GramFactorization::chain);
-  EXPECT_EQ(resolve_gram_factorization(GramFactorization::tile, GramStructure::dense, 2),
+  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic,
+                                       GramStructure::diagonal_plus_low_rank,
+                                       ChmcChainMapping::warp),
+            GramFactorization::chain);
+  EXPECT_EQ(resolve_gram_factorization(GramFactorization::tile, GramStructure::dense,
+                                       ChmcChainMapping::thread),
             GramFactorization::tile);
   EXPECT_THROW(resolve_gram_factorization(GramFactorization::library,
-                                          GramStructure::triangular_plus_low_rank, 100),
+                                          GramStructure::triangular_plus_low_rank,
+                                          ChmcChainMapping::warp),
                invalid_argument);
-  EXPECT_THROW(resolve_gram_factorization(GramFactorization::registers,
-                                          GramStructure::diagonal_plus_low_rank, 4),
+  EXPECT_THROW(check_gram_factorization(GramFactorization::registers,
+                                        GramStructure::diagonal_plus_low_rank),
                invalid_argument);
+  // The automatic pair for the sizes the mapping rows measured: M = 9 thread and chain, M = 16
+  // and beyond warp and library.
+  for (int m : {9, 16, 128}) {
+    const ChmcChainMapping mapping =
+        resolve_chmc_chain_mapping(ChmcChainMapping::automatic, GramStructure::dense, m);
+    EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense,
+                                         mapping),
+              m < kWarpPerChainMinOutputs ? GramFactorization::chain : GramFactorization::library)
+        << "M = " << m;
+  }
   for (GramFactorization f :
        {GramFactorization::automatic, GramFactorization::chain, GramFactorization::registers,
         GramFactorization::thread, GramFactorization::tile, GramFactorization::library})

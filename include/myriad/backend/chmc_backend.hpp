@@ -80,9 +80,11 @@ class ChmcBackend {
 /// them; thread otherwise (structured Grams are O(MK) and run on one lane either way).
 using ChmcChainMapping = TeamMapping;
 
-/// The smallest M for which `automatic` gives a chain a warp: DESIGN.md rule 6(b)'s "D ~16–128"
-/// tier boundary, a design estimate until bench/bm_chmc.cpp's cuda-thread-chain and cuda-warp-chain
-/// rows are measured side by side.
+/// The smallest M for which `automatic` gives a chain a warp (DESIGN.md rule 6(b)'s "D ~16–128"
+/// tier), as measured on an H100 (bench/results/gpu-2026-11-26-h100.md, BM_chmc_mapping at 4096
+/// chains, chain-iterations per second of warp-chain over thread-chain): 0.52× at M = 9
+/// (lotka_volterra_summaries), 1.7× at 16, 3.8× at 32 (linear_gaussian); at M = 64 and 128 one
+/// thread per chain is slower still (no thread row finished in a minute).
 constexpr int kWarpPerChainMinOutputs = 16;
 
 /// The mapping `automatic` resolves to for a generator's Gram structure and output dimension M

@@ -14,11 +14,12 @@
 //            library: cuSOLVER potrfBatched) before the next phase's launch. Dense Grams only:
 //            a structured Gram (diagonal or triangular + low rank) has its own O(MK) algorithm.
 //
-// `automatic` picks library for a dense Gram with M ≥ kLibraryGramMinOutputs and chain
-// otherwise. The CPU backend always factors in the chain.
+// `automatic` picks library for a dense Gram whose chain a warp serves, and chain otherwise (the
+// measurement under resolve_gram_factorization). The CPU backend always factors in the chain.
 
 #include <string>
 
+#include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
 #include "myriad/model/generator.hpp"
@@ -78,11 +79,6 @@ inline linalg::CholeskyTier cholesky_tier(GramFactorization f) {
   }
 }
 
-/// The smallest M for which `automatic` batches the factorisations in cuSOLVER: the upper end
-/// of DESIGN.md rule 6(b)'s "D ~16–128" warp tier. A design estimate until bench/bm_chmc.cpp's
-/// cuda-*-chain and cuda-*-library rows are measured side by side.
-constexpr int kLibraryGramMinOutputs = 128;
-
 /// Throws myriad::invalid_argument when `requested` cannot serve a generator whose Gram has
 /// `structure`: a batched tier needs a dense Gram. (The size limits of the registers and shared-
 /// memory tiers are the device's, checked where the CUDA backend is made.)
@@ -93,12 +89,22 @@ inline void check_gram_factorization(GramFactorization requested, GramStructure 
                  "chain)");
 }
 
-/// What `automatic` resolves to for a Gram structure and output dimension M; other requests are
-/// returned as asked, once check_gram_factorization has accepted them.
+/// What `automatic` resolves to for a Gram structure and the chain mapping the backend resolved
+/// (resolve_chmc_chain_mapping): library for a dense Gram whose chain a warp serves, chain
+/// otherwise; other requests are returned as asked, once check_gram_factorization has accepted
+/// them.
+///
+/// Measured on an H100 (bench/results/gpu-2026-11-26-h100.md, BM_chmc_mapping at 4096 chains,
+/// chain-iterations per second, library over chain): with a warp per chain 1.12× (M = 9),
+/// 1.24× (16), 0.99× (32), 1.04× (64) — the lanes left idle while one factors in the chain cost
+/// more than the launches between phases; with a thread per chain 0.76× (9), 0.68× (16),
+/// 0.79× (32): the thread's own factorisation overlaps its other work, the phases' launches and
+/// Gram round trips do not.
 inline GramFactorization resolve_gram_factorization(GramFactorization requested,
-                                                    GramStructure structure, int outputs) {
+                                                    GramStructure structure,
+                                                    TeamMapping chain_mapping) {
   if (requested == GramFactorization::automatic) {
-    return structure == GramStructure::dense && outputs >= kLibraryGramMinOutputs
+    return structure == GramStructure::dense && chain_mapping == TeamMapping::warp
                ? GramFactorization::library
                : GramFactorization::chain;
   }

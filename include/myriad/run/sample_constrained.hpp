@@ -80,8 +80,7 @@ template <class Generator>
 SampleResult sample_constrained(const Generator& generator, const ChmcConfig& config) {
   config.validate_constrained();
   // A batched factorisation of a structured Gram is refused on every device, not only on CUDA.
-  resolve_gram_factorization(config.gram_factorization, generator_gram_structure<Generator>,
-                             generator.output_dim());
+  check_gram_factorization(config.gram_factorization, generator_gram_structure<Generator>);
   const Device device = choose_constrained_device<Generator>(config.device);
   auto backend = make_chmc_backend<Generator, double>(
       generator, config.chains, device,
