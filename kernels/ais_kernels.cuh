@@ -54,16 +54,6 @@ struct AisEnsembleView {
 /// crowding a few SMs' L1 bandwidth.
 constexpr int kWarpBlockSize = 64;
 
-/// Adds one particle's counts to its statistics entry.
-__device__ inline void add_particle_statistics(StatisticsTotals& s, const IterationStats& t) {
-  s.accept_prob_fixed += t.accept_prob_fixed;
-  s.accepted += t.accepted;
-  s.divergent += t.divergent;
-  s.non_finite += t.non_finite;
-  s.gradient_evaluations += t.gradient_evaluations;
-  s.transitions += t.transitions;
-}
-
 /// Starts every particle: a base draw (forward) or an exact posterior draw (reverse), then
 /// momentum, density, gradient. started[i] = 1, or 0 for a particle with a non-finite start.
 template <class Target, class T>
@@ -79,11 +69,11 @@ template <class Target, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     ais_steps_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
                      AisBatch batch, AnnealingPath path, std::uint32_t k_begin,
-                     std::uint32_t k_end, AisSettings<T> settings, StatisticsTotals* stats) {
+                     std::uint32_t k_end, AisSettings<T> settings, IterationStats* stats) {
   for (std::int64_t i = global_thread_index(); i < batch.total; i += grid_stride()) {
     const IterationStats t = anneal_batch_particle(target, base, state.particle(i), batch, i, path,
                                                    k_begin, k_end, settings);
-    add_particle_statistics(stats[i], t);
+    stats[i] += t;
   }
 }
 
@@ -105,19 +95,19 @@ template <class Target, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpBlockSize)
     ais_steps_warp_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
                           AisBatch batch, AnnealingPath path, std::uint32_t k_begin,
-                          std::uint32_t k_end, AisSettings<T> settings, StatisticsTotals* stats) {
+                          std::uint32_t k_end, AisSettings<T> settings, IterationStats* stats) {
   const WarpTeam team;
   for (std::int64_t i = global_warp_index(); i < batch.total; i += grid_warps()) {
     const IterationStats t = anneal_batch_particle(target, base, state.particle(i), batch, i, path,
                                                    k_begin, k_end, settings, team);
-    if (team.rank() == 0) add_particle_statistics(stats[i], t);
+    if (team.rank() == 0) stats[i] += t;
   }
 }
 
 /// Reads particle i's statistics (for reduce_sum).
 struct LoadParticleStatistics {
-  const StatisticsTotals* stats;
-  __device__ StatisticsTotals operator()(std::int64_t i) const { return stats[i]; }
+  const IterationStats* stats;
+  __device__ IterationStats operator()(std::int64_t i) const { return stats[i]; }
 };
 
 }  // namespace myriad::kernels

@@ -32,11 +32,12 @@
 
 namespace myriad::kernels {
 
-/// Reads the statistics of chain c as one StatisticsTotals term (reduction.cuh).
+/// Reads the statistics of chain c as one IterationStats term (reduction.cuh; transitions, which
+/// the backend counts, stay zero).
 struct LoadChmcStatistics {
   ChmcStatisticsView stats;
-  __device__ StatisticsTotals operator()(std::int64_t c) const {
-    StatisticsTotals t{};
+  __device__ IterationStats operator()(std::int64_t c) const {
+    IterationStats t;
     t.accept_prob_fixed += stats.accept_prob_fixed[c];
     t.accepted = stats.accepted[c];
     t.divergent = stats.divergent[c];

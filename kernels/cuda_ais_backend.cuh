@@ -101,7 +101,7 @@ class CudaAisBackend final : public AisBackend<T> {
     base_log_density_ = DeviceArray<T>(static_cast<std::size_t>(total_));
     log_weight_ = DeviceArray<double>(static_cast<std::size_t>(total_));
     started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(total_));
-    stats_ = DeviceArray<kernels::StatisticsTotals>(static_cast<std::size_t>(total_));
+    stats_ = DeviceArray<IterationStats>(static_cast<std::size_t>(total_));
     beta_ = DeviceArray<double>(layout_.beta);
     const auto upload = [](const std::vector<T>& host, DeviceArray<T>& device) {
       if (!host.empty()) device = DeviceArray<T>(host);
@@ -194,9 +194,8 @@ class CudaAisBackend final : public AisBackend<T> {
     }
     MYRIAD_CHECK_LAUNCH();
     // Particles whose start failed skip their transitions: the kernels count them.
-    const kernels::StatisticsTotals totals = ensemble_.reduce_sum<kernels::StatisticsTotals>(
-        total_, kernels::LoadParticleStatistics{stats_.data()});
-    return cuda_detail::iteration_stats(totals, totals.transitions);
+    return ensemble_.reduce_sum<IterationStats>(total_,
+                                                kernels::LoadParticleStatistics{stats_.data()});
   }
 
   std::vector<double> log_weights() const override {
@@ -268,7 +267,7 @@ class CudaAisBackend final : public AisBackend<T> {
   DeviceArray<T> target_log_density_, base_log_density_;
   DeviceArray<double> log_weight_;
   DeviceArray<std::uint8_t> started_;  ///< 1 where the start was finite
-  DeviceArray<kernels::StatisticsTotals> stats_;
+  DeviceArray<IterationStats> stats_;
   DeviceArray<double> beta_;
   DeviceArray<T> base_mean_, base_scale_, lower_, upper_;
   DeviceArray<T> scratch_;

@@ -306,9 +306,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                  }
                });
 
-    return cuda_detail::iteration_stats(
-        ensemble_.reduce_sum<kernels::StatisticsTotals>(chains_,
-                                                        kernels::LoadChmcStatistics{stats}),
+    return cuda_detail::with_transitions(
+        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChmcStatistics{stats}),
         chains_ * n_iterations);
   }
 

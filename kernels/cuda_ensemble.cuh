@@ -40,21 +40,10 @@ inline int current_device_or_throw() {
   return device;
 }
 
-/// IterationStats of a reduction's totals; `transitions` as the backend counts them.
-inline IterationStats iteration_stats(const kernels::StatisticsTotals& t,
-                                      std::int64_t transitions) {
-  IterationStats s;
-  s.accept_prob_fixed = t.accept_prob_fixed;
-  s.transitions = transitions;
-  s.accepted = t.accepted;
-  s.divergent = t.divergent;
-  s.non_finite = t.non_finite;
-  s.gradient_evaluations = t.gradient_evaluations;
-  s.not_converged = t.not_converged;
-  s.not_reversible = t.not_reversible;
-  s.cholesky_failures = t.cholesky_failures;
-  s.newton_iterations = t.newton_iterations;
-  return s;
+/// A reduction's totals with `transitions` as the backend counts them.
+inline IterationStats with_transitions(IterationStats totals, std::int64_t transitions) {
+  totals.transitions = transitions;
+  return totals;
 }
 
 class EnsembleDevice {
@@ -66,7 +55,7 @@ class EnsembleDevice {
     sm_count_ = properties.multiProcessorCount;
     name_ = std::string(properties.name) + " (sm_" + std::to_string(properties.major) +
             std::to_string(properties.minor) + ")";
-    reduce_scratch_ = DeviceArray<kernels::StatisticsTotals>(kernels::kMaxReduceBlocks + 1);
+    reduce_scratch_ = DeviceArray<IterationStats>(kernels::kMaxReduceBlocks + 1);
   }
   EnsembleDevice(const EnsembleDevice&) = delete;
   EnsembleDevice& operator=(const EnsembleDevice&) = delete;
@@ -87,7 +76,7 @@ class EnsembleDevice {
   /// Σ load(i) over i < n on the stream (reduction.cuh); waits for the result.
   template <class Value, class Load>
   Value reduce_sum(std::int64_t n, Load load) const {
-    static_assert(sizeof(Value) <= sizeof(kernels::StatisticsTotals), "scratch too small");
+    static_assert(sizeof(Value) <= sizeof(IterationStats), "scratch too small");
     return cuda_detail::reduce_sum<Value>(n, load,
                                           reinterpret_cast<Value*>(reduce_scratch_.data()),
                                           sm_count_, compute_.get());
@@ -119,7 +108,7 @@ class EnsembleDevice {
   int sm_count_ = 1;
   std::string name_;
   Stream compute_;
-  DeviceArray<kernels::StatisticsTotals> reduce_scratch_;
+  DeviceArray<IterationStats> reduce_scratch_;
 };
 
 }  // namespace myriad::cuda_detail

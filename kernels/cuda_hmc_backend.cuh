@@ -161,9 +161,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
                  MYRIAD_CHECK_LAUNCH();
                });
 
-    const IterationStats result = cuda_detail::iteration_stats(
-        ensemble_.reduce_sum<kernels::StatisticsTotals>(chains_,
-                                                        kernels::LoadChainStatistics{stats}),
+    const IterationStats result = cuda_detail::with_transitions(
+        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats}),
         chains_ * n_iterations);
     if (moments != nullptr) compute_moments(*moments);
     return result;

@@ -74,12 +74,12 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 // ---------------------------------------------------------------------------------------------
 // Reductions (reduction.cuh): the statistics' loader and the per-dimension moments.
 
-/// Reads the statistics of chain c as one StatisticsTotals term (the constrained-HMC counters
-/// are zero).
+/// Reads the statistics of chain c as one IterationStats term (transitions, which the backend
+/// counts, and the constrained-HMC counters stay zero).
 struct LoadChainStatistics {
   ChainStatisticsView stats;
-  __device__ StatisticsTotals operator()(std::int64_t c) const {
-    StatisticsTotals t{};
+  __device__ IterationStats operator()(std::int64_t c) const {
+    IterationStats t;
     t.accept_prob_fixed += stats.accept_prob_fixed[c];
     t.accepted = stats.accepted[c];
     t.divergent = stats.divergent[c];

@@ -12,11 +12,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <new>
+#include <type_traits>
 
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
 #include "kernel_common.cuh"
-#include "myriad/mcmc/accept_prob_total.hpp"
 #include "myriad/core/hd.hpp"
 
 namespace myriad::kernels {
@@ -25,45 +26,22 @@ namespace myriad::kernels {
 /// scratch of reduce_sum holds this many partial sums plus the total.
 constexpr int kMaxReduceBlocks = 1024;
 
-/// Totals of the per-chain statistics over chains. An aggregate without member initialisers so
-/// that it can live in __shared__ memory; value-initialise it (StatisticsTotals{}) to get zeros.
-/// All integers (acceptance in fixed point, backend/hmc_backend.hpp), so the totals are exact
-/// and the same for any grid or reduction order. The constrained-HMC counters (not_converged
-/// onwards) stay zero for HMC.
-struct StatisticsTotals {
-  AcceptProbTotal accept_prob_fixed;
-  std::int64_t accepted;
-  std::int64_t divergent;
-  std::int64_t non_finite;
-  std::int64_t gradient_evaluations;
-  std::int64_t not_converged;
-  std::int64_t not_reversible;
-  std::int64_t cholesky_failures;
-  std::int64_t newton_iterations;
-  std::int64_t transitions;  ///< counted by backends whose chains may skip transitions (AIS)
-
-  MYRIAD_HD StatisticsTotals& operator+=(const StatisticsTotals& o) {
-    accept_prob_fixed += o.accept_prob_fixed;
-    accepted += o.accepted;
-    divergent += o.divergent;
-    non_finite += o.non_finite;
-    gradient_evaluations += o.gradient_evaluations;
-    not_converged += o.not_converged;
-    not_reversible += o.not_reversible;
-    cholesky_failures += o.cholesky_failures;
-    newton_iterations += o.newton_iterations;
-    transitions += o.transitions;
-    return *this;
-  }
-};
-
 /// Sum of `value` over the block, valid in thread 0. Ends with a barrier, so a block may call
 /// it repeatedly (once per dimension, say).
+///
+/// The partial sums live in raw shared storage in which each thread constructs its own slot:
+/// a __shared__ array of Value itself would need Value to have a trivial default constructor,
+/// and the per-chain statistics (IterationStats, mcmc/iteration_stats.hpp) zero their counters
+/// with member initialisers (CUB's cub::Uninitialized does the same).
 template <class Value, int BlockSize>
 __device__ Value block_sum(Value value) {
   static_assert((BlockSize & (BlockSize - 1)) == 0, "block size must be a power of two");
-  __shared__ Value partial[BlockSize];
-  partial[threadIdx.x] = value;
+  static_assert(std::is_trivially_copyable<Value>::value &&
+                    std::is_trivially_destructible<Value>::value,
+                "block_sum keeps its partial sums in raw shared storage");
+  __shared__ __align__(alignof(Value)) unsigned char storage[BlockSize * sizeof(Value)];
+  Value* partial = reinterpret_cast<Value*>(storage);
+  new (partial + threadIdx.x) Value(value);
   __syncthreads();
   for (int half = BlockSize / 2; half > 0; half /= 2) {
     if (static_cast<int>(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];

@@ -3,7 +3,9 @@
 // decisions, failures by kind (mcmc/chain_status.hpp) and work. Every counter is an integer
 // (acceptance in 2^-32 fixed point, mcmc/accept_prob_total.hpp), so totals do not depend on the
 // order in which chains are summed: the CPU's OpenMP reduction, the GPU's block trees and a
-// checkpoint's restart all give the same numbers.
+// checkpoint's restart all give the same numbers. The CUDA kernels reduce this same type
+// (kernels/reduction.cuh keeps it in raw shared storage, since its member initialisers rule out
+// a __shared__ array of it).
 
 #include <cstdint>
 
