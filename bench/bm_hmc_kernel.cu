@@ -12,7 +12,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,15 +46,14 @@ void kernel_benchmark(benchmark::State& state, const Model& model, T step_size,
   Buffer<T> position(state_size), gradient(state_size), proposal(state_size), momentum(state_size),
       proposal_gradient(state_size), log_density(stride), inverse_metric(dim);
   Buffer<std::uint8_t> initialized(chains);
-  Buffer<std::int64_t> counters(5 * static_cast<std::size_t>(chains));
+  Buffer<std::int64_t> counters(kernels::ChainStatisticsView::kCounters *
+                                static_cast<std::size_t>(chains));
   const auto view = [&](const Buffer<T>& b) {
     return EnsembleView<T>{b.data(), chains, dim, stride};
   };
   const HmcEnsembleView<T> ensemble{view(position), view(gradient),          view(proposal),
                                     view(momentum), view(proposal_gradient), log_density.data()};
-  const kernels::ChainStatisticsView stats{
-      counters.data(), counters.data() + chains, counters.data() + 2 * chains,
-      counters.data() + 3 * chains, counters.data() + 4 * chains};
+  const kernels::ChainStatisticsView stats{counters.data(), chains};
   const std::vector<T> ones(static_cast<std::size_t>(dim), T(1));
   MYRIAD_CUDA_TRY(
       cudaMemcpy(inverse_metric.data(), ones.data(), dim * sizeof(T), cudaMemcpyHostToDevice));
@@ -101,20 +99,23 @@ void kernel_benchmark(benchmark::State& state, const Model& model, T step_size,
     state.SetIterationTime(milliseconds * 1e-3);
   }
   MYRIAD_CHECK_LAUNCH();
-  std::vector<std::int64_t> evaluations(static_cast<std::size_t>(chains));
-  MYRIAD_CUDA_TRY(cudaMemcpy(evaluations.data(), stats.gradient_evaluations,
-                             chains * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+  std::vector<std::int64_t> host_counters(counters.size());
+  MYRIAD_CUDA_TRY(cudaMemcpy(host_counters.data(), counters.data(),
+                             counters.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
 
-  const auto total = std::accumulate(evaluations.begin(), evaluations.end(), std::int64_t{0});
-  state.SetItemsProcessed(total);
+  const kernels::ChainStatisticsView host_stats{host_counters.data(), chains};
+  IterationStats total;
+  for (std::int64_t c = 0; c < chains; ++c) total += host_stats.load(c);
+  state.SetItemsProcessed(total.gradient_evaluations);
   const Roofline roofline = hmc_roofline(cost, dim, sizeof(T), kLeapfrogSteps);
   state.counters["bytes_per_grad"] = roofline.bytes;
   state.counters["flops_per_grad"] = roofline.flops;
   if (const std::optional<DevicePeak> peak = cuda_device_peak(); peak && peak->fp64_flops > 0) {
     state.counters["roofline_fraction"] = benchmark::Counter(
-        static_cast<double>(total) * roofline.flops / peak->attainable_flops(roofline, sizeof(T)),
+        static_cast<double>(total.gradient_evaluations) * roofline.flops /
+            peak->attainable_flops(roofline, sizeof(T)),
         benchmark::Counter::kIsRate);
     state.SetLabel(peak->name);
   }

@@ -34,9 +34,10 @@ set(myriad_cuda_mpis_builtins
   "movielens movielens.hpp models::MovieLens"
   "occupancy occupancy.hpp models::Occupancy")
 
-# myriad_add_cuda_builtin_instances(<target>): writes the files into the build tree (rewritten
-# only when their text changes) and adds them to <target>.
-function(myriad_add_cuda_builtin_instances target)
+# myriad_write_cuda_builtin_instances(<dir> <files variable>): writes the files into <dir>
+# (rewritten only when their text changes) and sets <files variable> to their paths.
+function(myriad_write_cuda_builtin_instances dir files_var)
+  set(files "")
   set(hmc_template [=[
 template std::unique_ptr<HmcBackend<float>> make_cuda_hmc_backend<@type@<float>, float>(
     const @type@<float>&, std::int64_t);
@@ -63,7 +64,7 @@ template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<@type@>(
       list(GET fields 1 header)
       list(GET fields 2 type)
       string(CONFIGURE "${${family}_template}" instances @ONLY)
-      set(file ${PROJECT_BINARY_DIR}/kernels/builtin_${family}_${stem}.cu)
+      set(file ${dir}/builtin_${family}_${stem}.cu)
       file(CONFIGURE OUTPUT ${file} CONTENT
 "// Generated from kernels/builtin_instances.cmake: the library's CUDA ${family} backend of ${type}.
 #include <cstdint>
@@ -76,7 +77,20 @@ namespace myriad {
 ${instances}
 }  // namespace myriad
 " @ONLY)
-      target_sources(${target} PRIVATE ${file})
+      list(APPEND files ${file})
     endforeach()
   endforeach()
+  set(${files_var} ${files} PARENT_SCOPE)
 endfunction()
+
+# myriad_add_cuda_builtin_instances(<target>): the files in the build tree, added to <target>.
+function(myriad_add_cuda_builtin_instances target)
+  myriad_write_cuda_builtin_instances(${PROJECT_BINARY_DIR}/kernels files)
+  target_sources(${target} PRIVATE ${files})
+endfunction()
+
+# Script mode, for tools that compile the instances without a build tree
+# (scripts/kernel-resources): cmake -DMYRIAD_INSTANCES_DIR=<dir> -P kernels/builtin_instances.cmake
+if(CMAKE_SCRIPT_MODE_FILE AND DEFINED MYRIAD_INSTANCES_DIR)
+  myriad_write_cuda_builtin_instances(${MYRIAD_INSTANCES_DIR} files)
+endif()

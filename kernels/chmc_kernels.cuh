@@ -32,25 +32,6 @@
 
 namespace myriad::kernels {
 
-/// Reads the statistics of chain c as one IterationStats term (reduction.cuh; transitions, which
-/// the backend counts, stay zero).
-struct LoadChmcStatistics {
-  ChmcStatisticsView stats;
-  __device__ IterationStats operator()(std::int64_t c) const {
-    IterationStats t;
-    t.accept_prob_fixed += stats.accept_prob_fixed[c];
-    t.accepted = stats.accepted[c];
-    t.divergent = stats.divergent[c];
-    t.non_finite = stats.non_finite[c];
-    t.gradient_evaluations = stats.gradient_evaluations[c];
-    t.not_converged = stats.not_converged[c];
-    t.not_reversible = stats.not_reversible[c];
-    t.cholesky_failures = stats.cholesky_failures[c];
-    t.newton_iterations = stats.newton_iterations[c];
-    return t;
-  }
-};
-
 // ---------------------------------------------------------------------------------------------
 // Kernels, thread per chain: grid-stride loops over chains, one chain per thread.
 
@@ -72,7 +53,7 @@ template <class Generator, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     chmc_iterations_kernel(Generator generator, ChmcEnsembleView<T> state, ChmcSettings<T> settings,
                            std::uint32_t first_iteration, int n_iterations, T* recorded,
-                           int n_quantities, ChmcStatisticsView stats) {
+                           int n_quantities, ChainStatisticsView stats) {
   for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
     chain_iterations_at(generator, state, settings, first_iteration, n_iterations, recorded,
                         n_quantities, stats, c);
@@ -108,7 +89,7 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
     chmc_iterations_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
                                 ChmcSettings<T> settings, std::uint32_t first_iteration,
                                 int n_iterations, T* recorded, int n_quantities,
-                                ChmcStatisticsView stats) {
+                                ChainStatisticsView stats) {
   const WarpTeam team;
   for (std::int64_t c = global_warp_index(); c < state.position.chains; c += grid_warps()) {
     chain_iterations_at(generator, state, settings, first_iteration, n_iterations, recorded,
@@ -158,7 +139,7 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(ChainGrid<Team>::kBlockSize)
                                    std::uint64_t seed, std::uint32_t iteration, ChmcStep<T> step,
                                    bool step_back_off, int phase, const int* info,
                                    ChmcProgress<T>* progress, bool last, T* recorded_iteration,
-                                   int n_quantities, ChmcStatisticsView stats) {
+                                   int n_quantities, ChainStatisticsView stats) {
   const Team team;
   for (std::int64_t c = ChainGrid<Team>::first(); c < state.position.chains;
        c += ChainGrid<Team>::stride()) {

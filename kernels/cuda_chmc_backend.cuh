@@ -39,7 +39,7 @@
 //                                                                    add_jacobian_vjp)
 //   Dual<T> workspace                MN + M (M with add_jacobian_vjp) (∂J along one direction)
 //   Dual<Dual<T>> workspace          M                               (nested-dual outputs)
-//   statistics                       9 · 8                           bytes
+//   statistics                       10 · 8                          bytes
 //   initialisation flag, back-off    1 + 1                           bytes (back-off: warm-up's
 //                                                                    h_c, step_back_off.hpp)
 //   batched factorisation only:      the 2M² of L move from the T workspace to the Gram batches,
@@ -48,7 +48,7 @@
 // (The warp mapping gives each lane its own M-vectors of duals and nested duals when the
 // generator has no analytic Jacobian, whose forward passes the lanes share: 32M of each.)
 //
-// i.e. 8(5MN + 2M² + 8N + 7M + 1) + 74 bytes in double without add_jacobian_vjp (a dual is two
+// i.e. 8(5MN + 2M² + 8N + 7M + 1) + 82 bytes in double without add_jacobian_vjp (a dual is two
 // values, a nested dual four), dominated by the M × N matrices. The structured factors
 // (constraint_factor.hpp) keep J in the same M × N layout, so the built-in generators need:
 // sphere (N = 10) 1.2 kB, lotka_volterra (M = 100, N = 104; with add_jacobian_vjp, V = 202)
@@ -103,8 +103,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                 "a generator is passed to kernels by value and must be trivially copyable");
 
  public:
-  /// Number of per-chain statistics counters (kernels::ChmcStatisticsView).
-  static constexpr int kCounters = kernels::ChmcStatisticsView::kCounters;
+  /// Number of per-chain statistics counters (kernels::ChainStatisticsView).
+  static constexpr int kCounters = kernels::ChainStatisticsView::kCounters;
 
   /// Device bytes per chain of the state, scratch, statistics and initialisation flag (the
   /// table in the file comment, without the warp mapping's padding to 32 bytes); chunk buffers
@@ -281,7 +281,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     }
 
     ensemble_.zero(counters_);
-    const kernels::ChmcStatisticsView stats = statistics_view();
+    const kernels::ChainStatisticsView stats = statistics_view();
     draws_.run(ensemble_.stream(), n_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
                  const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
@@ -306,9 +306,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                  }
                });
 
-    return cuda_detail::with_transitions(
-        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChmcStatistics{stats}),
-        chains_ * n_iterations);
+    return ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
   }
 
   std::vector<T> positions() const override {
@@ -329,7 +327,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   /// the last resume records and counts.
   template <class Team>
   void run_phased(const ChmcSettings<T>& settings, std::uint32_t first, int n, T* recorded,
-                  const kernels::ChmcStatisticsView& stats) {
+                  const kernels::ChainStatisticsView& stats) {
     constexpr int block = kernels::ChainGrid<Team>::kBlockSize;
     const kernels::ChmcEnsembleView<T> state = ensemble_view();
     const linalg::CholeskyTier tier = cholesky_tier(factorization_);
@@ -410,8 +408,8 @@ class CudaChmcBackend final : public ChmcBackend<T> {
             layout_.m,
             step_halvings_.data()};
   }
-  kernels::ChmcStatisticsView statistics_view() const {
-    return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
+  kernels::ChainStatisticsView statistics_view() const {
+    return {counters_.data(), chains_};
   }
 
   Generator generator_;

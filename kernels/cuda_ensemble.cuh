@@ -40,12 +40,6 @@ inline int current_device_or_throw() {
   return device;
 }
 
-/// A reduction's totals with `transitions` as the backend counts them.
-inline IterationStats with_transitions(IterationStats totals, std::int64_t transitions) {
-  totals.transitions = transitions;
-  return totals;
-}
-
 class EnsembleDevice {
  public:
   /// `device` from current_device_or_throw(); creates the stream and the reduction scratch there.

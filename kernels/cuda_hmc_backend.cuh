@@ -73,11 +73,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
     }
     log_density_ = DeviceArray<T>(static_cast<std::size_t>(stride_));
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
-    const auto n = static_cast<std::size_t>(chains_);
-    for (auto* array :
-         {&accept_prob_fixed_, &accepted_, &divergent_, &non_finite_, &gradient_evaluations_}) {
-      *array = DeviceArray<std::int64_t>(n);
-    }
+    counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
+                                          static_cast<std::size_t>(chains_));
     inverse_metric_ = DeviceArray<T>(static_cast<std::size_t>(dim_));
 
     // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
@@ -147,10 +144,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
     }
 
     const kernels::ChainStatisticsView stats = statistics_view();
-    for (const auto* count :
-         {&accept_prob_fixed_, &accepted_, &divergent_, &non_finite_, &gradient_evaluations_}) {
-      ensemble_.zero(*count);
-    }
+    ensemble_.zero(counters_);
     draws_.run(ensemble_.stream(), n_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
                  kernels::hmc_iterations_kernel<Model, T>
@@ -161,9 +155,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
                  MYRIAD_CHECK_LAUNCH();
                });
 
-    const IterationStats result = cuda_detail::with_transitions(
-        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats}),
-        chains_ * n_iterations);
+    const IterationStats result =
+        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
     if (moments != nullptr) compute_moments(*moments);
     return result;
   }
@@ -189,10 +182,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
     return {view(position_), view(gradient_),          view(proposal_),
             view(momentum_), view(proposal_gradient_), log_density_.data()};
   }
-  kernels::ChainStatisticsView statistics_view() const {
-    return {accept_prob_fixed_.data(), accepted_.data(), divergent_.data(), non_finite_.data(),
-            gradient_evaluations_.data()};
-  }
+  kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), chains_}; }
 
   /// Per-dimension mean and M2 of the positions, two passes as in ensemble_moments_cpu.
   void compute_moments(EnsembleMoments& out) {
@@ -259,8 +249,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   DeviceArray<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   DeviceArray<T> log_density_;
   DeviceArray<std::uint8_t> initialized_;
-  DeviceArray<std::int64_t> accept_prob_fixed_, accepted_, divergent_, non_finite_,
-      gradient_evaluations_;
+  DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
   DeviceArray<T> inverse_metric_;
   DeviceArray<double> moment_partials_, moment_results_;
   cuda_detail::DrawChunks<T> draws_;

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernel_common.cuh"
+#include "myriad/backend/chain_statistics.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/hmc_chain_bodies.hpp"
 #include "myriad/core/ensemble.hpp"
@@ -18,16 +19,6 @@
 #include "reduction.cuh"
 
 namespace myriad::kernels {
-
-/// Per-chain statistics accumulated over the iterations of one backend call, one entry per
-/// chain; each thread updates only its own chain's entries, so no atomics are needed.
-struct ChainStatisticsView {
-  std::int64_t* accept_prob_fixed;  ///< Σ accept_prob_to_fixed(min(1, e^{−ΔH})), 2^-32 units
-  std::int64_t* accepted;
-  std::int64_t* divergent;
-  std::int64_t* non_finite;
-  std::int64_t* gradient_evaluations;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Per-chain kernels
@@ -60,34 +51,15 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
   for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
     const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
     const HmcChain<T> chain = state.chain(c);
-    const HmcChainTotals t =
-        hmc_chain_iterations(model, chain, rng, settings, inverse_metric, first_iteration,
-                             n_iterations, recorded, n_quantities, chains, c);
-    stats.accept_prob_fixed[c] += t.accept_prob_fixed;
-    stats.accepted[c] += t.accepted;
-    stats.divergent[c] += t.divergent;
-    stats.non_finite[c] += t.non_finite;
-    stats.gradient_evaluations[c] += t.gradient_evaluations;
+    stats.add(c, hmc_chain_iterations(model, chain, rng, settings, inverse_metric,
+                                      first_iteration, n_iterations, recorded, n_quantities,
+                                      chains, c));
   }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reductions (reduction.cuh): the statistics' loader and the per-dimension moments.
-
-/// Reads the statistics of chain c as one IterationStats term (transitions, which the backend
-/// counts, and the constrained-HMC counters stay zero).
-struct LoadChainStatistics {
-  ChainStatisticsView stats;
-  __device__ IterationStats operator()(std::int64_t c) const {
-    IterationStats t;
-    t.accept_prob_fixed += stats.accept_prob_fixed[c];
-    t.accepted = stats.accepted[c];
-    t.divergent = stats.divergent[c];
-    t.non_finite = stats.non_finite[c];
-    t.gradient_evaluations = stats.gradient_evaluations[c];
-    return t;
-  }
-};
+// Reductions (reduction.cuh): the per-dimension moments (the statistics' loader is
+// backend/chain_statistics.hpp's).
 
 /// Σ_c x(d, c) as a term of the per-dimension sums below.
 struct IdentityTerm {

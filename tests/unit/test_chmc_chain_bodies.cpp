@@ -70,7 +70,7 @@ class HostKernelEnsemble {
                       Dual<double>(0.0));
     nested_work_.assign(static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, stride_)),
                         Dual<Dual<double>>(Dual<double>(0.0)));
-    counters_.assign(kernels::ChmcStatisticsView::kCounters * static_cast<std::size_t>(chains), 0);
+    counters_.assign(kernels::ChainStatisticsView::kCounters * static_cast<std::size_t>(chains), 0);
     halvings_.assign(static_cast<std::size_t>(chains), 0);
     if (batched) {
       gram_.assign(2 * static_cast<std::size_t>(chains) * layout_.m * layout_.m, 0.0);
@@ -97,7 +97,7 @@ class HostKernelEnsemble {
     std::fill(counters_.begin(), counters_.end(), 0);
     const int quantities = recorded_quantity_count(generator_);
     if (recorded) recorded->assign(static_cast<std::size_t>(n) * quantities * chains_, 0.0);
-    const kernels::ChmcStatisticsView stats = statistics();
+    const kernels::ChainStatisticsView stats = statistics();
     double* slots = recorded ? recorded->data() : nullptr;
     if (batched_) {
       run_phased(settings, first_iteration, n, slots, quantities, stats);
@@ -111,18 +111,8 @@ class HostKernelEnsemble {
       }
     }
     IterationStats total;
-    total.transitions = chains_ * n;
-    for (std::int64_t c = 0; c < chains_; ++c) {
-      total.accept_prob_fixed += stats.accept_prob_fixed[c];
-      total.accepted += stats.accepted[c];
-      total.divergent += stats.divergent[c];
-      total.non_finite += stats.non_finite[c];
-      total.not_converged += stats.not_converged[c];
-      total.not_reversible += stats.not_reversible[c];
-      total.cholesky_failures += stats.cholesky_failures[c];
-      total.gradient_evaluations += stats.gradient_evaluations[c];
-      total.newton_iterations += stats.newton_iterations[c];
-    }
+    for (std::int64_t c = 0; c < chains_; ++c) total += stats.load(c);
+    EXPECT_EQ(total.transitions, chains_ * n) << "each chain counts its own transitions";
     return total;
   }
 
@@ -146,7 +136,7 @@ class HostKernelEnsemble {
   /// as the fused path). Like every thread-team test it is slow beside other busy processes, so
   /// ctest runs it alone (tests/CMakeLists.txt).
   void run_phased(const ChmcSettings<double>& settings, std::uint32_t first_iteration, int n,
-                  double* slots, int quantities, const kernels::ChmcStatisticsView& stats) {
+                  double* slots, int quantities, const kernels::ChainStatisticsView& stats) {
     const kernels::ChmcEnsembleView<double> state = view();
     on_ensemble_team([&](const auto& team) {
       for (int i = 0; i < n; ++i) {
@@ -214,8 +204,8 @@ class HostKernelEnsemble {
             layout_.m,
             halvings_.data()};
   }
-  kernels::ChmcStatisticsView statistics() {
-    return kernels::ChmcStatisticsView::of(counters_.data(), chains_);
+  kernels::ChainStatisticsView statistics() {
+    return {counters_.data(), chains_};
   }
 
   Generator generator_;

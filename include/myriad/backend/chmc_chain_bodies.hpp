@@ -26,6 +26,7 @@
 
 #include <cstdint>
 
+#include "myriad/backend/chain_statistics.hpp"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/dual.hpp"
@@ -142,68 +143,13 @@ struct ChmcEnsembleView {
   }
 };
 
-/// Per-chain statistics of constrained HMC accumulated over the iterations of one backend call,
-/// one entry per chain (definitions as in CpuChmcBackend::run_chunk); each chain's entries are
-/// written by one thread (lane 0 of its team), so no atomics are needed.
-struct ChmcStatisticsView {
-  std::int64_t* accept_prob_fixed;  ///< Σ accept_prob_to_fixed(min(1, e^{H0 − H1})), 2^-32 units
-  std::int64_t* accepted;
-  std::int64_t* divergent;
-  std::int64_t* non_finite;
-  std::int64_t* not_converged;
-  std::int64_t* not_reversible;
-  std::int64_t* cholesky_failures;
-  std::int64_t* gradient_evaluations;
-  std::int64_t* newton_iterations;  ///< position-projection iterations, forward and reverse
-
-  /// The view of `counters` = kCounters × chains values, [counter][chain].
-  static constexpr int kCounters = 9;
-  static ChmcStatisticsView of(std::int64_t* counters, std::int64_t chains) {
-    return {counters,
-            counters + chains,
-            counters + 2 * chains,
-            counters + 3 * chains,
-            counters + 4 * chains,
-            counters + 5 * chains,
-            counters + 6 * chains,
-            counters + 7 * chains,
-            counters + 8 * chains};
-  }
-};
-
-/// One chain's statistics over the transitions of one launch (definitions as in
-/// CpuChmcBackend::run_chunk: one count per transition whose status has the flag set), added to
-/// its entries of a ChmcStatisticsView at the end.
-struct ChmcChainTally {
-  std::int64_t accept_prob_fixed = 0, accepted = 0, divergent = 0, non_finite = 0,
-               not_converged = 0, not_reversible = 0, cholesky_failures = 0,
-               gradient_evaluations = 0, newton_iterations = 0;
-
-  template <class T>
-  MYRIAD_HD void add(const ChmcOutcome<T>& out) {
-    accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
-    accepted += out.accepted ? 1 : 0;
-    divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
-    non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
-    not_converged += (out.status & kStatusNotConverged) != 0 ? 1 : 0;
-    not_reversible += (out.status & kStatusNotReversible) != 0 ? 1 : 0;
-    cholesky_failures += (out.status & kStatusCholeskyFailure) != 0 ? 1 : 0;
-    gradient_evaluations += out.gradient_evaluations;
-    newton_iterations += out.newton_iterations;
-  }
-
-  MYRIAD_HD void add_to(const ChmcStatisticsView& stats, std::int64_t c) const {
-    stats.accept_prob_fixed[c] += accept_prob_fixed;
-    stats.accepted[c] += accepted;
-    stats.divergent[c] += divergent;
-    stats.non_finite[c] += non_finite;
-    stats.not_converged[c] += not_converged;
-    stats.not_reversible[c] += not_reversible;
-    stats.cholesky_failures[c] += cholesky_failures;
-    stats.gradient_evaluations[c] += gradient_evaluations;
-    stats.newton_iterations[c] += newton_iterations;
-  }
-};
+/// One transition's outcome counted in a chain's own totals (the CPU backend's definitions,
+/// CpuChmcBackend::run_chunk: one count per transition whose status has the flag set).
+template <class T>
+MYRIAD_HD void record_outcome(IterationStats& totals, const ChmcOutcome<T>& out) {
+  totals.record(static_cast<double>(out.accept_prob), out.accepted, out.status,
+                out.gradient_evaluations, out.newton_iterations);
+}
 
 /// The recorded quantities of chain c at its current position into recorded_iteration[q ·
 /// chains + c] (one iteration's block of DrawSink::consume's layout), on lane 0. The caller has
@@ -242,13 +188,13 @@ template <class Generator, class T, class Team = SerialTeam>
 MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembleView<T>& state,
                                    const ChmcSettings<T>& settings, std::uint32_t first_iteration,
                                    int n_iterations, T* recorded, int n_quantities,
-                                   const ChmcStatisticsView& stats, std::int64_t c,
+                                   const ChainStatisticsView& stats, std::int64_t c,
                                    const Team& team = Team{}) {
   const std::int64_t chains = state.position.chains;
   const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
   const ChmcChain<T> chain = state.chain(c);
   ConstrainedChain<Generator, T, Team> machine(generator, chain, team);
-  ChmcChainTally tally;
+  IterationStats tally;
   // Every lane keeps its own copy of the back-off and updates it from the same outcome, so the
   // lanes agree on δt without a barrier; lane 0 stores it at the end.
   std::uint8_t halvings = settings.step_back_off ? state.step_halvings[c] : 0;
@@ -261,7 +207,7 @@ MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembl
     step.step_size *= step_back_off_scale<T>(halvings);
     const ChmcOutcome<T> out = machine.transition(rng, iteration, step);
     if (settings.step_back_off) halvings = next_step_halvings(halvings, out);
-    tally.add(out);
+    record_outcome(tally, out);
     // The transition ended with its lanes' writes to the position fenced.
     if (recorded != nullptr) {
       record_chain_at(generator, chain,
@@ -270,7 +216,7 @@ MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembl
     }
   }
   if (team.rank() == 0) {
-    tally.add_to(stats, c);
+    stats.add(c, tally);
     if (settings.step_back_off) state.step_halvings[c] = halvings;
   }
 }
@@ -300,7 +246,7 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
                                     const ChmcStep<T>& step, bool step_back_off, int phase,
                                     const int* info, ChmcProgress<T>* progress, bool last,
                                     T* recorded_iteration, int n_quantities,
-                                    const ChmcStatisticsView& stats, std::int64_t c,
+                                    const ChainStatisticsView& stats, std::int64_t c,
                                     const Team& team = Team{}) {
   const ChmcChain<T> chain = state.chain(c);
   ConstrainedChain<Generator, T, Team> machine(generator, chain, team);
@@ -321,9 +267,9 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
                     team);
   }
   if (team.rank() == 0) {
-    ChmcChainTally tally;
-    tally.add(record.out);
-    tally.add_to(stats, c);
+    IterationStats tally;
+    record_outcome(tally, record.out);
+    stats.add(c, tally);
     if (step_back_off) state.step_halvings[c] = next_step_halvings(halvings, record.out);
   }
 }

@@ -111,10 +111,8 @@ class CpuHmcBackend final : public HmcBackend<T> {
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-      const HmcChainTotals totals =
-          hmc_chain_iterations(model_, state.chain(c), rng, settings, inverse_metric_.data(),
-                               first_iteration, n, recorded, n_quantities_, chains_, c);
-      add_chain_totals(stats, totals, n);
+      stats += hmc_chain_iterations(model_, state.chain(c), rng, settings, inverse_metric_.data(),
+                                    first_iteration, n, recorded, n_quantities_, chains_, c);
     }
     return stats;
   }

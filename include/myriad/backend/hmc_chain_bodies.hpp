@@ -42,7 +42,10 @@ struct HmcEnsembleView {
 
 /// One chain's counters over the iterations of one call, summed in the chain's own variables
 /// (registers on a GPU); integers, acceptance in 2^-32 fixed point, so that any order of summing
-/// chains gives the same totals.
+/// chains gives the same totals. Only HMC's five: with a whole IterationStats as the running
+/// tally (AcceptProbTotal's two words, the transitions and the four constrained-HMC counters
+/// that HMC never sets) ptxas spills 24–64 more bytes per thread in hmc_iterations_kernel at
+/// sm_90 (scripts/kernel-resources), in the leapfrog loop that bounds HMC's speed.
 struct HmcChainTotals {
   std::int64_t accept_prob_fixed = 0;
   std::int64_t accepted = 0;
@@ -58,18 +61,19 @@ struct HmcChainTotals {
     non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
     gradient_evaluations += out.gradient_evaluations;
   }
-};
 
-/// Adds one chain's totals over `transitions` transitions to `stats`.
-inline void add_chain_totals(IterationStats& stats, const HmcChainTotals& t,
-                             std::int64_t transitions) {
-  stats.accept_prob_fixed += t.accept_prob_fixed;
-  stats.transitions += transitions;
-  stats.accepted += t.accepted;
-  stats.divergent += t.divergent;
-  stats.non_finite += t.non_finite;
-  stats.gradient_evaluations += t.gradient_evaluations;
-}
+  /// The totals as IterationStats, over `transitions` transitions.
+  MYRIAD_HD IterationStats stats(std::int64_t transitions) const {
+    IterationStats s;
+    s.accept_prob_fixed += accept_prob_fixed;
+    s.transitions = transitions;
+    s.accepted = accepted;
+    s.divergent = divergent;
+    s.non_finite = non_finite;
+    s.gradient_evaluations = gradient_evaluations;
+    return s;
+  }
+};
 
 /// Draws chain c's initial point (mcmc/hmc.hpp, initialize_chain) into the ensemble arrays;
 /// true when a finite one was found. Chains c with equal c / chains_per_init draw from the stream
@@ -90,7 +94,7 @@ MYRIAD_HD bool initialize_chain_at(const Model& model, const EnsembleView<T>& po
 /// When `recorded` is not null, quantity q after iteration i goes to
 /// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects.
 template <class Model, class T>
-MYRIAD_HD HmcChainTotals hmc_chain_iterations(const Model& model, const HmcChain<T>& chain,
+MYRIAD_HD IterationStats hmc_chain_iterations(const Model& model, const HmcChain<T>& chain,
                                               const RandomStream& rng,
                                               const HmcSettings<T>& settings,
                                               const T* inverse_metric,
@@ -113,7 +117,7 @@ MYRIAD_HD HmcChainTotals hmc_chain_iterations(const Model& model, const HmcChain
       record_quantities(model, chain.position, slot);
     }
   }
-  return totals;
+  return totals.stats(n_iterations);
 }
 
 // ---------------------------------------------------------------------------------------------
