@@ -1,8 +1,9 @@
 #pragma once
-// What the host mirrors of the CUDA AIS backend's layouts share (tests/unit/
-// test_ais_device_layout.cpp: the thread mapping; test_ais_team.cpp: the warp mapping): the
-// per-particle arrays and a particle's view of them, reading them back in particle order, the
-// padding check, the base view built from a layout, and HAIS settings.
+// What the host runs of the CUDA AIS backend's kernel bodies (backend/ais_particle_bodies.hpp) in
+// its two layouts share (tests/unit/test_ais_device_layout.cpp: the thread mapping;
+// test_ais_team.cpp: the warp mapping): the per-particle arrays and the kernels' view of them,
+// reading them back in particle order, the padding check, the base view built from a layout,
+// and HAIS settings.
 
 #include <cmath>
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "myriad/backend/ais_backend.hpp"
+#include "myriad/backend/ais_particle_bodies.hpp"
 #include "myriad/estimate/annealing_base.hpp"
 #include "myriad/estimate/hais.hpp"
 
@@ -42,19 +44,22 @@ struct ParticleArrays {
     return {&position, &momentum, &gradient, &proposal, &proposal_momentum, &proposal_gradient};
   }
 
-  /// Particle i as kernels::AisEnsembleView::particle hands it out, with view(array) the owner's
-  /// EnsembleView of one of the six vectors. The team scratch is the owner's to set.
+  /// The kernels' view of the arrays (kernels::AisEnsembleView, as CudaAisBackend::state_view
+  /// builds it), with view(array) the owner's EnsembleView of one of the six vectors.
   template <class View>
-  AisParticle<T> particle(View view, std::int64_t i) {
-    return {view(position).chain(i),
-            view(momentum).chain(i),
-            view(gradient).chain(i),
-            view(proposal).chain(i),
-            view(proposal_momentum).chain(i),
-            view(proposal_gradient).chain(i),
-            target_log_density.data() + i,
-            base_log_density.data() + i,
-            log_weight.data() + i};
+  kernels::AisEnsembleView<T> ensemble_view(View view, T* scratch = nullptr,
+                                            int scratch_size = 0) {
+    return {view(position),
+            view(momentum),
+            view(gradient),
+            view(proposal),
+            view(proposal_momentum),
+            view(proposal_gradient),
+            target_log_density.data(),
+            base_log_density.data(),
+            log_weight.data(),
+            scratch,
+            scratch_size};
   }
 };
 

@@ -3,12 +3,12 @@
 //
 // kernels/cuda_ais_backend.cuh keeps each particle array [dim][particle] with the particle count
 // padded to a multiple of 32 (stride = round_up(total, 32), chain_stride = 1), and the kernels of
-// kernels/ais_kernels.cuh hand estimate/hais.hpp the particle views that
-// kernels::AisEnsembleView::particle builds from EnsembleView<T>::chain(i). CpuAisBackend keeps
-// [particle][dim] rows instead. Here the bodies of ais_start_kernel and ais_steps_kernel run on
-// the host over that device layout (DeviceLayoutAis mirrors the backend and the kernels line by
-// line; .cuh files need nvcc, so they cannot be included here) and must reproduce CpuAisBackend
-// bit for bit: log weights, final positions, failed starts and every transition counter. On one
+// kernels/ais_kernels.cuh are loops over the bodies of backend/ais_particle_bodies.hpp
+// (start_particle_at, anneal_particle_at, and kernels::AisEnsembleView::particle, which builds a
+// particle's views from EnsembleView<T>::chain(i)). CpuAisBackend keeps [particle][dim] rows
+// instead. Here those same bodies run on the host over the device layout (DeviceLayoutAis sets
+// up the arrays as the backend does and loops as the kernels do) and must reproduce
+// CpuAisBackend bit for bit: log weights, final positions, failed starts and every transition counter. On one
 // compiler the two layouts run the same instructions on the same numbers, only through
 // different strides, so any difference is an indexing bug (a stride, an offset, a particle
 // reading its neighbour's column), not rounding. This is what lets the CPU suite vouch for the
@@ -60,7 +60,8 @@ constexpr std::uint32_t kLaunchTemperatures = 7;
 /// The padded particle stride of CudaAisBackend: total rounded up to a multiple of 32.
 std::int64_t padded_stride(std::int64_t total) { return (total + 31) / 32 * 32; }
 
-/// CudaAisBackend's state and its two kernels' loop bodies, on the host.
+/// CudaAisBackend's state in the thread mapping, and its two kernels' loops over the bodies of
+/// backend/ais_particle_bodies.hpp, on the host.
 template <class Target, class T>
 class DeviceLayoutAis {
  public:
@@ -75,28 +76,32 @@ class DeviceLayoutAis {
 
   std::int64_t stride() const { return stride_; }
 
-  /// ais_start_kernel, particles visited last to first; returns the failed starts.
+  /// ais_start_kernel's loop over start_particle_at, particles visited last to first; returns
+  /// the failed starts.
   std::int64_t start(std::uint64_t seed, bool reverse) {
     seed_ = seed;
     reverse_ = reverse;
     const AnnealingBase<T> base = base_view_of(layout_);
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
-    std::int64_t failed = 0;
+    std::vector<std::uint8_t> started(static_cast<std::size_t>(total_), 2);
     for (std::int64_t i = total_ - 1; i >= 0; --i)
-      failed += start_batch_particle(target_, base, particle(i), batch, i, reverse) ? 0 : 1;
-    return failed;
+      kernels::start_particle_at(target_, ensemble_view(), base, batch, reverse, started.data(), i);
+    EXPECT_EQ(std::count(started.begin(), started.end(), std::uint8_t{2}), 0) << "unstarted";
+    return std::count(started.begin(), started.end(), std::uint8_t{0});
   }
 
-  /// ais_steps_kernel over [k_begin, k_end), particles visited last to first; the per-particle
-  /// counters summed as reduce_sum does.
+  /// ais_steps_kernel's loop over anneal_particle_at for [k_begin, k_end), particles visited
+  /// last to first; the per-particle counters summed as reduce_sum does.
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin, std::uint32_t k_end) {
     const AnnealingBase<T> base = base_view_of(layout_);
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
-    IterationStats stats;
+    std::vector<IterationStats> per_particle(static_cast<std::size_t>(total_));
     for (std::int64_t i = total_ - 1; i >= 0; --i)
-      stats += anneal_batch_particle(target_, base, particle(i), batch, i, path, k_begin, k_end,
-                                     settings);
+      kernels::anneal_particle_at(target_, ensemble_view(), base, batch, path, k_begin, k_end,
+                                  settings, per_particle.data(), i);
+    IterationStats stats;
+    for (const IterationStats& s : per_particle) stats += s;
     return stats;
   }
 
@@ -123,9 +128,9 @@ class DeviceLayoutAis {
     return {array.data(), total_, layout_.dim, stride_};
   }
 
-  /// kernels::AisEnsembleView::particle.
-  AisParticle<T> particle(std::int64_t i) {
-    return state_.particle([this](std::vector<T>& array) { return view(array); }, i);
+  /// CudaAisBackend::state_view in the thread mapping.
+  kernels::AisEnsembleView<T> ensemble_view() {
+    return state_.ensemble_view([this](std::vector<T>& array) { return view(array); });
   }
 
   Target target_;

@@ -3,9 +3,10 @@
 //
 // The team code of estimate/hais.hpp, annealing_base.hpp and model/team_density.hpp, and the
 // product of experts' team gradient, run here with real concurrency: lanes are threads, sync()
-// is a barrier, and the team layout below mirrors CudaAisBackend's warp mapping line by line
-// ([particle][padded dim], the team scratch, lane 0 writing the counters, particles visited in
-// a grid-stride order by one team). Against CpuAisBackend (one lane):
+// is a barrier, and the team layout below runs the warp kernels' own bodies
+// (backend/ais_particle_bodies.hpp) over CudaAisBackend's warp-mapping arrays ([particle][padded
+// dim], the team scratch; lane 0 writing the counters; particles visited in a grid-stride order
+// by one team). Against CpuAisBackend (one lane):
 //   * positions, the accept decisions and every counter must agree exactly: a team splits the
 //     elementwise work and the random fills but computes every coordinate with the one-lane
 //     arithmetic, and the team gradient writes each element with the one-lane bits;
@@ -187,9 +188,10 @@ TEST(AisTeam, ParticleScratchIsTheLargestOverProblems) {
 /// Coordinates per particle row in the warp mapping (CudaAisBackend: dimension rounded up to 4).
 int padded_dim(int dim) { return (dim + 3) / 4 * 4; }
 
-/// CudaAisBackend's warp-mapping state and its two warp kernels' loop bodies, on the host: one
-/// team of `lanes` threads visits the particles last to first (a warp's grid-stride loop);
-/// lane 0 writes the counters and the start flags.
+/// CudaAisBackend's warp-mapping state and its two warp kernels' loops over the bodies of
+/// backend/ais_particle_bodies.hpp, on the host: one team of `lanes` threads visits the
+/// particles last to first (a warp's grid-stride loop); lane 0 writes the counters and the start
+/// flags.
 template <class Target, class T>
 class TeamLayoutAis {
  public:
@@ -214,33 +216,28 @@ class TeamLayoutAis {
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
     std::vector<std::uint8_t> started(static_cast<std::size_t>(total_), 2);
     run_team(lanes_, [&](const ThreadTeam& team) {
-      for (std::int64_t i = total_ - 1; i >= 0; --i) {
-        const bool ok = start_batch_particle(target_, base, particle(i), batch, i, reverse, team);
-        if (team.rank() == 0) started[static_cast<std::size_t>(i)] = ok ? 1 : 0;
-      }
+      for (std::int64_t i = total_ - 1; i >= 0; --i)
+        kernels::start_particle_at(target_, ensemble_view(), base, batch, reverse, started.data(),
+                                   i, team);
     });
+    EXPECT_EQ(std::count(started.begin(), started.end(), std::uint8_t{2}), 0) << "unstarted";
     return std::count(started.begin(), started.end(), std::uint8_t{0});
   }
 
-  /// ais_steps_warp_kernel over [k_begin, k_end). Every lane must return the same counts.
+  /// ais_steps_warp_kernel over [k_begin, k_end): lane 0 adds each particle's counts.
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin, std::uint32_t k_end) {
     const AnnealingBase<T> base = base_view_of(layout_);
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
-    std::vector<IterationStats> per_lane(static_cast<std::size_t>(lanes_));
+    std::vector<IterationStats> per_particle(static_cast<std::size_t>(total_));
     run_team(lanes_, [&](const ThreadTeam& team) {
-      IterationStats mine;
       for (std::int64_t i = total_ - 1; i >= 0; --i)
-        mine += anneal_batch_particle(target_, base, particle(i), batch, i, path, k_begin, k_end,
-                                      settings, team);
-      per_lane[static_cast<std::size_t>(team.rank())] = mine;
+        kernels::anneal_particle_at(target_, ensemble_view(), base, batch, path, k_begin, k_end,
+                                    settings, per_particle.data(), i, team);
     });
-    for (int l = 1; l < lanes_; ++l) {
-      EXPECT_EQ(per_lane[l].accepted, per_lane[0].accepted) << "lane " << l;
-      EXPECT_EQ(per_lane[l].accept_prob_fixed, per_lane[0].accept_prob_fixed) << "lane " << l;
-      EXPECT_EQ(per_lane[l].non_finite, per_lane[0].non_finite) << "lane " << l;
-    }
-    return per_lane[0];
+    IterationStats stats;
+    for (const IterationStats& s : per_particle) stats += s;
+    return stats;
   }
 
   const std::vector<double>& log_weights() const { return state_.log_weight; }
@@ -266,11 +263,10 @@ class TeamLayoutAis {
     return {array.data(), total_, layout_.dim, 1, row_};
   }
 
-  /// kernels::AisEnsembleView::particle.
-  AisParticle<T> particle(std::int64_t i) {
-    AisParticle<T> p = state_.particle([this](std::vector<T>& array) { return view(array); }, i);
-    p.scratch = scratch_size_ > 0 ? scratch_.data() + i * scratch_size_ : nullptr;
-    return p;
+  /// CudaAisBackend::state_view in the warp mapping, with the target's team scratch.
+  kernels::AisEnsembleView<T> ensemble_view() {
+    return state_.ensemble_view([this](std::vector<T>& array) { return view(array); },
+                                scratch_size_ > 0 ? scratch_.data() : nullptr, scratch_size_);
   }
 
   Target target_;
