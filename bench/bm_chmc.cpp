@@ -23,7 +23,9 @@
 //    the scheduler (run_chmc on make_chmc_backend's backend, which is what sample_constrained
 //    does): warm-up with step-size adaptation, then sampling; the smallest bulk ESS over the
 //    recorded quantities divided by the sampling wall time (warm-up excluded, as is usual for
-//    ESS/s; reported as min_ess and sampling_seconds).
+//    ESS/s; reported as min_ess and sampling_seconds), with the run's largest R-hat (max_rhat)
+//    and the chains whose step was still backed off at the end of warm-up (backed_off_chains):
+//    a few stranded chains are what keeps many-chain ESS per draw low.
 //  * vs_one_core (CUDA rows): the GPU-vs-one-core ratio of the goal, ess_per_second over that of
 //    the generator's chains:1 CPU row, which runs first when the filter selects it (0 if not).
 //
@@ -119,6 +121,8 @@ struct RowState {
   double ess_per_second = 0;
   double min_ess = 0;
   double sampling_seconds = 0;
+  double max_rhat = 0;                    ///< over the recorded quantities
+  std::int64_t backed_off_chains = 0;     ///< step back-off still on at the end of warm-up
   double step_size = 0;
   std::uint32_t next_iteration = 0;
 };
@@ -144,7 +148,11 @@ void ess_run(const Generator& generator, const RowDevice& device, int warmup, in
       ChmcCudaOptions(device.mapping, device.gram));
   const SampleResult result = run_chmc(*row.backend, config);
   row.min_ess = std::numeric_limits<double>::infinity();
-  for (const auto& s : result.summary) row.min_ess = std::min(row.min_ess, s.ess_bulk);
+  for (const auto& s : result.summary) {
+    row.min_ess = std::min(row.min_ess, s.ess_bulk);
+    row.max_rhat = std::max(row.max_rhat, s.rhat);
+  }
+  row.backed_off_chains = result.warmup_backed_off_chains;
   if (result.summary.empty() || !(row.min_ess >= 0)) row.min_ess = 0;
   row.sampling_seconds = result.sampling_seconds;
   row.ess_per_second = result.sampling_seconds > 0 ? row.min_ess / result.sampling_seconds : 0;
@@ -202,6 +210,10 @@ void chmc_benchmark(benchmark::State& state, const std::string& name, const RowD
     }
     state.counters["min_ess"] = row.min_ess;
     state.counters["sampling_seconds"] = row.sampling_seconds;
+    // Stranded chains (bench/results/gpu-2026-11-26-h100.md) show here: an R-hat above 1.01 and
+    // chains whose step was still backed off when warm-up ended.
+    state.counters["max_rhat"] = row.max_rhat;
+    state.counters["backed_off_chains"] = static_cast<double>(row.backed_off_chains);
   }
   state.counters["step_size"] = row.step_size;
   state.counters["gradient_evaluations_per_second"] = benchmark::Counter(

@@ -125,9 +125,11 @@ def main(log_dir):
                       fmt(r.get("vs_one_core"), ".3g"),
                       fmt(r.get("gradient_evaluations_per_second")),
                       fmt(r.get("accept_rate"), ".2f"), fmt(r.get("failed_fraction"), ".2g"),
+                      fmt(r.get("max_rhat"), ".4g"), fmt(r.get("backed_off_chains"), ".0f"),
                       r.get("label", ""), error_of(r) or ""])
     print_table("Constrained HMC: ESS/s (goal: >= 1000x one core of this machine)",
-                ["row", "ESS/s", "x one core", "grad/s", "accept", "failed", "label", "error"],
+                ["row", "ESS/s", "x one core", "grad/s", "accept", "failed", "max R-hat",
+                 "backed off", "label", "error"],
                 table)
 
     # The mapping rows: chain-iterations per second by chain mapping and Gram factorisation, and
