@@ -52,7 +52,7 @@ void gradient_benchmark(benchmark::State& state, const Model& model, const Gradi
 }
 
 void register_gradient_benchmarks() {
-  // The CLI's default workloads (src/models/registry.cpp), in double.
+  // The CLI's default workloads (src/app/registry.cpp), in double.
   static auto logistic_data = models::LogisticData<double>::synthetic(1000, 10, 1);
   const auto configure = [](benchmark::internal::Benchmark* b) {
     b->ArgName("chains")->RangeMultiplier(4)->Range(1 << 10, 1 << 14)->UseRealTime();

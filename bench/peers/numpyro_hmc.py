@@ -18,7 +18,7 @@ Timing: the first call compiles; the compiled loop is then run three more times 
 state (the same work) and the fastest is kept (wall clock, after jax.block_until_ready). Only
 the final state of each chain is kept, so memory does not grow with the number of draws.
 
-Workloads (the CLI defaults of myriad, src/models/registry.cpp):
+Workloads (the CLI defaults of myriad, src/app/registry.cpp):
   gaussian  D = 100, equicorrelated N(m 1, s^2 [(1 - rho) I + rho 11^T]) with m = 0, s = 1,
             rho = 0.5, in the closed form of include/myriad/models/gaussian.hpp (O(D) per
             gradient, not a Cholesky-based MultivariateNormal).

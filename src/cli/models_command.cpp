@@ -4,7 +4,7 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
-#include "myriad/models/registry.hpp"
+#include "myriad/app/registry.hpp"
 
 namespace myriad::cli {
 

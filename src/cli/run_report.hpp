@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "json.hpp"
-#include "myriad/models/registry.hpp"
+#include "myriad/app/registry.hpp"
 #include "myriad/run/sample_config.hpp"
 
 namespace myriad::cli {

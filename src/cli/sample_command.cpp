@@ -12,9 +12,10 @@
 #include "myriad/backend/team_mapping.hpp"
 #include "json.hpp"
 #include "myriad/io/npy.hpp"
-#include "myriad/io/output_directory.hpp"
+#include "myriad/app/output_directory.hpp"
+#include "myriad/io/atomic_file.hpp"
 #include "myriad/io/summary_csv.hpp"
-#include "myriad/models/registry.hpp"
+#include "myriad/app/registry.hpp"
 #include "progress_bar.hpp"
 #include "run_report.hpp"
 

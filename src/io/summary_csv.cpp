@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "myriad/io/output_directory.hpp"
+#include "myriad/io/atomic_file.hpp"
 
 namespace myriad::io {
 namespace {

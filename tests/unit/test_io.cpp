@@ -22,7 +22,8 @@
 #include "myriad/core/error.hpp"
 #include "myriad/diag/summary.hpp"
 #include "myriad/io/npy.hpp"
-#include "myriad/io/output_directory.hpp"
+#include "myriad/app/output_directory.hpp"
+#include "myriad/io/atomic_file.hpp"
 #include "myriad/io/summary_csv.hpp"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "myriad/io/output_directory.hpp"
+#include "myriad/app/output_directory.hpp"
 
 #include <unistd.h>
 
@@ -129,27 +129,6 @@ void OutputDirectory::commit() {
   // The previous run is gone from the final path already; failing to delete its hidden copy
   // leaves only clutter, not a wrong result, so it is not an error.
   if (replacing) fs::remove_all(old_path_, error);
-}
-
-void write_text_file_atomically(const std::string& path, const std::string& contents) {
-  const std::string temporary = path + ".tmp-" + pid_suffix();
-  const auto fail = [&](int error_number) {
-    std::remove(temporary.c_str());
-    throw io_error("cannot write '" + path +
-                   "': " + (error_number != 0 ? std::strerror(error_number) : "unknown error"));
-  };
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (file == nullptr) fail(errno);
-  errno = 0;
-  bool ok = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size() &&
-            std::fflush(file) == 0;
-  int error_number = ok ? 0 : errno;
-  if (std::fclose(file) != 0 && ok) {
-    ok = false;
-    error_number = errno;
-  }
-  if (!ok) fail(error_number);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) fail(errno);
 }
 
 }  // namespace myriad::io

@@ -1,6 +1,6 @@
 // The table of built-in models for the CLI.
 
-#include "myriad/models/registry.hpp"
+#include "myriad/app/registry.hpp"
 
 #include <cerrno>
 #include <cmath>

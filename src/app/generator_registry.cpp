@@ -12,7 +12,7 @@
 #include "myriad/models/linear_gaussian.hpp"
 #include "myriad/models/lotka_volterra_problem.hpp"
 #include "myriad/models/noisy_generator.hpp"
-#include "myriad/models/registry.hpp"
+#include "myriad/app/registry.hpp"
 #include "myriad/models/sphere.hpp"
 #include "myriad/run/sample_abc.hpp"
 #include "myriad/run/sample_constrained.hpp"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "myriad/models/builtin_plated.hpp"
-#include "myriad/models/registry.hpp"
+#include "myriad/app/registry.hpp"
 #include "myriad/run/mpis.hpp"
 
 namespace myriad {

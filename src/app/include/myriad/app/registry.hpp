@@ -93,13 +93,13 @@ struct ModelSpec {
   std::function<std::vector<ExactMoment>(const ModelArguments&)> exact;
 };
 
-/// The built-in generator models (src/models/generator_registry.cpp).
+/// The built-in generator models (src/app/generator_registry.cpp).
 std::vector<ModelSpec> generator_model_specs();
 
-/// The built-in annealing targets (src/models/target_registry.cpp).
+/// The built-in annealing targets (src/app/target_registry.cpp).
 std::vector<ModelSpec> annealing_target_specs();
 
-/// The built-in plated models (src/models/plated_registry.cpp).
+/// The built-in plated models (src/app/plated_registry.cpp).
 std::vector<ModelSpec> plated_model_specs();
 
 /// Every built-in model, in listing order.

@@ -66,9 +66,4 @@ class OutputDirectory {
   bool committed_ = false;
 };
 
-/// Writes `contents` to `path` through a temporary file in the same directory
-/// (`<path>.tmp-<pid>`) renamed over `path` once complete, so that readers see either the old
-/// file or the whole new one. Throws myriad::io_error naming the path and the reason.
-void write_text_file_atomically(const std::string& path, const std::string& contents);
-
 }  // namespace myriad::io

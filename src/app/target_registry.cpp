@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "myriad/models/builtin_targets.hpp"
-#include "myriad/models/registry.hpp"
+#include "myriad/app/registry.hpp"
 #include "myriad/run/ais.hpp"
 
 namespace myriad {
