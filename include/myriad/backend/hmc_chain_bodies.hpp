@@ -44,8 +44,8 @@ struct HmcEnsembleView {
 /// (registers on a GPU); integers, acceptance in 2^-32 fixed point, so that any order of summing
 /// chains gives the same totals. Only HMC's five: with a whole IterationStats as the running
 /// tally (AcceptProbTotal's two words, the transitions and the four constrained-HMC counters
-/// that HMC never sets) ptxas spills 24–64 more bytes per thread in hmc_iterations_kernel at
-/// sm_90 (scripts/kernel-resources), in the leapfrog loop that bounds HMC's speed.
+/// that HMC never sets) ptxas spilled 24–64 more bytes per thread in hmc_iterations_kernel at
+/// sm_90 (scripts/kernel-resources), the kernel whose leapfrog loop bounds HMC's speed.
 struct HmcChainTotals {
   std::int64_t accept_prob_fixed = 0;
   std::int64_t accepted = 0;
