@@ -17,12 +17,6 @@
 
 namespace myriad {
 
-Device parse_device(const std::string& name) {
-  if (name == "auto") return Device::automatic;
-  if (name == "cpu") return Device::cpu;
-  if (name == "cuda") return Device::cuda;
-  throw invalid_argument("unknown device '" + name + "': expected auto, cpu or cuda");
-}
 
 std::string to_string(Device device) {
   switch (device) {

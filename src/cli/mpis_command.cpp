@@ -17,6 +17,7 @@
 #include "myriad/core/error.hpp"
 #include "json.hpp"
 #include "myriad/io/npy.hpp"
+#include "myriad/app/option_names.hpp"
 #include "myriad/app/output_directory.hpp"
 #include "myriad/io/atomic_file.hpp"
 #include "myriad/io/summary_csv.hpp"

@@ -48,12 +48,6 @@ std::vector<double> AisConfig::schedule_values() const {
   return make_schedule(schedule, temperatures, parameter);
 }
 
-AisTransition parse_ais_transition(const std::string& name) {
-  if (name == "hamiltonian" || name == "hmc") return AisTransition::hamiltonian;
-  if (name == "metropolis" || name == "rwm") return AisTransition::metropolis;
-  throw invalid_argument("unknown AIS transition '" + name +
-                         "' (expected hamiltonian or metropolis)");
-}
 
 std::string to_string(AisTransition transition) {
   return transition == AisTransition::hamiltonian ? "hamiltonian" : "metropolis";

@@ -20,24 +20,11 @@
 
 namespace myriad {
 
-MpisMethod parse_mpis_method(const std::string& name) {
-  if (name == "mpis" || name == "massively_parallel") return MpisMethod::massively_parallel;
-  if (name == "global") return MpisMethod::global;
-  throw invalid_argument("unknown method '" + name + "': expected mpis or global");
-}
 
 std::string to_string(MpisMethod method) {
   return method == MpisMethod::global ? "global" : "mpis";
 }
 
-ContractionPath parse_contraction_path(const std::string& name) {
-  if (name == "auto") return ContractionPath::automatic;
-  if (name == "generic") return ContractionPath::generic;
-  if (name == "tiled") return ContractionPath::tiled;
-  if (name == "cublas") return ContractionPath::cublas;
-  throw invalid_argument("unknown contraction path '" + name +
-                         "': expected auto, generic, tiled or cublas");
-}
 
 std::string to_string(ContractionPath path) {
   switch (path) {

@@ -27,6 +27,7 @@
 
 #include "common/test_generators.hpp"
 #include "common/thread_team.hpp"
+#include "myriad/app/option_names.hpp"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/chmc_chain_bodies.hpp"
 #include "myriad/backend/cpu_chmc_backend.hpp"

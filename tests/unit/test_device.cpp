@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "myriad/app/option_names.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/error.hpp"

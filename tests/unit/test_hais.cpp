@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "myriad/app/option_names.hpp"
 #include "myriad/backend/cpu_ais_backend.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/estimate/annealing_base.hpp"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/mpis_test_models.hpp"
+#include "myriad/app/option_names.hpp"
 #include "myriad/estimate/log_tensor.hpp"
 #include "myriad/models/gaussian_chain.hpp"
 #include "myriad/models/hierarchical_gaussian.hpp"

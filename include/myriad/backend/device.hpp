@@ -10,9 +10,6 @@ namespace myriad {
 
 enum class Device { automatic, cpu, cuda };
 
-/// Parses "auto", "cpu" or "cuda"; throws myriad::invalid_argument otherwise.
-Device parse_device(const std::string& name);
-
 /// "auto", "cpu" or "cuda".
 std::string to_string(Device device);
 

@@ -47,16 +47,6 @@ inline const char* to_string(GramFactorization f) {
   return "auto";
 }
 
-/// Parses the names to_string gives.
-inline GramFactorization parse_gram_factorization(const std::string& name) {
-  for (GramFactorization f :
-       {GramFactorization::automatic, GramFactorization::chain, GramFactorization::registers,
-        GramFactorization::thread, GramFactorization::tile, GramFactorization::library}) {
-    if (name == to_string(f)) return f;
-  }
-  throw invalid_argument("unknown Gram factorisation '" + name +
-                         "' (expected auto, chain, registers, thread, tile or library)");
-}
 
 /// Whether `f` factors across chains between launches (registers, thread, tile, library).
 inline bool is_batched(GramFactorization f) {

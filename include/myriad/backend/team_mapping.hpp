@@ -5,10 +5,6 @@
 // backend documents what `automatic` picks. The CPU backends run one chain or particle per loop
 // iteration whatever is asked.
 
-#include <string>
-
-#include "myriad/core/error.hpp"
-
 namespace myriad {
 
 enum class TeamMapping : int {
@@ -30,13 +26,5 @@ inline const char* to_string(TeamMapping mapping) {
   return "auto";
 }
 
-/// Parses "auto", "thread" or "warp"; `what` names the option in the error ("particle mapping").
-inline TeamMapping parse_team_mapping(const std::string& name, const char* what) {
-  if (name == "auto") return TeamMapping::automatic;
-  if (name == "thread") return TeamMapping::thread;
-  if (name == "warp") return TeamMapping::warp;
-  throw invalid_argument(std::string("unknown ") + what + " '" + name +
-                         "' (expected auto, thread or warp)");
-}
 
 }  // namespace myriad

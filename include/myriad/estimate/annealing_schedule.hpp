@@ -21,12 +21,6 @@ namespace myriad {
 
 enum class ScheduleKind { linear, geometric, sigmoid };
 
-inline ScheduleKind parse_schedule_kind(const std::string& name) {
-  if (name == "linear") return ScheduleKind::linear;
-  if (name == "geometric") return ScheduleKind::geometric;
-  if (name == "sigmoid") return ScheduleKind::sigmoid;
-  throw invalid_argument("unknown schedule '" + name + "' (expected linear, geometric or sigmoid)");
-}
 
 inline std::string to_string(ScheduleKind kind) {
   switch (kind) {

@@ -11,8 +11,6 @@ namespace myriad {
 
 enum class ContractionPath { automatic, generic, tiled, cublas };
 
-/// Parses "auto", "generic", "tiled" or "cublas"; throws myriad::invalid_argument otherwise.
-ContractionPath parse_contraction_path(const std::string& name);
 std::string to_string(ContractionPath path);
 
 }  // namespace myriad

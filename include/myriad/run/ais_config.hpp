@@ -59,8 +59,6 @@ struct AisConfig {
   }
 };
 
-/// Parses "hamiltonian" (also "hmc") or "metropolis" (also "rwm").
-AisTransition parse_ais_transition(const std::string& name);
 std::string to_string(AisTransition transition);
 
 /// One direction (forward or reverse) of a run.

@@ -23,8 +23,6 @@ namespace myriad {
 /// baseline with K joint samples (mpis.md §1, §8).
 enum class MpisMethod { massively_parallel, global };
 
-/// Parses "mpis" (also "massively_parallel") or "global".
-MpisMethod parse_mpis_method(const std::string& name);
 std::string to_string(MpisMethod method);
 
 /// Configuration of myriad::mpis; validated by validate().
