@@ -224,19 +224,30 @@ class TeamLayoutAis {
     return std::count(started.begin(), started.end(), std::uint8_t{0});
   }
 
-  /// ais_steps_warp_kernel over [k_begin, k_end): lane 0 adds each particle's counts.
+  /// ais_steps_warp_kernel over [k_begin, k_end): lane 0 adds each particle's counts; every
+  /// lane must count the same.
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin, std::uint32_t k_end) {
     const AnnealingBase<T> base = base_view_of(layout_);
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
     const AisBatch batch{seed_, layout_.particles_per_problem, total_};
     std::vector<IterationStats> per_particle(static_cast<std::size_t>(total_));
+    std::vector<IterationStats> per_lane(static_cast<std::size_t>(lanes_));
     run_team(lanes_, [&](const ThreadTeam& team) {
+      IterationStats mine;
       for (std::int64_t i = total_ - 1; i >= 0; --i)
-        kernels::anneal_particle_at(target_, ensemble_view(), base, batch, path, k_begin, k_end,
-                                    settings, per_particle.data(), i, team);
+        mine += kernels::anneal_particle_at(target_, ensemble_view(), base, batch, path, k_begin,
+                                            k_end, settings, per_particle.data(), i, team);
+      per_lane[static_cast<std::size_t>(team.rank())] = mine;
     });
+    for (int l = 1; l < lanes_; ++l) {
+      EXPECT_EQ(per_lane[l].accepted, per_lane[0].accepted) << "lane " << l;
+      EXPECT_EQ(per_lane[l].accept_prob_fixed, per_lane[0].accept_prob_fixed) << "lane " << l;
+      EXPECT_EQ(per_lane[l].non_finite, per_lane[0].non_finite) << "lane " << l;
+    }
     IterationStats stats;
     for (const IterationStats& s : per_particle) stats += s;
+    EXPECT_EQ(stats.transitions, per_lane[0].transitions) << "lane 0 wrote what it counted";
+    EXPECT_EQ(stats.accepted, per_lane[0].accepted) << "lane 0 wrote what it counted";
     return stats;
   }
 

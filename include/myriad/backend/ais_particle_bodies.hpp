@@ -59,9 +59,10 @@ MYRIAD_HD void start_particle_at(const Target& target, const AisEnsembleView<T>&
 }
 
 /// Temperatures [k_begin, k_end) of particle i (anneal_batch_particle); its counts are added to
-/// stats[i] by lane 0 (every lane holds the same counts).
+/// stats[i] by lane 0 and returned (every lane holds the same counts; the host test of the warp
+/// layout checks that they do).
 template <class Target, class T, class Team = SerialTeam>
-MYRIAD_HD void anneal_particle_at(const Target& target, const AisEnsembleView<T>& state,
+MYRIAD_HD IterationStats anneal_particle_at(const Target& target, const AisEnsembleView<T>& state,
                                   const AnnealingBase<T>& base, const AisBatch& batch,
                                   const AnnealingPath& path, std::uint32_t k_begin,
                                   std::uint32_t k_end, const AisSettings<T>& settings,
@@ -70,6 +71,7 @@ MYRIAD_HD void anneal_particle_at(const Target& target, const AisEnsembleView<T>
   const IterationStats t = anneal_batch_particle(target, base, state.particle(i), batch, i, path,
                                                  k_begin, k_end, settings, team);
   if (team.rank() == 0) stats[i] += t;
+  return t;
 }
 
 /// Reads particle i's statistics (a term of the CUDA backend's reduce_sum).
