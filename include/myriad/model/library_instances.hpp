@@ -3,28 +3,55 @@
 // run a model on a GPU only through an instance the library holds
 // (kernels/builtin_instances.cmake; in builds without CUDA the factories are inline and throw
 // unavailable_error, so every model links); code compiled by nvcc instantiates its own for any
-// model (run/sample.hpp and its siblings). Each built-in model's own header specialises these traits
-// next to the model's definition, so that every translation unit that can name the model sees
-// the same value (one definition per program). Dependency-free, so that any layer may include it.
+// model (run/sample.hpp and its siblings).
+//
+// A built-in model says so in its own definition, one line:
+//
+//   static constexpr unsigned library_backends = library_backend::chmc;
+//
+// so every translation unit that can name the model sees the same answer (one definition per
+// program: a trait specialised in some other header would be false wherever that header is not
+// included). A model without the member, e.g. any model of a user's, has none. Dependency-free,
+// so that any layer may include it.
 
 #include <type_traits>
 
 namespace myriad {
 
-/// make_cuda_hmc_backend<Model, T> is in the library (backend/hmc_backend.hpp).
-template <class Model>
-struct has_cuda_backend : std::false_type {};
+/// The samplers whose CUDA backend the library instantiates for a model: bits of its
+/// `library_backends` member.
+namespace library_backend {
+inline constexpr unsigned hmc = 1u << 0;   ///< make_cuda_hmc_backend (backend/hmc_backend.hpp)
+inline constexpr unsigned chmc = 1u << 1;  ///< make_cuda_chmc_backend (backend/chmc_backend.hpp)
+inline constexpr unsigned ais = 1u << 2;   ///< make_cuda_ais_backend (backend/ais_backend.hpp)
+inline constexpr unsigned mpis = 1u << 3;  ///< make_cuda_mpis_backend (backend/mpis_backend.hpp)
+}  // namespace library_backend
 
-/// make_cuda_chmc_backend<Generator, double> is in the library (backend/chmc_backend.hpp).
+/// Model::library_backends, or none where the model does not declare it.
+template <class Model, class = void>
+struct library_backends_of : std::integral_constant<unsigned, 0u> {};
+template <class Model>
+struct library_backends_of<Model, std::void_t<decltype(Model::library_backends)>>
+    : std::integral_constant<unsigned, Model::library_backends> {};
+
+/// make_cuda_hmc_backend<Model, T> is in the library.
+template <class Model>
+struct has_cuda_backend
+    : std::bool_constant<(library_backends_of<Model>::value & library_backend::hmc) != 0> {};
+
+/// make_cuda_chmc_backend<Generator, double> is in the library.
 template <class Generator>
-struct has_cuda_chmc_backend : std::false_type {};
+struct has_cuda_chmc_backend
+    : std::bool_constant<(library_backends_of<Generator>::value & library_backend::chmc) != 0> {};
 
-/// make_cuda_ais_backend<Target, T> is in the library (backend/ais_backend.hpp).
+/// make_cuda_ais_backend<Target, T> is in the library.
 template <class Target>
-struct has_cuda_ais_backend : std::false_type {};
+struct has_cuda_ais_backend
+    : std::bool_constant<(library_backends_of<Target>::value & library_backend::ais) != 0> {};
 
-/// make_cuda_mpis_backend for Model is in the library (backend/mpis_backend.hpp).
+/// make_cuda_mpis_backend for Model is in the library.
 template <class Model>
-struct has_cuda_mpis_backend : std::false_type {};
+struct has_cuda_mpis_backend
+    : std::bool_constant<(library_backends_of<Model>::value & library_backend::mpis) != 0> {};
 
 }  // namespace myriad

@@ -68,6 +68,10 @@ MYRIAD_HD MYRIAD_INLINE S log_cosh(const S& t) {
 /// The relaxed Boltzmann machine as a density over x ∈ R^D (D = D_B).
 template <class T>
 struct BoltzmannRelaxation {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::ais;
+
   using value_type = T;
 
   const T* factor = nullptr;          ///< Q, D_B × D_B lower triangular, row-major
@@ -398,12 +402,3 @@ class BoltzmannRelaxationData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its AIS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <class T>
-struct has_cuda_ais_backend<models::BoltzmannRelaxation<T>> : std::true_type {};
-
-}  // namespace myriad

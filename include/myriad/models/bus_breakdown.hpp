@@ -45,6 +45,10 @@ namespace myriad::models {
 /// The plated model: views of the delays and covariates (host or device memory), laid out
 /// [year][borough][bus].
 struct BusBreakdown {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
+
   /// Latent ids, in the order structure() declares them.
   enum Latent : int {
     kMuBeta = 0,
@@ -261,12 +265,3 @@ class BusBreakdownData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <>
-struct has_cuda_mpis_backend<models::BusBreakdown> : std::true_type {};
-
-}  // namespace myriad

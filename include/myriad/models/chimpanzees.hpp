@@ -37,6 +37,10 @@ namespace myriad::models {
 /// The plated model: views of the outcomes and covariates (host or device memory), laid out
 /// [actor][block][repeat].
 struct Chimpanzees {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
+
   /// Latent ids, in the order structure() declares them.
   enum Latent : int {
     kSigmaActor = 0,
@@ -252,12 +256,3 @@ class ChimpanzeesData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <>
-struct has_cuda_mpis_backend<models::Chimpanzees> : std::true_type {};
-
-}  // namespace myriad

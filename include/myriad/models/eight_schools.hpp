@@ -29,6 +29,10 @@ namespace myriad::models {
 
 template <class T>
 struct EightSchools {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::hmc;
+
   using value_type = T;
   static constexpr int kSchools = 8;
   static constexpr double kMuSd = 5.0;                        ///< prior sd of μ
@@ -130,12 +134,3 @@ struct EightSchools {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its HMC backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <class T>
-struct has_cuda_backend<models::EightSchools<T>> : std::true_type {};
-
-}  // namespace myriad

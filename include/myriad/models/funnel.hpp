@@ -21,6 +21,10 @@ namespace myriad::models {
 
 template <class T>
 struct Funnel {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::hmc;
+
   using value_type = T;
   /// Standard deviation of v (Neal's value).
   static constexpr double kVSd = 3.0;
@@ -80,12 +84,3 @@ struct Funnel {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its HMC backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <class T>
-struct has_cuda_backend<models::Funnel<T>> : std::true_type {};
-
-}  // namespace myriad

@@ -21,6 +21,10 @@ namespace myriad::models {
 
 template <class T>
 struct Gaussian {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::hmc | library_backend::ais;
+
   using value_type = T;
   int dimension = 2;
   T mean = T(0);
@@ -102,14 +106,3 @@ struct Gaussian {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its HMC and AIS backends (one line each in
-// kernels/builtin_instances.cmake): model/library_instances.hpp.
-template <class T>
-struct has_cuda_backend<models::Gaussian<T>> : std::true_type {};
-template <class T>
-struct has_cuda_ais_backend<models::Gaussian<T>> : std::true_type {};
-
-}  // namespace myriad

@@ -27,6 +27,10 @@ namespace myriad::models {
 
 /// The plated model: a view of the observations x[t] (host or device memory).
 struct GaussianChain {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
+
   const double* x = nullptr;
   const double* prior_sd = nullptr;  ///< √v_t, the independent proposal's scales
   int steps = 1;
@@ -167,12 +171,3 @@ class GaussianChainData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <>
-struct has_cuda_mpis_backend<models::GaussianChain> : std::true_type {};
-
-}  // namespace myriad

@@ -84,6 +84,10 @@ MYRIAD_HD S gld_power_term_dlambda(const S& lambda, const S& a) {
 
 /// The GLD generator of constrained-hmc.md §15.1, viewing caller-owned observations x̄.
 struct Gld {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
+
   using value_type = double;
   static constexpr GramStructure gram_structure = GramStructure::diagonal_plus_low_rank;
   static constexpr int kNumParameters = 4;  ///< K: inputs u₁
@@ -439,12 +443,3 @@ class GldProblem {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its constrained-HMC backend (one line each in
-// kernels/builtin_instances.cmake): model/library_instances.hpp.
-template <>
-struct has_cuda_chmc_backend<models::Gld> : std::true_type {};
-
-}  // namespace myriad

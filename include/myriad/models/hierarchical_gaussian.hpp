@@ -27,6 +27,10 @@ namespace myriad::models {
 
 /// The plated model: a view of the data x[n][m] (host or device memory).
 struct HierarchicalGaussian {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
+
   enum Latent : int { kMu = 0, kZ = 1 };
   const double* x = nullptr;  ///< [group][observation]
   int groups = 1;
@@ -179,12 +183,3 @@ class HierarchicalGaussianData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <>
-struct has_cuda_mpis_backend<models::HierarchicalGaussian> : std::true_type {};
-
-}  // namespace myriad

@@ -36,6 +36,10 @@ namespace myriad::models {
 
 /// The linear generator g(u) = A u, ρ = N(0, I_N), viewing caller-owned A, x̄ and P.
 struct LinearGaussian {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
+
   using value_type = double;
 
   const double* matrix = nullptr;          ///< A, M × N row-major
@@ -289,12 +293,3 @@ class LinearGaussianProblem {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its constrained-HMC backend (one line each in
-// kernels/builtin_instances.cmake): model/library_instances.hpp.
-template <>
-struct has_cuda_chmc_backend<models::LinearGaussian> : std::true_type {};
-
-}  // namespace myriad

@@ -126,6 +126,10 @@ struct LinearGenerativePoint {
 /// The batch of P problems (one per data point), with their exact answers.
 template <class T>
 struct LinearGenerative {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::ais;
+
   using value_type = T;
 
   const T* phi = nullptr;      ///< Φ, M × L row-major
@@ -471,12 +475,3 @@ class LinearGenerativeData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its AIS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <class T>
-struct has_cuda_ais_backend<models::LinearGenerative<T>> : std::true_type {};
-
-}  // namespace myriad

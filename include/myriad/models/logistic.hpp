@@ -33,6 +33,10 @@ namespace myriad::models {
 
 template <class T>
 struct Logistic {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::hmc;
+
   using value_type = T;
   static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
 
@@ -225,12 +229,3 @@ class LogisticData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its HMC backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <class T>
-struct has_cuda_backend<models::Logistic<T>> : std::true_type {};
-
-}  // namespace myriad

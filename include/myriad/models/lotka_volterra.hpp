@@ -45,6 +45,10 @@ namespace myriad::models {
 /// The full-data Lotka–Volterra generator: x = (r₁, f₁, …, r_S, f_S), viewing caller-owned
 /// observations. J = [B  T] with T lower triangular, diagonal √δt σ (§10.2).
 struct LotkaVolterra {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
+
   using value_type = double;
   static constexpr GramStructure gram_structure = GramStructure::triangular_plus_low_rank;
   static constexpr int kNumParameters = LotkaVolterraDynamics::kNumParameters;
@@ -202,12 +206,3 @@ struct LotkaVolterra {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its constrained-HMC backend (one line each in
-// kernels/builtin_instances.cmake): model/library_instances.hpp.
-template <>
-struct has_cuda_chmc_backend<models::LotkaVolterra> : std::true_type {};
-
-}  // namespace myriad

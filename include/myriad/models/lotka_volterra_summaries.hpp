@@ -245,6 +245,10 @@ MYRIAD_HD void summaries_gradient(const Series& y, int num_steps, const double* 
 /// ρ_f(1), ρ_f(2), κ). Dense Gram (§10.3). Holds the observed summaries inline and a view of
 /// the full observed series, which initialize() uses to find a first point.
 struct LotkaVolterraSummaries {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
+
   using value_type = double;
   static constexpr int kNumSummaries = 9;
   static constexpr int kNumParameters = LotkaVolterraDynamics::kNumParameters;
@@ -492,12 +496,3 @@ struct LotkaVolterraSummaries {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its constrained-HMC backend (one line each in
-// kernels/builtin_instances.cmake): model/library_instances.hpp.
-template <>
-struct has_cuda_chmc_backend<models::LotkaVolterraSummaries> : std::true_type {};
-
-}  // namespace myriad

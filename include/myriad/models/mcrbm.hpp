@@ -64,6 +64,10 @@ namespace myriad::models {
 
 template <class T>
 struct Mcrbm {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::ais;
+
   using value_type = T;
   /// Covariance units whose inputs t_k are held at once (a local array in device code).
   static constexpr int kCovarianceTile = 64;
@@ -342,12 +346,3 @@ class McrbmData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its AIS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <class T>
-struct has_cuda_ais_backend<models::Mcrbm<T>> : std::true_type {};
-
-}  // namespace myriad

@@ -34,6 +34,10 @@ namespace myriad::models {
 /// The plated model: views of the ratings [user][film] and genre features
 /// [user][film][genre] (host or device memory).
 struct MovieLens {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
+
   /// Latent ids, in the order structure() declares them.
   enum Latent : int { kMu = 0, kPsi, kZ };
   enum Observed : int { kRating = 0 };
@@ -207,12 +211,3 @@ class MovieLensData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <>
-struct has_cuda_mpis_backend<models::MovieLens> : std::true_type {};
-
-}  // namespace myriad

@@ -27,6 +27,9 @@
 
 namespace myriad::models {
 
+template <class Generator>
+struct Noisy;
+
 namespace detail {
 
 template <class G, class = void>
@@ -104,11 +107,24 @@ struct NoisyResidual {
   MYRIAD_HD Entry operator[](int m) const { return Entry{inner, v, m, epsilon, max_residual}; }
 };
 
+template <class Generator>
+struct is_noisy_generator : std::false_type {};
+template <class Inner>
+struct is_noisy_generator<Noisy<Inner>> : std::true_type {};
+
 }  // namespace detail
 
 /// g_y(u, n) = g_x(u) + ε n around an inner generator (constrained-hmc.md §9).
 template <class Generator>
 struct Noisy {
+  /// The library instantiates the constrained-HMC backend of Noisy<G> for every built-in
+  /// generator G that it instantiates itself (the CLI's noise=ε), not for noisy generators made
+  /// noisy again: model/library_instances.hpp.
+  static constexpr unsigned library_backends =
+      detail::is_noisy_generator<Generator>::value
+          ? 0u
+          : library_backends_of<Generator>::value & library_backend::chmc;
+
   using value_type = double;
   static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
   /// An initial point is accepted when ‖g_y − x̄‖∞ is below this.
@@ -262,22 +278,3 @@ struct Noisy {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-namespace detail {
-template <class Generator>
-struct is_noisy_generator : std::false_type {};
-template <class Inner>
-struct is_noisy_generator<models::Noisy<Inner>> : std::true_type {};
-}  // namespace detail
-
-// The library instantiates the constrained-HMC backend of Noisy<G> for every built-in generator
-// G that it instantiates itself (the CLI's noise=ε), not for noisy generators made noisy again:
-// model/library_instances.hpp.
-template <class Inner>
-struct has_cuda_chmc_backend<models::Noisy<Inner>>
-    : std::bool_constant<has_cuda_chmc_backend<Inner>::value &&
-                         !detail::is_noisy_generator<Inner>::value> {};
-
-}  // namespace myriad

@@ -41,6 +41,10 @@ namespace myriad::models {
 /// The plated model: views of the detections and Quality [bird][year][site][replicate] and of
 /// Weather [bird][year][site] (host or device memory).
 struct Occupancy {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
+
   /// Latent ids, in the order structure() declares them.
   enum Latent : int {
     kMuBirdMean = 0,
@@ -283,12 +287,3 @@ class OccupancyData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its MP IS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <>
-struct has_cuda_mpis_backend<models::Occupancy> : std::true_type {};
-
-}  // namespace myriad

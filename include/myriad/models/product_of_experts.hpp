@@ -68,6 +68,10 @@ inline const char* poe_model_name(ExpertKind kind) {
 
 template <class T>
 struct ProductOfExperts {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::ais;
+
   using value_type = T;
   /// Marsaglia–Tsang tries per Gamma variate in exact_sample (see gamma_draw).
   static constexpr int kMaxGammaTries = 32;
@@ -452,12 +456,3 @@ class ProductOfExpertsData {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its AIS backend (one line each in kernels/builtin_instances.cmake):
-// model/library_instances.hpp.
-template <class T>
-struct has_cuda_ais_backend<models::ProductOfExperts<T>> : std::true_type {};
-
-}  // namespace myriad

@@ -23,6 +23,10 @@ namespace myriad::models {
 
 /// The sphere generator g(u) = ‖u‖², ρ = N(0, I_N), x̄ = r².
 struct Sphere {
+  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
+  /// model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
+
   using value_type = double;
 
   int dimension = 3;    ///< N ≥ 2
@@ -105,12 +109,3 @@ struct Sphere {
 };
 
 }  // namespace myriad::models
-
-namespace myriad {
-
-// The library instantiates its constrained-HMC backend (one line each in
-// kernels/builtin_instances.cmake): model/library_instances.hpp.
-template <>
-struct has_cuda_chmc_backend<models::Sphere> : std::true_type {};
-
-}  // namespace myriad
