@@ -2,62 +2,52 @@
 
 #include <string>
 
+#include "myriad/core/enum_names.hpp"
 #include "myriad/core/error.hpp"
 
 namespace myriad {
 
+namespace {
+
+/// The value `name` names in the enum's table (core/enum_names.hpp), or invalid_argument
+/// "unknown <what> '<name>' (expected a, b or c)".
+template <class E, std::size_t N>
+E parse_enum(const EnumName<E> (&names)[N], const std::string& name, const std::string& what) {
+  if (const auto value = enum_value(names, name)) return *value;
+  throw invalid_argument("unknown " + what + " '" + name + "' (expected " + enum_names_list(names) +
+                         ")");
+}
+
+}  // namespace
+
 TeamMapping parse_team_mapping(const std::string& name, const char* what) {
-  if (name == "auto") return TeamMapping::automatic;
-  if (name == "thread") return TeamMapping::thread;
-  if (name == "warp") return TeamMapping::warp;
-  throw invalid_argument(std::string("unknown ") + what + " '" + name +
-                         "' (expected auto, thread or warp)");
+  return parse_enum(kTeamMappingNames, name, what);
 }
 
 GramFactorization parse_gram_factorization(const std::string& name) {
-  for (GramFactorization f :
-       {GramFactorization::automatic, GramFactorization::chain, GramFactorization::registers,
-        GramFactorization::thread, GramFactorization::tile, GramFactorization::library}) {
-    if (name == to_string(f)) return f;
-  }
-  throw invalid_argument("unknown Gram factorisation '" + name +
-                         "' (expected auto, chain, registers, thread, tile or library)");
+  return parse_enum(kGramFactorizationNames, name, "Gram factorisation");
 }
 
-Device parse_device(const std::string& name) {
-  if (name == "auto") return Device::automatic;
-  if (name == "cpu") return Device::cpu;
-  if (name == "cuda") return Device::cuda;
-  throw invalid_argument("unknown device '" + name + "': expected auto, cpu or cuda");
-}
+Device parse_device(const std::string& name) { return parse_enum(kDeviceNames, name, "device"); }
 
 ScheduleKind parse_schedule_kind(const std::string& name) {
-  if (name == "linear") return ScheduleKind::linear;
-  if (name == "geometric") return ScheduleKind::geometric;
-  if (name == "sigmoid") return ScheduleKind::sigmoid;
-  throw invalid_argument("unknown schedule '" + name + "' (expected linear, geometric or sigmoid)");
+  return parse_enum(kScheduleKindNames, name, "schedule");
 }
 
 AisTransition parse_ais_transition(const std::string& name) {
-  if (name == "hamiltonian" || name == "hmc") return AisTransition::hamiltonian;
-  if (name == "metropolis" || name == "rwm") return AisTransition::metropolis;
-  throw invalid_argument("unknown AIS transition '" + name +
-                         "' (expected hamiltonian or metropolis)");
+  return parse_enum(kAisTransitionNames, name, "AIS transition");
 }
 
 MpisMethod parse_mpis_method(const std::string& name) {
-  if (name == "mpis" || name == "massively_parallel") return MpisMethod::massively_parallel;
-  if (name == "global") return MpisMethod::global;
-  throw invalid_argument("unknown method '" + name + "': expected mpis or global");
+  return parse_enum(kMpisMethodNames, name, "method");
 }
 
 ContractionPath parse_contraction_path(const std::string& name) {
-  if (name == "auto") return ContractionPath::automatic;
-  if (name == "generic") return ContractionPath::generic;
-  if (name == "tiled") return ContractionPath::tiled;
-  if (name == "cublas") return ContractionPath::cublas;
-  throw invalid_argument("unknown contraction path '" + name +
-                         "': expected auto, generic, tiled or cublas");
+  return parse_enum(kContractionPathNames, name, "contraction path");
+}
+
+Precision parse_precision(const std::string& name) {
+  return parse_enum(kPrecisionNames, name, "precision");
 }
 
 }  // namespace myriad

@@ -16,16 +16,6 @@
 
 namespace myriad {
 
-Precision parse_precision(const std::string& name) {
-  if (name == "double" || name == "float64") return Precision::float64;
-  if (name == "float" || name == "float32") return Precision::float32;
-  throw invalid_argument("unknown precision '" + name + "' (use double or float)");
-}
-
-std::string to_string(Precision precision) {
-  return precision == Precision::float64 ? "double" : "float";
-}
-
 ModelArguments::ModelArguments(const ModelSpec& spec,
                                const std::vector<std::pair<std::string, std::string>>& given)
     : model_(spec.name) {

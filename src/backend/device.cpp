@@ -17,19 +17,6 @@
 
 namespace myriad {
 
-
-std::string to_string(Device device) {
-  switch (device) {
-    case Device::automatic:
-      return "auto";
-    case Device::cpu:
-      return "cpu";
-    case Device::cuda:
-      return "cuda";
-  }
-  return "unknown";
-}
-
 bool cuda_device_available() {
 #if defined(MYRIAD_HAS_CUDA)
   // Asked once per process: the answer does not change, and the first runtime call (driver and

@@ -48,11 +48,6 @@ std::vector<double> AisConfig::schedule_values() const {
   return make_schedule(schedule, temperatures, parameter);
 }
 
-
-std::string to_string(AisTransition transition) {
-  return transition == AisTransition::hamiltonian ? "hamiltonian" : "metropolis";
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -20,25 +20,6 @@
 
 namespace myriad {
 
-
-std::string to_string(MpisMethod method) {
-  return method == MpisMethod::global ? "global" : "mpis";
-}
-
-
-std::string to_string(ContractionPath path) {
-  switch (path) {
-    case ContractionPath::generic:
-      return "generic";
-    case ContractionPath::tiled:
-      return "tiled";
-    case ContractionPath::cublas:
-      return "cublas";
-    default:
-      return "auto";
-  }
-}
-
 void MpisConfig::validate() const {
   MYRIAD_EXPECTS(k >= 1, "MP IS: K must be at least 1, got ", k);
   MYRIAD_EXPECTS(k <= 0x7FFFFFFF, "MP IS: K must fit in 31 bits, got ", k);

@@ -1,9 +1,9 @@
 #pragma once
-// The per-chain bodies of the CUDA constrained-HMC kernels (kernels/chmc_kernels.cuh) and the
-// device views they read, in a header every compiler can include: the kernels are grid-stride
-// loops over these functions, and a host loop runs exactly the same code on host arrays in the
-// device layout (tests/unit/test_chmc_chain_bodies.cpp checks it against the CPU backend without
-// a GPU, for both chain mappings).
+// The per-chain bodies of constrained HMC and the ensemble views they read, in a header every
+// compiler can include: the CUDA kernels (kernels/chmc_kernels.cuh) are grid-stride loops over
+// these functions and the CPU backend (backend/cpu_chmc_backend.hpp) an OpenMP loop over them,
+// in the CPU's layout ([chain][element] throughout); tests/unit/test_chmc_chain_bodies.cpp runs
+// them on host arrays in the device layouts, for both chain mappings, against the CPU backend.
 //
 // Two placements of the scratch workspaces (ChmcScratchPlacement), one per chain mapping
 // (backend/chmc_backend.hpp, ChmcChainMapping):
@@ -143,8 +143,8 @@ struct ChmcEnsembleView {
   }
 };
 
-/// One transition's outcome counted in a chain's own totals (the CPU backend's definitions,
-/// CpuChmcBackend::run_chunk: one count per transition whose status has the flag set).
+/// One transition's outcome counted in a chain's own totals: one count per transition whose
+/// status has the flag set.
 template <class T>
 MYRIAD_HD void record_outcome(IterationStats& totals, const ChmcOutcome<T>& out) {
   totals.record(static_cast<double>(out.accept_prob), out.accepted, out.status,
@@ -177,19 +177,19 @@ MYRIAD_HD bool initialize_chain_at(const Generator& generator, const ChmcEnsembl
   return initialize_constrained_chain(generator, state.chain(c), rng, max_tries, team);
 }
 
-/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of chain c with `team`.
-/// N_s of each iteration comes from uniform_trajectory_steps (the same for every chain). When
-/// `recorded` is not null, quantity q of chain c after iteration i goes to
-/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects.
-/// Statistics are added to chain c's entries of `stats` with the CPU backend's definitions
-/// (CpuChmcBackend::run_chunk): one count per transition whose status has the flag set. Lane 0
-/// writes the statistics and the recorded quantities.
+/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of chain c with `team`
+/// and returns the chain's statistics over them (one count per transition whose status has the
+/// flag set). N_s of each iteration comes from uniform_trajectory_steps (the same for every
+/// chain). When `recorded` is not null, quantity q of chain c after iteration i goes to
+/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects. Lane 0
+/// writes the recorded quantities and the chain's step back-off.
 template <class Generator, class T, class Team = SerialTeam>
-MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembleView<T>& state,
-                                   const ChmcSettings<T>& settings, std::uint32_t first_iteration,
-                                   int n_iterations, T* recorded, int n_quantities,
-                                   const ChainStatisticsView& stats, std::int64_t c,
-                                   const Team& team = Team{}) {
+MYRIAD_HD IterationStats chain_iterations(const Generator& generator,
+                                          const ChmcEnsembleView<T>& state,
+                                          const ChmcSettings<T>& settings,
+                                          std::uint32_t first_iteration, int n_iterations,
+                                          T* recorded, int n_quantities, std::int64_t c,
+                                          const Team& team = Team{}) {
   const std::int64_t chains = state.position.chains;
   const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
   const ChmcChain<T> chain = state.chain(c);
@@ -215,10 +215,20 @@ MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembl
                       chains, c, team);
     }
   }
-  if (team.rank() == 0) {
-    stats.add(c, tally);
-    if (settings.step_back_off) state.step_halvings[c] = halvings;
-  }
+  if (settings.step_back_off && team.rank() == 0) state.step_halvings[c] = halvings;
+  return tally;
+}
+
+/// chain_iterations for the kernels: lane 0 adds the statistics to chain c's entries of `stats`.
+template <class Generator, class T, class Team = SerialTeam>
+MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembleView<T>& state,
+                                   const ChmcSettings<T>& settings, std::uint32_t first_iteration,
+                                   int n_iterations, T* recorded, int n_quantities,
+                                   const ChainStatisticsView& stats, std::int64_t c,
+                                   const Team& team = Team{}) {
+  const IterationStats tally = chain_iterations(generator, state, settings, first_iteration,
+                                                n_iterations, recorded, n_quantities, c, team);
+  if (team.rank() == 0) stats.add(c, tally);
 }
 
 /// The batched factorisation's first launch of a transition (see the file comment): J and the

@@ -1,7 +1,8 @@
 #pragma once
-// The CPU backend for constrained HMC: an OpenMP loop over chains calling the per-chain
-// transition (mcmc/constrained_hmc.hpp). State and scratch are [chain][element], so each chain's
-// Jacobian and Gram factor are contiguous.
+// The CPU backend for constrained HMC: an OpenMP loop over the per-chain bodies of
+// backend/chmc_chain_bodies.hpp, the same functions the CUDA kernels loop over. State and
+// scratch are [chain][element], so each chain's Jacobian and Gram factor are contiguous and stay
+// in cache while the chain runs all iterations of a call.
 
 #include <omp.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "myriad/backend/chmc_backend.hpp"
+#include "myriad/backend/chmc_chain_bodies.hpp"
 #include "myriad/backend/ensemble_checks.hpp"
 #include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/error.hpp"
@@ -24,7 +26,10 @@ template <class Generator, class T>
 class CpuChmcBackend final : public ChmcBackend<T> {
  public:
   CpuChmcBackend(const Generator& g, std::int64_t chains)
-      : g_(g), chains_(chains), layout_(chmc_layout<Generator, T>(g)) {
+      : g_(g),
+        chains_(chains),
+        layout_(chmc_layout<Generator, T>(g)),
+        scratch_(kernels::ChmcScratchPlacement::chain_major<T>(layout_)) {
     check_chain_count(chains);
     MYRIAD_EXPECTS(layout_.m >= 1 && layout_.m <= layout_.n,
                    "a generator needs 1 <= M <= N, got M = ", layout_.m, ", N = ", layout_.n);
@@ -32,9 +37,11 @@ class CpuChmcBackend final : public ChmcBackend<T> {
     position_.assign(c * layout_.n, T(0));
     gradient_.assign(c * layout_.n, T(0));
     potential_.assign(c, T(0));
-    work_.assign(c * layout_.size(), T(0));
-    dual_work_.assign(c * layout_.dual_size(), Dual<T>(T(0)));
-    nested_work_.assign(c * layout_.nested_size(), Dual<Dual<T>>(Dual<T>(T(0))));
+    work_.assign(static_cast<std::size_t>(scratch_.work_values(layout_, chains, chains)), T(0));
+    dual_work_.assign(static_cast<std::size_t>(scratch_.dual_values(layout_, chains, chains)),
+                      Dual<T>(T(0)));
+    nested_work_.assign(static_cast<std::size_t>(scratch_.nested_values(layout_, chains, chains)),
+                        Dual<Dual<T>>(Dual<T>(T(0))));
     halvings_.assign(c, 0);
   }
 
@@ -52,9 +59,8 @@ class CpuChmcBackend final : public ChmcBackend<T> {
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : failed)
     for (std::int64_t c = 0; c < chains_; ++c) {
-      const RandomStream rng(seed,
-                             static_cast<std::uint64_t>((c / chains_per_init) * chains_per_init));
-      if (!initialize_constrained_chain(g_, chain(c), rng, max_tries)) ++failed;
+      if (!kernels::initialize_chain_at(g_, state_view(), seed, max_tries, chains_per_init, c))
+        ++failed;
     }
     std::fill(halvings_.begin(), halvings_.end(), std::uint8_t(0));
     return failed;
@@ -88,42 +94,25 @@ class CpuChmcBackend final : public ChmcBackend<T> {
   std::vector<std::uint8_t> step_halvings() const override { return halvings_; }
 
  private:
-  ChmcChain<T> chain(std::int64_t c) {
-    return {ChainVector<T>{position_.data() + c * layout_.n, 1, layout_.n},
-            ChainVector<T>{gradient_.data() + c * layout_.n, 1, layout_.n},
-            potential_.data() + c,
-            ChainWorkspace<T>{work_.data() + c * layout_.size(), 1},
-            ChainWorkspace<Dual<T>>{dual_work_.data() + c * layout_.dual_size(), 1},
-            ChainWorkspace<Dual<Dual<T>>>{nested_work_.data() + c * layout_.nested_size(), 1}};
+  /// The ensemble in the CPU's layout: [chain][element] for the state and the scratch.
+  kernels::ChmcEnsembleView<T> state_view() {
+    const EnsembleView<T> position{position_.data(), chains_, layout_.n, 1, layout_.n};
+    const EnsembleView<T> gradient{gradient_.data(), chains_, layout_.n, 1, layout_.n};
+    kernels::ChmcEnsembleView<T> view{position,     gradient,          potential_.data(),
+                                      work_.data(), dual_work_.data(), nested_work_.data(),
+                                      scratch_};
+    view.step_halvings = halvings_.data();
+    return view;
   }
 
   IterationStats run_chunk(const ChmcSettings<T>& settings, std::uint32_t first_iteration, int n,
                            T* recorded, int quantities) {
-    std::vector<int> steps(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i)
-      steps[i] = uniform_trajectory_steps(settings.seed, first_iteration + i, settings.min_steps,
-                                          settings.max_steps);
+    const kernels::ChmcEnsembleView<T> state = state_view();
     IterationStats stats;
 #pragma omp parallel for schedule(dynamic) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < chains_; ++c) {
-      const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-      const ChmcChain<T> state = chain(c);
-      ConstrainedChain<Generator, T> machine(g_, state);
-      for (int i = 0; i < n; ++i) {
-        ChmcStep<T> step = settings.step;
-        step.steps = steps[i];
-        std::uint8_t& halvings = halvings_[static_cast<std::size_t>(c)];
-        if (settings.step_back_off) step.step_size *= step_back_off_scale<T>(halvings);
-        const ChmcOutcome<T> out = machine.transition(rng, first_iteration + i, step);
-        if (settings.step_back_off) halvings = next_step_halvings(halvings, out);
-        stats.record(static_cast<double>(out.accept_prob), out.accepted, out.status,
-                     out.gradient_evaluations, out.newton_iterations);
-        if (recorded) {
-          ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * quantities * chains_ + c,
-                              chains_, quantities};
-          record_quantities(g_, state.position, slot);
-        }
-      }
+      stats += kernels::chain_iterations(g_, state, settings, first_iteration, n, recorded,
+                                         quantities, c);
     }
     return stats;
   }
@@ -131,6 +120,7 @@ class CpuChmcBackend final : public ChmcBackend<T> {
   Generator g_;
   std::int64_t chains_;
   ChmcLayout layout_;
+  kernels::ChmcScratchPlacement scratch_;
   std::vector<T> position_, gradient_, potential_, work_;
   std::vector<Dual<T>> dual_work_;
   std::vector<Dual<Dual<T>>> nested_work_;

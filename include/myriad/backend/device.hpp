@@ -6,12 +6,16 @@
 #include <cstdint>
 #include <string>
 
+#include "myriad/core/enum_names.hpp"
+
 namespace myriad {
 
 enum class Device { automatic, cpu, cuda };
 
-/// "auto", "cpu" or "cuda".
-std::string to_string(Device device);
+inline constexpr EnumName<Device> kDeviceNames[] = {
+    {Device::automatic, "auto"}, {Device::cpu, "cpu"}, {Device::cuda, "cuda"}};
+
+inline std::string to_string(Device device) { return enum_name(kDeviceNames, device); }
 
 /// True when this build has the CUDA backend and at least one CUDA device is usable.
 bool cuda_device_available();

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "myriad/backend/team_mapping.hpp"
+#include "myriad/core/enum_names.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
 #include "myriad/model/generator.hpp"
@@ -28,25 +29,12 @@ namespace myriad {
 
 enum class GramFactorization : int { automatic, chain, registers, thread, tile, library };
 
-/// "auto", "chain", "registers", "thread", "tile" or "library".
-inline const char* to_string(GramFactorization f) {
-  switch (f) {
-    case GramFactorization::chain:
-      return "chain";
-    case GramFactorization::registers:
-      return "registers";
-    case GramFactorization::thread:
-      return "thread";
-    case GramFactorization::tile:
-      return "tile";
-    case GramFactorization::library:
-      return "library";
-    case GramFactorization::automatic:
-      break;
-  }
-  return "auto";
-}
+inline constexpr EnumName<GramFactorization> kGramFactorizationNames[] = {
+    {GramFactorization::automatic, "auto"},      {GramFactorization::chain, "chain"},
+    {GramFactorization::registers, "registers"}, {GramFactorization::thread, "thread"},
+    {GramFactorization::tile, "tile"},           {GramFactorization::library, "library"}};
 
+inline const char* to_string(GramFactorization f) { return enum_name(kGramFactorizationNames, f); }
 
 /// Whether `f` factors across chains between launches (registers, thread, tile, library).
 inline bool is_batched(GramFactorization f) {

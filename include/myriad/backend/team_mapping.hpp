@@ -5,6 +5,8 @@
 // backend documents what `automatic` picks. The CPU backends run one chain or particle per loop
 // iteration whatever is asked.
 
+#include "myriad/core/enum_names.hpp"
+
 namespace myriad {
 
 enum class TeamMapping : int {
@@ -13,18 +15,9 @@ enum class TeamMapping : int {
   warp,       ///< one warp each: few of them, or costly per-chain linear algebra
 };
 
-/// "auto", "thread" or "warp".
-inline const char* to_string(TeamMapping mapping) {
-  switch (mapping) {
-    case TeamMapping::thread:
-      return "thread";
-    case TeamMapping::warp:
-      return "warp";
-    case TeamMapping::automatic:
-      break;
-  }
-  return "auto";
-}
+inline constexpr EnumName<TeamMapping> kTeamMappingNames[] = {
+    {TeamMapping::automatic, "auto"}, {TeamMapping::thread, "thread"}, {TeamMapping::warp, "warp"}};
 
+inline const char* to_string(TeamMapping mapping) { return enum_name(kTeamMappingNames, mapping); }
 
 }  // namespace myriad

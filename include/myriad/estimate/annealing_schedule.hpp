@@ -15,24 +15,19 @@
 #include <string>
 #include <vector>
 
+#include "myriad/core/enum_names.hpp"
 #include "myriad/core/error.hpp"
 
 namespace myriad {
 
 enum class ScheduleKind { linear, geometric, sigmoid };
 
+inline constexpr EnumName<ScheduleKind> kScheduleKindNames[] = {
+    {ScheduleKind::linear, "linear"},
+    {ScheduleKind::geometric, "geometric"},
+    {ScheduleKind::sigmoid, "sigmoid"}};
 
-inline std::string to_string(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::linear:
-      return "linear";
-    case ScheduleKind::geometric:
-      return "geometric";
-    case ScheduleKind::sigmoid:
-      return "sigmoid";
-  }
-  return "?";
-}
+inline std::string to_string(ScheduleKind kind) { return enum_name(kScheduleKindNames, kind); }
 
 /// Checks that β is a valid schedule: at least two entries, β_0 = 0, β_N = 1, strictly
 /// increasing and finite. Throws myriad::invalid_argument naming the first bad entry.
@@ -43,8 +38,8 @@ inline void validate_schedule(const std::vector<double>& beta) {
   MYRIAD_EXPECTS(beta.back() == 1.0, "a schedule must end at beta = 1, got ", beta.back());
   for (std::size_t n = 1; n < beta.size(); ++n) {
     MYRIAD_EXPECTS(std::isfinite(beta[n]) && beta[n] > beta[n - 1],
-                   "a schedule must increase strictly: beta[", n, "] = ", beta[n],
-                   " after beta[", n - 1, "] = ", beta[n - 1]);
+                   "a schedule must increase strictly: beta[", n, "] = ", beta[n], " after beta[",
+                   n - 1, "] = ", beta[n - 1]);
   }
 }
 

@@ -7,10 +7,20 @@
 
 #include <string>
 
+#include "myriad/core/enum_names.hpp"
+
 namespace myriad {
 
 enum class ContractionPath { automatic, generic, tiled, cublas };
 
-std::string to_string(ContractionPath path);
+inline constexpr EnumName<ContractionPath> kContractionPathNames[] = {
+    {ContractionPath::automatic, "auto"},
+    {ContractionPath::generic, "generic"},
+    {ContractionPath::tiled, "tiled"},
+    {ContractionPath::cublas, "cublas"}};
+
+inline std::string to_string(ContractionPath path) {
+  return enum_name(kContractionPathNames, path);
+}
 
 }  // namespace myriad

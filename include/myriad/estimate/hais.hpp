@@ -43,8 +43,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "myriad/core/ensemble.hpp"
+#include "myriad/core/enum_names.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
@@ -63,6 +65,16 @@ enum class AisTransition : int {
   hamiltonian,  ///< leapfrog + Metropolis + partial momentum refresh (HAIS; γ = 1: plain HMC)
   metropolis,   ///< Gaussian random-walk Metropolis (baseline)
 };
+
+inline constexpr EnumName<AisTransition> kAisTransitionNames[] = {
+    {AisTransition::hamiltonian, "hamiltonian"},
+    {AisTransition::metropolis, "metropolis"},
+    {AisTransition::hamiltonian, "hmc"},
+    {AisTransition::metropolis, "rwm"}};
+
+inline std::string to_string(AisTransition transition) {
+  return enum_name(kAisTransitionNames, transition);
+}
 
 /// Transition settings shared by every particle.
 template <class T>

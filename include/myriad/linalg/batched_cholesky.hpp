@@ -41,6 +41,7 @@
 
 #include <cstdint>
 
+#include "myriad/core/enum_names.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 
@@ -56,20 +57,13 @@ MYRIAD_HD MatrixView<T> batch_matrix(T* matrices, int n, std::int64_t b) {
 /// How a batch of small factorisations is mapped onto the GPU (DESIGN.md rule 6).
 enum class CholeskyTier { registers, thread, tile, library };
 
-/// "registers", "thread", "tile" or "library".
-inline const char* to_string(CholeskyTier tier) {
-  switch (tier) {
-    case CholeskyTier::registers:
-      return "registers";
-    case CholeskyTier::thread:
-      return "thread";
-    case CholeskyTier::tile:
-      return "tile";
-    case CholeskyTier::library:
-      return "library";
-  }
-  return "unknown";
-}
+inline constexpr EnumName<CholeskyTier> kCholeskyTierNames[] = {
+    {CholeskyTier::registers, "registers"},
+    {CholeskyTier::thread, "thread"},
+    {CholeskyTier::tile, "tile"},
+    {CholeskyTier::library, "library"}};
+
+inline const char* to_string(CholeskyTier tier) { return enum_name(kCholeskyTierNames, tier); }
 
 /// Which triangular solves a Cholesky solve applies to each right-hand side b, A = L Lᵀ.
 enum class CholeskySolve {

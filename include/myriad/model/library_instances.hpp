@@ -34,24 +34,21 @@ template <class Model>
 struct library_backends_of<Model, std::void_t<decltype(Model::library_backends)>>
     : std::integral_constant<unsigned, Model::library_backends> {};
 
+/// The library holds the CUDA backend `backend` (a library_backend bit) for Model.
+template <class Model, unsigned backend>
+struct library_holds : std::bool_constant<(library_backends_of<Model>::value & backend) != 0> {};
+
 /// make_cuda_hmc_backend<Model, T> is in the library.
 template <class Model>
-struct has_cuda_backend
-    : std::bool_constant<(library_backends_of<Model>::value & library_backend::hmc) != 0> {};
-
+using has_cuda_backend = library_holds<Model, library_backend::hmc>;
 /// make_cuda_chmc_backend<Generator, double> is in the library.
 template <class Generator>
-struct has_cuda_chmc_backend
-    : std::bool_constant<(library_backends_of<Generator>::value & library_backend::chmc) != 0> {};
-
+using has_cuda_chmc_backend = library_holds<Generator, library_backend::chmc>;
 /// make_cuda_ais_backend<Target, T> is in the library.
 template <class Target>
-struct has_cuda_ais_backend
-    : std::bool_constant<(library_backends_of<Target>::value & library_backend::ais) != 0> {};
-
+using has_cuda_ais_backend = library_holds<Target, library_backend::ais>;
 /// make_cuda_mpis_backend for Model is in the library.
 template <class Model>
-struct has_cuda_mpis_backend
-    : std::bool_constant<(library_backends_of<Model>::value & library_backend::mpis) != 0> {};
+using has_cuda_mpis_backend = library_holds<Model, library_backend::mpis>;
 
 }  // namespace myriad

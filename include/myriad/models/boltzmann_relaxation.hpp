@@ -45,10 +45,10 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
@@ -68,10 +68,6 @@ MYRIAD_HD MYRIAD_INLINE S log_cosh(const S& t) {
 /// The relaxed Boltzmann machine as a density over x ∈ R^D (D = D_B).
 template <class T>
 struct BoltzmannRelaxation {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::ais;
-
   using value_type = T;
 
   const T* factor = nullptr;          ///< Q, D_B × D_B lower triangular, row-major
@@ -153,6 +149,9 @@ struct BoltzmannRelaxation {
       for (int k = 0; k <= i; ++k) x[k] = T(x[k]) + row[k] * s_i;
     }
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::ais;
 };
 
 /// Owning host container of a random Boltzmann machine, its relaxation and the enumerated exact
@@ -250,7 +249,7 @@ class BoltzmannRelaxationData {
   /// log Z of the relaxation (E.9).
   double log_z() const { return log_z_; }
   /// P(state ≤ k), k < 2^{D_B}, in the state order of BoltzmannRelaxation.
-  const std::vector<double>& state_cdf() const { return state_cdf_; }
+  const std::vector<double>& state_cdf() const { return state_cdf_.host(); }
   /// E[s] under P(s).
   const std::vector<double>& mean_s() const { return mean_s_; }
   /// E[x] = Qᵀ E[s] (E.10).
@@ -258,21 +257,14 @@ class BoltzmannRelaxationData {
 
   /// A model viewing the host copy (CPU backend); valid while this object lives.
   BoltzmannRelaxation<T> host_model() const {
-    return view(factor_t_.data(), bias_t_.data(), state_cdf_.data());
+    return view(factor_t_.host_data(), bias_t_.host_data(), state_cdf_.host_data());
   }
 
   /// A model viewing the device copy, uploading Q, b and the state CDF on the first call.
   /// Throws myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload
   /// fails. Valid while this object lives.
   BoltzmannRelaxation<T> device_model() {
-    if (device_cdf_.size() == 0) {
-      DeviceArray<T> factor(factor_t_), bias(bias_t_);
-      DeviceArray<double> cdf(state_cdf_);
-      device_factor_ = std::move(factor);
-      device_bias_ = std::move(bias);
-      device_cdf_ = std::move(cdf);
-    }
-    return view(device_factor_.data(), device_bias_.data(), device_cdf_.data());
+    return view(factor_t_.device_data(), bias_t_.device_data(), state_cdf_.device_data());
   }
 
  private:
@@ -328,8 +320,8 @@ class BoltzmannRelaxationData {
     lambda_ = hi + kLambdaMargin * std::max(1.0, hi);
     MYRIAD_EXPECTS(shifted_cholesky(lambda_, factor_),
                    "boltzmann_relaxation: W + Lambda failed Cholesky");
-    factor_t_.assign(factor_.begin(), factor_.end());
-    bias_t_.assign(bias_.begin(), bias_.end());
+    factor_t_ = std::vector<T>(factor_.begin(), factor_.end());
+    bias_t_ = std::vector<T>(bias_.begin(), bias_.end());
   }
 
   // All 2^{D_B} states in Gray-code order (one unit flips per step), so that
@@ -345,8 +337,7 @@ class BoltzmannRelaxationData {
       for (int k = 0; k < n; ++k) h[i] -= coupling_[static_cast<std::size_t>(i) * n + k];
       energy += 0.5 * s[i] * h[i] - bias_[i];
     }
-    std::vector<double>& log_weight = state_cdf_;  // converted to the CDF in place below
-    log_weight.assign(static_cast<std::size_t>(states), 0.0);
+    std::vector<double> log_weight(static_cast<std::size_t>(states), 0.0);  // becomes the CDF
     log_weight[0] = energy;
     double max_log_weight = energy;
     for (std::int64_t t = 1; t < states; ++t) {
@@ -372,7 +363,8 @@ class BoltzmannRelaxationData {
       cumulative += probability;
       log_weight[k] = cumulative;
     }
-    state_cdf_.back() = 1.0;  // the probabilities sum to 1 up to rounding; the search needs 1
+    log_weight.back() = 1.0;  // the probabilities sum to 1 up to rounding; the search needs 1
+    state_cdf_ = std::move(log_weight);
     mean_x_.assign(static_cast<std::size_t>(n), 0.0);
     for (int i = 0; i < n; ++i) {
       for (int k = 0; k <= i; ++k)
@@ -389,16 +381,12 @@ class BoltzmannRelaxationData {
   double lambda_min_ = 0.0;
   double lambda_ = 0.0;
   std::vector<double> factor_;
-  std::vector<T> factor_t_;
-  std::vector<T> bias_t_;
+  MirroredArray<T> factor_t_, bias_t_;
   double log_z_boltzmann_ = 0.0;
   double log_z_ = 0.0;
-  std::vector<double> state_cdf_;
+  MirroredArray<double> state_cdf_;
   std::vector<double> mean_s_;
   std::vector<double> mean_x_;
-  DeviceArray<T> device_factor_;
-  DeviceArray<T> device_bias_;
-  DeviceArray<double> device_cdf_;
 };
 
 }  // namespace myriad::models

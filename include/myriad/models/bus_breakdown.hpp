@@ -31,10 +31,10 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -45,10 +45,6 @@ namespace myriad::models {
 /// The plated model: views of the delays and covariates (host or device memory), laid out
 /// [year][borough][bus].
 struct BusBreakdown {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::mpis;
-
   /// Latent ids, in the order structure() declares them.
   enum Latent : int {
     kMuBeta = 0,
@@ -125,6 +121,9 @@ struct BusBreakdown {
     return dist::BinomialLogits{kTrials, logit}.log_density(delay[i]);
   }
 
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
+
  private:
   MYRIAD_HD static double standard_normal_log_density(const double* z, int n) {
     double lp = 0.0;
@@ -156,6 +155,8 @@ class BusBreakdownData {
   /// differences between libm implementations of log, sin, cos and exp).
   static BusBreakdownData synthetic(std::uint64_t data_seed) {
     BusBreakdownData d;
+    std::vector<double> delay;
+    std::vector<int> company, journey_type;
     const BusBreakdown& m = d.model_;
     const RandomStream stream(data_seed, 0);
     const auto draw = [&](std::uint32_t purpose, std::uint32_t group, std::int64_t element) {
@@ -185,60 +186,47 @@ class BusBreakdownData {
       }
     }
     const std::int64_t n = static_cast<std::int64_t>(m.years) * m.boroughs * m.buses;
-    d.delay_.resize(static_cast<std::size_t>(n));
-    d.company_.resize(static_cast<std::size_t>(n));
-    d.journey_type_.resize(static_cast<std::size_t>(n));
+    delay.resize(static_cast<std::size_t>(n));
+    company.resize(static_cast<std::size_t>(n));
+    journey_type.resize(static_cast<std::size_t>(n));
     for (std::int64_t bus = 0; bus < n; ++bus) {
       ParticleRandom company_rng = draw(kCovariatePurpose, 0, bus);
       ParticleRandom journey_rng = draw(kCovariatePurpose, 1, bus);
       const int c = uniform_index(company_rng, m.companies);
       const int j = uniform_index(journey_rng, m.journey_types);
-      d.company_[static_cast<std::size_t>(bus)] = c;
-      d.journey_type_[static_cast<std::size_t>(bus)] = j;
+      company[static_cast<std::size_t>(bus)] = c;
+      journey_type[static_cast<std::size_t>(bus)] = j;
       const double logit =
           d.true_latents_[BusBreakdown::kAlpha][static_cast<std::size_t>(bus / m.buses)] +
           d.true_latents_[BusBreakdown::kCompanyWeight][static_cast<std::size_t>(c)] +
           d.true_latents_[BusBreakdown::kJourneyWeight][static_cast<std::size_t>(j)];
       ParticleRandom delay_rng = draw(kDelayPurpose, 0, bus);
-      d.delay_[static_cast<std::size_t>(bus)] =
+      delay[static_cast<std::size_t>(bus)] =
           dist::BinomialLogits{BusBreakdown::kTrials, logit}.sample(delay_rng);
     }
+    d.delay_ = std::move(delay);
+    d.company_ = std::move(company);
+    d.journey_type_ = std::move(journey_type);
     return d;
   }
 
   /// A model viewing the host copy (CPU engine); valid while this object lives.
   BusBreakdown host_model() const {
-    BusBreakdown m = model_;
-    m.delay = delay_.data();
-    m.company = company_.data();
-    m.journey_type = journey_type_.data();
-    return m;
+    return view(delay_.host_data(), company_.host_data(), journey_type_.host_data());
   }
 
   /// A model viewing the device copy, uploaded on the first call. Throws
   /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
   BusBreakdown device_model() {
-    if (device_delay_.size() == 0) {
-      DeviceArray<double> delay(delay_);
-      DeviceArray<int> company(company_);
-      DeviceArray<int> journey_type(journey_type_);
-      device_delay_ = std::move(delay);
-      device_company_ = std::move(company);
-      device_journey_type_ = std::move(journey_type);
-    }
-    BusBreakdown m = model_;
-    m.delay = device_delay_.data();
-    m.company = device_company_.data();
-    m.journey_type = device_journey_type_.data();
-    return m;
+    return view(delay_.device_data(), company_.device_data(), journey_type_.device_data());
   }
 
   /// Delays in minutes, [year][borough][bus].
-  const std::vector<double>& delay() const { return delay_; }
+  const std::vector<double>& delay() const { return delay_.host(); }
   /// Company index of each bus, [year][borough][bus].
-  const std::vector<int>& company() const { return company_; }
+  const std::vector<int>& company() const { return company_.host(); }
   /// Journey-type index of each bus, [year][borough][bus].
-  const std::vector<int>& journey_type() const { return journey_type_; }
+  const std::vector<int>& journey_type() const { return journey_type_.host(); }
   /// The value latent g (BusBreakdown::Latent) took when the data were drawn, [instance][event]
   /// with instances row-major over its plates (the engine's particle layout without run and k).
   const std::vector<double>& true_latent(int g) const {
@@ -254,14 +242,19 @@ class BusBreakdownData {
     return i < n ? i : n - 1;
   }
 
+  BusBreakdown view(const double* delay, const int* company, const int* journey_type) const {
+    BusBreakdown m = model_;
+    m.delay = delay;
+    m.company = company;
+    m.journey_type = journey_type;
+    return m;
+  }
+
   BusBreakdown model_;
-  std::vector<double> delay_;
-  std::vector<int> company_;
-  std::vector<int> journey_type_;
+  MirroredArray<double> delay_;
+  MirroredArray<int> company_;
+  MirroredArray<int> journey_type_;
   std::vector<std::vector<double>> true_latents_;
-  DeviceArray<double> device_delay_;
-  DeviceArray<int> device_company_;
-  DeviceArray<int> device_journey_type_;
 };
 
 }  // namespace myriad::models

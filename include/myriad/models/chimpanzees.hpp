@@ -23,10 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -37,10 +37,6 @@ namespace myriad::models {
 /// The plated model: views of the outcomes and covariates (host or device memory), laid out
 /// [actor][block][repeat].
 struct Chimpanzees {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::mpis;
-
   /// Latent ids, in the order structure() declares them.
   enum Latent : int {
     kSigmaActor = 0,
@@ -131,6 +127,9 @@ struct Chimpanzees {
                          (parents[1][0] + parents[2][0] * condition[i]) * prosoc_left[i];
     return dist::BernoulliLogits{logit}.log_density(pulled_left[i]);
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
 };
 
 /// Owning host data of chimpanzees, with an optional device copy uploaded once, and the true
@@ -185,57 +184,45 @@ class ChimpanzeesData {
           dist::Normal{0.0, kTrueSigmaBlock}.sample(rng));
     }
     const std::int64_t n = static_cast<std::int64_t>(m.actors) * m.blocks * m.repeats;
+    std::vector<double> pulled_left, condition, prosoc_left;
     for (std::int64_t pull = 0; pull < n; ++pull) {
       ParticleRandom condition_rng = draw(kCovariatePurpose, 0, pull);
       ParticleRandom prosoc_rng = draw(kCovariatePurpose, 1, pull);
-      const double condition = dist::BernoulliLogits{0.0}.sample(condition_rng);
-      const double prosoc_left = dist::BernoulliLogits{0.0}.sample(prosoc_rng);
+      const double partner = dist::BernoulliLogits{0.0}.sample(condition_rng);
+      const double prosocial_left = dist::BernoulliLogits{0.0}.sample(prosoc_rng);
       const std::int64_t ab = pull / m.repeats, a = ab / m.blocks;
       const double logit = kTrueAlpha +
                            d.true_latents_[Chimpanzees::kAlphaActor][static_cast<std::size_t>(a)] +
                            d.true_latents_[Chimpanzees::kAlphaBlock][static_cast<std::size_t>(ab)] +
-                           (kTrueBetaP + kTrueBetaPC * condition) * prosoc_left;
+                           (kTrueBetaP + kTrueBetaPC * partner) * prosocial_left;
       ParticleRandom outcome_rng = draw(kOutcomePurpose, 0, pull);
-      d.condition_.push_back(condition);
-      d.prosoc_left_.push_back(prosoc_left);
-      d.pulled_left_.push_back(dist::BernoulliLogits{logit}.sample(outcome_rng));
+      condition.push_back(partner);
+      prosoc_left.push_back(prosocial_left);
+      pulled_left.push_back(dist::BernoulliLogits{logit}.sample(outcome_rng));
     }
+    d.pulled_left_ = std::move(pulled_left);
+    d.condition_ = std::move(condition);
+    d.prosoc_left_ = std::move(prosoc_left);
     return d;
   }
 
   /// A model viewing the host copy (CPU engine); valid while this object lives.
   Chimpanzees host_model() const {
-    Chimpanzees m = model_;
-    m.pulled_left = pulled_left_.data();
-    m.condition = condition_.data();
-    m.prosoc_left = prosoc_left_.data();
-    return m;
+    return view(pulled_left_.host_data(), condition_.host_data(), prosoc_left_.host_data());
   }
 
   /// A model viewing the device copy, uploaded on the first call. Throws
   /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
   Chimpanzees device_model() {
-    if (device_pulled_left_.size() == 0) {
-      DeviceArray<double> pulled_left(pulled_left_);
-      DeviceArray<double> condition(condition_);
-      DeviceArray<double> prosoc_left(prosoc_left_);
-      device_pulled_left_ = std::move(pulled_left);
-      device_condition_ = std::move(condition);
-      device_prosoc_left_ = std::move(prosoc_left);
-    }
-    Chimpanzees m = model_;
-    m.pulled_left = device_pulled_left_.data();
-    m.condition = device_condition_.data();
-    m.prosoc_left = device_prosoc_left_.data();
-    return m;
+    return view(pulled_left_.device_data(), condition_.device_data(), prosoc_left_.device_data());
   }
 
   /// Outcomes (1: pulled the left lever), [actor][block][repeat].
-  const std::vector<double>& pulled_left() const { return pulled_left_; }
+  const std::vector<double>& pulled_left() const { return pulled_left_.host(); }
   /// Condition (1: partner present), [actor][block][repeat].
-  const std::vector<double>& condition() const { return condition_; }
+  const std::vector<double>& condition() const { return condition_.host(); }
   /// ProsocLeft (1: the prosocial option on the left), [actor][block][repeat].
-  const std::vector<double>& prosoc_left() const { return prosoc_left_; }
+  const std::vector<double>& prosoc_left() const { return prosoc_left_.host(); }
   /// The value latent g (Chimpanzees::Latent) took when the data were drawn, [instance] with
   /// instances row-major over its plates.
   const std::vector<double>& true_latent(int g) const {
@@ -245,14 +232,18 @@ class ChimpanzeesData {
  private:
   ChimpanzeesData() = default;
 
+  Chimpanzees view(const double* pulled_left, const double* condition,
+                   const double* prosoc_left) const {
+    Chimpanzees m = model_;
+    m.pulled_left = pulled_left;
+    m.condition = condition;
+    m.prosoc_left = prosoc_left;
+    return m;
+  }
+
   Chimpanzees model_;
-  std::vector<double> pulled_left_;
-  std::vector<double> condition_;
-  std::vector<double> prosoc_left_;
+  MirroredArray<double> pulled_left_, condition_, prosoc_left_;
   std::vector<std::vector<double>> true_latents_;
-  DeviceArray<double> device_pulled_left_;
-  DeviceArray<double> device_condition_;
-  DeviceArray<double> device_prosoc_left_;
 };
 
 }  // namespace myriad::models

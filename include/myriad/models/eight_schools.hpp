@@ -29,10 +29,6 @@ namespace myriad::models {
 
 template <class T>
 struct EightSchools {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc;
-
   using value_type = T;
   static constexpr int kSchools = 8;
   static constexpr double kMuSd = 5.0;                        ///< prior sd of μ
@@ -131,6 +127,9 @@ struct EightSchools {
     if (i == 1) return "tau";
     return "theta[" + std::to_string(i - 2) + "]";
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::hmc;
 };
 
 }  // namespace myriad::models

@@ -21,10 +21,6 @@ namespace myriad::models {
 
 template <class T>
 struct Funnel {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc;
-
   using value_type = T;
   /// Standard deviation of v (Neal's value).
   static constexpr double kVSd = 3.0;
@@ -81,6 +77,9 @@ struct Funnel {
 
   /// −(D/2) log 2π − log 3.
   MYRIAD_HD T log_normaliser() const { return T(-kLogSqrtTwoPi * dimension - kLogVSd); }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::hmc;
 };
 
 }  // namespace myriad::models

@@ -21,10 +21,6 @@ namespace myriad::models {
 
 template <class T>
 struct Gaussian {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc | library_backend::ais;
-
   using value_type = T;
   int dimension = 2;
   T mean = T(0);
@@ -103,6 +99,9 @@ struct Gaussian {
     for (int i = 0; i < dimension; ++i)
       x[i] = mean + sd * (root_diagonal * T(x[i]) + root_rank_one * sum);
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::hmc | library_backend::ais;
 };
 
 }  // namespace myriad::models

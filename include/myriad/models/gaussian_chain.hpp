@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/exact_moment.hpp"
@@ -27,10 +27,6 @@ namespace myriad::models {
 
 /// The plated model: a view of the observations x[t] (host or device memory).
 struct GaussianChain {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::mpis;
-
   const double* x = nullptr;
   const double* prior_sd = nullptr;  ///< √v_t, the independent proposal's scales
   int steps = 1;
@@ -71,6 +67,9 @@ struct GaussianChain {
   MYRIAD_HD double log_likelihood(int, const ParentValues& parents, const PlateIndex& at) const {
     return dist::Normal{parents[0][0], obs_sd}.log_density(x[at[0]]);
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
 };
 
 /// Owning data of gaussian_chain with the exact answers.
@@ -93,36 +92,26 @@ class GaussianChainData {
       return stream.normal<double>(0, static_cast<Purpose>(kDataPurpose), i);
     };
     double z = 0, v = 0;
+    std::vector<double> x, prior_sd;
     for (int t = 0; t < steps; ++t) {
       const std::uint32_t i = 2u * static_cast<std::uint32_t>(t);
       z = t == 0 ? init_sd * normal(i) : rho * z + process_sd * normal(i);
       v = t == 0 ? init_sd * init_sd : rho * rho * v + process_sd * process_sd;
       d.true_z_.push_back(z);
-      d.x_.push_back(z + obs_sd * normal(i + 1));
-      d.prior_sd_.push_back(std::sqrt(v));
+      x.push_back(z + obs_sd * normal(i + 1));
+      prior_sd.push_back(std::sqrt(v));
     }
+    d.x_ = std::move(x);
+    d.prior_sd_ = std::move(prior_sd);
     d.solve();
     return d;
   }
 
-  GaussianChain host_model() const {
-    GaussianChain m = model_;
-    m.x = x_.data();
-    m.prior_sd = prior_sd_.data();
-    return m;
-  }
-  GaussianChain device_model() {
-    if (device_x_.size() == 0) {
-      device_x_ = DeviceArray<double>(x_);
-      device_prior_sd_ = DeviceArray<double>(prior_sd_);
-    }
-    GaussianChain m = model_;
-    m.x = device_x_.data();
-    m.prior_sd = device_prior_sd_.data();
-    return m;
-  }
+  GaussianChain host_model() const { return view(x_.host_data(), prior_sd_.host_data()); }
+  /// A model viewing device copies of x and the prior sds (uploaded on the first call).
+  GaussianChain device_model() { return view(x_.device_data(), prior_sd_.device_data()); }
 
-  const std::vector<double>& x() const { return x_; }
+  const std::vector<double>& x() const { return x_.host(); }
   const std::vector<double>& true_z() const { return true_z_; }
   /// log p(x) by the Kalman filter's prediction-error decomposition.
   double exact_log_marginal() const { return log_marginal_; }
@@ -163,11 +152,18 @@ class GaussianChainData {
     }
   }
 
+  GaussianChain view(const double* x, const double* prior_sd) const {
+    GaussianChain m = model_;
+    m.x = x;
+    m.prior_sd = prior_sd;
+    return m;
+  }
+
   GaussianChain model_;
-  std::vector<double> x_, true_z_, prior_sd_;
+  MirroredArray<double> x_, prior_sd_;
+  std::vector<double> true_z_;
   double log_marginal_ = 0;
   std::vector<double> smooth_mean_, smooth_var_;
-  DeviceArray<double> device_x_, device_prior_sd_;
 };
 
 }  // namespace myriad::models

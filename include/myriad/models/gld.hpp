@@ -35,11 +35,11 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -84,10 +84,6 @@ MYRIAD_HD S gld_power_term_dlambda(const S& lambda, const S& a) {
 
 /// The GLD generator of constrained-hmc.md §15.1, viewing caller-owned observations x̄.
 struct Gld {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
-
   using value_type = double;
   static constexpr GramStructure gram_structure = GramStructure::diagonal_plus_low_rank;
   static constexpr int kNumParameters = 4;  ///< K: inputs u₁
@@ -256,6 +252,9 @@ struct Gld {
     return (myriad::log(uniform) - myriad::log1p(-uniform)) / kLogisticRate;
   }
 
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
+
  private:
   // log of the unit-variance logistic density: log c − c u − 2 log(1 + e^{−c u}).
   template <class S>
@@ -390,12 +389,13 @@ class GldProblem {
     for (int m = 0; m < M; ++m)
       p.true_inputs_[Gld::kNumParameters + m] = Gld::logistic_quantile(stream.uniform<double>(
           0, static_cast<Purpose>(kDataPurpose), static_cast<std::uint32_t>(m)));
-    p.observations_.assign(static_cast<std::size_t>(M), 0.0);
+    std::vector<double> observations(static_cast<std::size_t>(M), 0.0);
     // Views, not std::vector, in MYRIAD_HD calls (host-only operator[] warns under nvcc).
     // generate() reads no observations, so a view of the (not yet filled) array serves.
     const DenseVector<const double> u{p.true_inputs_.data(), Gld::kNumParameters + M};
-    DenseVector<double> x{p.observations_.data(), M};
-    Gld::make(p.observations_.data(), M).generate(u, x);
+    DenseVector<double> x{observations.data(), M};
+    Gld::make(observations.data(), M).generate(u, x);
+    p.observations_ = std::move(observations);
     return p;
   }
 
@@ -417,29 +417,22 @@ class GldProblem {
 
   int num_observations() const { return static_cast<int>(observations_.size()); }
   /// x̄.
-  const std::vector<double>& observations() const { return observations_; }
+  const std::vector<double>& observations() const { return observations_.host(); }
   /// The inputs u the synthetic data were generated from (empty for from_observations data).
   const std::vector<double>& true_inputs() const { return true_inputs_; }
 
   /// A generator viewing the host copy (CPU backend); valid while this object lives.
-  Gld host_model() const { return Gld::make(observations_.data(), num_observations()); }
+  Gld host_model() const { return Gld::make(observations_.host_data(), num_observations()); }
 
   /// A generator viewing the device copy, uploading x̄ on the first call. Throws
   /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  Gld device_model() {
-    if (device_observations_.size() == 0) {
-      DeviceArray<double> device(observations_);
-      device_observations_ = std::move(device);
-    }
-    return Gld::make(device_observations_.data(), num_observations());
-  }
+  Gld device_model() { return Gld::make(observations_.device_data(), num_observations()); }
 
  private:
   GldProblem() = default;
 
-  std::vector<double> observations_;
+  MirroredArray<double> observations_;
   std::vector<double> true_inputs_;
-  DeviceArray<double> device_observations_;
 };
 
 }  // namespace myriad::models

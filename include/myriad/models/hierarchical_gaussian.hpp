@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/exact_moment.hpp"
@@ -27,10 +27,6 @@ namespace myriad::models {
 
 /// The plated model: a view of the data x[n][m] (host or device memory).
 struct HierarchicalGaussian {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::mpis;
-
   enum Latent : int { kMu = 0, kZ = 1 };
   const double* x = nullptr;  ///< [group][observation]
   int groups = 1;
@@ -72,6 +68,9 @@ struct HierarchicalGaussian {
     return dist::Normal{parents[0][0], obs_sd}.log_density(
         x[static_cast<std::int64_t>(at[0]) * per_group + at[1]]);
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
 };
 
 /// Owning data of hierarchical_gaussian with the exact marginal likelihood and posterior.
@@ -96,31 +95,24 @@ class HierarchicalGaussianData {
       return stream.normal<double>(0, static_cast<Purpose>(kDataPurpose), i);
     };
     d.true_mu_ = mu_sd * normal(0);
+    std::vector<double> x;
     for (int n = 0; n < groups; ++n) {
       const double z = d.true_mu_ + group_sd * normal(1u + static_cast<std::uint32_t>(n));
       d.true_z_.push_back(z);
       for (int m = 0; m < per_group; ++m)
-        d.x_.push_back(z + obs_sd * normal(1u + static_cast<std::uint32_t>(groups) +
-                                           static_cast<std::uint32_t>(n * per_group + m)));
+        x.push_back(z + obs_sd * normal(1u + static_cast<std::uint32_t>(groups) +
+                                        static_cast<std::uint32_t>(n * per_group + m)));
     }
+    d.x_ = std::move(x);
     d.solve();
     return d;
   }
 
-  HierarchicalGaussian host_model() const {
-    HierarchicalGaussian m = model_;
-    m.x = x_.data();
-    return m;
-  }
+  HierarchicalGaussian host_model() const { return view(x_.host_data()); }
   /// A model viewing a device copy of x (uploaded on the first call).
-  HierarchicalGaussian device_model() {
-    if (device_x_.size() == 0) device_x_ = DeviceArray<double>(x_);
-    HierarchicalGaussian m = model_;
-    m.x = device_x_.data();
-    return m;
-  }
+  HierarchicalGaussian device_model() { return view(x_.device_data()); }
 
-  const std::vector<double>& x() const { return x_; }
+  const std::vector<double>& x() const { return x_.host(); }
   double true_mu() const { return true_mu_; }
   const std::vector<double>& true_z() const { return true_z_; }
 
@@ -172,14 +164,19 @@ class HierarchicalGaussianData {
     }
   }
 
+  HierarchicalGaussian view(const double* x) const {
+    HierarchicalGaussian m = model_;
+    m.x = x;
+    return m;
+  }
+
   HierarchicalGaussian model_;
-  std::vector<double> x_;
+  MirroredArray<double> x_;
   double true_mu_ = 0;
   std::vector<double> true_z_;
   double log_marginal_ = 0;
   double post_mu_mean_ = 0, post_mu_sd_ = 0;
   std::vector<double> post_z_mean_, post_z_sd_;
-  DeviceArray<double> device_x_;
 };
 
 }  // namespace myriad::models

@@ -20,11 +20,11 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
@@ -36,10 +36,6 @@ namespace myriad::models {
 
 /// The linear generator g(u) = A u, ρ = N(0, I_N), viewing caller-owned A, x̄ and P.
 struct LinearGaussian {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
-
   using value_type = double;
 
   const double* matrix = nullptr;          ///< A, M × N row-major
@@ -144,6 +140,9 @@ struct LinearGaussian {
   }
   std::string quantity_name(int i) const { return "u[" + std::to_string(i) + "]"; }
 
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
+
  private:
   // u ← u − P (A u − x̄) row by row without scratch: r_m = (A u)_m − x̄_m at the current u,
   // then u ← u − P e_m r_m. Since A P = I, the update for row m changes row m' ≠ m of A u by
@@ -181,20 +180,22 @@ class LinearGaussianProblem {
     LinearGaussianProblem p;
     p.num_outputs_ = M;
     p.num_inputs_ = N;
-    p.matrix_.resize(static_cast<std::size_t>(M) * N);
+    std::vector<double> matrix(static_cast<std::size_t>(M) * N);
     const double scale = 1.0 / std::sqrt(static_cast<double>(N));
     for (int m = 0; m < M; ++m) {
-      DenseVector<double> row{p.matrix_.data() + static_cast<std::size_t>(m) * N, N};
+      DenseVector<double> row{matrix.data() + static_cast<std::size_t>(m) * N, N};
       RandomStream(seed, static_cast<std::uint64_t>(m))
           .fill_normal<double>(0, static_cast<Purpose>(kMatrixPurpose), row, N);
       for (int n = 0; n < N; ++n) row[n] *= scale;
     }
+    p.matrix_ = std::move(matrix);
     p.true_inputs_.resize(static_cast<std::size_t>(N));
     DenseVector<double> truth{p.true_inputs_.data(), N};
     RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kTruthPurpose), truth, N);
-    p.observations_.assign(static_cast<std::size_t>(M), 0.0);
+    std::vector<double> observations(static_cast<std::size_t>(M), 0.0);
     for (int m = 0; m < M; ++m)
-      for (int n = 0; n < N; ++n) p.observations_[m] += p.a(m, n) * p.true_inputs_[n];
+      for (int n = 0; n < N; ++n) observations[m] += p.a(m, n) * p.true_inputs_[n];
+    p.observations_ = std::move(observations);
 
     // G = A Aᵀ = L Lᵀ; Y = G⁻¹ A by two triangular solves per column; P = Yᵀ.
     std::vector<double> gram(static_cast<std::size_t>(M) * M, 0.0);
@@ -212,23 +213,24 @@ class LinearGaussianProblem {
     bool regular = linalg::cholesky_in_place(factor);
     for (int i = 0; i < M && regular; ++i) regular = factor(i, i) * factor(i, i) > 1e-13 * max_diag;
     MYRIAD_EXPECTS(regular, "linear_gaussian: A Aᵀ is numerically singular for seed ", seed);
-    p.pseudo_inverse_.assign(static_cast<std::size_t>(N) * M, 0.0);
+    std::vector<double> pseudo_inverse(static_cast<std::size_t>(N) * M, 0.0);
     for (int n = 0; n < N; ++n) {
-      DenseVector<double> y{p.pseudo_inverse_.data() + static_cast<std::size_t>(n) * M, M};
+      DenseVector<double> y{pseudo_inverse.data() + static_cast<std::size_t>(n) * M, M};
       for (int i = 0; i < M; ++i) y[i] = p.a(i, n);
       linalg::cholesky_solve(factor.as_const(), y);
     }
+    p.pseudo_inverse_ = std::move(pseudo_inverse);
     return p;
   }
 
   int num_outputs() const { return num_outputs_; }
   int num_inputs() const { return num_inputs_; }
   /// A, row-major M × N.
-  const std::vector<double>& matrix() const { return matrix_; }
+  const std::vector<double>& matrix() const { return matrix_.host(); }
   /// x̄ = A u*.
-  const std::vector<double>& observations() const { return observations_; }
+  const std::vector<double>& observations() const { return observations_.host(); }
   /// P = Aᵀ(A Aᵀ)⁻¹, row-major N × M.
-  const std::vector<double>& pseudo_inverse() const { return pseudo_inverse_; }
+  const std::vector<double>& pseudo_inverse() const { return pseudo_inverse_.host(); }
   /// u*, the input the data were generated from.
   const std::vector<double>& true_inputs() const { return true_inputs_; }
 
@@ -258,23 +260,15 @@ class LinearGaussianProblem {
 
   /// A generator viewing the host copy (CPU backend); valid while this object lives.
   LinearGaussian host_model() const {
-    return LinearGaussian::make(matrix_.data(), observations_.data(), pseudo_inverse_.data(),
-                                num_outputs_, num_inputs_);
+    return LinearGaussian::make(matrix_.host_data(), observations_.host_data(),
+                                pseudo_inverse_.host_data(), num_outputs_, num_inputs_);
   }
 
   /// A generator viewing the device copy, uploading A, x̄ and P on the first call. Throws
   /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
   LinearGaussian device_model() {
-    if (device_matrix_.size() == 0) {
-      DeviceArray<double> matrix(matrix_);
-      DeviceArray<double> observations(observations_);
-      DeviceArray<double> pseudo_inverse(pseudo_inverse_);
-      device_matrix_ = std::move(matrix);
-      device_observations_ = std::move(observations);
-      device_pseudo_inverse_ = std::move(pseudo_inverse);
-    }
-    return LinearGaussian::make(device_matrix_.data(), device_observations_.data(),
-                                device_pseudo_inverse_.data(), num_outputs_, num_inputs_);
+    return LinearGaussian::make(matrix_.device_data(), observations_.device_data(),
+                                pseudo_inverse_.device_data(), num_outputs_, num_inputs_);
   }
 
  private:
@@ -283,13 +277,8 @@ class LinearGaussianProblem {
 
   int num_outputs_ = 0;
   int num_inputs_ = 0;
-  std::vector<double> matrix_;
-  std::vector<double> observations_;
-  std::vector<double> pseudo_inverse_;
+  MirroredArray<double> matrix_, observations_, pseudo_inverse_;
   std::vector<double> true_inputs_;
-  DeviceArray<double> device_matrix_;
-  DeviceArray<double> device_observations_;
-  DeviceArray<double> device_pseudo_inverse_;
 };
 
 }  // namespace myriad::models

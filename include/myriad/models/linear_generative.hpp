@@ -43,11 +43,11 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
@@ -126,10 +126,6 @@ struct LinearGenerativePoint {
 /// The batch of P problems (one per data point), with their exact answers.
 template <class T>
 struct LinearGenerative {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::ais;
-
   using value_type = T;
 
   const T* phi = nullptr;      ///< Φ, M × L row-major
@@ -188,6 +184,9 @@ struct LinearGenerative {
       a[i] = sum;
     }
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::ais;
 };
 
 /// Owning host container of a synthetic linear generative model (Φ, data, generating latents,
@@ -280,9 +279,9 @@ class LinearGenerativeData {
         data.log_z_[p] = -0.5 * sum_sq / noise_var - 0.5 * m_dim * std::log(2.0 * M_PI * noise_var);
       }
     }
-    data.phi_.assign(phi.begin(), phi.end());
-    data.x_.assign(x.begin(), x.end());
-    data.latents_.assign(a.begin(), a.end());
+    data.phi_ = std::vector<T>(phi.begin(), phi.end());
+    data.x_ = std::vector<T>(x.begin(), x.end());
+    data.latents_ = std::vector<T>(a.begin(), a.end());
     return data;
   }
 
@@ -293,17 +292,17 @@ class LinearGenerativeData {
   double noise_sd() const { return noise_sd_; }
   double phi_scale() const { return phi_scale_; }
   /// Φ, M × L row-major.
-  const std::vector<T>& phi() const { return phi_; }
+  const std::vector<T>& phi() const { return phi_.host(); }
   /// The data, P × M row-major.
-  const std::vector<T>& x() const { return x_; }
+  const std::vector<T>& x() const { return x_.host(); }
   /// The latents a_p that generated the data, P × L row-major.
-  const std::vector<T>& latents() const { return latents_; }
+  const std::vector<T>& latents() const { return latents_.host(); }
   /// Gaussian prior: μ_p, P × L row-major (empty for the Laplace prior).
-  const std::vector<T>& posterior_mean() const { return posterior_mean_; }
+  const std::vector<T>& posterior_mean() const { return posterior_mean_.host(); }
   /// Gaussian prior: Σ_post = (ΦᵀΦ/σ_n² + I)⁻¹, L × L row-major (empty for the Laplace prior).
   const std::vector<T>& posterior_covariance() const { return posterior_covariance_; }
   /// Gaussian prior: the lower Cholesky factor of Σ_post, L × L row-major (else empty).
-  const std::vector<T>& posterior_factor() const { return posterior_factor_; }
+  const std::vector<T>& posterior_factor() const { return posterior_factor_.host(); }
   /// log p(x_p), or NaN where there is no closed form (Laplace prior, Φ ≠ 0).
   double exact_log_z(int p) const {
     MYRIAD_EXPECTS(p >= 0 && p < points_, "linear_generative: problem must lie in [0, ", points_,
@@ -313,30 +312,16 @@ class LinearGenerativeData {
 
   /// A model viewing the host copy (CPU backend); valid while this object lives.
   LinearGenerative<T> host_model() const {
-    return view(phi_.data(), x_.data(), latents_.data(), posterior_mean_.data(),
-                posterior_factor_.data());
+    return view(phi_.host_data(), x_.host_data(), latents_.host_data(), posterior_mean_.host_data(),
+                posterior_factor_.host_data());
   }
 
   /// A model viewing the device copy, uploading the arrays on the first call (exact_log_z still
   /// reads the host copy). Throws myriad::unavailable_error in a build without CUDA,
   /// myriad::cuda_error if the upload fails. Valid while this object lives.
   LinearGenerative<T> device_model() {
-    if (!uploaded_) {
-      DeviceArray<T> phi(phi_), x(x_), latents(latents_);
-      DeviceArray<T> mean, factor;
-      if (prior_ == LinearGenerativePrior::gaussian) {
-        mean = DeviceArray<T>(posterior_mean_);
-        factor = DeviceArray<T>(posterior_factor_);
-      }
-      device_phi_ = std::move(phi);
-      device_x_ = std::move(x);
-      device_latents_ = std::move(latents);
-      device_posterior_mean_ = std::move(mean);
-      device_posterior_factor_ = std::move(factor);
-      uploaded_ = true;
-    }
-    return view(device_phi_.data(), device_x_.data(), device_latents_.data(),
-                device_posterior_mean_.data(), device_posterior_factor_.data());
+    return view(phi_.device_data(), x_.device_data(), latents_.device_data(),
+                posterior_mean_.device_data(), posterior_factor_.device_data());
   }
 
  private:
@@ -417,8 +402,8 @@ class LinearGenerativeData {
       for (int l = 0; l < l_dim; ++l) mean[static_cast<std::size_t>(p) * l_dim + l] = column[l];
     }
     posterior_covariance_.assign(covariance.begin(), covariance.end());
-    posterior_factor_.assign(factor.begin(), factor.end());
-    posterior_mean_.assign(mean.begin(), mean.end());
+    posterior_factor_ = std::vector<T>(factor.begin(), factor.end());
+    posterior_mean_ = std::vector<T>(mean.begin(), mean.end());
   }
 
   // Gaussian prior: log p(x_p) = log N(x_p; 0, S), S = ΦΦᵀ + σ_n² I = C Cᵀ (hais.md §9.1):
@@ -459,19 +444,10 @@ class LinearGenerativeData {
   double noise_sd_ = 0.1;
   double phi_scale_ = 1.0;
   double log_normaliser_ = 0.0;
-  std::vector<T> phi_;
-  std::vector<T> x_;
-  std::vector<T> latents_;
-  std::vector<T> posterior_mean_;
+  MirroredArray<T> phi_, x_, latents_;
+  MirroredArray<T> posterior_mean_, posterior_factor_;  ///< Gaussian prior only, else empty
   std::vector<T> posterior_covariance_;
-  std::vector<T> posterior_factor_;
   std::vector<double> log_z_;
-  bool uploaded_ = false;
-  DeviceArray<T> device_phi_;
-  DeviceArray<T> device_x_;
-  DeviceArray<T> device_latents_;
-  DeviceArray<T> device_posterior_mean_;
-  DeviceArray<T> device_posterior_factor_;
 };
 
 }  // namespace myriad::models

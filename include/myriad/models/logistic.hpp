@@ -21,11 +21,11 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
 
@@ -33,10 +33,6 @@ namespace myriad::models {
 
 template <class T>
 struct Logistic {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc;
-
   using value_type = T;
   static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
 
@@ -113,6 +109,9 @@ struct Logistic {
   MYRIAD_HD T log_prior_normaliser() const {
     return T(-d) * (T(kLogSqrtTwoPi) + myriad::log(prior_sd));
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::hmc;
 };
 
 /// Owning host container of logistic-regression data: X (n × d, row-major) and y, with an
@@ -142,8 +141,7 @@ class LogisticData {
     RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kBetaPurpose), beta_view, d);
     data.true_beta_.assign(beta.begin(), beta.end());
 
-    data.x_.resize(static_cast<std::size_t>(n) * d);
-    data.y_.resize(static_cast<std::size_t>(n));
+    std::vector<T> x(static_cast<std::size_t>(n) * d), y(static_cast<std::size_t>(n));
     std::vector<double> row(static_cast<std::size_t>(d));
     for (int i = 0; i < n; ++i) {
       const RandomStream stream(seed, static_cast<std::uint64_t>(i));
@@ -155,9 +153,11 @@ class LogisticData {
       for (int j = 0; j < d; ++j) eta += row[j] * beta[j];
       const double p = 1.0 / (1.0 + std::exp(-eta));
       const double u = stream.uniform<double>(0, static_cast<Purpose>(kLabelPurpose), 0);
-      for (int j = 0; j < d; ++j) data.x_[static_cast<std::size_t>(i) * d + j] = T(row[j]);
-      data.y_[i] = u < p ? T(1) : T(0);
+      for (int j = 0; j < d; ++j) x[static_cast<std::size_t>(i) * d + j] = T(row[j]);
+      y[i] = u < p ? T(1) : T(0);
     }
+    data.x_ = std::move(x);
+    data.y_ = std::move(y);
     return data;
   }
 
@@ -190,15 +190,15 @@ class LogisticData {
   int n() const { return n_; }
   int d() const { return d_; }
   /// X, row-major n × d.
-  const std::vector<T>& x() const { return x_; }
+  const std::vector<T>& x() const { return x_.host(); }
   /// Labels in {0, 1}.
-  const std::vector<T>& y() const { return y_; }
+  const std::vector<T>& y() const { return y_.host(); }
   /// The coefficients the synthetic data were drawn from; empty for from_arrays data.
   const std::vector<T>& true_beta() const { return true_beta_; }
 
   /// A model viewing the host copy (CPU backend); valid while this object lives.
   Logistic<T> host_model(T prior_sd) const {
-    return Logistic<T>::make(x_.data(), y_.data(), n_, d_, static_cast<double>(prior_sd));
+    return Logistic<T>::make(x_.host_data(), y_.host_data(), n_, d_, static_cast<double>(prior_sd));
   }
 
   /// A model viewing the device copy, uploading X and y on the first call. Throws
@@ -206,13 +206,7 @@ class LogisticData {
   /// Valid while this object lives.
   Logistic<T> device_model(T prior_sd) {
     host_model(prior_sd);  // validates prior_sd before any upload
-    if (device_x_.size() == 0) {
-      DeviceArray<T> device_x(x_);
-      DeviceArray<T> device_y(y_);
-      device_x_ = std::move(device_x);
-      device_y_ = std::move(device_y);
-    }
-    return Logistic<T>::make(device_x_.data(), device_y_.data(), n_, d_,
+    return Logistic<T>::make(x_.device_data(), y_.device_data(), n_, d_,
                              static_cast<double>(prior_sd));
   }
 
@@ -221,11 +215,8 @@ class LogisticData {
 
   int n_ = 0;
   int d_ = 0;
-  std::vector<T> x_;
-  std::vector<T> y_;
+  MirroredArray<T> x_, y_;
   std::vector<T> true_beta_;
-  DeviceArray<T> device_x_;
-  DeviceArray<T> device_y_;
 };
 
 }  // namespace myriad::models

@@ -45,10 +45,6 @@ namespace myriad::models {
 /// The full-data Lotka–Volterra generator: x = (r₁, f₁, …, r_S, f_S), viewing caller-owned
 /// observations. J = [B  T] with T lower triangular, diagonal √δt σ (§10.2).
 struct LotkaVolterra {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
-
   using value_type = double;
   static constexpr GramStructure gram_structure = GramStructure::triangular_plus_low_rank;
   static constexpr int kNumParameters = LotkaVolterraDynamics::kNumParameters;
@@ -159,6 +155,9 @@ struct LotkaVolterra {
     dynamics.parameters(u, out);
   }
   std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
 
  private:
   template <class Vec, class Params, class Noise>

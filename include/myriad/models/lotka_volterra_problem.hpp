@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
@@ -52,23 +52,24 @@ class LotkaVolterraProblem {
           (std::log(settings.true_parameters[i]) - settings.prior_mean) / settings.prior_scale;
     DenseVector<double> noise{p.true_inputs_.data() + K, M};
     RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kDataPurpose), noise, M);
-    p.series_.assign(static_cast<std::size_t>(M), 0.0);
+    std::vector<double> series(static_cast<std::size_t>(M), 0.0);
     // Views, not std::vector, in MYRIAD_HD calls (host-only operator[] warns under nvcc).
     const DenseVector<const double> u{p.true_inputs_.data(), K + M};
-    DenseVector<double> x{p.series_.data(), M};
-    LotkaVolterra::make(p.series_.data(), settings).generate(u, x);
+    DenseVector<double> x{series.data(), M};
+    LotkaVolterra::make(series.data(), settings).generate(u, x);
     for (int m = 0; m < M; ++m)
-      MYRIAD_EXPECTS(std::isfinite(p.series_[m]), "lotka_volterra: the simulated data are not ",
+      MYRIAD_EXPECTS(std::isfinite(series[m]), "lotka_volterra: the simulated data are not ",
                      "finite (entry ", m, ") for these settings");
     DenseVector<double> summaries{p.summaries_.data(), LotkaVolterraSummaries::kNumSummaries};
-    LotkaVolterraSummaries::summaries_of(DenseVector<const double>{p.series_.data(), M},
+    LotkaVolterraSummaries::summaries_of(DenseVector<const double>{series.data(), M},
                                          settings.num_steps, summaries);
+    p.series_ = std::move(series);
     return p;
   }
 
   const LotkaVolterraSettings& settings() const { return settings_; }
   /// x̄ = (r̄₁, f̄₁, …, r̄_S, f̄_S).
-  const std::vector<double>& observations() const { return series_; }
+  const std::vector<double>& observations() const { return series_.host(); }
   /// The 9 summaries of x̄ (definitions at LotkaVolterraSummaries).
   const std::array<double, LotkaVolterraSummaries::kNumSummaries>& summaries() const {
     return summaries_;
@@ -77,34 +78,26 @@ class LotkaVolterraProblem {
   const std::vector<double>& true_inputs() const { return true_inputs_; }
 
   /// The full-data generator viewing the host copy; valid while this object lives.
-  LotkaVolterra host_model() const { return LotkaVolterra::make(series_.data(), settings_); }
+  LotkaVolterra host_model() const { return LotkaVolterra::make(series_.host_data(), settings_); }
   /// The summary generator viewing the host copy; valid while this object lives.
   LotkaVolterraSummaries host_summaries_model() const {
-    return LotkaVolterraSummaries::make(series_.data(), summaries_, settings_);
+    return LotkaVolterraSummaries::make(series_.host_data(), summaries_, settings_);
   }
   /// The full-data generator viewing the device copy (uploaded on first use). Throws
   /// myriad::unavailable_error without CUDA, myriad::cuda_error if the upload fails.
-  LotkaVolterra device_model() { return LotkaVolterra::make(device_series(), settings_); }
+  LotkaVolterra device_model() { return LotkaVolterra::make(series_.device_data(), settings_); }
   /// The summary generator viewing the device copy (uploaded on first use).
   LotkaVolterraSummaries device_summaries_model() {
-    return LotkaVolterraSummaries::make(device_series(), summaries_, settings_);
+    return LotkaVolterraSummaries::make(series_.device_data(), summaries_, settings_);
   }
 
  private:
   LotkaVolterraProblem() = default;
-  const double* device_series() {
-    if (device_series_.size() == 0) {
-      DeviceArray<double> device(series_);
-      device_series_ = std::move(device);
-    }
-    return device_series_.data();
-  }
 
   LotkaVolterraSettings settings_;
-  std::vector<double> series_;
+  MirroredArray<double> series_;
   std::array<double, LotkaVolterraSummaries::kNumSummaries> summaries_{};
   std::vector<double> true_inputs_;
-  DeviceArray<double> device_series_;
 };
 
 }  // namespace myriad::models

@@ -245,10 +245,6 @@ MYRIAD_HD void summaries_gradient(const Series& y, int num_steps, const double* 
 /// ρ_f(1), ρ_f(2), κ). Dense Gram (§10.3). Holds the observed summaries inline and a view of
 /// the full observed series, which initialize() uses to find a first point.
 struct LotkaVolterraSummaries {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
-
   using value_type = double;
   static constexpr int kNumSummaries = 9;
   static constexpr int kNumParameters = LotkaVolterraDynamics::kNumParameters;
@@ -479,6 +475,9 @@ struct LotkaVolterraSummaries {
     dynamics.parameters(u, out);
   }
   std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
 
  private:
   // r = g(u) − x̄ and ‖r‖∞ (infinite if any entry is not finite).

@@ -51,11 +51,11 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/models/random_matrices.hpp"
@@ -64,10 +64,6 @@ namespace myriad::models {
 
 template <class T>
 struct Mcrbm {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::ais;
-
   using value_type = T;
   /// Covariance units whose inputs t_k are held at once (a local array in device code).
   static constexpr int kCovarianceTile = 64;
@@ -175,6 +171,9 @@ struct Mcrbm {
     return lp;
   }
 
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::ais;
+
  private:
   /// C_l x, generic over the scalar.
   template <class Vec>
@@ -244,9 +243,9 @@ class McrbmData {
     const double weight_sd = 0.5 / std::sqrt(static_cast<double>(dim));
     for (double& v : w) v *= weight_sd;
 
-    data.filters_.assign(c.begin(), c.end());
-    data.pooling_.assign(p.begin(), p.end());
-    data.mean_weights_.assign(w.begin(), w.end());
+    data.filters_ = std::vector<T>(c.begin(), c.end());
+    data.pooling_ = std::vector<T>(p.begin(), p.end());
+    data.mean_weights_ = std::vector<T>(w.begin(), w.end());
     data.covariance_bias_ = scaled_normals(covariance_units, 0.5, seed, kCovarianceBiasPurpose);
     data.mean_bias_ = scaled_normals(mean_units, 0.1, seed, kMeanBiasPurpose);
     data.visible_bias_ = scaled_normals(dim, 0.1, seed, kVisibleBiasPurpose);
@@ -259,39 +258,28 @@ class McrbmData {
   int mean_units() const { return mean_units_; }
   double sigma() const { return sigma_; }
   /// C, factors × dim row-major (unit-norm rows).
-  const std::vector<T>& filters() const { return filters_; }
+  const std::vector<T>& filters() const { return filters_.host(); }
   /// P, factors × covariance_units row-major (non-positive).
-  const std::vector<T>& pooling() const { return pooling_; }
+  const std::vector<T>& pooling() const { return pooling_.host(); }
   /// W, mean_units × dim row-major.
-  const std::vector<T>& mean_weights() const { return mean_weights_; }
-  const std::vector<T>& covariance_bias() const { return covariance_bias_; }
-  const std::vector<T>& mean_bias() const { return mean_bias_; }
-  const std::vector<T>& visible_bias() const { return visible_bias_; }
+  const std::vector<T>& mean_weights() const { return mean_weights_.host(); }
+  const std::vector<T>& covariance_bias() const { return covariance_bias_.host(); }
+  const std::vector<T>& mean_bias() const { return mean_bias_.host(); }
+  const std::vector<T>& visible_bias() const { return visible_bias_.host(); }
 
   /// A model viewing the host copy (CPU backend); valid while this object lives.
   Mcrbm<T> host_model() const {
-    return view(filters_.data(), pooling_.data(), mean_weights_.data(), covariance_bias_.data(),
-                mean_bias_.data(), visible_bias_.data());
+    return view(filters_.host_data(), pooling_.host_data(), mean_weights_.host_data(),
+                covariance_bias_.host_data(), mean_bias_.host_data(), visible_bias_.host_data());
   }
 
   /// A model viewing the device copy, uploading the parameters on the first call. Throws
   /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
   /// Valid while this object lives.
   Mcrbm<T> device_model() {
-    if (!uploaded_) {
-      DeviceArray<T> filters(filters_), pooling(pooling_), mean_weights(mean_weights_),
-          covariance_bias(covariance_bias_), mean_bias(mean_bias_), visible_bias(visible_bias_);
-      device_filters_ = std::move(filters);
-      device_pooling_ = std::move(pooling);
-      device_mean_weights_ = std::move(mean_weights);
-      device_covariance_bias_ = std::move(covariance_bias);
-      device_mean_bias_ = std::move(mean_bias);
-      device_visible_bias_ = std::move(visible_bias);
-      uploaded_ = true;
-    }
-    return view(device_filters_.data(), device_pooling_.data(), device_mean_weights_.data(),
-                device_covariance_bias_.data(), device_mean_bias_.data(),
-                device_visible_bias_.data());
+    return view(filters_.device_data(), pooling_.device_data(), mean_weights_.device_data(),
+                covariance_bias_.device_data(), mean_bias_.device_data(),
+                visible_bias_.device_data());
   }
 
  private:
@@ -330,19 +318,7 @@ class McrbmData {
   int covariance_units_ = 0;
   int mean_units_ = 0;
   double sigma_ = 1.0;
-  std::vector<T> filters_;
-  std::vector<T> pooling_;
-  std::vector<T> mean_weights_;
-  std::vector<T> covariance_bias_;
-  std::vector<T> mean_bias_;
-  std::vector<T> visible_bias_;
-  bool uploaded_ = false;
-  DeviceArray<T> device_filters_;
-  DeviceArray<T> device_pooling_;
-  DeviceArray<T> device_mean_weights_;
-  DeviceArray<T> device_covariance_bias_;
-  DeviceArray<T> device_mean_bias_;
-  DeviceArray<T> device_visible_bias_;
+  MirroredArray<T> filters_, pooling_, mean_weights_, covariance_bias_, mean_bias_, visible_bias_;
 };
 
 }  // namespace myriad::models

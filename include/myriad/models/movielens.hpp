@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -34,10 +34,6 @@ namespace myriad::models {
 /// The plated model: views of the ratings [user][film] and genre features
 /// [user][film][genre] (host or device memory).
 struct MovieLens {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::mpis;
-
   /// Latent ids, in the order structure() declares them.
   enum Latent : int { kMu = 0, kPsi, kZ };
   enum Observed : int { kRating = 0 };
@@ -92,6 +88,9 @@ struct MovieLens {
     return dist::BernoulliLogits{logit}.log_density(rating[i]);
   }
 
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
+
  private:
   MYRIAD_HD double standard_normal_log_density(const double* z) const {
     double lp = 0.0;
@@ -126,6 +125,7 @@ class MovieLensData {
   /// differences between libm implementations).
   static MovieLensData synthetic(std::uint64_t data_seed) {
     MovieLensData d;
+    std::vector<double> rating, features;
     const MovieLens& m = d.model_;
     const RandomStream stream(data_seed, 0);
     const auto draw = [&](std::uint32_t purpose, std::uint32_t group, std::int64_t element) {
@@ -147,9 +147,9 @@ class MovieLensData {
         z.push_back(dist::Normal{mu[e], std::exp(psi[e])}.sample(rng));
     }
     const std::int64_t n = static_cast<std::int64_t>(m.users) * m.films;
-    d.features_.assign(static_cast<std::size_t>(n) * g_count, 0.0);
+    features.assign(static_cast<std::size_t>(n) * g_count, 0.0);
     for (std::int64_t i = 0; i < n; ++i) {
-      double* x = d.features_.data() + static_cast<std::size_t>(i) * g_count;
+      double* x = features.data() + static_cast<std::size_t>(i) * g_count;
       ParticleRandom feature_rng = draw(kFeaturePurpose, 0, i);
       int primary = static_cast<int>(feature_rng.uniform() * m.genres);
       if (primary >= m.genres) primary = m.genres - 1;
@@ -161,38 +161,24 @@ class MovieLensData {
       double logit = 0.0;
       for (std::size_t g = 0; g < g_count; ++g) logit += z_user[g] * x[g];
       ParticleRandom rating_rng = draw(kRatingPurpose, 0, i);
-      d.rating_.push_back(dist::BernoulliLogits{logit}.sample(rating_rng));
+      rating.push_back(dist::BernoulliLogits{logit}.sample(rating_rng));
     }
+    d.rating_ = std::move(rating);
+    d.features_ = std::move(features);
     return d;
   }
 
   /// A model viewing the host copy (CPU engine); valid while this object lives.
-  MovieLens host_model() const {
-    MovieLens m = model_;
-    m.rating = rating_.data();
-    m.features = features_.data();
-    return m;
-  }
+  MovieLens host_model() const { return view(rating_.host_data(), features_.host_data()); }
 
   /// A model viewing the device copy, uploaded on the first call. Throws
   /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
-  MovieLens device_model() {
-    if (device_rating_.size() == 0) {
-      DeviceArray<double> rating(rating_);
-      DeviceArray<double> features(features_);
-      device_rating_ = std::move(rating);
-      device_features_ = std::move(features);
-    }
-    MovieLens m = model_;
-    m.rating = device_rating_.data();
-    m.features = device_features_.data();
-    return m;
-  }
+  MovieLens device_model() { return view(rating_.device_data(), features_.device_data()); }
 
   /// Ratings (1: 4 or 5 stars), [user][film].
-  const std::vector<double>& rating() const { return rating_; }
+  const std::vector<double>& rating() const { return rating_.host(); }
   /// Genre indicators, [user][film][genre].
-  const std::vector<double>& features() const { return features_; }
+  const std::vector<double>& features() const { return features_.host(); }
   /// The value latent g (MovieLens::Latent) took when the data were drawn, [instance][genre]
   /// with instances over users (mu and psi: one instance).
   const std::vector<double>& true_latent(int g) const {
@@ -202,12 +188,17 @@ class MovieLensData {
  private:
   MovieLensData() = default;
 
+  MovieLens view(const double* rating, const double* features) const {
+    MovieLens m = model_;
+    m.rating = rating;
+    m.features = features;
+    return m;
+  }
+
   MovieLens model_;
-  std::vector<double> rating_;
-  std::vector<double> features_;
+  MirroredArray<double> rating_;
+  MirroredArray<double> features_;
   std::vector<std::vector<double>> true_latents_;
-  DeviceArray<double> device_rating_;
-  DeviceArray<double> device_features_;
 };
 
 }  // namespace myriad::models

@@ -27,10 +27,10 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -41,10 +41,6 @@ namespace myriad::models {
 /// The plated model: views of the detections and Quality [bird][year][site][replicate] and of
 /// Weather [bird][year][site] (host or device memory).
 struct Occupancy {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::mpis;
-
   /// Latent ids, in the order structure() declares them.
   enum Latent : int {
     kMuBirdMean = 0,
@@ -143,6 +139,9 @@ struct Occupancy {
         occupied * parents[1][0] * quality[i] + (1.0 - occupied) * kUnoccupiedLogit;
     return dist::BernoulliLogits{logit}.log_density(detected[i]);
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::mpis;
 };
 
 /// Owning host data of occupancy, with an optional device copy uploaded once, and the true
@@ -167,6 +166,7 @@ class OccupancyData {
   /// are the same on every machine (up to last-ulp differences between libm implementations).
   static OccupancyData synthetic(std::uint64_t data_seed) {
     OccupancyData d;
+    std::vector<double> detected, quality, weather;
     const Occupancy& m = d.model_;
     const RandomStream stream(data_seed, 0);
     const auto draw = [&](std::uint32_t purpose, std::uint32_t group, std::int64_t element) {
@@ -176,15 +176,15 @@ class OccupancyData {
     const std::int64_t site_count = bird_years * m.sites;
     const std::int64_t visit_count = site_count * m.replicates;
 
-    d.weather_.resize(static_cast<std::size_t>(site_count));
+    weather.resize(static_cast<std::size_t>(site_count));
     for (std::int64_t site = 0; site < site_count; ++site) {
       ParticleRandom rng = draw(kCovariatePurpose, 0, site);
-      d.weather_[static_cast<std::size_t>(site)] = dist::Normal{0.0, 1.0}.sample(rng);
+      weather[static_cast<std::size_t>(site)] = dist::Normal{0.0, 1.0}.sample(rng);
     }
-    d.quality_.resize(static_cast<std::size_t>(visit_count));
+    quality.resize(static_cast<std::size_t>(visit_count));
     for (std::int64_t visit = 0; visit < visit_count; ++visit) {
       ParticleRandom rng = draw(kCovariatePurpose, 1, visit);
-      d.quality_[static_cast<std::size_t>(visit)] = dist::BernoulliLogits{0.0}.sample(rng);
+      quality[static_cast<std::size_t>(visit)] = dist::BernoulliLogits{0.0}.sample(rng);
     }
 
     auto& truth = d.true_latents_;
@@ -216,57 +216,44 @@ class OccupancyData {
       const std::int64_t jm = site / m.sites, j = jm / m.years;
       return dist::BernoulliLogits{bird_year_mean[static_cast<std::size_t>(jm)] *
                                    weather_weight[static_cast<std::size_t>(j)] *
-                                   d.weather_[static_cast<std::size_t>(site)]};
+                                   weather[static_cast<std::size_t>(site)]};
     });
     const std::vector<double>& occupied = truth[Occupancy::kOccupied];
 
-    d.detected_.resize(static_cast<std::size_t>(visit_count));
+    detected.resize(static_cast<std::size_t>(visit_count));
     for (std::int64_t visit = 0; visit < visit_count; ++visit) {
       const std::int64_t site = visit / m.replicates;
       const std::int64_t j = site / (static_cast<std::int64_t>(m.years) * m.sites);
       const double z = occupied[static_cast<std::size_t>(site)];
       const double logit = z * quality_weight[static_cast<std::size_t>(j)] *
-                               d.quality_[static_cast<std::size_t>(visit)] +
+                               quality[static_cast<std::size_t>(visit)] +
                            (1.0 - z) * Occupancy::kUnoccupiedLogit;
       ParticleRandom rng = draw(kDetectionPurpose, 0, visit);
-      d.detected_[static_cast<std::size_t>(visit)] = dist::BernoulliLogits{logit}.sample(rng);
+      detected[static_cast<std::size_t>(visit)] = dist::BernoulliLogits{logit}.sample(rng);
     }
+    d.detected_ = std::move(detected);
+    d.quality_ = std::move(quality);
+    d.weather_ = std::move(weather);
     return d;
   }
 
   /// A model viewing the host copy (CPU engine); valid while this object lives.
   Occupancy host_model() const {
-    Occupancy m = model_;
-    m.detected = detected_.data();
-    m.quality = quality_.data();
-    m.weather = weather_.data();
-    return m;
+    return view(detected_.host_data(), quality_.host_data(), weather_.host_data());
   }
 
   /// A model viewing the device copy, uploaded on the first call. Throws
   /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
   Occupancy device_model() {
-    if (device_detected_.size() == 0) {
-      DeviceArray<double> detected(detected_);
-      DeviceArray<double> quality(quality_);
-      DeviceArray<double> weather(weather_);
-      device_detected_ = std::move(detected);
-      device_quality_ = std::move(quality);
-      device_weather_ = std::move(weather);
-    }
-    Occupancy m = model_;
-    m.detected = device_detected_.data();
-    m.quality = device_quality_.data();
-    m.weather = device_weather_.data();
-    return m;
+    return view(detected_.device_data(), quality_.device_data(), weather_.device_data());
   }
 
   /// Detections, [bird][year][site][replicate].
-  const std::vector<double>& detected() const { return detected_; }
+  const std::vector<double>& detected() const { return detected_.host(); }
   /// Quality (1: protocol followed), [bird][year][site][replicate].
-  const std::vector<double>& quality() const { return quality_; }
+  const std::vector<double>& quality() const { return quality_.host(); }
   /// Weather (standardised temperature), [bird][year][site].
-  const std::vector<double>& weather() const { return weather_; }
+  const std::vector<double>& weather() const { return weather_.host(); }
   /// The value latent g (Occupancy::Latent) took when the data were drawn, [instance] with
   /// instances row-major over its plates.
   const std::vector<double>& true_latent(int g) const {
@@ -276,14 +263,19 @@ class OccupancyData {
  private:
   OccupancyData() = default;
 
+  Occupancy view(const double* detected, const double* quality, const double* weather) const {
+    Occupancy m = model_;
+    m.detected = detected;
+    m.quality = quality;
+    m.weather = weather;
+    return m;
+  }
+
   Occupancy model_;
-  std::vector<double> detected_;
-  std::vector<double> quality_;
-  std::vector<double> weather_;
+  MirroredArray<double> detected_;
+  MirroredArray<double> quality_;
+  MirroredArray<double> weather_;
   std::vector<std::vector<double>> true_latents_;
-  DeviceArray<double> device_detected_;
-  DeviceArray<double> device_quality_;
-  DeviceArray<double> device_weather_;
 };
 
 }  // namespace myriad::models

@@ -45,10 +45,10 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/models/random_matrices.hpp"
@@ -68,10 +68,6 @@ inline const char* poe_model_name(ExpertKind kind) {
 
 template <class T>
 struct ProductOfExperts {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::ais;
-
   using value_type = T;
   /// Marsaglia–Tsang tries per Gamma variate in exact_sample (see gamma_draw).
   static constexpr int kMaxGammaTries = 32;
@@ -191,6 +187,9 @@ struct ProductOfExperts {
       }
     }
   }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::ais;
 
  private:
   /// E(u; λ_l) of expert l.
@@ -356,20 +355,21 @@ class ProductOfExpertsData {
           inverse[static_cast<std::size_t>(i) * m + j] = sum;
         }
       }
-      data.inverse_filters_.assign(inverse.begin(), inverse.end());
+      data.inverse_filters_ = std::vector<T>(inverse.begin(), inverse.end());
       // hais.md §9.3: log Z = Σ_l log z(λ_l) − log|det Φ|, from the double parameters (the
       // float model's rounding of Φ moves log Z by O(M ε_float)).
       double log_z = -data.log_abs_det_;
       for (int l = 0; l < l_count; ++l) log_z += log_expert_normaliser(kind, lambda[l]);
       data.log_z_ = log_z;
     }
-    data.filters_.assign(phi.begin(), phi.end());
-    data.filters_transposed_.resize(phi.size());
+    data.filters_ = std::vector<T>(phi.begin(), phi.end());
+    std::vector<T> transposed(phi.size());
     for (int l = 0; l < l_count; ++l)
       for (int j = 0; j < m; ++j)
-        data.filters_transposed_[static_cast<std::size_t>(j) * l_count + l] =
+        transposed[static_cast<std::size_t>(j) * l_count + l] =
             static_cast<T>(phi[static_cast<std::size_t>(l) * m + j]);
-    data.lambda_.assign(lambda.begin(), lambda.end());
+    data.filters_transposed_ = std::move(transposed);
+    data.lambda_ = std::vector<T>(lambda.begin(), lambda.end());
     return data;
   }
 
@@ -391,35 +391,26 @@ class ProductOfExpertsData {
   /// log|det Φ₀| = Σ_l log s_l of the double parameters.
   double log_abs_det() const { return log_abs_det_; }
   /// Φ, experts × dim row-major; rows 0 … dim−1 are Φ₀.
-  const std::vector<T>& filters() const { return filters_; }
+  const std::vector<T>& filters() const { return filters_.host(); }
   /// Φᵀ, dim × experts row-major.
-  const std::vector<T>& filters_transposed() const { return filters_transposed_; }
+  const std::vector<T>& filters_transposed() const { return filters_transposed_.host(); }
   /// λ_l, one per expert.
-  const std::vector<T>& lambda() const { return lambda_; }
+  const std::vector<T>& lambda() const { return lambda_.host(); }
   /// Φ₀⁻¹, dim × dim row-major, in the complete case; empty when L > M.
-  const std::vector<T>& inverse_filters() const { return inverse_filters_; }
+  const std::vector<T>& inverse_filters() const { return inverse_filters_.host(); }
 
   /// A model viewing the host copy (CPU backend); valid while this object lives.
   ProductOfExperts<T> host_model() const {
-    return view(filters_.data(), filters_transposed_.data(), lambda_.data(),
-                inverse_filters_.data());
+    return view(filters_.host_data(), filters_transposed_.host_data(), lambda_.host_data(),
+                inverse_filters_.host_data());
   }
 
   /// A model viewing the device copy, uploading the arrays on the first call. Throws
   /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
   /// Valid while this object lives.
   ProductOfExperts<T> device_model() {
-    if (!uploaded_) {
-      DeviceArray<T> filters(filters_), transposed(filters_transposed_), lambda(lambda_), inverse;
-      if (has_exact()) inverse = DeviceArray<T>(inverse_filters_);
-      device_filters_ = std::move(filters);
-      device_filters_transposed_ = std::move(transposed);
-      device_lambda_ = std::move(lambda);
-      device_inverse_filters_ = std::move(inverse);
-      uploaded_ = true;
-    }
-    return view(device_filters_.data(), device_filters_transposed_.data(), device_lambda_.data(),
-                device_inverse_filters_.data());
+    return view(filters_.device_data(), filters_transposed_.device_data(), lambda_.device_data(),
+                inverse_filters_.device_data());
   }
 
  private:
@@ -444,15 +435,8 @@ class ProductOfExpertsData {
   int experts_ = 0;
   double log_abs_det_ = 0.0;
   double log_z_ = std::numeric_limits<double>::quiet_NaN();
-  std::vector<T> filters_;
-  std::vector<T> filters_transposed_;
-  std::vector<T> lambda_;
-  std::vector<T> inverse_filters_;
-  bool uploaded_ = false;
-  DeviceArray<T> device_filters_;
-  DeviceArray<T> device_filters_transposed_;
-  DeviceArray<T> device_lambda_;
-  DeviceArray<T> device_inverse_filters_;
+  MirroredArray<T> filters_, filters_transposed_, lambda_;
+  MirroredArray<T> inverse_filters_;  ///< empty when L > M
 };
 
 }  // namespace myriad::models

@@ -23,10 +23,6 @@ namespace myriad::models {
 
 /// The sphere generator g(u) = ‖u‖², ρ = N(0, I_N), x̄ = r².
 struct Sphere {
-  /// The library instantiates its CUDA backend (kernels/builtin_instances.cmake):
-  /// model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
-
   using value_type = double;
 
   int dimension = 3;    ///< N ≥ 2
@@ -106,6 +102,9 @@ struct Sphere {
     for (int n = 0; n < dimension; ++n) out[n] = u[n];
   }
   std::string quantity_name(int i) const { return "u[" + std::to_string(i) + "]"; }
+
+  /// CUDA backends the library instantiates: model/library_instances.hpp.
+  static constexpr unsigned library_backends = library_backend::chmc;
 };
 
 }  // namespace myriad::models

@@ -24,6 +24,7 @@
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/run/ais_config.hpp"
+#include "myriad/run/device_choice.hpp"
 #include "myriad/run/sample.hpp"
 
 #if defined(__CUDACC__)
@@ -35,24 +36,13 @@ namespace myriad {
 /// True when this translation unit can build a CUDA AIS backend for Target.
 template <class Target>
 constexpr bool cuda_ais_backend_reachable() {
-#if defined(__CUDACC__)
-  return true;
-#else
-  return has_cuda_ais_backend<Target>::value;
-#endif
+  return cuda_reachable<Target, library_backend::ais>();
 }
 
-/// The device an AIS run of Target will use (see choose_device in run/sample.hpp).
+/// The device an AIS run of Target will use (run/device_choice.hpp).
 template <class Target>
 Device choose_ais_device(Device requested) {
-  if (requested == Device::automatic && !cuda_ais_backend_reachable<Target>()) return Device::cpu;
-  const Device device = resolve_device(requested);
-  if (device == Device::cuda && !cuda_ais_backend_reachable<Target>()) {
-    throw unavailable_error(
-        "this model has no CUDA AIS backend here: compile the code that calls myriad::ais with "
-        "nvcc (or use --device cpu)");
-  }
-  return device;
+  return choose_device_for<Target, library_backend::ais>(requested, "AIS ", "ais");
 }
 
 /// An AIS backend for Target on a resolved device.

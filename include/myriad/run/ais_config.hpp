@@ -59,8 +59,6 @@ struct AisConfig {
   }
 };
 
-std::string to_string(AisTransition transition);
-
 /// One direction (forward or reverse) of a run.
 struct AisPass {
   /// [problem][particle]: log w (forward, log Z_q included) or r_b (reverse, hais.md §7)

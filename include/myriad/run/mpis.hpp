@@ -20,10 +20,11 @@
 #include <vector>
 
 #include "myriad/backend/device.hpp"
-#include "myriad/core/device_memory.hpp"
 #include "myriad/backend/mpis_backend.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/plated_model.hpp"
+#include "myriad/run/device_choice.hpp"
 #include "myriad/run/mpis_config.hpp"
 
 #if defined(__CUDACC__)
@@ -35,23 +36,13 @@ namespace myriad {
 /// True when this translation unit can build a CUDA MP IS backend for Model.
 template <class Model>
 constexpr bool cuda_mpis_backend_reachable() {
-#if defined(__CUDACC__)
-  return true;
-#else
-  return has_cuda_mpis_backend<Model>::value;
-#endif
+  return cuda_reachable<Model, library_backend::mpis>();
 }
 
-/// The device an MP IS run of Model will use (see choose_device in run/sample.hpp).
+/// The device an MP IS run of Model will use (run/device_choice.hpp).
 template <class Model>
 Device choose_mpis_device(Device requested) {
-  if (requested == Device::automatic && !cuda_mpis_backend_reachable<Model>()) return Device::cpu;
-  const Device device = resolve_device(requested);
-  if (device == Device::cuda && !cuda_mpis_backend_reachable<Model>())
-    throw unavailable_error(
-        "this model has no CUDA MP IS backend here: compile the code that calls myriad::mpis "
-        "with nvcc (or use --device cpu)");
-  return device;
+  return choose_device_for<Model, library_backend::mpis>(requested, "MP IS ", "mpis");
 }
 
 /// Estimates log P(x), posterior moments and (with samples > 0) exact posterior draws of a

@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/mpis_backend.hpp"
+#include "myriad/core/enum_names.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/estimate/log_z.hpp"
 #include "myriad/model/exact_moment.hpp"
 #include "myriad/model/plated_model.hpp"
@@ -23,7 +24,12 @@ namespace myriad {
 /// baseline with K joint samples (mpis.md §1, §8).
 enum class MpisMethod { massively_parallel, global };
 
-std::string to_string(MpisMethod method);
+inline constexpr EnumName<MpisMethod> kMpisMethodNames[] = {
+    {MpisMethod::massively_parallel, "mpis"},
+    {MpisMethod::global, "global"},
+    {MpisMethod::massively_parallel, "massively_parallel"}};
+
+inline std::string to_string(MpisMethod method) { return enum_name(kMpisMethodNames, method); }
 
 /// Configuration of myriad::mpis; validated by validate().
 struct MpisConfig {

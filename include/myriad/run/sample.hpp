@@ -17,6 +17,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/run/device_choice.hpp"
 #include "myriad/run/sample_config.hpp"
 
 #if defined(__CUDACC__)
@@ -40,28 +41,16 @@ struct model_value_type<Model, std::void_t<typename Model::value_type>> {
 template <class Model>
 using model_value_t = typename detail::model_value_type<Model>::type;
 
-/// True when this translation unit can build a CUDA backend for Model.
+/// True when this translation unit can build a CUDA HMC backend for Model.
 template <class Model>
 constexpr bool cuda_backend_reachable() {
-#if defined(__CUDACC__)
-  return true;
-#else
-  return has_cuda_backend<Model>::value;
-#endif
+  return cuda_reachable<Model, library_backend::hmc>();
 }
 
-/// The device a run of Model will use: `automatic` picks CUDA only when a device is present and
-/// the model can run there.
+/// The device a run of Model will use (run/device_choice.hpp).
 template <class Model>
 Device choose_device(Device requested) {
-  if (requested == Device::automatic && !cuda_backend_reachable<Model>()) return Device::cpu;
-  const Device device = resolve_device(requested);
-  if (device == Device::cuda && !cuda_backend_reachable<Model>()) {
-    throw unavailable_error(
-        "this model has no CUDA backend here: compile the code that calls myriad::sample with "
-        "nvcc (or use --device cpu)");
-  }
-  return device;
+  return choose_device_for<Model, library_backend::hmc>(requested, "", "sample");
 }
 
 /// A backend for Model on a resolved device (cpu or cuda).

@@ -20,6 +20,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/run/chmc_config.hpp"
+#include "myriad/run/device_choice.hpp"
 
 #if defined(__CUDACC__)
 #include "myriad/kernels/cuda_chmc_backend.cuh"
@@ -34,27 +35,14 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config);
 /// True when this translation unit can build a CUDA constrained-HMC backend for Generator.
 template <class Generator>
 constexpr bool cuda_chmc_backend_reachable() {
-#if defined(__CUDACC__)
-  return true;
-#else
-  return has_cuda_chmc_backend<Generator>::value;
-#endif
+  return cuda_reachable<Generator, library_backend::chmc>();
 }
 
-/// The device a constrained-HMC run of Generator will use: `automatic` picks CUDA only when a
-/// device is present and the generator can run there; `cuda` without one is an error.
+/// The device a constrained-HMC run of Generator will use (run/device_choice.hpp).
 template <class Generator>
 Device choose_constrained_device(Device requested) {
-  if (requested == Device::automatic && !cuda_chmc_backend_reachable<Generator>()) {
-    return Device::cpu;
-  }
-  const Device device = resolve_device(requested);
-  if (device == Device::cuda && !cuda_chmc_backend_reachable<Generator>()) {
-    throw unavailable_error(
-        "this generator has no CUDA constrained-HMC backend here: compile the code that calls "
-        "myriad::sample_constrained with nvcc (or use --device cpu)");
-  }
-  return device;
+  return choose_device_for<Generator, library_backend::chmc>(requested, "constrained-HMC ",
+                                                             "sample_constrained");
 }
 
 /// A constrained-HMC backend for Generator on a resolved device (cpu or cuda); `options` apply

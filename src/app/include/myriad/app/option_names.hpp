@@ -8,12 +8,26 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/gram_factorization.hpp"
 #include "myriad/backend/team_mapping.hpp"
+#include "myriad/core/enum_names.hpp"
 #include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/estimate/contraction_path.hpp"
 #include "myriad/run/ais_config.hpp"
 #include "myriad/run/mpis_config.hpp"
 
 namespace myriad {
+
+/// Floating-point precision of a run's state and arithmetic (the CLI's --precision).
+enum class Precision { float32, float64 };
+
+inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::float64, "double"},
+                                                          {Precision::float32, "float"},
+                                                          {Precision::float64, "float64"},
+                                                          {Precision::float32, "float32"}};
+
+inline std::string to_string(Precision precision) { return enum_name(kPrecisionNames, precision); }
+
+/// "double" (also "float64") or "float" (also "float32").
+Precision parse_precision(const std::string& name);
 
 /// "auto", "cpu" or "cuda".
 Device parse_device(const std::string& name);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "myriad/app/option_names.hpp"
 #include "myriad/model/exact_moment.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/run/abc_config.hpp"
@@ -16,13 +17,6 @@
 #include "myriad/run/sample_config.hpp"
 
 namespace myriad {
-
-/// Floating-point precision of a run's state and arithmetic.
-enum class Precision { float32, float64 };
-
-/// Parses "float"/"float32" or "double"/"float64".
-Precision parse_precision(const std::string& name);
-std::string to_string(Precision precision);
 
 /// One model argument with its default and meaning.
 struct ModelArgument {
