@@ -1,5 +1,7 @@
 # Installation and the package config for find_package(myriad CONFIG): targets myriad::myriad
-# (compiled library + headers) and myriad::headers (header-only per-chain code).
+# (the compiled library's CPU variant + headers), myriad::headers (header-only per-chain code)
+# and, from a CUDA build, myriad::cuda (the variant with the CUDA backends; the component
+# `cuda`). A CPU-only program links myriad::myriad and needs no CUDA toolkit where it is built.
 
 include(CMakePackageConfigHelpers)
 
@@ -15,6 +17,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels/
   FILES_MATCHING PATTERN "*.cuh")
 
 install(EXPORT myriadTargets NAMESPACE myriad:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/myriad)
+if(TARGET myriad_cuda)
+  install(TARGETS myriad_cuda EXPORT myriadCudaTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT myriadCudaTargets NAMESPACE myriad::
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/myriad)
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/myriadConfig.cmake.in
   ${PROJECT_BINARY_DIR}/myriadConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/myriad)
