@@ -16,17 +16,15 @@
 #include "ais_report.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "json.hpp"
+#include "myriad/app/option_names.hpp"
+#include "myriad/app/registry.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/error.hpp"
-#include "json.hpp"
 #include "myriad/io/npy.hpp"
-#include "myriad/app/option_names.hpp"
-#include "myriad/app/output_directory.hpp"
-#include "myriad/io/atomic_file.hpp"
 #include "myriad/io/summary_csv.hpp"
-#include "myriad/app/registry.hpp"
-#include "progress_bar.hpp"
+#include "run_session.hpp"
 
 namespace myriad::cli {
 
@@ -145,13 +143,8 @@ int ais_command(int argc, char** argv) {
           : (std::isnan(config.schedule_parameter) ? default_schedule_parameter(config.schedule)
                                                    : config.schedule_parameter);
 
-  finish_reading_command_line();
-  // Fail on a missing GPU or an unwritable output before any computation.
-  resolve_device(config.device);
-  io::OutputDirectory output(line.text("output"));
-
-  const bool quiet = line.flag("quiet");
-  ProgressBar bar(!quiet && !line.flag("no-progress"));
+  RunSession session(line, config.device, start);
+  ProgressBar& bar = session.progress();
   config.progress = [&bar](const char* phase, std::int64_t done, std::int64_t total) {
     bar.update(Progress{phase, done, total});
   };
@@ -159,21 +152,18 @@ int ais_command(int argc, char** argv) {
   const AisResult result = spec.anneal(arguments, config, precision);
   bar.finish();
 
-  io::write_summary_csv(output.path("summary.csv"), ais_summary_rows(result));
-  io::write_npy(output.path("log_weights.npy"), result.forward.log_weights.data(),
+  io::write_summary_csv(session.path("summary.csv"), ais_summary_rows(result));
+  io::write_npy(session.path("log_weights.npy"), result.forward.log_weights.data(),
                 {result.problems, result.particles});
   if (result.has_reverse)
-    io::write_npy(output.path("reverse_log_ratios.npy"), result.reverse.log_weights.data(),
+    io::write_npy(session.path("reverse_log_ratios.npy"), result.reverse.log_weights.data(),
                   {result.problems, result.particles});
-  io::write_npy(output.path("particles.npy"), result.positions.data(),
+  io::write_npy(session.path("particles.npy"), result.positions.data(),
                 {result.problems, result.particles, result.dim});
-  run.total_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  io::write_text_file_atomically(output.path("run.json"),
-                                 ais_report(run, config, result).dump(2) + "\n");
-  output.commit();
+  run.total_seconds = session.seconds();
+  session.commit(ais_report(run, config, result));
 
-  if (!quiet) {
+  if (!session.quiet()) {
     std::printf("%s: %d problem(s) x %lld particles x %d temperatures on %s\n", spec.name.c_str(),
                 result.problems, static_cast<long long>(result.particles), result.temperatures,
                 result.device.c_str());
@@ -206,7 +196,7 @@ int ais_command(int argc, char** argv) {
       std::printf("  upper bound (reverse) = %.6f\n", upper);
     }
     std::printf("  wrote %s/{run.json,summary.csv,log_weights.npy,%sparticles.npy}\n",
-                output.final_path().c_str(), result.has_reverse ? "reverse_log_ratios.npy," : "");
+                session.final_path().c_str(), result.has_reverse ? "reverse_log_ratios.npy," : "");
   }
   return 0;
 }

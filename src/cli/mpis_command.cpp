@@ -12,17 +12,15 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "json.hpp"
 #include "mpis_report.hpp"
+#include "myriad/app/option_names.hpp"
+#include "myriad/app/registry.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
-#include "json.hpp"
 #include "myriad/io/npy.hpp"
-#include "myriad/app/option_names.hpp"
-#include "myriad/app/output_directory.hpp"
-#include "myriad/io/atomic_file.hpp"
 #include "myriad/io/summary_csv.hpp"
-#include "myriad/app/registry.hpp"
-#include "progress_bar.hpp"
+#include "run_session.hpp"
 
 namespace myriad::cli {
 
@@ -108,15 +106,11 @@ int mpis_command(int argc, char** argv) {
   run.model_arguments = arguments.values();
   run.requested_device = to_string(config.device);
 
-  finish_reading_command_line();
-  // Fail on a missing GPU or an unwritable output before any computation.
-  if (resolve_device(config.device) != Device::cuda && line.has("contraction") &&
+  RunSession session(line, config.device, start);
+  if (session.device() != Device::cuda && line.has("contraction") &&
       config.contraction != ContractionPath::automatic)
     throw UsageError{"--contraction chooses a CUDA path; this run is on the CPU"};
-  io::OutputDirectory output(line.text("output"));
-
-  const bool quiet = line.flag("quiet");
-  ProgressBar bar(!quiet && !line.flag("no-progress"));
+  ProgressBar& bar = session.progress();
   config.progress = [&bar](const char* phase, std::int64_t done, std::int64_t total) {
     bar.update(Progress{phase, done, total});
   };
@@ -124,23 +118,20 @@ int mpis_command(int argc, char** argv) {
   bar.finish();
 
   const auto quantities = static_cast<std::int64_t>(result.names.size());
-  if (config.moments) io::write_summary_csv(output.path("summary.csv"), mpis_summary_rows(result));
+  if (config.moments) io::write_summary_csv(session.path("summary.csv"), mpis_summary_rows(result));
   if (config.samples > 0)
-    io::write_npy(output.path("draws.npy"), result.draws.data(),
+    io::write_npy(session.path("draws.npy"), result.draws.data(),
                   {config.runs, config.samples, quantities});
   if (config.keep_weights) {
-    io::write_npy(output.path("particles.npy"), result.particles.data(),
+    io::write_npy(session.path("particles.npy"), result.particles.data(),
                   {config.runs, quantities, config.k});
-    io::write_npy(output.path("marginal_weights.npy"), result.weights.data(),
+    io::write_npy(session.path("marginal_weights.npy"), result.weights.data(),
                   {config.runs, quantities, config.k});
   }
-  run.total_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  io::write_text_file_atomically(output.path("run.json"),
-                                 mpis_report(run, config, result).dump(2) + "\n");
-  output.commit();
+  run.total_seconds = session.seconds();
+  session.commit(mpis_report(run, config, result));
 
-  if (!quiet) {
+  if (!session.quiet()) {
     std::printf("%s: %s, K = %lld, %d run(s) on %s\n", spec.name.c_str(), result.method.c_str(),
                 static_cast<long long>(result.k), result.runs, result.device.c_str());
     if (config.method == MpisMethod::massively_parallel)
@@ -155,7 +146,7 @@ int mpis_command(int argc, char** argv) {
         "%lld non-finite factor entries\n",
         result.seconds_estimate / result.runs, result.seconds_moments, result.seconds_sampling,
         result.failed_runs, static_cast<long long>(result.nonfinite_entries));
-    std::printf("  wrote %s/{run.json%s%s%s}\n", output.final_path().c_str(),
+    std::printf("  wrote %s/{run.json%s%s%s}\n", session.final_path().c_str(),
                 config.moments ? ",summary.csv" : "", config.samples > 0 ? ",draws.npy" : "",
                 config.keep_weights ? ",particles.npy,marginal_weights.npy" : "");
   }

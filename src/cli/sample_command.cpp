@@ -8,17 +8,15 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
+#include "json.hpp"
+#include "myriad/app/option_names.hpp"
+#include "myriad/app/registry.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/team_mapping.hpp"
-#include "json.hpp"
 #include "myriad/io/npy.hpp"
-#include "myriad/app/option_names.hpp"
-#include "myriad/app/output_directory.hpp"
-#include "myriad/io/atomic_file.hpp"
 #include "myriad/io/summary_csv.hpp"
-#include "myriad/app/registry.hpp"
-#include "progress_bar.hpp"
 #include "run_report.hpp"
+#include "run_session.hpp"
 
 namespace myriad::cli {
 
@@ -226,32 +224,24 @@ int sample_command(int argc, char** argv) {
                                                    ? read_generator_settings(line, config, spec, arguments, run)
                                                    : GeneratorSettings{};
 
-  finish_reading_command_line();
-  // Fail on a missing GPU or an unwritable output before any computation.
-  resolve_device(config.device);
-  io::OutputDirectory output(line.text("output"));
-
-  const bool quiet = line.flag("quiet");
-  ProgressBar bar(!quiet && !line.flag("no-progress"));
+  RunSession session(line, config.device, start);
+  ProgressBar& bar = session.progress();
   config.progress = [&bar](const Progress& p) { bar.update(p); };
   const SampleResult result =
       run_sampler(spec, arguments, config, generator_settings, precision, run);
   bar.finish();
 
-  const auto write_start = std::chrono::steady_clock::now();
-  io::write_summary_csv(output.path("summary.csv"), result.summary);
+  const double write_start = session.seconds();
+  io::write_summary_csv(session.path("summary.csv"), result.summary);
   const std::vector<std::int64_t> shape = {result.chains, result.kept_draws,
                                            static_cast<std::int64_t>(result.names.size())};
-  io::write_npy(output.path("draws.npy"), result.draws_data.data(), shape);
-  run.total_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  io::write_npy(session.path("draws.npy"), result.draws_data.data(), shape);
+  run.total_seconds = session.seconds();
   Json report = sample_report(run, config, result);
-  report["wall_time"]["output_seconds"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
-  io::write_text_file_atomically(output.path("run.json"), report.dump(2) + "\n");
-  output.commit();
+  report["wall_time"]["output_seconds"] = session.seconds() - write_start;
+  session.commit(report);
 
-  if (!quiet) {
+  if (!session.quiet()) {
     const DiagnosticExtremes worst = diagnostic_extremes(result);
     std::cout << io::format_summary_table(result.summary);
     const double seconds = result.warmup_seconds + result.sampling_seconds;
@@ -284,7 +274,7 @@ int sample_command(int argc, char** argv) {
         static_cast<long long>(result.sampling_stats.divergent),
         static_cast<long long>(result.sampling_stats.non_finite), worst.max_rhat,
         worst.max_nested_rhat, result.superchains, worst.min_ess_bulk, worst.min_ess_tail,
-        output.final_path().c_str());
+        session.final_path().c_str());
     if (run.sampler == "abc-reject" && result.chains == 0) {
       std::printf(
           "  note: none of the %.0f prior simulations was within the tolerance (%.0f were not "
