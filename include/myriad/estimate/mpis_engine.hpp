@@ -96,10 +96,9 @@ class MpisEngine {
         permute.perm = perms_[g].back().data();
         permute.instances = self.instances;
         permute.k = k_;
-        permute.seed = seed_;
-        permute.first_run = first_run_;
-        permute.purpose = kMpisPermutationPurpose + 64u * static_cast<std::uint32_t>(g) +
-                          static_cast<std::uint32_t>(slot);
+        permute.uniforms = {streams(), kMpisPermutationPurpose +
+                                           64u * static_cast<std::uint32_t>(g) +
+                                           static_cast<std::uint32_t>(slot)};
         par_.for_each(runs_ * self.instances, permute, 4 * k_);
         qa.perm[slot] = perms_[g].back().data();
       }
@@ -278,16 +277,7 @@ class MpisEngine {
           runs_ * self.instances * count,
           mpis_elements::ProposalLogDensity<Model>{model_, g, self, qa, log_q_.back().data()},
           kDensityWork);
-      mpis_elements::GlobalLatentTerm<Model> term;
-      term.model = model_;
-      term.latent = g;
-      term.self = self;
-      const LatentDecl& decl = s_.latent_decl(g);
-      term.parents = static_cast<int>(decl.parents.size());
-      for (int slot = 0; slot < term.parents; ++slot)
-        term.link[slot] = parent_link(g, decl.parents[slot], decl.plate);
-      term.log_q = log_q_.back().data();
-      term.log_r = log_r.data();
+      const mpis_elements::GlobalLatentTerm<Model> term{latent_log_weight(g), log_r.data()};
       par_.for_each(runs_ * count, term, kDensityWork * self.instances);
     }
     for (int o = 0; o < s_.observed_count(); ++o) {
@@ -295,9 +285,7 @@ class MpisEngine {
       mpis_elements::GlobalObservedTerm<Model> term;
       term.model = model_;
       term.observed = o;
-      term.parents = static_cast<int>(decl.parents.size());
-      for (int slot = 0; slot < term.parents; ++slot)
-        term.link[slot] = parent_link(-1, decl.parents[slot], decl.plate);
+      term.parents = group_parents(-1, decl.parents, decl.plate);
       const std::vector<int> path = s_.path(decl.plate);
       term.depth = static_cast<int>(path.size());
       for (int d = 0; d < term.depth; ++d) term.plate_size[d] = s_.plate_decl(path[d]).size;
@@ -316,9 +304,9 @@ class MpisEngine {
   }
 
  private:
-  /// Cost of one density evaluation relative to a cheap element (the CPU policy's parallel
-  /// threshold; see CpuParallel::for_each).
-  static constexpr std::int64_t kDensityWork = 16;
+  static constexpr std::int64_t kDensityWork = mpis_elements::kDensityWork;
+
+  mpis_elements::RunStreams streams() const { return {seed_, first_run_}; }
 
   /// Terms of the mixture proposal's density per particle: K per proposal slot.
   std::int64_t mixture_terms(const mpis_elements::ProposalParents& qa) const {
@@ -390,9 +378,7 @@ class MpisEngine {
       sampler.out_instances = s_.instances(op.plate);
       sampler.element_base = window_base(op.plate);
       sampler.out_element_base = sampler.element_base;
-      sampler.seed = seed_;
-      sampler.first_run = first_run_;
-      sampler.purpose = kMpisIndexPurpose + 64u * static_cast<std::uint32_t>(i);
+      sampler.uniforms = {streams(), kMpisIndexPurpose + 64u * static_cast<std::uint32_t>(i)};
       par_.for_each(draws * runs_ * sampler.context.elements, sampler,
                     3 * sampler.element.elim_size);
     } else if (op.kind == MpisOpKind::chain) {
@@ -503,15 +489,8 @@ class MpisEngine {
   void evaluate_latent_factor(int g) {
     const int id = plan_.latent_factor[g];
     mpis_elements::LatentFactor<Model> factor;
-    factor.model = model_;
-    factor.latent = g;
-    factor.self = group_view(g);
-    const LatentDecl& decl = s_.latent_decl(g);
-    factor.parents = static_cast<int>(decl.parents.size());
-    for (int slot = 0; slot < factor.parents; ++slot)
-      factor.link[slot] = parent_link(g, decl.parents[slot], decl.plate);
-    factor.axes = factor_axes(id, g, decl.parents);
-    factor.log_q = log_q_[g].data();
+    factor.weight = latent_log_weight(g);
+    factor.axes = factor_axes(id, g, s_.latent_decl(g).parents);
     factor.log_k = std::log(static_cast<double>(k_));
     factor.out = allocate_tensor(id);
     const std::int64_t n = tensors_[id].owned.size();
@@ -527,9 +506,7 @@ class MpisEngine {
     mpis_elements::LikelihoodFactor<Model> factor;
     factor.model = model_;
     factor.observed = o;
-    factor.parents = static_cast<int>(decl.parents.size());
-    for (int slot = 0; slot < factor.parents; ++slot)
-      factor.link[slot] = parent_link(-1, decl.parents[slot], home);
+    factor.parents = group_parents(-1, decl.parents, home);
     factor.axes = factor_axes(id, -1, decl.parents);
     const std::vector<int> home_path = s_.path(home), obs_path = s_.path(decl.plate);
     factor.home_depth = static_cast<int>(home_path.size());
@@ -616,6 +593,20 @@ class MpisEngine {
     return link;
   }
 
+  mpis_elements::GroupParents group_parents(int child, const std::vector<int>& parents,
+                                            int child_plate) const {
+    mpis_elements::GroupParents links;
+    links.count = static_cast<int>(parents.size());
+    for (int slot = 0; slot < links.count; ++slot)
+      links.link[slot] = parent_link(child, parents[slot], child_plate);
+    return links;
+  }
+
+  mpis_elements::LatentLogWeight<Model> latent_log_weight(int g) const {
+    const LatentDecl& decl = s_.latent_decl(g);
+    return {model_, g, group_view(g), group_parents(g, decl.parents, decl.plate), log_q_[g].data()};
+  }
+
   mpis_elements::ProposalParents proposal_parents(int g, std::int64_t instances) const {
     const LatentDecl& decl = s_.latent_decl(g);
     mpis_elements::ProposalParents qa;
@@ -632,8 +623,7 @@ class MpisEngine {
                       const mpis_elements::ProposalParents& qa, std::int64_t particle_offset) {
     const LatentDecl& decl = s_.latent_decl(g);
     mpis_elements::ParticleSampler<Model> sampler{model_, g, self, qa};
-    sampler.seed = seed_;
-    sampler.first_run = first_run_;
+    sampler.streams = streams();
     sampler.particle_offset = particle_offset;
     const bool chain =
         std::find(decl.parents.begin(), decl.parents.end(), kPreviousStep) != decl.parents.end();
@@ -905,9 +895,7 @@ class MpisEngine {
       sampler.out_offset[0] = 0;
       sampler.out_offset[1] = steps;
       sampler.element_base = window_base(outer_plate);  // the boundary array is the window's
-      sampler.seed = seed_;
-      sampler.first_run = first_run_;
-      sampler.purpose = purpose;
+      sampler.uniforms = {streams(), purpose};
       par_.for_each(draws * runs_ * sampler.context.elements, sampler,
                     3 * sampler.element.elim_size);
     }
@@ -931,9 +919,7 @@ class MpisEngine {
       sampler.pairs = pairs;
       sampler.span = std::int64_t{2} << l;
       sampler.element_base = window_base(outer_plate) * pairs;
-      sampler.seed = seed_;
-      sampler.first_run = first_run_;
-      sampler.purpose = purpose + static_cast<std::uint32_t>(l) + 1u;
+      sampler.uniforms = {streams(), purpose + static_cast<std::uint32_t>(l) + 1u};
       par_.for_each(draws * runs_ * sampler.context.elements, sampler,
                     3 * sampler.element.elim_size);
     }
