@@ -68,6 +68,31 @@ struct ParentLink {
   }
 };
 
+/// The Philox streams of a batch of runs (DESIGN.md rule 2): run r of the batch draws from the
+/// stream (seed, first_run + r), so its numbers do not depend on the batch it is in.
+struct RunStreams {
+  std::uint64_t seed = 0;
+  std::int64_t first_run = 0;
+  MYRIAD_HD RandomStream operator()(std::int64_t run) const {
+    return RandomStream(seed, static_cast<std::uint64_t>(first_run + run));
+  }
+};
+
+/// Uniforms of one purpose from a batch's run streams: Philox counter (element, purpose, draw).
+struct RunUniforms {
+  RunStreams streams{};
+  std::uint32_t purpose = 0;
+  MYRIAD_HD double operator()(std::int64_t run, std::int64_t element, std::int64_t draw) const {
+    return streams(run).uniform<double>(static_cast<std::uint32_t>(element),
+                                        static_cast<Purpose>(purpose),
+                                        static_cast<std::uint32_t>(draw));
+  }
+};
+
+/// Cost of one density evaluation relative to a cheap element: the `work` hint of a policy's
+/// for_each (the CPU policy's parallel threshold; see CpuParallel::for_each).
+inline constexpr std::int64_t kDensityWork = 16;
+
 /// A uniformly random permutation of 0…K−1 per (run, instance) by Fisher–Yates with Philox
 /// uniforms: the parent-particle choice of one proposal slot (the permutation sampler, mpis.md
 /// §2.1): child particle k takes parent particle perm[k].
@@ -75,19 +100,14 @@ struct PermutationSampler {
   std::int32_t* perm = nullptr;  ///< [run][instance][K]
   std::int64_t instances = 1;
   std::int64_t k = 1;
-  std::uint64_t seed = 0;
-  std::int64_t first_run = 0;
-  std::uint32_t purpose = 0;
+  RunUniforms uniforms{};  ///< counter (instance, purpose, j)
 
   MYRIAD_HD void operator()(std::int64_t i) const {
     const std::int64_t run = i / instances, instance = i % instances;
     std::int32_t* p = perm + i * k;
     for (std::int64_t j = 0; j < k; ++j) p[j] = static_cast<std::int32_t>(j);
-    const RandomStream stream(seed, static_cast<std::uint64_t>(first_run + run));
     for (std::int64_t j = k - 1; j >= 1; --j) {
-      const double u =
-          stream.uniform<double>(static_cast<std::uint32_t>(instance),
-                                 static_cast<Purpose>(purpose), static_cast<std::uint32_t>(j));
+      const double u = uniforms(run, instance, j);
       std::int64_t r = static_cast<std::int64_t>(u * static_cast<double>(j + 1));
       if (r > j) r = j;
       const std::int32_t swap = p[j];
@@ -132,8 +152,7 @@ struct ParticleSampler {
   ProposalParents qa;
   std::int64_t step = -1;
   std::int64_t steps = 1;
-  std::uint64_t seed = 0;
-  std::int64_t first_run = 0;
+  RunStreams streams{};
   std::int64_t particle_offset = 0;  ///< Philox particle number of stored particle 0
 
   MYRIAD_HD void operator()(std::int64_t i) const {
@@ -143,7 +162,7 @@ struct ParticleSampler {
     const std::int64_t run = rest / per_run;
     const std::int64_t instance = step < 0 ? rest % per_run : (rest % per_run) * steps + step;
     const ParentValues parents = qa.chosen(run, instance, particle, self.k);
-    ParticleRandom rng(RandomStream(seed, static_cast<std::uint64_t>(first_run + run)),
+    ParticleRandom rng(streams(run),
                        kMpisProposalPurpose + 65536u * static_cast<std::uint32_t>(latent),
                        static_cast<std::uint32_t>(instance),
                        static_cast<std::uint32_t>(particle_offset + particle));
@@ -260,30 +279,64 @@ struct FactorAxes {
   }
 };
 
+/// The parents of a group (a latent's, or an observation's from its home plate) as its
+/// densities see them: declared order, kPreviousStep as a previous-step link.
+struct GroupParents {
+  int count = 0;
+  ParentLink link[kMaxGroupParents];
+
+  /// The parents' values at a log-factor element: slot s at particle slot_particle[s], a
+  /// previous-step link at the lag's particle.
+  MYRIAD_HD ParentValues at(std::int64_t run, std::int64_t instance,
+                            const std::int64_t* slot_particle, std::int64_t lag_particle) const {
+    ParentValues values;
+    values.count = count;
+    for (int s = 0; s < count; ++s)
+      values.value[s] =
+          link[s].value(run, instance, link[s].previous_step ? lag_particle : slot_particle[s]);
+    return values;
+  }
+  /// Every parent at `particle`: joint sample `particle` of global importance sampling.
+  MYRIAD_HD ParentValues joint(std::int64_t run, std::int64_t instance,
+                               std::int64_t particle) const {
+    ParentValues values;
+    values.count = count;
+    for (int s = 0; s < count; ++s) values.value[s] = link[s].value(run, instance, particle);
+    return values;
+  }
+};
+
+/// log P(z_g | parents) − log Q(z_g) of one particle of latent g: what its log-factor (MP IS) and
+/// its term of a global importance weight share.
+template <class Model>
+struct LatentLogWeight {
+  Model model;
+  int latent = 0;
+  GroupView self;
+  GroupParents parents;
+  const double* log_q = nullptr;  ///< [run][instance][K]
+
+  MYRIAD_HD double operator()(std::int64_t run, std::int64_t instance, std::int64_t particle,
+                              const ParentValues& values) const {
+    return model.log_prior(latent, self.at(run, instance, particle), values,
+                           self.plate_index(instance)) -
+           log_q[(run * self.instances + instance) * self.k + particle];
+  }
+};
+
 /// ℓ_g[run, plates, parents, lag, k] = log P(z_g^k | parents) − log Q_MP(z_g^k) − log K
 /// (mpis.md §2.2–§2.3, §3.1).
 template <class Model>
 struct LatentFactor {
-  Model model;
-  int latent = 0;
-  GroupView self;
-  int parents = 0;
-  ParentLink link[kMaxGroupParents];  ///< declared order; kPreviousStep as a previous-step link
+  LatentLogWeight<Model> weight;
   FactorAxes axes;
-  const double* log_q = nullptr;  ///< [run][instance][K]
   double log_k = 0.0;
   double* out = nullptr;
 
   MYRIAD_HD void operator()(std::int64_t o) const {
     std::int64_t run, instance, self_k, lag_k, slot_k[kMaxGroupParents] = {};
     axes.decode(o, run, instance, slot_k, self_k, lag_k);
-    ParentValues values;
-    values.count = parents;
-    for (int s = 0; s < parents; ++s)
-      values.value[s] = link[s].value(run, instance, link[s].previous_step ? lag_k : slot_k[s]);
-    out[o] = model.log_prior(latent, self.at(run, instance, self_k), values,
-                             self.plate_index(instance)) -
-             log_q[(run * self.instances + instance) * self.k + self_k] - log_k;
+    out[o] = weight(run, instance, self_k, weight.parents.at(run, instance, slot_k, lag_k)) - log_k;
   }
 };
 
@@ -293,8 +346,7 @@ template <class Model>
 struct LikelihoodFactor {
   Model model;
   int observed = 0;
-  int parents = 0;
-  ParentLink link[kMaxGroupParents];  ///< divisors relative to the home instance
+  GroupParents parents;  ///< divisors relative to the home instance
   FactorAxes axes;
   int home_depth = 0;
   std::int64_t home_size[kMaxPlateDepth] = {};
@@ -306,9 +358,7 @@ struct LikelihoodFactor {
   MYRIAD_HD void operator()(std::int64_t o) const {
     std::int64_t run, home, self_k, lag_k, slot_k[kMaxGroupParents] = {};
     axes.decode(o, run, home, slot_k, self_k, lag_k);
-    ParentValues values;
-    values.count = parents;
-    for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, home, slot_k[s]);
+    const ParentValues values = parents.at(run, home, slot_k, lag_k);
     PlateIndex at = plate_index_of(home, home_depth, home_size);
     at.depth = home_depth + extra_depth;
     double total = 0.0;
@@ -464,9 +514,7 @@ struct IndexSampler {
   /// Instance of the outputs of element 0: element_base for draws of the step's own K-dims,
   /// 0 for a window-local buffer (a chain's boundary values).
   std::int64_t out_element_base = 0;
-  std::uint64_t seed = 0;
-  std::int64_t first_run = 0;
-  std::uint32_t purpose = 0;
+  RunUniforms uniforms{};  ///< counter (element_base + element, purpose, draw)
 
   MYRIAD_HD void operator()(std::int64_t i) const {
     std::int64_t draw, run, element_index;
@@ -474,13 +522,8 @@ struct IndexSampler {
     const std::int64_t global = element_base + element_index;
     std::int64_t base[kMaxStepInputs];
     std::int64_t e = -1;
-    if (context.offsets(element.inputs, draw, run, element_index, base)) {
-      const RandomStream stream(seed, static_cast<std::uint64_t>(first_run + run));
-      const double u =
-          stream.uniform<double>(static_cast<std::uint32_t>(global), static_cast<Purpose>(purpose),
-                                 static_cast<std::uint32_t>(draw));
-      e = draw_assignment(element, base, u);
-    }
+    if (context.offsets(element.inputs, draw, run, element_index, base))
+      e = draw_assignment(element, base, uniforms(run, global, draw));
     const bool zero = e < 0;
     for (int a = element.elim_axes - 1; a >= 0; --a) {
       const std::int64_t digit = zero ? -1 : e % element.elim_extent[a];
@@ -508,9 +551,7 @@ struct ChainMidpointSampler {
   std::int64_t pairs = 1;
   std::int64_t span = 2;          ///< 2^(l+1)
   std::int64_t element_base = 0;  ///< global number of element 0 (a chunk's window)
-  std::uint64_t seed = 0;
-  std::int64_t first_run = 0;
-  std::uint32_t purpose = 0;
+  RunUniforms uniforms{};         ///< counter (element_base + element, purpose, draw)
 
   MYRIAD_HD void operator()(std::int64_t i) const {
     std::int64_t draw, run, element_index;
@@ -530,10 +571,7 @@ struct ChainMidpointSampler {
       return;
     }
     for (int j = 0; j < element.inputs; ++j) base[j] += p * left_stride[j] + c * right_stride[j];
-    const RandomStream stream(seed, static_cast<std::uint64_t>(first_run + run));
-    const double u =
-        stream.uniform<double>(static_cast<std::uint32_t>(element_base + element_index),
-                               static_cast<Purpose>(purpose), static_cast<std::uint32_t>(draw));
+    const double u = uniforms(run, element_base + element_index, draw);
     b[mid] = static_cast<std::int32_t>(draw_assignment(element, base, u));
   }
 };
@@ -562,24 +600,14 @@ struct ChainIndicesFromBoundary {
 /// log Q(z_g^k | qa^k) of latent g, one (run, particle) per index, every parent at particle k.
 template <class Model>
 struct GlobalLatentTerm {
-  Model model;
-  int latent = 0;
-  GroupView self;
-  int parents = 0;
-  ParentLink link[kMaxGroupParents];
-  const double* log_q = nullptr;
+  LatentLogWeight<Model> weight;
   double* log_r = nullptr;
   MYRIAD_HD void operator()(std::int64_t i) const {
+    const GroupView& self = weight.self;
     const std::int64_t run = i / self.k, particle = i % self.k;
     double total = 0.0;
-    for (std::int64_t instance = 0; instance < self.instances; ++instance) {
-      ParentValues values;
-      values.count = parents;
-      for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, instance, particle);
-      total += model.log_prior(latent, self.at(run, instance, particle), values,
-                               self.plate_index(instance)) -
-               log_q[(run * self.instances + instance) * self.k + particle];
-    }
+    for (std::int64_t instance = 0; instance < self.instances; ++instance)
+      total += weight(run, instance, particle, weight.parents.joint(run, instance, particle));
     log_r[i] += total;
   }
 };
@@ -588,8 +616,7 @@ template <class Model>
 struct GlobalObservedTerm {
   Model model;
   int observed = 0;
-  int parents = 0;
-  ParentLink link[kMaxGroupParents];
+  GroupParents parents;
   int depth = 0;
   std::int64_t plate_size[kMaxPlateDepth] = {};
   std::int64_t instances = 1;
@@ -598,12 +625,9 @@ struct GlobalObservedTerm {
   MYRIAD_HD void operator()(std::int64_t i) const {
     const std::int64_t run = i / k, particle = i % k;
     double total = 0.0;
-    for (std::int64_t instance = 0; instance < instances; ++instance) {
-      ParentValues values;
-      values.count = parents;
-      for (int s = 0; s < parents; ++s) values.value[s] = link[s].value(run, instance, particle);
-      total += model.log_likelihood(observed, values, plate_index_of(instance, depth, plate_size));
-    }
+    for (std::int64_t instance = 0; instance < instances; ++instance)
+      total += model.log_likelihood(observed, parents.joint(run, instance, particle),
+                                    plate_index_of(instance, depth, plate_size));
     log_r[i] += total;
   }
 };
