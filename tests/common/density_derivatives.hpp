@@ -24,6 +24,10 @@
 
 namespace myriad::testing {
 
+/// Machine epsilon (twice the unit roundoff) of double and of float.
+inline constexpr double kEps = std::numeric_limits<double>::epsilon();
+inline constexpr double kFloatEps = std::numeric_limits<float>::epsilon();
+
 /// The tolerances of one point's checks.
 struct DerivativeTolerances {
   double value = 0;              ///< on |supplied − generic| and |dual − generic| of log p
@@ -165,7 +169,6 @@ void expect_float_agrees(const FloatModel& model_f, const DoubleModel& model_d,
 ///      central-difference bound for the remaining slack.
 inline DerivativeTolerances summed_log_density_tolerances(double lp,
                                                           const std::vector<double>& gradient) {
-  constexpr double kEps = std::numeric_limits<double>::epsilon();
   double grad_norm = 0;
   for (double g : gradient) grad_norm = std::max(grad_norm, std::fabs(g));
   DerivativeTolerances tol;
@@ -244,9 +247,8 @@ struct ErrorScales {
 /// differences δf = terms · ε · (floor + value) with `factor` as the safety factor: `factor`
 /// covers the two evaluations compared and the second-order remainder, `floor` (0 or 1) an
 /// absolute allowance where a scale may be near zero. ε is that of the precision checked.
-inline DerivativeTolerances error_scale_tolerances(
-    const ErrorScales& scales, double factor, double floor,
-    double eps = std::numeric_limits<double>::epsilon()) {
+inline DerivativeTolerances error_scale_tolerances(const ErrorScales& scales, double factor,
+                                                   double floor, double eps = kEps) {
   DerivativeTolerances tol;
   tol.value = factor * scales.terms * eps * (floor + scales.value);
   for (double g : scales.gradient)

@@ -9,10 +9,13 @@
 
 namespace myriad::testing {
 
-/// n standard normals: RandomStream(seed, stream) at iteration 0 with Purpose::user.
-inline std::vector<double> standard_normals(std::uint64_t seed, std::uint64_t stream, int n) {
+/// n standard normals times `scale`: RandomStream(seed, stream) at iteration 0 with
+/// Purpose::user.
+inline std::vector<double> standard_normals(std::uint64_t seed, std::uint64_t stream, int n,
+                                            double scale = 1) {
   std::vector<double> z(static_cast<std::size_t>(n));
   RandomStream(seed, stream).fill_normal<double>(0, Purpose::user, z, n);
+  for (double& v : z) v *= scale;
   return z;
 }
 

@@ -20,16 +20,7 @@
 namespace {
 
 using namespace myriad::testing;
-using myriad::models::Gld;
-using myriad::models::GldProblem;
-using myriad::models::LinearGaussian;
-using myriad::models::LinearGaussianProblem;
-using myriad::models::LotkaVolterra;
-using myriad::models::LotkaVolterraProblem;
-using myriad::models::LotkaVolterraSettings;
-using myriad::models::LotkaVolterraSummaries;
-using myriad::models::Noisy;
-using myriad::models::Sphere;
+using namespace myriad::models;
 
 // ---------------------------------------------------------------------------------------------
 // Data.

@@ -30,14 +30,7 @@ namespace myriad {
 namespace {
 
 using namespace myriad::testing;
-using models::BusBreakdown;
-using models::BusBreakdownData;
-using models::Chimpanzees;
-using models::ChimpanzeesData;
-using models::MovieLens;
-using models::MovieLensData;
-using models::Occupancy;
-using models::OccupancyData;
+using namespace models;
 
 constexpr double kPi = 3.14159265358979323846;
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/density_derivatives.hpp"
+#include "common/device_model.hpp"
 #include "common/exact_samples.hpp"
 #include "common/expect_error.hpp"
 #include "common/quadrature.hpp"
@@ -33,14 +34,13 @@
 namespace {
 
 using namespace myriad::testing;
+using namespace myriad::models;
 using myriad::RandomStream;
-using myriad::models::BoltzmannRelaxation;
-using myriad::models::BoltzmannRelaxationData;
 
+// Test points come from kPointSeed's streams. The derivative and float checks allow twice the
+// rounding of the sums, 2 · terms · ε · (1 + scale), and twice the central-difference bound:
+// error_scale_tolerances(scales, 2, 1, ε).
 constexpr std::uint64_t kPointSeed = 20240612;
-// Derivative and float checks allow twice the rounding of the sums, 2 · terms · ε · (1 + scale),
-// and twice the central-difference bound (error_scale_tolerances(scales, 2, 1, ε)).
-constexpr double kFloatEps = std::numeric_limits<float>::epsilon();
 
 static_assert(std::is_trivially_copyable_v<BoltzmannRelaxation<float>>, "");
 static_assert(!myriad::target_has_problems<BoltzmannRelaxation<double>>, "one problem");
@@ -425,22 +425,15 @@ TEST(AisModelsBoltzmann, SyntheticIsDeterministicPerSeed) {
 
 TEST(AisModelsBoltzmann, DeviceModelUploadsOnce) {
   auto data = BoltzmannRelaxationData<double>::synthetic(6);
-#if defined(MYRIAD_HAS_CUDA)
-  BoltzmannRelaxation<double> model;
-  try {
-    model = data.device_model();
-  } catch (const myriad::cuda_error& e) {
-    GTEST_SKIP() << "CUDA build but no usable device: " << e.what();
-  }
+  const auto device = device_model_or_nothing([&] { return data.device_model(); });
+  if (!device) return;  // skipped, or a build without CUDA (unavailable_error checked)
+  const auto& model = *device;
   const auto q = myriad::download(model.factor, 36);
   const auto cdf = myriad::download(model.state_cdf, 64);
   EXPECT_EQ(q, data.factor());
   EXPECT_EQ(cdf, data.state_cdf());
   EXPECT_EQ(model.exact_log_z(0), data.log_z());
   EXPECT_EQ(data.device_model().state_cdf, model.state_cdf);
-#else
-  EXPECT_THROW(data.device_model(), myriad::unavailable_error);
-#endif
 }
 
 }  // namespace

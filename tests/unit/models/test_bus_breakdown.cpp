@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/device_model.hpp"
 #include "common/log_densities.hpp"
 #include "common/plated_model_checks.hpp"
 #include "myriad/core/error.hpp"
@@ -22,8 +23,7 @@ namespace myriad {
 namespace {
 
 using namespace myriad::testing;
-using models::BusBreakdown;
-using models::BusBreakdownData;
+using namespace models;
 
 // ---------------------------------------------------------------------------------------------
 // Densities against direct formulas (probability form, independent of the library's softplus
@@ -123,10 +123,8 @@ TEST(MpisPaperModels, BusBreakdownData) {
   EXPECT_EQ(host.delay, a.delay().data());
   EXPECT_EQ(host.company, a.company().data());
   EXPECT_EQ(host.journey_type, a.journey_type().data());
-#if !defined(MYRIAD_HAS_CUDA)
-  BusBreakdownData movable = BusBreakdownData::synthetic(11);
-  EXPECT_THROW(movable.device_model(), unavailable_error);
-#endif
+  expect_no_device_model_without_cuda(
+      [] { return BusBreakdownData::synthetic(11).device_model(); });
 }
 
 // ---------------------------------------------------------------------------------------------

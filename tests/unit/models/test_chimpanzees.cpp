@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/device_model.hpp"
 #include "common/log_densities.hpp"
 #include "common/plated_model_checks.hpp"
 #include "myriad/core/error.hpp"
@@ -22,8 +23,7 @@ namespace myriad {
 namespace {
 
 using namespace myriad::testing;
-using models::Chimpanzees;
-using models::ChimpanzeesData;
+using namespace models;
 
 // ---------------------------------------------------------------------------------------------
 // Densities against direct formulas (probability form, independent of the library's softplus
@@ -112,10 +112,7 @@ TEST(MpisPaperModels, ChimpanzeesData) {
   EXPECT_EQ(host.pulled_left, a.pulled_left().data());
   EXPECT_EQ(host.condition, a.condition().data());
   EXPECT_EQ(host.prosoc_left, a.prosoc_left().data());
-#if !defined(MYRIAD_HAS_CUDA)
-  ChimpanzeesData movable = ChimpanzeesData::synthetic(11);
-  EXPECT_THROW(movable.device_model(), unavailable_error);
-#endif
+  expect_no_device_model_without_cuda([] { return ChimpanzeesData::synthetic(11).device_model(); });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "common/density_derivatives.hpp"
 #include "common/expect_error.hpp"
 #include "common/log_densities.hpp"
+#include "common/recorded_quantities.hpp"
 #include "common/test_points.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/models/eight_schools.hpp"
@@ -22,15 +23,10 @@
 namespace {
 
 using namespace myriad::testing;
-using myriad::models::EightSchools;
+using namespace myriad::models;
 
 constexpr std::uint64_t kPointSeed = 20240611;
 constexpr int kPoints = 8;
-
-static_assert(std::is_trivially_copyable<EightSchools<float>>::value, "EightSchools<float>");
-static_assert(std::is_trivially_copyable<EightSchools<double>>::value, "EightSchools<double>");
-static_assert(myriad::model_has_gradient<EightSchools<float>>, "eight schools supplies it");
-static_assert(myriad::model_has_quantities<EightSchools<double>>, "eight schools names mu, ...");
 
 /// Test points: μ on its prior scale, log τ and η standard normal, and the two last points in
 /// the half-Cauchy tail and in the neck of the funnel.
@@ -44,6 +40,8 @@ std::vector<double> eight_schools_point(int p) {
 
 // ---------------------------------------------------------------------------------------------
 // Supplied gradient = duals = finite differences; supplied log p = generic log p.
+
+static_assert(myriad::model_has_gradient<EightSchools<float>>, "eight schools supplies it");
 
 TEST(ModelsGradient, EightSchools) {
   check_model_derivatives(EightSchools<double>::make(), eight_schools_point);
@@ -70,7 +68,10 @@ TEST(ModelsLogDensity, EightSchoolsMatchesHierarchicalModel) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// float instantiation: agrees with double.
+// float instantiation: compiles, stays trivially copyable and agrees with double.
+
+static_assert(std::is_trivially_copyable<EightSchools<float>>::value, "EightSchools<float>");
+static_assert(std::is_trivially_copyable<EightSchools<double>>::value, "EightSchools<double>");
 
 TEST(ModelsFloat, EightSchoolsAgreesWithDouble) {
   check_float_model(EightSchools<float>::make(), EightSchools<double>::make(), eight_schools_point);
@@ -79,17 +80,16 @@ TEST(ModelsFloat, EightSchoolsAgreesWithDouble) {
 // ---------------------------------------------------------------------------------------------
 // Recorded quantities and their names.
 
+static_assert(myriad::model_has_quantities<EightSchools<double>>, "eight schools names mu, ...");
+
 TEST(ModelsQuantities, EightSchoolsRecordsMuTauAndSchoolEffects) {
   const auto model = EightSchools<double>::make();
-  ASSERT_EQ(myriad::recorded_quantity_count(model), 10);
-  EXPECT_EQ(myriad::recorded_quantity_name(model, 0), "mu");
-  EXPECT_EQ(myriad::recorded_quantity_name(model, 1), "tau");
+  ASSERT_NO_FATAL_FAILURE(expect_quantity_names(model, 10, {{0, "mu"}, {1, "tau"}}));
   for (int j = 0; j < 8; ++j) {
     EXPECT_EQ(myriad::recorded_quantity_name(model, 2 + j), "theta[" + std::to_string(j) + "]");
   }
   const auto z = eight_schools_point(0);
-  std::vector<double> q(10);
-  myriad::record_quantities(model, z, q);
+  const auto q = recorded_quantities(model, z);
   EXPECT_EQ(q[0], z[0]);
   EXPECT_DOUBLE_EQ(q[1], std::exp(z[1]));
   for (int j = 0; j < 8; ++j) EXPECT_DOUBLE_EQ(q[2 + j], z[0] + std::exp(z[1]) * z[2 + j]);

@@ -12,6 +12,7 @@
 #include "common/density_derivatives.hpp"
 #include "common/expect_error.hpp"
 #include "common/log_densities.hpp"
+#include "common/recorded_quantities.hpp"
 #include "common/test_points.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/models/funnel.hpp"
@@ -19,15 +20,10 @@
 namespace {
 
 using namespace myriad::testing;
-using myriad::models::Funnel;
+using namespace myriad::models;
 
 constexpr std::uint64_t kPointSeed = 20240611;
 constexpr int kPoints = 8;
-
-static_assert(std::is_trivially_copyable<Funnel<float>>::value, "Funnel<float>");
-static_assert(std::is_trivially_copyable<Funnel<double>>::value, "Funnel<double>");
-static_assert(myriad::model_has_gradient<Funnel<float>>, "funnel supplies it");
-static_assert(myriad::model_has_quantities<Funnel<double>>, "funnel names v, x[i]");
 
 /// Test points from the funnel itself: v ~ N(0, 3²), x_i | v ~ N(0, e^v).
 std::vector<double> funnel_point(int p) {
@@ -39,6 +35,8 @@ std::vector<double> funnel_point(int p) {
 
 // ---------------------------------------------------------------------------------------------
 // Supplied gradient = duals = finite differences; supplied log p = generic log p.
+
+static_assert(myriad::model_has_gradient<Funnel<float>>, "funnel supplies it");
 
 TEST(ModelsGradient, Funnel) { check_model_derivatives(Funnel<double>::make(6), funnel_point); }
 
@@ -76,7 +74,10 @@ TEST(ModelsLogDensity, FunnelIsNormalisedAlongV) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// float instantiation: agrees with double.
+// float instantiation: compiles, stays trivially copyable and agrees with double.
+
+static_assert(std::is_trivially_copyable<Funnel<float>>::value, "Funnel<float>");
+static_assert(std::is_trivially_copyable<Funnel<double>>::value, "Funnel<double>");
 
 TEST(ModelsFloat, FunnelAgreesWithDouble) {
   check_float_model(Funnel<float>::make(6), Funnel<double>::make(6), funnel_point);
@@ -85,16 +86,13 @@ TEST(ModelsFloat, FunnelAgreesWithDouble) {
 // ---------------------------------------------------------------------------------------------
 // Recorded quantities and their names.
 
+static_assert(myriad::model_has_quantities<Funnel<double>>, "funnel names v, x[i]");
+
 TEST(ModelsQuantities, FunnelRecordsParametersAsVAndX) {
   const auto model = Funnel<double>::make(6);
-  ASSERT_EQ(myriad::recorded_quantity_count(model), 6);
-  EXPECT_EQ(myriad::recorded_quantity_name(model, 0), "v");
-  EXPECT_EQ(myriad::recorded_quantity_name(model, 1), "x[1]");
-  EXPECT_EQ(myriad::recorded_quantity_name(model, 5), "x[5]");
+  ASSERT_NO_FATAL_FAILURE(expect_quantity_names(model, 6, {{0, "v"}, {1, "x[1]"}, {5, "x[5]"}}));
   const auto z = funnel_point(1);
-  std::vector<double> q(6);
-  myriad::record_quantities(model, z, q);
-  EXPECT_EQ(q, z);
+  EXPECT_EQ(recorded_quantities(model, z), z);
 }
 
 // ---------------------------------------------------------------------------------------------

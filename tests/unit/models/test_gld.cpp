@@ -26,8 +26,7 @@ namespace {
 
 using namespace myriad::testing;
 using myriad::RandomStream;
-using myriad::models::Gld;
-using myriad::models::GldProblem;
+using namespace myriad::models;
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 

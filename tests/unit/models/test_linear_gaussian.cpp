@@ -22,8 +22,7 @@ namespace {
 using namespace myriad::testing;
 using myriad::Purpose;
 using myriad::RandomStream;
-using myriad::models::LinearGaussian;
-using myriad::models::LinearGaussianProblem;
+using namespace myriad::models;
 
 // A trivially copyable per-chain struct (it is passed to kernels by value).
 static_assert(std::is_trivially_copyable<LinearGaussian>::value, "");

@@ -37,9 +37,7 @@ using namespace myriad::testing;
 using myriad::Dual;
 using myriad::GramStructure;
 using myriad::RandomStream;
-using myriad::models::LotkaVolterra;
-using myriad::models::LotkaVolterraSummaries;
-using myriad::models::Noisy;
+using namespace myriad::models;
 
 constexpr int kPoints = 4;
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/device_model.hpp"
 #include "common/log_densities.hpp"
 #include "common/plated_model_checks.hpp"
 #include "myriad/core/error.hpp"
@@ -22,8 +23,7 @@ namespace myriad {
 namespace {
 
 using namespace myriad::testing;
-using models::MovieLens;
-using models::MovieLensData;
+using namespace models;
 
 // ---------------------------------------------------------------------------------------------
 // Densities against direct formulas (probability form, independent of the library's softplus
@@ -106,10 +106,7 @@ TEST(MpisPaperModels, MovieLensData) {
   const MovieLens host = a.host_model();
   EXPECT_EQ(host.rating, a.rating().data());
   EXPECT_EQ(host.features, a.features().data());
-#if !defined(MYRIAD_HAS_CUDA)
-  MovieLensData movable = MovieLensData::synthetic(11);
-  EXPECT_THROW(movable.device_model(), unavailable_error);
-#endif
+  expect_no_device_model_without_cuda([] { return MovieLensData::synthetic(11).device_model(); });
 }
 
 // ---------------------------------------------------------------------------------------------

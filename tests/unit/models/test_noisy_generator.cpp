@@ -23,11 +23,7 @@ namespace {
 using namespace myriad::testing;
 using myriad::Purpose;
 using myriad::RandomStream;
-using myriad::models::Gld;
-using myriad::models::LotkaVolterra;
-using myriad::models::LotkaVolterraSummaries;
-using myriad::models::Noisy;
-using myriad::models::Sphere;
+using namespace myriad::models;
 
 // A trivially copyable per-chain struct (it is passed to kernels by value); the optional members
 // are seen by the concept's detection through the wrapper; its Gram matrix is dense.

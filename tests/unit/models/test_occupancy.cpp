@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/device_model.hpp"
 #include "common/log_densities.hpp"
 #include "common/plated_model_checks.hpp"
 #include "myriad/core/error.hpp"
@@ -22,8 +23,7 @@ namespace myriad {
 namespace {
 
 using namespace myriad::testing;
-using models::Occupancy;
-using models::OccupancyData;
+using namespace models;
 
 // ---------------------------------------------------------------------------------------------
 // Densities against direct formulas (probability form, independent of the library's softplus
@@ -130,10 +130,7 @@ TEST(MpisPaperModels, OccupancyData) {
   EXPECT_EQ(host.detected, a.detected().data());
   EXPECT_EQ(host.quality, a.quality().data());
   EXPECT_EQ(host.weather, a.weather().data());
-#if !defined(MYRIAD_HAS_CUDA)
-  OccupancyData movable = OccupancyData::synthetic(11);
-  EXPECT_THROW(movable.device_model(), unavailable_error);
-#endif
+  expect_no_device_model_without_cuda([] { return OccupancyData::synthetic(11).device_model(); });
 }
 
 // ---------------------------------------------------------------------------------------------
