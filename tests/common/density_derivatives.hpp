@@ -154,6 +154,13 @@ void expect_float_agrees(const FloatModel& model_f, const DoubleModel& model_d,
   }
 }
 
+/// Data of a float model that are the double model's data rounded: f[i] = float(d[i]) for every
+/// entry of d.
+inline void expect_rounded_to_float(const std::vector<float>& f, const std::vector<double>& d) {
+  for (std::size_t i = 0; i < d.size(); ++i)
+    EXPECT_EQ(f[i], static_cast<float>(d[i])) << "entry " << i;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tolerances relative to a short sum.
 

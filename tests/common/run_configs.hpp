@@ -4,6 +4,7 @@
 // and its device in one call.
 
 #include <cstdint>
+#include <tuple>
 
 #include "myriad/backend/device.hpp"
 #include "myriad/run/sample_config.hpp"
@@ -16,11 +17,8 @@ template <class Config = SampleConfig>
 Config run_config(std::int64_t chains, int warmup, int draws, std::uint64_t seed,
                   Device device = Device::cpu) {
   Config config;
-  config.chains = chains;
-  config.warmup = warmup;
-  config.draws = draws;
-  config.seed = seed;
-  config.device = device;
+  std::tie(config.chains, config.warmup, config.draws, config.seed, config.device) =
+      std::make_tuple(chains, warmup, draws, seed, device);
   return config;
 }
 

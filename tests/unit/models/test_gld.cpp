@@ -25,8 +25,8 @@
 namespace {
 
 using namespace myriad::testing;
-using myriad::RandomStream;
 using namespace myriad::models;
+using myriad::RandomStream;
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 

@@ -20,9 +20,9 @@
 namespace {
 
 using namespace myriad::testing;
+using namespace myriad::models;
 using myriad::Purpose;
 using myriad::RandomStream;
-using namespace myriad::models;
 
 // A trivially copyable per-chain struct (it is passed to kernels by value).
 static_assert(std::is_trivially_copyable<LinearGaussian>::value, "");

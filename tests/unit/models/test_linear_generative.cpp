@@ -514,10 +514,8 @@ TEST(AisModelsLinearGenerative, SyntheticIsDeterministicPerSeedAndPrecision) {
   EXPECT_NE(a.x(), c.x());
   EXPECT_TRUE(a.posterior_mean().empty());
   const auto f = LinearGenerativeData<float>::synthetic(6, 4, 3, Prior::laplace, 0.1, 1.0, 7);
-  for (std::size_t i = 0; i < a.x().size(); ++i) EXPECT_EQ(f.x()[i], static_cast<float>(a.x()[i]));
-  for (std::size_t i = 0; i < a.phi().size(); ++i) {
-    EXPECT_EQ(f.phi()[i], static_cast<float>(a.phi()[i]));
-  }
+  expect_rounded_to_float(f.x(), a.x());
+  expect_rounded_to_float(f.phi(), a.phi());
   EXPECT_EQ(a.observed_dim(), 6);
   EXPECT_EQ(a.latent_dim(), 4);
   EXPECT_EQ(a.points(), 3);

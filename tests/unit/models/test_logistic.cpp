@@ -125,8 +125,8 @@ TEST(ModelsLogisticData, SyntheticIsDeterministicPerSeed) {
   // Both precisions see the same data: the float data are the double data rounded.
   const auto f = LogisticData<float>::synthetic(50, 4, 7);
   ASSERT_EQ(f.x().size(), a.x().size());
-  for (std::size_t k = 0; k < a.x().size(); ++k) EXPECT_EQ(f.x()[k], float(a.x()[k]));
-  for (std::size_t i = 0; i < a.y().size(); ++i) EXPECT_EQ(f.y()[i], float(a.y()[i]));
+  expect_rounded_to_float(f.x(), a.x());
+  expect_rounded_to_float(f.y(), a.y());
 }
 
 TEST(ModelsLogisticData, SyntheticHasInterceptColumnAndBinaryLabels) {

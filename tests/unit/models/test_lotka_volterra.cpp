@@ -34,10 +34,10 @@
 namespace {
 
 using namespace myriad::testing;
+using namespace myriad::models;
 using myriad::Dual;
 using myriad::GramStructure;
 using myriad::RandomStream;
-using namespace myriad::models;
 
 constexpr int kPoints = 4;
 

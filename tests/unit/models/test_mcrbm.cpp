@@ -294,9 +294,7 @@ TEST(McrbmData, ParametersFollowTheDocumentedConstruction) {
   EXPECT_EQ(again.covariance_bias(), data.covariance_bias());
   EXPECT_NE(other.filters(), data.filters());
   EXPECT_NE(other.visible_bias(), data.visible_bias());
-  for (std::size_t i = 0; i < data.pooling().size(); ++i) {
-    EXPECT_EQ(data_f.pooling()[i], static_cast<float>(data.pooling()[i]));
-  }
+  expect_rounded_to_float(data_f.pooling(), data.pooling());
 }
 
 TEST(McrbmData, CovarianceUnitsShapeTheDensity) {

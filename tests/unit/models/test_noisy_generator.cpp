@@ -21,9 +21,9 @@
 namespace {
 
 using namespace myriad::testing;
+using namespace myriad::models;
 using myriad::Purpose;
 using myriad::RandomStream;
-using namespace myriad::models;
 
 // A trivially copyable per-chain struct (it is passed to kernels by value); the optional members
 // are seen by the concept's detection through the wrapper; its Gram matrix is dense.

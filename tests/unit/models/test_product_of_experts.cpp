@@ -311,12 +311,8 @@ TEST(ProductOfExpertsData, IsDeterministicPerSeedAndFloatIsTheRoundedDouble) {
   EXPECT_EQ(a.lambda(), b.lambda());
   EXPECT_NE(a.filters(), c.filters());
   EXPECT_NE(a.lambda(), c.lambda());
-  for (std::size_t i = 0; i < a.filters().size(); ++i) {
-    EXPECT_EQ(f.filters()[i], static_cast<float>(a.filters()[i]));
-  }
-  for (std::size_t i = 0; i < a.lambda().size(); ++i) {
-    EXPECT_EQ(f.lambda()[i], static_cast<float>(a.lambda()[i]));
-  }
+  expect_rounded_to_float(f.filters(), a.filters());
+  expect_rounded_to_float(f.lambda(), a.lambda());
 }
 
 TEST(ProductOfExpertsExactLogZ, MatchesClosedFormPieces) {
