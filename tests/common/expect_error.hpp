@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 #include "myriad/core/error.hpp"
@@ -19,6 +20,20 @@ inline void expect_invalid_argument(const std::function<void()>& call,
   } catch (const myriad::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
         << "message: " << e.what() << "\nexpected to contain: " << fragment;
+  }
+}
+
+/// Expects `make` to throw myriad::invalid_argument whose message names every one of `words`
+/// (in any order and place).
+template <class F>
+void expect_rejected(F&& make, std::initializer_list<const char*> words) {
+  try {
+    make();
+    ADD_FAILURE() << "no exception; expected a message naming " << *words.begin();
+  } catch (const myriad::invalid_argument& e) {
+    const std::string message = e.what();
+    for (const char* word : words)
+      EXPECT_NE(message.find(word), std::string::npos) << "'" << message << "' lacks " << word;
   }
 }
 

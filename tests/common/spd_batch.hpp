@@ -1,6 +1,6 @@
 #pragma once
-// Batches of symmetric positive-definite test matrices for the batched Cholesky tiers (the CPU
-// twin in tests/unit/test_batched_cholesky_cpu.cpp, the CUDA tiers in
+// Batches of symmetric positive-definite test matrices, and right-hand sides, for the batched
+// Cholesky tiers (the CPU twin in tests/unit/test_batched_cholesky_cpu.cpp, the CUDA tiers in
 // tests/cuda/test_batched_cholesky.cpp), so that both test the same matrices.
 
 #include <cstdint>
@@ -17,8 +17,7 @@ constexpr double kUpperSentinel = 7777;
 /// members with b % 5 == 3 are made indefinite at column (b mod n) + 1: a_kk − 11 a_kk turns that
 /// pivot negative and leaves the leading minors before it alone.
 template <class T>
-std::vector<T> make_spd_batch(int n, std::int64_t batch, std::uint64_t seed,
-                              bool with_indefinite) {
+std::vector<T> make_spd_batch(int n, std::int64_t batch, std::uint64_t seed, bool with_indefinite) {
   std::mt19937_64 engine(seed);
   std::normal_distribution<double> normal;
   const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
@@ -42,6 +41,16 @@ std::vector<T> make_spd_batch(int n, std::int64_t batch, std::uint64_t seed,
       a[k + k * n] -= 11 * a[k + k * n];
     }
   }
+  return out;
+}
+
+/// `count` standard normals from std::mt19937_64(seed), rounded to T: right-hand sides.
+template <class T>
+std::vector<T> make_normal_vector(std::int64_t count, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal;
+  std::vector<T> out(static_cast<std::size_t>(count));
+  for (T& v : out) v = static_cast<T>(normal(engine));
   return out;
 }
 

@@ -49,6 +49,7 @@ Real gamma(int k) {
 }
 
 using testing::kUpperSentinel;
+using testing::make_normal_vector;
 using testing::make_spd_batch;
 
 template <class T>
@@ -205,10 +206,7 @@ TYPED_TEST(CudaBatchedCholesky, SolvesAgreeWithTheCpuTwin) {
     std::vector<T> factors = input;
     std::vector<int> info(static_cast<std::size_t>(batch));
     batched_cholesky_cpu(factors.data(), n, batch, info.data());
-    std::mt19937_64 engine(600 + n);
-    std::normal_distribution<double> normal;
-    std::vector<T> rhs(static_cast<std::size_t>(n * batch));
-    for (T& v : rhs) v = static_cast<T>(normal(engine));
+    const std::vector<T> rhs = make_normal_vector<T>(n * batch, 600 + n);
     const DeviceArray<T> device_factors(factors);
     for (CholeskySolve which :
          {CholeskySolve::full, CholeskySolve::forward, CholeskySolve::backward}) {

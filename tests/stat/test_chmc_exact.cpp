@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "common/run_configs.hpp"
 #include "myriad/models/linear_gaussian.hpp"
 #include "myriad/models/sphere.hpp"
 #include "myriad/run/sample_constrained.hpp"
@@ -15,12 +16,7 @@ namespace myriad {
 namespace {
 
 ChmcConfig exact_config(std::uint64_t seed) {
-  ChmcConfig config;
-  config.chains = 128;
-  config.warmup = 150;
-  config.draws = 300;
-  config.seed = seed;
-  config.device = Device::cpu;
+  ChmcConfig config = myriad::testing::run_config<ChmcConfig>(128, 150, 300, seed);
   return config;
 }
 

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/run_configs.hpp"
 #include "myriad/backend/cpu_chmc_backend.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/models/gld.hpp"
@@ -42,12 +43,7 @@ void expect_sane(const SampleResult& r) {
 
 TEST(StatChmcWorkloads, LotkaVolterraShortRunOnTheCpu) {
   const auto problem = models::LotkaVolterraProblem::make();
-  ChmcConfig config;
-  config.chains = 4;
-  config.warmup = 10;
-  config.draws = 10;
-  config.seed = 4;
-  config.device = Device::cpu;
+  ChmcConfig config = myriad::testing::run_config<ChmcConfig>(4, 10, 10, 4);
   config.initial_step_size = 0.05;
   config.min_steps = config.max_steps = 2;
   const SampleResult r = sample_constrained(problem.host_model(), config);
@@ -57,12 +53,7 @@ TEST(StatChmcWorkloads, LotkaVolterraShortRunOnTheCpu) {
 
 TEST(StatChmcWorkloads, GldShortRunOnTheCpu) {
   const auto problem = models::GldProblem::make();
-  ChmcConfig config;
-  config.chains = 4;
-  config.warmup = 20;
-  config.draws = 20;
-  config.seed = 5;
-  config.device = Device::cpu;
+  ChmcConfig config = myriad::testing::run_config<ChmcConfig>(4, 20, 20, 5);
   config.inner_steps = 4;
   const SampleResult r = sample_constrained(problem.host_model(), config);
   expect_sane(r);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/run_configs.hpp"
 #include "myriad/models/eight_schools.hpp"
 #include "myriad/run/sample.hpp"
 #include "posterior_check.hpp"
@@ -93,12 +94,7 @@ TEST(StatEightSchools, QuadratureMatchesTheWellKnownPosterior) {
 
 TEST(StatEightSchools, HmcAgreesWithExactPosteriorWithinFiveMcse) {
   const EightSchoolsExact exact = eight_schools_by_quadrature();
-  SampleConfig config;
-  config.chains = 256;
-  config.warmup = 500;
-  config.draws = 400;
-  config.seed = 8;
-  config.device = Device::cpu;
+  SampleConfig config = myriad::testing::run_config(256, 500, 400, 8);
   const SampleResult result = sample(models::EightSchools<double>::make(), config);
 
   const int mu = testing::quantity_index(result, "mu");

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/run_configs.hpp"
 #include "myriad/models/funnel.hpp"
 #include "myriad/models/logistic.hpp"
 #include "myriad/run/sample.hpp"
@@ -12,12 +13,7 @@ namespace myriad {
 namespace {
 
 TEST(StatFunnel, DivergencesAreCountedNotFatal) {
-  SampleConfig config;
-  config.chains = 128;
-  config.warmup = 200;
-  config.draws = 200;
-  config.seed = 3;
-  config.device = Device::cpu;
+  SampleConfig config = myriad::testing::run_config(128, 200, 200, 3);
   const SampleResult result = sample(models::Funnel<double>::make(10), config);
   // The funnel's neck needs step sizes far below the adapted one: HMC with one step size
   // diverges there. The counts must be positive and consistent.
@@ -29,12 +25,7 @@ TEST(StatFunnel, DivergencesAreCountedNotFatal) {
 
 TEST(StatLogistic, WellPosedTargetConverges) {
   const auto data = models::LogisticData<double>::synthetic(200, 5, 11);
-  SampleConfig config;
-  config.chains = 128;
-  config.warmup = 300;
-  config.draws = 300;
-  config.seed = 5;
-  config.device = Device::cpu;
+  SampleConfig config = myriad::testing::run_config(128, 300, 300, 5);
   const SampleResult result = sample(data.host_model(10.0), config);
   EXPECT_EQ(result.sampling_stats.divergent, 0);
   for (const auto& row : result.summary) {

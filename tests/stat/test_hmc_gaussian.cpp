@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "common/run_configs.hpp"
 #include "myriad/models/gaussian.hpp"
 #include "myriad/run/sample.hpp"
 #include "posterior_check.hpp"
@@ -13,12 +14,7 @@ namespace myriad {
 namespace {
 
 SampleConfig gaussian_config() {
-  SampleConfig config;
-  config.chains = 256;
-  config.warmup = 300;
-  config.draws = 300;
-  config.seed = 20261122;
-  config.device = Device::cpu;
+  SampleConfig config = myriad::testing::run_config(256, 300, 300, 20261122);
   return config;
 }
 

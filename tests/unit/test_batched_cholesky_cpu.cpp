@@ -32,6 +32,7 @@ namespace {
 using Precisions = ::testing::Types<float, double>;
 
 using testing::kUpperSentinel;
+using testing::make_normal_vector;
 using testing::make_spd_batch;
 
 template <class T>
@@ -69,10 +70,7 @@ TYPED_TEST(LinalgBatchedCholesky, CpuTwinSolvesEqualPerMatrixSolves) {
   std::vector<int> info(static_cast<std::size_t>(batch));
   batched_cholesky_cpu(factors.data(), n, batch, info.data());
   for (int s : info) ASSERT_EQ(s, 0);
-  std::mt19937_64 engine(6);
-  std::normal_distribution<double> normal;
-  std::vector<T> rhs(static_cast<std::size_t>(n * batch));
-  for (T& v : rhs) v = static_cast<T>(normal(engine));
+  const std::vector<T> rhs = make_normal_vector<T>(n * batch, 6);
   for (CholeskySolve which :
        {CholeskySolve::full, CholeskySolve::forward, CholeskySolve::backward}) {
     std::vector<T> twin = rhs;
@@ -167,10 +165,7 @@ TYPED_TEST(LinalgBatchedCholesky, RegistersTierSolvesEqualPerMatrixSolvesAtEvery
     std::vector<T> factors = make_spd_batch<T>(n, batch, 40 + n, false);
     std::vector<int> info(static_cast<std::size_t>(batch));
     batched_cholesky_cpu(factors.data(), n, batch, info.data());
-    std::mt19937_64 engine(80 + n);
-    std::normal_distribution<double> normal;
-    std::vector<T> rhs(static_cast<std::size_t>(n * batch));
-    for (T& v : rhs) v = static_cast<T>(normal(engine));
+    const std::vector<T> rhs = make_normal_vector<T>(n * batch, 80 + n);
     for (CholeskySolve which :
          {CholeskySolve::full, CholeskySolve::forward, CholeskySolve::backward}) {
       std::vector<T> twin = rhs, fixed = rhs;

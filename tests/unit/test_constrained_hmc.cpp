@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/test_generators.hpp"
+#include "common/run_configs.hpp"
 #include "myriad/diag/ess.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
@@ -280,12 +281,7 @@ TEST(StepBackOff, AChainThatCannotMoveAtTheEnsemblesStepBacksOffUntilItMoves) {
 }
 
 TEST(ConstrainedHmc, SphereIsSampledUniformly) {
-  ChmcConfig config;
-  config.chains = 64;
-  config.warmup = 100;
-  config.draws = 300;
-  config.seed = 11;
-  config.device = Device::cpu;
+  ChmcConfig config = myriad::testing::run_config<ChmcConfig>(64, 100, 300, 11);
   TestSphere sphere;
   const SampleResult result = sample_constrained(sphere, config);
   // E[u] = 0 and E[u_i²] = r²/N (constrained-hmc.md §2), within 5 MCSE each.
@@ -326,12 +322,7 @@ namespace {
 
 TEST(AbcBaselines, RejectionMcmcAndHmcRunOnASphere) {
   TestSphere sphere;
-  AbcConfig config;
-  config.chains = 32;
-  config.warmup = 100;
-  config.draws = 200;
-  config.seed = 2;
-  config.device = Device::cpu;
+  AbcConfig config = myriad::testing::run_config<AbcConfig>(32, 100, 200, 2);
   config.epsilon = 0.5;
   AbcRejectionSummary summary;
   const SampleResult rejected = sample_abc_rejection(sphere, config, summary);
@@ -361,12 +352,7 @@ TEST(AbcBaselines, RejectionMcmcAndHmcRunOnASphere) {
 // generator's initialize(): on the manifold, so the ABC distance starts at 0).
 TEST(AbcBaselines, HmcStartsOnTheManifoldOfAStiffSimulator) {
   const auto problem = models::LotkaVolterraProblem::make();
-  SampleConfig config;
-  config.chains = 4;
-  config.warmup = 5;
-  config.draws = 5;
-  config.seed = 3;
-  config.device = Device::cpu;
+  SampleConfig config = myriad::testing::run_config(4, 5, 5, 3);
   SampleResult result;
   ASSERT_NO_THROW(result = sample_abc_hmc(problem.host_model(), 0.5, config));
   EXPECT_EQ(result.chains, 4);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "common/run_configs.hpp"
 #include "myriad/mcmc/dual_averaging.hpp"
 #include "myriad/mcmc/warmup_schedule.hpp"
 #include "myriad/mcmc/welford.hpp"
@@ -18,12 +19,7 @@ namespace myriad {
 namespace {
 
 SampleConfig small_config() {
-  SampleConfig config;
-  config.chains = 37;  // not a multiple of anything convenient
-  config.warmup = 60;
-  config.draws = 25;
-  config.seed = 99;
-  config.device = Device::cpu;
+  SampleConfig config = myriad::testing::run_config(37, 60, 25, 99);  // not a multiple of anything convenient
   return config;
 }
 
