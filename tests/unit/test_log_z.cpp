@@ -31,8 +31,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr Purpose kTestNormals =
-    static_cast<Purpose>(static_cast<std::uint32_t>(Purpose::user) + 900);
+constexpr Purpose kTestNormals = static_cast<Purpose>(user_purpose(900));
 
 std::vector<double> philox_normals(std::uint64_t seed, std::uint64_t stream, int n) {
   std::vector<double> z(static_cast<std::size_t>(n));

@@ -33,6 +33,11 @@ enum class Purpose : std::uint32_t {
   user = 1024,         ///< first tag free for models and extensions
 };
 
+/// Tag number `offset` of those free for models and extensions (Purpose::user + offset).
+MYRIAD_HD constexpr std::uint32_t user_purpose(std::uint32_t offset) {
+  return static_cast<std::uint32_t>(Purpose::user) + offset;
+}
+
 /// Chain index used for streams shared by the whole ensemble (e.g. trajectory jitter).
 constexpr std::uint64_t kEnsembleStream = 0xFFFFFFFFu;
 

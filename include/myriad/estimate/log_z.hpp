@@ -25,12 +25,10 @@ namespace myriad {
 
 /// Philox purpose tag of the bootstrap resampling of forward log weights (estimate_log_z):
 /// stream key (seed, problem), iteration = replicate, draw = index pair.
-inline constexpr Purpose kLogZBootstrapPurpose =
-    static_cast<Purpose>(static_cast<std::uint32_t>(Purpose::user) + 40);
+inline constexpr Purpose kLogZBootstrapPurpose = static_cast<Purpose>(user_purpose(40));
 /// The same for reverse log ratios (estimate_log_z_upper), so that a forward and a reverse
 /// bootstrap of one (seed, problem) resample independently.
-inline constexpr Purpose kLogZUpperBootstrapPurpose =
-    static_cast<Purpose>(static_cast<std::uint32_t>(Purpose::user) + 41);
+inline constexpr Purpose kLogZUpperBootstrapPurpose = static_cast<Purpose>(user_purpose(41));
 
 /// Streaming log Σ exp(x) for reductions that cannot hold all values at once (a per-thread or
 /// per-block partial of the segmented LSE of hais.md §6); host and device. The sum is kept

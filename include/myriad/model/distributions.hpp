@@ -29,6 +29,13 @@ struct Normal {
   }
 };
 
+/// Σ_e log N(z_e; 0, 1) of an event vector of n standard normals, summed in order.
+MYRIAD_HD inline double standard_normal_log_density(const double* z, int n) {
+  double lp = 0.0;
+  for (int e = 0; e < n; ++e) lp += Normal{0.0, 1.0}.log_density(z[e]);
+  return lp;
+}
+
 /// log X ~ N(loc, scale²), X > 0.
 struct LogNormal {
   double loc = 0.0;

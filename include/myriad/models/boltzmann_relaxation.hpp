@@ -161,9 +161,9 @@ template <class T>
 class BoltzmannRelaxationData {
  public:
   /// Purpose tags of the parameter streams (core/random.hpp), one per kind of draw.
-  static constexpr std::uint32_t kRotationPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
-  static constexpr std::uint32_t kEigenPurpose = static_cast<std::uint32_t>(Purpose::user) + 1;
-  static constexpr std::uint32_t kBiasPurpose = static_cast<std::uint32_t>(Purpose::user) + 2;
+  static constexpr std::uint32_t kRotationPurpose = user_purpose(0);
+  static constexpr std::uint32_t kEigenPurpose = user_purpose(1);
+  static constexpr std::uint32_t kBiasPurpose = user_purpose(2);
   static constexpr int kMaxUnits = 24;
   static constexpr double kEigenScale = 6.0;      ///< s₁
   static constexpr double kEigenSharpness = 2.0;  ///< s₂

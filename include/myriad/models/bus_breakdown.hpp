@@ -99,13 +99,13 @@ struct BusBreakdown {
       case kAlpha:  // parents: beta, sigma_alpha
         return dist::Normal{parents[0][0], myriad::exp(parents[1][0])}.log_density(z[0]);
       default:
-        return standard_normal_log_density(z, event_size(latent));
+        return dist::standard_normal_log_density(z, event_size(latent));
     }
   }
 
   MYRIAD_HD double log_proposal(int latent, const double* z, const ParentValues&,
                                 const PlateIndex&) const {
-    return standard_normal_log_density(z, event_size(latent));
+    return dist::standard_normal_log_density(z, event_size(latent));
   }
 
   MYRIAD_HD void sample_proposal(int latent, double* z, const ParentValues&, const PlateIndex&,
@@ -123,13 +123,6 @@ struct BusBreakdown {
 
   /// CUDA backends the library instantiates: model/library_instances.hpp.
   static constexpr unsigned library_backends = library_backend::mpis;
-
- private:
-  MYRIAD_HD static double standard_normal_log_density(const double* z, int n) {
-    double lp = 0.0;
-    for (int e = 0; e < n; ++e) lp += dist::Normal{0.0, 1.0}.log_density(z[e]);
-    return lp;
-  }
 };
 
 /// Owning host data of bus_breakdown, with an optional device copy uploaded once, and the true
@@ -139,11 +132,9 @@ class BusBreakdownData {
   /// Philox purpose tags of the synthetic data. Each scalar or event vector is one sequential
   /// ParticleRandom draw keyed by (tag, group, element); a draw advances the tag by one per
   /// Philox block (a Binomial(131) delay takes 66), so the tags are 256 apart.
-  static constexpr std::uint32_t kLatentPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1000;
-  static constexpr std::uint32_t kCovariatePurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1100;
-  static constexpr std::uint32_t kDelayPurpose = static_cast<std::uint32_t>(Purpose::user) + 0x1200;
+  static constexpr std::uint32_t kLatentPurpose = user_purpose(0x1000);
+  static constexpr std::uint32_t kCovariatePurpose = user_purpose(0x1100);
+  static constexpr std::uint32_t kDelayPurpose = user_purpose(0x1200);
 
   /// Synthetic data at the paper's sizes (3 years × 3 boroughs × 30 buses, 50 companies, 5
   /// journey types). Every latent is drawn from its prior (the true values; latent g's instance

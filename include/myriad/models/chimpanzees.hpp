@@ -138,12 +138,9 @@ class ChimpanzeesData {
  public:
   /// Philox purpose tags of the synthetic data. Each value is one sequential ParticleRandom
   /// draw keyed by (tag, group, element); a draw advances the tag by one per Philox block.
-  static constexpr std::uint32_t kLatentPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1400;
-  static constexpr std::uint32_t kCovariatePurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1500;
-  static constexpr std::uint32_t kOutcomePurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1600;
+  static constexpr std::uint32_t kLatentPurpose = user_purpose(0x1400);
+  static constexpr std::uint32_t kCovariatePurpose = user_purpose(0x1500);
+  static constexpr std::uint32_t kOutcomePurpose = user_purpose(0x1600);
 
   /// Fixed true values of the five global latents. Draws from their priors would make the data
   /// degenerate: HalfCauchy(1) has no mean (a draw of σ_actor = 20 puts every actor's pulls on

@@ -75,7 +75,7 @@ struct GaussianChain {
 /// Owning data of gaussian_chain with the exact answers.
 class GaussianChainData {
  public:
-  static constexpr std::uint32_t kDataPurpose = static_cast<std::uint32_t>(Purpose::user) + 71;
+  static constexpr std::uint32_t kDataPurpose = user_purpose(71);
 
   /// A path and its observations from the model: RandomStream(seed, 0), tag user+71, normal 2t
   /// the process noise of z_t and normal 2t + 1 the observation noise of x_t.

@@ -76,7 +76,7 @@ struct HierarchicalGaussian {
 /// Owning data of hierarchical_gaussian with the exact marginal likelihood and posterior.
 class HierarchicalGaussianData {
  public:
-  static constexpr std::uint32_t kDataPurpose = static_cast<std::uint32_t>(Purpose::user) + 70;
+  static constexpr std::uint32_t kDataPurpose = user_purpose(70);
 
   /// Data from the model itself: μ, z_n and x_nm drawn with RandomStream(seed, 0), tag user+70
   /// (normal 0: μ; normal 1 + n: z_n; normal 1 + N + n·M + m: noise of x_nm).

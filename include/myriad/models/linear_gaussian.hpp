@@ -164,8 +164,8 @@ struct LinearGaussian {
 class LinearGaussianProblem {
  public:
   /// Purpose tags of the synthetic-data streams: rows of A and u*.
-  static constexpr std::uint32_t kMatrixPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
-  static constexpr std::uint32_t kTruthPurpose = static_cast<std::uint32_t>(Purpose::user) + 1;
+  static constexpr std::uint32_t kMatrixPurpose = user_purpose(0);
+  static constexpr std::uint32_t kTruthPurpose = user_purpose(1);
 
   /// Synthetic problem: row m of A is N normals of RandomStream(seed, m) (tag user + 0,
   /// iteration 0) divided by √N, so A_mn ~ N(0, 1/N); u* is N normals of RandomStream(seed, 0)

@@ -196,9 +196,9 @@ template <class T>
 class LinearGenerativeData {
  public:
   /// Purpose tags of the synthetic-data streams (core/random.hpp), one per kind of draw.
-  static constexpr std::uint32_t kPhiPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
-  static constexpr std::uint32_t kLatentPurpose = static_cast<std::uint32_t>(Purpose::user) + 1;
-  static constexpr std::uint32_t kNoisePurpose = static_cast<std::uint32_t>(Purpose::user) + 2;
+  static constexpr std::uint32_t kPhiPurpose = user_purpose(0);
+  static constexpr std::uint32_t kLatentPurpose = user_purpose(1);
+  static constexpr std::uint32_t kNoisePurpose = user_purpose(2);
 
   /// Synthetic model and data as in the header comment: `dim` = M observed dimensions,
   /// `latents` = L, `points` = P data points. phi_scale = 0 gives Φ = 0 (the paper's sanity

@@ -121,9 +121,9 @@ template <class T>
 class LogisticData {
  public:
   /// Purpose tags of the synthetic-data streams (core/random.hpp), one per kind of draw.
-  static constexpr std::uint32_t kDesignPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
-  static constexpr std::uint32_t kBetaPurpose = static_cast<std::uint32_t>(Purpose::user) + 1;
-  static constexpr std::uint32_t kLabelPurpose = static_cast<std::uint32_t>(Purpose::user) + 2;
+  static constexpr std::uint32_t kDesignPurpose = user_purpose(0);
+  static constexpr std::uint32_t kBetaPurpose = user_purpose(1);
+  static constexpr std::uint32_t kLabelPurpose = user_purpose(2);
 
   /// Synthetic data: X_i0 = 1 (intercept), X_ij ~ N(0, 1) for j ≥ 1, true β ~ N(0, I_d),
   /// y_i ~ Bernoulli(σ(x_iᵀβ)). Row i draws from RandomStream(seed, i) (X with tag user + 0,

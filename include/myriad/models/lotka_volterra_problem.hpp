@@ -35,7 +35,7 @@ class LotkaVolterraProblem {
   /// Default data seed (any seed gives an equally valid data set).
   static constexpr std::uint64_t kDefaultSeed = 20170420;
   /// Purpose tag of the data noise stream.
-  static constexpr std::uint32_t kDataPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
+  static constexpr std::uint32_t kDataPurpose = user_purpose(0);
 
   /// Simulates the data: u₁ = (log z − m)/s for the settings' true z, u₂ = 2S normals of
   /// RandomStream(seed, 0), iteration 0, tag user + 0; x̄ = LotkaVolterra::generate(u).

@@ -202,14 +202,12 @@ template <class T>
 class McrbmData {
  public:
   /// Purpose tags of the parameter streams (core/random.hpp), one per kind of draw.
-  static constexpr std::uint32_t kFilterPurpose = static_cast<std::uint32_t>(Purpose::user) + 0;
-  static constexpr std::uint32_t kPoolingPurpose = static_cast<std::uint32_t>(Purpose::user) + 1;
-  static constexpr std::uint32_t kMeanWeightPurpose = static_cast<std::uint32_t>(Purpose::user) + 2;
-  static constexpr std::uint32_t kCovarianceBiasPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 3;
-  static constexpr std::uint32_t kMeanBiasPurpose = static_cast<std::uint32_t>(Purpose::user) + 4;
-  static constexpr std::uint32_t kVisibleBiasPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 5;
+  static constexpr std::uint32_t kFilterPurpose = user_purpose(0);
+  static constexpr std::uint32_t kPoolingPurpose = user_purpose(1);
+  static constexpr std::uint32_t kMeanWeightPurpose = user_purpose(2);
+  static constexpr std::uint32_t kCovarianceBiasPurpose = user_purpose(3);
+  static constexpr std::uint32_t kMeanBiasPurpose = user_purpose(4);
+  static constexpr std::uint32_t kVisibleBiasPurpose = user_purpose(5);
 
   /// Parameters as in the header comment: `dim` = M, `factors` = L, `covariance_units` = K,
   /// `mean_units` = J. Throws myriad::invalid_argument naming the offending value.

@@ -60,7 +60,7 @@ struct MovieLens {
 
   MYRIAD_HD double log_prior(int latent, const double* z, const ParentValues& parents,
                              const PlateIndex&) const {
-    if (latent != kZ) return standard_normal_log_density(z);
+    if (latent != kZ) return dist::standard_normal_log_density(z, genres);
     const double* mu = parents[0];
     const double* psi = parents[1];
     double lp = 0.0;
@@ -71,7 +71,7 @@ struct MovieLens {
 
   MYRIAD_HD double log_proposal(int, const double* z, const ParentValues&,
                                 const PlateIndex&) const {
-    return standard_normal_log_density(z);
+    return dist::standard_normal_log_density(z, genres);
   }
 
   MYRIAD_HD void sample_proposal(int, double* z, const ParentValues&, const PlateIndex&,
@@ -90,13 +90,6 @@ struct MovieLens {
 
   /// CUDA backends the library instantiates: model/library_instances.hpp.
   static constexpr unsigned library_backends = library_backend::mpis;
-
- private:
-  MYRIAD_HD double standard_normal_log_density(const double* z) const {
-    double lp = 0.0;
-    for (int g = 0; g < genres; ++g) lp += dist::Normal{0.0, 1.0}.log_density(z[g]);
-    return lp;
-  }
 };
 
 /// Owning host data of movielens, with an optional device copy uploaded once, and the true
@@ -106,12 +99,9 @@ class MovieLensData {
   /// Philox purpose tags of the synthetic data. Each vector or value is one sequential
   /// ParticleRandom draw keyed by (tag, group, element); a draw advances the tag by one per
   /// Philox block (an 18-vector of normals takes 9, a film's genres 10), so tags are 256 apart.
-  static constexpr std::uint32_t kLatentPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1800;
-  static constexpr std::uint32_t kFeaturePurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1900;
-  static constexpr std::uint32_t kRatingPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1A00;
+  static constexpr std::uint32_t kLatentPurpose = user_purpose(0x1800);
+  static constexpr std::uint32_t kFeaturePurpose = user_purpose(0x1900);
+  static constexpr std::uint32_t kRatingPurpose = user_purpose(0x1A00);
   /// Probability that a film has a genre besides its primary one (real films list 1.7 genres
   /// on average; this gives 1 + 17·0.1 = 2.7).
   static constexpr double kSecondaryGenreProbability = 0.1;

@@ -150,12 +150,9 @@ class OccupancyData {
  public:
   /// Philox purpose tags of the synthetic data. Each value is one sequential ParticleRandom
   /// draw keyed by (tag, group, element); a draw advances the tag by one per Philox block.
-  static constexpr std::uint32_t kLatentPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1C00;
-  static constexpr std::uint32_t kCovariatePurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1D00;
-  static constexpr std::uint32_t kDetectionPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0x1E00;
+  static constexpr std::uint32_t kLatentPurpose = user_purpose(0x1C00);
+  static constexpr std::uint32_t kCovariatePurpose = user_purpose(0x1D00);
+  static constexpr std::uint32_t kDetectionPurpose = user_purpose(0x1E00);
 
   /// Synthetic data at the paper's sizes (12 species × 6 years × 200 sites × 5 replicates).
   /// Every latent, z included, is drawn from its prior (latent g's instance i from the draw

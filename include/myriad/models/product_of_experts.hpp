@@ -263,14 +263,11 @@ template <class T>
 class ProductOfExpertsData {
  public:
   /// Purpose tags of the parameter streams (core/random.hpp), one per kind of draw.
-  static constexpr std::uint32_t kLeftRotationPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 0;
-  static constexpr std::uint32_t kRightRotationPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 1;
-  static constexpr std::uint32_t kScalePurpose = static_cast<std::uint32_t>(Purpose::user) + 2;
-  static constexpr std::uint32_t kExtraFilterPurpose =
-      static_cast<std::uint32_t>(Purpose::user) + 3;
-  static constexpr std::uint32_t kLambdaPurpose = static_cast<std::uint32_t>(Purpose::user) + 4;
+  static constexpr std::uint32_t kLeftRotationPurpose = user_purpose(0);
+  static constexpr std::uint32_t kRightRotationPurpose = user_purpose(1);
+  static constexpr std::uint32_t kScalePurpose = user_purpose(2);
+  static constexpr std::uint32_t kExtraFilterPurpose = user_purpose(3);
+  static constexpr std::uint32_t kLambdaPurpose = user_purpose(4);
   /// Range of log s_l, the log singular values of Φ₀.
   static constexpr double kMinScale = 0.5;
   static constexpr double kMaxScale = 2.0;
