@@ -52,11 +52,11 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 template <class Generator, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     chmc_iterations_kernel(Generator generator, ChmcEnsembleView<T> state, ChmcSettings<T> settings,
-                           std::uint32_t first_iteration, int n_iterations, T* recorded,
-                           int n_quantities, ChainStatisticsView stats) {
+                           std::uint32_t first_iteration, int num_iterations, T* recorded,
+                           int num_quantities, ChainStatisticsView stats) {
   for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
-    chain_iterations_at(generator, state, settings, first_iteration, n_iterations, recorded,
-                        n_quantities, stats, c);
+    chain_iterations_at(generator, state, settings, first_iteration, num_iterations, recorded,
+                        num_quantities, stats, c);
   }
 }
 
@@ -88,12 +88,12 @@ template <class Generator, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
     chmc_iterations_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
                                 ChmcSettings<T> settings, std::uint32_t first_iteration,
-                                int n_iterations, T* recorded, int n_quantities,
+                                int num_iterations, T* recorded, int num_quantities,
                                 ChainStatisticsView stats) {
   const WarpTeam team;
   for (std::int64_t c = global_warp_index(); c < state.position.chains; c += grid_warps()) {
-    chain_iterations_at(generator, state, settings, first_iteration, n_iterations, recorded,
-                        n_quantities, stats, c, team);
+    chain_iterations_at(generator, state, settings, first_iteration, num_iterations, recorded,
+                        num_quantities, stats, c, team);
   }
 }
 
@@ -139,12 +139,12 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(ChainGrid<Team>::kBlockSize)
                                    std::uint64_t seed, std::uint32_t iteration, ChmcStep<T> step,
                                    bool step_back_off, int phase, const int* info,
                                    ChmcProgress<T>* progress, bool last, T* recorded_iteration,
-                                   int n_quantities, ChainStatisticsView stats) {
+                                   int num_quantities, ChainStatisticsView stats) {
   const Team team;
   for (std::int64_t c = ChainGrid<Team>::first(); c < state.position.chains;
        c += ChainGrid<Team>::stride()) {
     resume_transition_at(generator, state, seed, iteration, step, step_back_off, phase, info,
-                         progress, last, recorded_iteration, n_quantities, stats, c, team);
+                         progress, last, recorded_iteration, num_quantities, stats, c, team);
   }
 }
 

@@ -130,15 +130,15 @@ class CudaChmcBackend final : public ChmcBackend<T> {
         chains_(chains),
         stride_(cuda_detail::round_up(chains, 32)),
         mapping_(checked_mapping(options.chain_mapping, generator)),
-        factorization_(resolve_gram_factorization(
-            options.gram_factorization, generator_gram_structure<Generator>, mapping_)),
+        factorization_(resolve_gram_factorization(options.gram_factorization,
+                                                  generator_gram_structure<Generator>, mapping_)),
         layout_(chmc_layout<Generator, T>(
             generator, mapping_ == ChmcChainMapping::warp ? kernels::WarpTeam::kLanes : 1,
             is_batched(factorization_))),
         scratch_(mapping_ == ChmcChainMapping::warp
                      ? kernels::ChmcScratchPlacement::chain_major<T>(layout_)
                      : kernels::ChmcScratchPlacement::interleaved(stride_)),
-        n_quantities_(recorded_quantity_count(generator)),
+        num_quantities_(recorded_quantity_count(generator)),
         ensemble_(checked_device(chains, layout_)) {
     device_name_ =
         ensemble_.name() + ", one " + to_string(mapping_) + " per chain, Gram factored " +
@@ -241,7 +241,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 
   std::int64_t chains() const override { return chains_; }
   int input_dim() const override { return layout_.n; }
-  int num_quantities() const override { return n_quantities_; }
+  int num_quantities() const override { return num_quantities_; }
   std::vector<std::string> quantity_names() const override {
     return recorded_quantity_names(generator_);
   }
@@ -268,12 +268,12 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   }
 
   IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
-                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    check_iteration_count(n_iterations);
-    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
-    const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
+    check_iteration_count(num_iterations);
+    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
+    const std::int64_t values_per_iteration = static_cast<std::int64_t>(num_quantities_) * chains_;
     if (sink != nullptr) {
       draws_.reserve(
           static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
@@ -282,7 +282,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
 
     ensemble_.zero(counters_);
     const kernels::ChainStatisticsView stats = statistics_view();
-    draws_.run(ensemble_.stream(), n_iterations, chunk, values_per_iteration, sink, first_draw,
+    draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
                  const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
                  if (is_batched(factorization_)) {
@@ -294,14 +294,14 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                  } else if (mapping_ == ChmcChainMapping::warp) {
                    kernels::chmc_iterations_warp_kernel<Generator, T>
                        <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-                           generator_, ensemble_view(), settings, first, n, recorded, n_quantities_,
-                           stats);
+                           generator_, ensemble_view(), settings, first, n, recorded,
+                           num_quantities_, stats);
                    MYRIAD_CHECK_LAUNCH();
                  } else {
                    kernels::chmc_iterations_kernel<Generator, T>
                        <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           generator_, ensemble_view(), settings, first, n, recorded, n_quantities_,
-                           stats);
+                           generator_, ensemble_view(), settings, first, n, recorded,
+                           num_quantities_, stats);
                    MYRIAD_CHECK_LAUNCH();
                  }
                });
@@ -334,7 +334,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
     for (int i = 0; i < n; ++i) {
       const std::uint32_t iteration = first + static_cast<std::uint32_t>(i);
       T* recorded_iteration =
-          recorded != nullptr ? recorded + static_cast<std::int64_t>(i) * n_quantities_ * chains_
+          recorded != nullptr ? recorded + static_cast<std::int64_t>(i) * num_quantities_ * chains_
                               : nullptr;
       kernels::run_phased_iteration(
           settings, iteration,
@@ -352,7 +352,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
                 <<<phase_grid_, block, 0, ensemble_.stream()>>>(
                     generator_, state, settings.seed, iteration, step, settings.step_back_off,
                     phase, gram_info_.data(), progress_.data(), last, recorded_iteration,
-                    n_quantities_, stats);
+                    num_quantities_, stats);
             MYRIAD_CHECK_LAUNCH();
           });
     }
@@ -419,7 +419,7 @@ class CudaChmcBackend final : public ChmcBackend<T> {
   GramFactorization factorization_;  ///< resolved: chain or a batched tier
   ChmcLayout layout_;                ///< for one lane, or for a warp's (mapping_)
   kernels::ChmcScratchPlacement scratch_;
-  int n_quantities_;
+  int num_quantities_;
   // Device, stream and reduction scratch; declared before the arrays so that the stream is
   // destroyed after them (the destructor body has already waited for it).
   cuda_detail::EnsembleDevice ensemble_;

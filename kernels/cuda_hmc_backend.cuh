@@ -64,9 +64,8 @@ class CudaHmcBackend final : public HmcBackend<T> {
         chains_(chains),
         stride_(cuda_detail::round_up(chains, 32)),
         dim_(model.dim()),
-        n_quantities_(recorded_quantity_count(model)),
+        num_quantities_(recorded_quantity_count(model)),
         ensemble_(checked_device(chains, dim_)) {
-
     const auto state_size = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(stride_);
     for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_}) {
       *array = DeviceArray<T>(state_size);
@@ -99,7 +98,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
 
   std::int64_t chains() const override { return chains_; }
   int dim() const override { return dim_; }
-  int num_quantities() const override { return n_quantities_; }
+  int num_quantities() const override { return num_quantities_; }
   std::vector<std::string> quantity_names() const override {
     return recorded_quantity_names(model_);
   }
@@ -131,12 +130,12 @@ class CudaHmcBackend final : public HmcBackend<T> {
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
-                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    check_iteration_count(n_iterations);
-    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, n_iterations);
-    const std::int64_t values_per_iteration = static_cast<std::int64_t>(n_quantities_) * chains_;
+    check_iteration_count(num_iterations);
+    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
+    const std::int64_t values_per_iteration = static_cast<std::int64_t>(num_quantities_) * chains_;
     if (sink != nullptr) {
       // No free-memory check here: a failed allocation is a cuda_error, as in the constructor.
       draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
@@ -145,13 +144,13 @@ class CudaHmcBackend final : public HmcBackend<T> {
 
     const kernels::ChainStatisticsView stats = statistics_view();
     ensemble_.zero(counters_);
-    draws_.run(ensemble_.stream(), n_iterations, chunk, values_per_iteration, sink, first_draw,
+    draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
                  kernels::hmc_iterations_kernel<Model, T>
                      <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
                          model_, ensemble_view(), settings, inverse_metric_.data(),
                          first_iteration + static_cast<std::uint32_t>(done), n, recorded,
-                         n_quantities_, stats);
+                         num_quantities_, stats);
                  MYRIAD_CHECK_LAUNCH();
                });
 
@@ -239,7 +238,7 @@ class CudaHmcBackend final : public HmcBackend<T> {
   std::int64_t chains_;
   std::int64_t stride_;
   int dim_;
-  int n_quantities_;
+  int num_quantities_;
   // Device, stream and reduction scratch; declared before the arrays so that the stream is
   // destroyed after them (the destructor body has already waited for it).
   cuda_detail::EnsembleDevice ensemble_;

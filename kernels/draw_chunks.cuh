@@ -34,11 +34,11 @@ class DrawChunks {
   /// for its compute stream (the kernels writing the device buffers) in its own destructor.
   ~DrawChunks() { cudaStreamSynchronize(copy_.get()); }
 
-  /// Iterations per chunk for a run of n_iterations when chunk_iterations were asked for
+  /// Iterations per chunk for a run of num_iterations when chunk_iterations were asked for
   /// (≤ 0 or more than the run: the whole run in one chunk).
-  static int chunk_size(int chunk_iterations, int n_iterations) {
-    return chunk_iterations <= 0 || chunk_iterations > n_iterations ? std::max(n_iterations, 1)
-                                                                    : chunk_iterations;
+  static int chunk_size(int chunk_iterations, int num_iterations) {
+    return chunk_iterations <= 0 || chunk_iterations > num_iterations ? std::max(num_iterations, 1)
+                                                                      : chunk_iterations;
   }
 
   /// Grows (never shrinks) the two device and two pinned buffers to `values` each, once
@@ -61,14 +61,14 @@ class DrawChunks {
     }
   }
 
-  /// Runs n_iterations in chunks of `chunk` iterations (chunk_size; the buffers reserved for
+  /// Runs num_iterations in chunks of `chunk` iterations (chunk_size; the buffers reserved for
   /// chunk × values_per_iteration values when sink is not null). launch(done, n, recorded)
   /// enqueues iterations done … done + n − 1 on `compute`, recording into `recorded`: null
   /// without a sink, else a device buffer of n × values_per_iteration values that is copied out
   /// and handed to sink->consume(…, first_draw + done, n) in order. Returns when the sink has
   /// every chunk; the compute stream may still be running the last chunk's other work.
   template <class Launch>
-  void run(cudaStream_t compute, int n_iterations, int chunk, std::int64_t values_per_iteration,
+  void run(cudaStream_t compute, int num_iterations, int chunk, std::int64_t values_per_iteration,
            DrawSink<T>* sink, std::int64_t first_draw, Launch launch) {
     // The chunk whose copy is in flight and not yet handed to the sink.
     struct Pending {
@@ -84,8 +84,8 @@ class DrawChunks {
     };
 
     int chunk_index = 0;
-    for (int done = 0; done < n_iterations; done += chunk, ++chunk_index) {
-      const int n = std::min(chunk, n_iterations - done);
+    for (int done = 0; done < num_iterations; done += chunk, ++chunk_index) {
+      const int n = std::min(chunk, num_iterations - done);
       const int buffer = chunk_index % 2;
       T* recorded = nullptr;
       if (sink != nullptr) {

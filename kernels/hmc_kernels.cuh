@@ -37,7 +37,7 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
   }
 }
 
-/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of every chain in one
+/// Runs iterations first_iteration … first_iteration + num_iterations − 1 of every chain in one
 /// launch (hmc_chain_iterations_at; fused: the state stays put between iterations and launch
 /// overhead is paid once per chunk). Recorded quantities go to `recorded` in the layout
 /// DrawSink::consume expects, so that the chunk leaves the device in one contiguous copy.
@@ -45,15 +45,15 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 template <class Model, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     hmc_iterations_kernel(Model model, HmcEnsembleView<T> state, HmcSettings<T> settings,
-                          const T* inverse_metric, std::uint32_t first_iteration, int n_iterations,
-                          T* recorded, int n_quantities, ChainStatisticsView stats) {
+                          const T* inverse_metric, std::uint32_t first_iteration,
+                          int num_iterations, T* recorded, int num_quantities,
+                          ChainStatisticsView stats) {
   const std::int64_t chains = state.position.chains;
   for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
     const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
     const HmcChain<T> chain = state.chain(c);
-    stats.add(c, hmc_chain_iterations(model, chain, rng, settings, inverse_metric,
-                                      first_iteration, n_iterations, recorded, n_quantities,
-                                      chains, c));
+    stats.add(c, hmc_chain_iterations(model, chain, rng, settings, inverse_metric, first_iteration,
+                                      num_iterations, recorded, num_quantities, chains, c));
   }
 }
 

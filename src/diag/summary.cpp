@@ -58,24 +58,24 @@ VariableSummary summarize(DrawsView draws, std::string name) {
   return summarize_ranked(ranked, std::move(name));
 }
 
-std::vector<VariableSummary> summarize_all(const double* draws, int64_t chains, int64_t n_draws,
-                                           int64_t n_quantities,
+std::vector<VariableSummary> summarize_all(const double* draws, int64_t chains, int64_t num_draws,
+                                           int64_t num_quantities,
                                            const std::vector<std::string>& names) {
-  MYRIAD_EXPECTS(chains >= 0 && n_draws >= 0 && n_quantities >= 0,
-                 "shape must be non-negative, got chains = ", chains, ", n_draws = ", n_draws,
-                 ", n_quantities = ", n_quantities);
-  MYRIAD_EXPECTS(names.empty() || static_cast<int64_t>(names.size()) == n_quantities, "names has ",
-                 names.size(), " entries for ", n_quantities, " quantities");
-  std::vector<VariableSummary> summaries(static_cast<size_t>(n_quantities));
+  MYRIAD_EXPECTS(chains >= 0 && num_draws >= 0 && num_quantities >= 0,
+                 "shape must be non-negative, got chains = ", chains, ", num_draws = ", num_draws,
+                 ", num_quantities = ", num_quantities);
+  MYRIAD_EXPECTS(names.empty() || static_cast<int64_t>(names.size()) == num_quantities,
+                 "names has ", names.size(), " entries for ", num_quantities, " quantities");
+  std::vector<VariableSummary> summaries(static_cast<size_t>(num_quantities));
   // An exception must not leave an OpenMP region: keep the first and rethrow it afterwards.
   std::exception_ptr failure;
 #pragma omp parallel
   {
     RankedDraws ranked;  // per-thread workspace, reused across quantities
 #pragma omp for schedule(dynamic)
-    for (int64_t q = 0; q < n_quantities; ++q) {
+    for (int64_t q = 0; q < num_quantities; ++q) {
       try {
-        ranked.assign(quantity_view(draws, chains, n_draws, n_quantities, q));
+        ranked.assign(quantity_view(draws, chains, num_draws, num_quantities, q));
         std::string name = names.empty() ? "q" + std::to_string(q) : names[q];
         summaries[q] = summarize_ranked(ranked, std::move(name));
       } catch (...) {

@@ -276,16 +276,17 @@ TestSetAverage average_over_test_set(const std::vector<LogZEstimate>& per_point)
   return {mean, std::sqrt(se_sq) / d, data_error, points};
 }
 
-std::vector<WeightedMoments> weighted_moments(const double* particles, std::int64_t n_particles,
+std::vector<WeightedMoments> weighted_moments(const double* particles, std::int64_t num_particles,
                                               std::int64_t dims, const double* log_w) {
   const char* function = "weighted_moments";
-  MYRIAD_EXPECTS(n_particles > 0, function, ": n_particles must be positive, got ", n_particles);
+  MYRIAD_EXPECTS(num_particles > 0, function, ": num_particles must be positive, got ",
+                 num_particles);
   MYRIAD_EXPECTS(dims > 0, function, ": dims must be positive, got ", dims);
   MYRIAD_EXPECTS(particles != nullptr, function, ": particles is a null pointer");
-  check_log_values(function, "log_w", log_w, n_particles);
+  check_log_values(function, "log_w", log_w, num_particles);
 
   const std::size_t d_count = static_cast<std::size_t>(dims);
-  const std::int64_t top = arg_max(log_w, n_particles);
+  const std::int64_t top = arg_max(log_w, num_particles);
   const double m = log_w[top];
   if (m == -kInf) {
     return std::vector<WeightedMoments>(d_count, {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, 0.0});
@@ -295,7 +296,7 @@ std::vector<WeightedMoments> weighted_moments(const double* particles, std::int6
   std::vector<std::int64_t> live;
   std::vector<double> w;
   double rest = 0.0;  // Σ_{b≠top} w̃_b, summed directly (see the sd denominator below)
-  for (std::int64_t b = 0; b < n_particles; ++b) {
+  for (std::int64_t b = 0; b < num_particles; ++b) {
     const double wb = std::exp(log_w[b] - m);
     if (wb > 0.0) {
       live.push_back(b);

@@ -48,7 +48,7 @@ class TraceSink final : public DrawSink<T> {
     }
   }
 
-  void consume(const T* values, std::int64_t first_draw, int n_draws) override {
+  void consume(const T* values, std::int64_t first_draw, int num_draws) override {
     if (!result_.draws_data.empty()) {
       const int thin = config_.thin;
       const std::int64_t chains = config_.chains;
@@ -56,7 +56,7 @@ class TraceSink final : public DrawSink<T> {
       double* trace = result_.draws_data.data();
 #pragma omp parallel for schedule(static)
       for (std::int64_t c = 0; c < chains; ++c) {
-        for (int i = 0; i < n_draws; ++i) {
+        for (int i = 0; i < num_draws; ++i) {
           const std::int64_t draw = first_draw + i;
           if (draw % thin != 0) continue;
           double* out = trace + (c * kept + draw / thin) * quantities_;
@@ -65,7 +65,7 @@ class TraceSink final : public DrawSink<T> {
         }
       }
     }
-    if (config_.progress) config_.progress({"sampling", first_draw + n_draws, config_.draws});
+    if (config_.progress) config_.progress({"sampling", first_draw + num_draws, config_.draws});
   }
 
  private:

@@ -17,11 +17,11 @@ class RecordingSink final : public DrawSink<T> {
   RecordingSink(std::int64_t chains, int quantities, std::int64_t first_draw)
       : chains_(chains), quantities_(quantities), next_draw_(first_draw) {}
 
-  void consume(const T* values, std::int64_t first_draw, int n_draws) override {
+  void consume(const T* values, std::int64_t first_draw, int num_draws) override {
     EXPECT_EQ(first_draw, next_draw_) << "chunks out of order or with a gap";
-    next_draw_ = first_draw + n_draws;
-    chunk_sizes.push_back(n_draws);
-    values_.insert(values_.end(), values, values + n_draws * quantities_ * chains_);
+    next_draw_ = first_draw + num_draws;
+    chunk_sizes.push_back(num_draws);
+    values_.insert(values_.end(), values, values + num_draws * quantities_ * chains_);
   }
 
   /// Quantity q of chain c at draw i (counted from the first draw of the run).

@@ -230,8 +230,8 @@ class HostKernelEnsemble {
 class CollectingSink final : public DrawSink<double> {
  public:
   CollectingSink(std::int64_t chains, int quantities) : chains_(chains), quantities_(quantities) {}
-  void consume(const double* values, std::int64_t, int n_draws) override {
-    values_.insert(values_.end(), values, values + n_draws * quantities_ * chains_);
+  void consume(const double* values, std::int64_t, int num_draws) override {
+    values_.insert(values_.end(), values, values + num_draws * quantities_ * chains_);
   }
   std::vector<double> take() { return std::exchange(values_, {}); }
 

@@ -628,7 +628,7 @@ TEST(LogZErrors, BadInputsThrowNamingTheProblem) {
   EXPECT_MESSAGE_HAS(error_of([&] { weighted_moments(ok, 4, 0, ok); }),
                      "dims must be positive, got 0");
   EXPECT_MESSAGE_HAS(error_of([&] { weighted_moments(ok, 0, 1, ok); }),
-                     "n_particles must be positive, got 0");
+                     "num_particles must be positive, got 0");
   EXPECT_MESSAGE_HAS(error_of([&] { weighted_moments(nullptr, 4, 1, ok); }),
                      "particles is a null pointer");
   EXPECT_MESSAGE_HAS(error_of([&] { weighted_moments(ok, 4, 1, with_nan); }),

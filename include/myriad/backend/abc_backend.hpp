@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad/backend/cpu_draw_chunks.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/error.hpp"
@@ -48,7 +49,7 @@ class AbcBackend {
 
   /// ABC-MCMC iterations, delivering recorded quantities to the sink as HmcBackend::run does.
   virtual IterationStats run(std::uint64_t seed, const AbcStep<T>& step,
-                             std::uint32_t first_iteration, int n_iterations, DrawSink<T>* sink,
+                             std::uint32_t first_iteration, int num_iterations, DrawSink<T>* sink,
                              std::int64_t first_draw, int chunk_iterations) = 0;
 };
 
@@ -130,35 +131,32 @@ class CpuAbcBackend final : public AbcBackend<T> {
   }
 
   IterationStats run(std::uint64_t seed, const AbcStep<T>& step, std::uint32_t first_iteration,
-                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
-    IterationStats total;
-    if (chunk_iterations <= 0) chunk_iterations = std::max(n_iterations, 1);
     const int q = num_quantities();
-    for (int done = 0; done < n_iterations; done += chunk_iterations) {
-      const int n = std::min(chunk_iterations, n_iterations - done);
-      if (sink) chunk_.resize(static_cast<std::size_t>(n) * q * chains_);
-      IterationStats stats;
+    return run_in_draw_chunks(
+        num_iterations, chunk_iterations, q, chains_, sink, first_draw, chunk_,
+        [&](int done, int n, T* recorded) {
+          IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
-      for (std::int64_t c = 0; c < chains_; ++c) {
-        const RandomStream rng(seed, static_cast<std::uint64_t>(c));
-        const AbcChain<T> state = chain(c);
-        for (int i = 0; i < n; ++i) {
-          const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(done + i);
-          const AbcOutcome<T> out = abc_mcmc_transition(g_, state, rng, iteration, step);
-          stats.record(static_cast<double>(out.accept_prob), out.accepted,
-                       out.non_finite ? kStatusNonFinite : kStatusOk, 0);
-          if (sink) {
-            ChainVector<T> slot{chunk_.data() + static_cast<std::int64_t>(i) * q * chains_ + c,
-                                chains_, q};
-            record_quantities(g_, state.position, slot);
+          for (std::int64_t c = 0; c < chains_; ++c) {
+            const RandomStream rng(seed, static_cast<std::uint64_t>(c));
+            const AbcChain<T> state = chain(c);
+            for (int i = 0; i < n; ++i) {
+              const std::uint32_t iteration =
+                  first_iteration + static_cast<std::uint32_t>(done + i);
+              const AbcOutcome<T> out = abc_mcmc_transition(g_, state, rng, iteration, step);
+              stats.record(static_cast<double>(out.accept_prob), out.accepted,
+                           out.non_finite ? kStatusNonFinite : kStatusOk, 0);
+              if (recorded) {
+                ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * q * chains_ + c,
+                                    chains_, q};
+                record_quantities(g_, state.position, slot);
+              }
+            }
           }
-        }
-      }
-      total += stats;
-      if (sink) sink->consume(chunk_.data(), first_draw + done, n);
-    }
-    return total;
+          return stats;
+        });
   }
 
  private:

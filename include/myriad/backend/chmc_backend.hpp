@@ -61,10 +61,10 @@ class ChmcBackend {
   virtual std::int64_t initialize(std::uint64_t seed, int max_tries,
                                   std::int64_t chains_per_init) = 0;
 
-  /// Runs iterations first_iteration … first_iteration + n_iterations − 1, delivering recorded
+  /// Runs iterations first_iteration … first_iteration + num_iterations − 1, delivering recorded
   /// quantities to the sink (if any) in chunks as HmcBackend::run does.
   virtual IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
-                             int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                             int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                              int chunk_iterations) = 0;
 
   /// Current positions u as a [dim][chain] host array.

@@ -156,10 +156,10 @@ MYRIAD_HD void record_outcome(IterationStats& totals, const ChmcOutcome<T>& out)
 /// fenced the writes to the position.
 template <class Generator, class T, class Team>
 MYRIAD_HD void record_chain_at(const Generator& generator, const ChmcChain<T>& chain,
-                               T* recorded_iteration, int n_quantities, std::int64_t chains,
+                               T* recorded_iteration, int num_quantities, std::int64_t chains,
                                std::int64_t c, const Team& team) {
   on_lane_zero(team, [&] {
-    const ChainVector<T> slot{recorded_iteration + c, chains, n_quantities};
+    const ChainVector<T> slot{recorded_iteration + c, chains, num_quantities};
     record_quantities(generator, chain.position, slot);
   });
 }
@@ -177,18 +177,18 @@ MYRIAD_HD bool initialize_chain_at(const Generator& generator, const ChmcEnsembl
   return initialize_constrained_chain(generator, state.chain(c), rng, max_tries, team);
 }
 
-/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of chain c with `team`
+/// Runs iterations first_iteration … first_iteration + num_iterations − 1 of chain c with `team`
 /// and returns the chain's statistics over them (one count per transition whose status has the
 /// flag set). N_s of each iteration comes from uniform_trajectory_steps (the same for every
 /// chain). When `recorded` is not null, quantity q of chain c after iteration i goes to
-/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects. Lane 0
+/// recorded[(i · num_quantities + q) · chains + c], the layout DrawSink::consume expects. Lane 0
 /// writes the recorded quantities and the chain's step back-off.
 template <class Generator, class T, class Team = SerialTeam>
 MYRIAD_HD IterationStats chain_iterations(const Generator& generator,
                                           const ChmcEnsembleView<T>& state,
                                           const ChmcSettings<T>& settings,
-                                          std::uint32_t first_iteration, int n_iterations,
-                                          T* recorded, int n_quantities, std::int64_t c,
+                                          std::uint32_t first_iteration, int num_iterations,
+                                          T* recorded, int num_quantities, std::int64_t c,
                                           const Team& team = Team{}) {
   const std::int64_t chains = state.position.chains;
   const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
@@ -198,7 +198,7 @@ MYRIAD_HD IterationStats chain_iterations(const Generator& generator,
   // Every lane keeps its own copy of the back-off and updates it from the same outcome, so the
   // lanes agree on δt without a barrier; lane 0 stores it at the end.
   std::uint8_t halvings = settings.step_back_off ? state.step_halvings[c] : 0;
-  for (int i = 0; i < n_iterations; ++i) {
+  for (int i = 0; i < num_iterations; ++i) {
     const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
     ChmcStep<T> step = settings.step;
     // Depends on (seed, iteration) only: every thread computes the same N_s.
@@ -211,8 +211,8 @@ MYRIAD_HD IterationStats chain_iterations(const Generator& generator,
     // The transition ended with its lanes' writes to the position fenced.
     if (recorded != nullptr) {
       record_chain_at(generator, chain,
-                      recorded + static_cast<std::int64_t>(i) * n_quantities * chains, n_quantities,
-                      chains, c, team);
+                      recorded + static_cast<std::int64_t>(i) * num_quantities * chains,
+                      num_quantities, chains, c, team);
     }
   }
   if (settings.step_back_off && team.rank() == 0) state.step_halvings[c] = halvings;
@@ -223,11 +223,11 @@ MYRIAD_HD IterationStats chain_iterations(const Generator& generator,
 template <class Generator, class T, class Team = SerialTeam>
 MYRIAD_HD void chain_iterations_at(const Generator& generator, const ChmcEnsembleView<T>& state,
                                    const ChmcSettings<T>& settings, std::uint32_t first_iteration,
-                                   int n_iterations, T* recorded, int n_quantities,
+                                   int num_iterations, T* recorded, int num_quantities,
                                    const ChainStatisticsView& stats, std::int64_t c,
                                    const Team& team = Team{}) {
   const IterationStats tally = chain_iterations(generator, state, settings, first_iteration,
-                                                n_iterations, recorded, n_quantities, c, team);
+                                                num_iterations, recorded, num_quantities, c, team);
   if (team.rank() == 0) stats.add(c, tally);
 }
 
@@ -255,7 +255,7 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
                                     std::uint64_t seed, std::uint32_t iteration,
                                     const ChmcStep<T>& step, bool step_back_off, int phase,
                                     const int* info, ChmcProgress<T>* progress, bool last,
-                                    T* recorded_iteration, int n_quantities,
+                                    T* recorded_iteration, int num_quantities,
                                     const ChainStatisticsView& stats, std::int64_t c,
                                     const Team& team = Team{}) {
   const ChmcChain<T> chain = state.chain(c);
@@ -273,7 +273,7 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
   if (team.rank() == 0) progress[c] = record;
   if (!last) return;
   if (recorded_iteration != nullptr) {
-    record_chain_at(generator, chain, recorded_iteration, n_quantities, state.position.chains, c,
+    record_chain_at(generator, chain, recorded_iteration, num_quantities, state.position.chains, c,
                     team);
   }
   if (team.rank() == 0) {

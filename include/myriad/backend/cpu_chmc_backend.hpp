@@ -14,6 +14,7 @@
 
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/chmc_chain_bodies.hpp"
+#include "myriad/backend/cpu_draw_chunks.hpp"
 #include "myriad/backend/ensemble_checks.hpp"
 #include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/error.hpp"
@@ -67,20 +68,15 @@ class CpuChmcBackend final : public ChmcBackend<T> {
   }
 
   IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
-                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
-    check_iteration_count(n_iterations);
-    IterationStats total;
-    if (chunk_iterations <= 0) chunk_iterations = std::max(n_iterations, 1);
     const int quantities = num_quantities();
-    for (int done = 0; done < n_iterations; done += chunk_iterations) {
-      const int n = std::min(chunk_iterations, n_iterations - done);
-      if (sink) chunk_.resize(static_cast<std::size_t>(n) * quantities * chains_);
-      total += run_chunk(settings, first_iteration + static_cast<std::uint32_t>(done), n,
-                         sink ? chunk_.data() : nullptr, quantities);
-      if (sink) sink->consume(chunk_.data(), first_draw + done, n);
-    }
-    return total;
+    return run_in_draw_chunks(num_iterations, chunk_iterations, quantities, chains_, sink,
+                              first_draw, chunk_, [&](int done, int n, T* recorded) {
+                                return run_chunk(settings,
+                                                 first_iteration + static_cast<std::uint32_t>(done),
+                                                 n, recorded, quantities);
+                              });
   }
 
   std::vector<T> positions() const override {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad/backend/cpu_draw_chunks.hpp"
 #include "myriad/backend/cpu_ensemble_moments.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/hmc_chain_bodies.hpp"
@@ -30,7 +31,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
       : model_(model),
         chains_(chains),
         dim_(model.dim()),
-        n_quantities_(recorded_quantity_count(model)) {
+        num_quantities_(recorded_quantity_count(model)) {
     check_hmc_ensemble_size(chains, dim_);
     const std::size_t n = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains);
     for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_})
@@ -41,7 +42,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
 
   std::int64_t chains() const override { return chains_; }
   int dim() const override { return dim_; }
-  int num_quantities() const override { return n_quantities_; }
+  int num_quantities() const override { return num_quantities_; }
   std::vector<std::string> quantity_names() const override {
     return recorded_quantity_names(model_);
   }
@@ -69,18 +70,14 @@ class CpuHmcBackend final : public HmcBackend<T> {
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
-                     int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
-    check_iteration_count(n_iterations);
-    IterationStats total;
-    if (chunk_iterations <= 0) chunk_iterations = n_iterations;
-    for (int done = 0; done < n_iterations; done += chunk_iterations) {
-      const int n = std::min(chunk_iterations, n_iterations - done);
-      if (sink) chunk_.resize(static_cast<std::size_t>(n) * n_quantities_ * chains_);
-      total += run_chunk(settings, first_iteration + static_cast<std::uint32_t>(done), n,
-                         sink ? chunk_.data() : nullptr);
-      if (sink) sink->consume(chunk_.data(), first_draw + done, n);
-    }
+    const IterationStats total = run_in_draw_chunks(
+        num_iterations, chunk_iterations, num_quantities_, chains_, sink, first_draw, chunk_,
+        [&](int done, int n, T* recorded) {
+          return run_chunk(settings, first_iteration + static_cast<std::uint32_t>(done), n,
+                           recorded);
+        });
     if (moments) {
       ensemble_moments_cpu(EnsembleView<const T>{position_.data(), chains_, dim_, 1, dim_},
                            *moments);
@@ -112,7 +109,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
     for (std::int64_t c = 0; c < chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
       stats += hmc_chain_iterations(model_, state.chain(c), rng, settings, inverse_metric_.data(),
-                                    first_iteration, n, recorded, n_quantities_, chains_, c);
+                                    first_iteration, n, recorded, num_quantities_, chains_, c);
     }
     return stats;
   }
@@ -120,7 +117,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
   Model model_;
   std::int64_t chains_;
   int dim_;
-  int n_quantities_;
+  int num_quantities_;
   std::vector<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   std::vector<T> log_density_;
   std::vector<T> inverse_metric_;

@@ -19,9 +19,9 @@ inline void check_chains_per_init(std::int64_t chains_per_init) {
   MYRIAD_EXPECTS(chains_per_init >= 1, "chains_per_init must be >= 1, got ", chains_per_init);
 }
 
-/// n_iterations ≥ 0 (run()).
-inline void check_iteration_count(int n_iterations) {
-  MYRIAD_EXPECTS(n_iterations >= 0, "n_iterations must be >= 0, got ", n_iterations);
+/// num_iterations ≥ 0 (run()).
+inline void check_iteration_count(int num_iterations) {
+  MYRIAD_EXPECTS(num_iterations >= 0, "num_iterations must be >= 0, got ", num_iterations);
 }
 
 }  // namespace myriad

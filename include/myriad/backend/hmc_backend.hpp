@@ -37,7 +37,7 @@ template <class T>
 class DrawSink {
  public:
   virtual ~DrawSink() = default;
-  virtual void consume(const T* values, std::int64_t first_draw, int n_draws) = 0;
+  virtual void consume(const T* values, std::int64_t first_draw, int num_draws) = 0;
 };
 
 /// Many-chain HMC on one device.
@@ -63,12 +63,12 @@ class HmcBackend {
   /// Sets the diagonal of the inverse mass matrix (length dim, positive).
   virtual void set_inverse_metric(const std::vector<T>& inverse_metric) = 0;
 
-  /// Runs iterations first_iteration … first_iteration + n_iterations − 1 (the iteration number
+  /// Runs iterations first_iteration … first_iteration + num_iterations − 1 (the iteration number
   /// keys the random numbers). With a sink, the recorded quantities of every iteration are
   /// delivered to it in chunks of at most chunk_iterations, numbered from first_draw. With
   /// moments, the per-dimension moments of the positions after the last iteration are written.
   virtual IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
-                             int n_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                             int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                              int chunk_iterations, EnsembleMoments* moments) = 0;
 
   /// Current positions as a [dim][chain] host array (tests, checkpoints).

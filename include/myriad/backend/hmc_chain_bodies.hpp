@@ -89,20 +89,17 @@ MYRIAD_HD bool initialize_chain_at(const Model& model, const EnsembleView<T>& po
                           radius, max_tries);
 }
 
-/// Runs iterations first_iteration … first_iteration + n_iterations − 1 of chain c, whose views
+/// Runs iterations first_iteration … first_iteration + num_iterations − 1 of chain c, whose views
 /// and random stream the caller has formed (HmcEnsembleView::chain, RandomStream(seed, c)).
 /// When `recorded` is not null, quantity q after iteration i goes to
-/// recorded[(i · n_quantities + q) · chains + c], the layout DrawSink::consume expects.
+/// recorded[(i · num_quantities + q) · chains + c], the layout DrawSink::consume expects.
 template <class Model, class T>
-MYRIAD_HD IterationStats hmc_chain_iterations(const Model& model, const HmcChain<T>& chain,
-                                              const RandomStream& rng,
-                                              const HmcSettings<T>& settings,
-                                              const T* inverse_metric,
-                                              std::uint32_t first_iteration, int n_iterations,
-                                              T* recorded, int n_quantities, std::int64_t chains,
-                                              std::int64_t c) {
+MYRIAD_HD IterationStats hmc_chain_iterations(
+    const Model& model, const HmcChain<T>& chain, const RandomStream& rng,
+    const HmcSettings<T>& settings, const T* inverse_metric, std::uint32_t first_iteration,
+    int num_iterations, T* recorded, int num_quantities, std::int64_t chains, std::int64_t c) {
   HmcChainTotals totals;
-  for (int i = 0; i < n_iterations; ++i) {
+  for (int i = 0; i < num_iterations; ++i) {
     const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
     // The step count depends on (seed, iteration) only, so every chain takes the same number
     // and a warp stays converged through the leapfrog loop.
@@ -112,12 +109,13 @@ MYRIAD_HD IterationStats hmc_chain_iterations(const Model& model, const HmcChain
                           inverse_metric, settings.max_energy_error};
     totals.add(hmc_transition(model, chain, rng, iteration, step));
     if (recorded != nullptr) {
-      const ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * n_quantities * chains + c,
-                                chains, n_quantities};
+      const ChainVector<T> slot{
+          recorded + static_cast<std::int64_t>(i) * num_quantities * chains + c, chains,
+          num_quantities};
       record_quantities(model, chain.position, slot);
     }
   }
-  return totals.stats(n_iterations);
+  return totals.stats(num_iterations);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -28,21 +28,21 @@ struct DrawsView {
 };
 
 /// View of quantity `q` in a C-order array [chain][draw][quantity], the layout the samplers
-/// write: chain_stride = n_draws · n_quantities, draw_stride = n_quantities.
-inline DrawsView quantity_view(const double* draws, int64_t chains, int64_t n_draws,
-                               int64_t n_quantities, int64_t q) {
-  MYRIAD_EXPECTS(chains >= 0 && n_draws >= 0, "chains and n_draws must be non-negative, got ",
-                 chains, " and ", n_draws);
-  MYRIAD_EXPECTS(q >= 0 && q < n_quantities, "quantity index ", q, " is outside [0, ", n_quantities,
-                 ")");
-  return DrawsView{draws + q, chains, n_draws, n_draws * n_quantities, n_quantities};
+/// write: chain_stride = num_draws · num_quantities, draw_stride = num_quantities.
+inline DrawsView quantity_view(const double* draws, int64_t chains, int64_t num_draws,
+                               int64_t num_quantities, int64_t q) {
+  MYRIAD_EXPECTS(chains >= 0 && num_draws >= 0, "chains and num_draws must be non-negative, got ",
+                 chains, " and ", num_draws);
+  MYRIAD_EXPECTS(q >= 0 && q < num_quantities, "quantity index ", q, " is outside [0, ",
+                 num_quantities, ")");
+  return DrawsView{draws + q, chains, num_draws, num_draws * num_quantities, num_quantities};
 }
 
 /// View of a C-order array [chain][draw] holding a single quantity.
-inline DrawsView chain_major_view(const double* draws, int64_t chains, int64_t n_draws) {
-  MYRIAD_EXPECTS(chains >= 0 && n_draws >= 0, "chains and n_draws must be non-negative, got ",
-                 chains, " and ", n_draws);
-  return DrawsView{draws, chains, n_draws, n_draws, 1};
+inline DrawsView chain_major_view(const double* draws, int64_t chains, int64_t num_draws) {
+  MYRIAD_EXPECTS(chains >= 0 && num_draws >= 0, "chains and num_draws must be non-negative, got ",
+                 chains, " and ", num_draws);
+  return DrawsView{draws, chains, num_draws, num_draws, 1};
 }
 
 }  // namespace myriad::diag

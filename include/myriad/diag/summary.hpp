@@ -35,8 +35,8 @@ VariableSummary summarize(DrawsView draws, std::string name);
 /// quantities (OpenMP, one reusable workspace per thread). `names` has one entry per quantity,
 /// or is empty, in which case the names are "q0", "q1", …; throws myriad::invalid_argument
 /// for any other length or a negative shape.
-std::vector<VariableSummary> summarize_all(const double* draws, int64_t chains, int64_t n_draws,
-                                           int64_t n_quantities,
+std::vector<VariableSummary> summarize_all(const double* draws, int64_t chains, int64_t num_draws,
+                                           int64_t num_quantities,
                                            const std::vector<std::string>& names);
 
 }  // namespace myriad::diag

@@ -178,12 +178,12 @@ struct WeightedMoments {
 };
 
 /// Weighted moments and quantiles of each column of `particles`, laid out [particle][dim]
-/// (n_particles × dims, C order), with weights exp(log_w[b]) (log_w unnormalised, as from AIS).
+/// (num_particles × dims, C order), with weights exp(log_w[b]) (log_w unnormalised, as from AIS).
 /// Zero-weight particles (log_w = −inf) are ignored entirely, their values may be anything
 /// (NaN included). A non-finite value of a positive-weight particle makes its column's
 /// quantiles NaN and its mean/sd/mcse follow IEEE arithmetic. All weights zero: every field NaN
 /// and ess 0. Throws for non-positive sizes, null pointers, NaN or +inf log weights.
-std::vector<WeightedMoments> weighted_moments(const double* particles, std::int64_t n_particles,
+std::vector<WeightedMoments> weighted_moments(const double* particles, std::int64_t num_particles,
                                               std::int64_t dims, const double* log_w);
 
 }  // namespace myriad

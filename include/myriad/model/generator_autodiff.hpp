@@ -43,8 +43,8 @@ struct JacobianColumnSink {
 /// J(m, n) = ∂g_m/∂u_n for all m < M, n < N by N forward-mode passes of generate().
 template <class Generator, class Vec, class Jac>
 MYRIAD_HD void jacobian_by_duals(const Generator& generator, const Vec& u, Jac& J) {
-  const int n_inputs = generator.input_dim();
-  for (int n = 0; n < n_inputs; ++n) {
+  const int num_inputs = generator.input_dim();
+  for (int n = 0; n < num_inputs; ++n) {
     JacobianColumnSink<Jac> column{J, n};
     generator.generate(SeededDualView<Vec>{u, n}, column);
   }
@@ -54,14 +54,14 @@ MYRIAD_HD void jacobian_by_duals(const Generator& generator, const Vec& u, Jac& 
 template <class Generator, class Vec, class Grad>
 MYRIAD_HD auto log_prior_gradient_by_duals(const Generator& generator, const Vec& u, Grad& g) {
   using T = element_t<Vec>;
-  const int n_inputs = generator.input_dim();
+  const int num_inputs = generator.input_dim();
   T value = T(0);
-  for (int n = 0; n < n_inputs; ++n) {
+  for (int n = 0; n < num_inputs; ++n) {
     const auto f = generator.log_prior(SeededDualView<Vec>{u, n});
     g[n] = f.eps;
     value = f.val;
   }
-  if (n_inputs == 0) value = generator.log_prior(u);
+  if (num_inputs == 0) value = generator.log_prior(u);
   return value;
 }
 

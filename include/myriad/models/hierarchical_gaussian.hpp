@@ -135,12 +135,12 @@ class HierarchicalGaussianData {
   void solve() {
     const double a2 = model_.mu_sd * model_.mu_sd, b2 = model_.group_sd * model_.group_sd,
                  s2 = model_.obs_sd * model_.obs_sd;
-    const int n_groups = model_.groups, m = model_.per_group;
+    const int num_groups = model_.groups, m = model_.per_group;
     const double c = 1.0 / (s2 + m * b2);
     const double log_det = (m - 1) * std::log(s2) + std::log(s2 + m * b2);
     double a_coef = 0, b_coef = 0, c_coef = 0;
     std::vector<double> sums;
-    for (int n = 0; n < n_groups; ++n) {
+    for (int n = 0; n < num_groups; ++n) {
       double s = 0, q = 0;
       for (int j = 0; j < m; ++j) {
         const double v = x_[static_cast<std::size_t>(n * m + j)];
@@ -153,11 +153,11 @@ class HierarchicalGaussianData {
       c_coef += (q - b2 * c * s * s) / s2;
     }
     const double precision = a_coef + 1.0 / a2;
-    log_marginal_ = n_groups * (-0.5 * m * std::log(2.0 * M_PI) - 0.5 * log_det) - 0.5 * c_coef -
+    log_marginal_ = num_groups * (-0.5 * m * std::log(2.0 * M_PI) - 0.5 * log_det) - 0.5 * c_coef -
                     0.5 * std::log(1.0 + a2 * a_coef) + b_coef * b_coef / (2.0 * precision);
     post_mu_mean_ = b_coef / precision;
     post_mu_sd_ = std::sqrt(1.0 / precision);
-    for (int n = 0; n < n_groups; ++n) {
+    for (int n = 0; n < num_groups; ++n) {
       post_z_mean_.push_back(c * (b2 * sums[n] + s2 * post_mu_mean_));
       const double shrink = c * s2;  // ∂E[z_n | μ, x]/∂μ
       post_z_sd_.push_back(std::sqrt(c * s2 * b2 + shrink * shrink / precision));
