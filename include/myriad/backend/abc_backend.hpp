@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad/backend/chain_ensemble.hpp"
 #include "myriad/backend/cpu_draw_chunks.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/omp_statistics.hpp"
@@ -29,13 +30,8 @@ struct AbcRejectionResult {
 };
 
 template <class T>
-class AbcBackend {
+class AbcBackend : public ChainEnsemble {
  public:
-  virtual ~AbcBackend() = default;
-  virtual std::int64_t chains() const = 0;
-  virtual int num_quantities() const = 0;
-  virtual std::vector<std::string> quantity_names() const = 0;
-  virtual std::string device_name() const = 0;
   /// K: the inputs ABC-MCMC moves by random walk (abc_parameter_count).
   virtual int parameter_count() const = 0;
 

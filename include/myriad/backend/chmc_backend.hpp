@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "myriad/backend/chain_ensemble.hpp"
 #include "myriad/backend/gram_factorization.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/backend/team_mapping.hpp"
@@ -45,15 +46,10 @@ MYRIAD_HD inline int uniform_trajectory_steps(std::uint64_t seed, std::uint32_t 
 
 /// Many-chain constrained HMC on one device.
 template <class T>
-class ChmcBackend {
+class ChmcBackend : public ChainEnsemble {
  public:
-  virtual ~ChmcBackend() = default;
-
-  virtual std::int64_t chains() const = 0;
+  /// N: the generator's inputs u.
   virtual int input_dim() const = 0;
-  virtual int num_quantities() const = 0;
-  virtual std::vector<std::string> quantity_names() const = 0;
-  virtual std::string device_name() const = 0;
 
   /// Places every chain on the manifold (the generator's initialize(), up to max_tries
   /// attempts). Chains c with equal c / chains_per_init share their initial point. Returns the

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "myriad/backend/chain_ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/mcmc/ensemble_moments.hpp"
@@ -42,15 +43,9 @@ class DrawSink {
 
 /// Many-chain HMC on one device.
 template <class T>
-class HmcBackend {
+class HmcBackend : public ChainEnsemble {
  public:
-  virtual ~HmcBackend() = default;
-
-  virtual std::int64_t chains() const = 0;
   virtual int dim() const = 0;
-  virtual int num_quantities() const = 0;
-  virtual std::vector<std::string> quantity_names() const = 0;
-  virtual std::string device_name() const = 0;
 
   /// Draws initial points (uniform in [−radius, radius]^D, retried up to max_tries times while
   /// non-finite) and evaluates log density and gradient there. Chains c with equal
