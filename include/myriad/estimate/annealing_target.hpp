@@ -32,6 +32,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "myriad/core/detection.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/concept.hpp"
@@ -44,33 +45,28 @@ struct ProbeOut {
   MYRIAD_HD double& operator[](int i) const { return p[i]; }
 };
 
-template <class Model, class = void>
-struct has_problems : std::false_type {};
 template <class Model>
-struct has_problems<Model, std::void_t<decltype(std::declval<const Model&>().num_problems()),
-                                       decltype(std::declval<const Model&>().problem(0))>>
-    : std::true_type {};
+using problems_expression = std::void_t<decltype(std::declval<const Model&>().num_problems()),
+                                        decltype(std::declval<const Model&>().problem(0))>;
+template <class Model>
+using has_problems = is_detected<problems_expression, Model>;
 
-template <class Model, class = void>
-struct has_bounds : std::false_type {};
 template <class Model>
-struct has_bounds<Model, std::void_t<decltype(std::declval<const Model&>().lower_bound(0)),
-                                     decltype(std::declval<const Model&>().upper_bound(0))>>
-    : std::true_type {};
+using bounds_expression = std::void_t<decltype(std::declval<const Model&>().lower_bound(0)),
+                                      decltype(std::declval<const Model&>().upper_bound(0))>;
+template <class Model>
+using has_bounds = is_detected<bounds_expression, Model>;
 
-template <class Model, class = void>
-struct has_exact_log_z : std::false_type {};
 template <class Model>
-struct has_exact_log_z<Model, std::void_t<decltype(std::declval<const Model&>().exact_log_z(0))>>
-    : std::true_type {};
+using exact_log_z_expression = decltype(std::declval<const Model&>().exact_log_z(0));
+template <class Model>
+using has_exact_log_z = is_detected<exact_log_z_expression, Model>;
 
-template <class Model, class = void>
-struct has_exact_sample : std::false_type {};
 template <class Model>
-struct has_exact_sample<
-    Model, std::void_t<decltype(std::declval<const Model&>().exact_sample(
-               0, std::declval<const RandomStream&>(), std::uint32_t{0},
-               std::declval<ProbeOut&>()))>> : std::true_type {};
+using exact_sample_expression = decltype(std::declval<const Model&>().exact_sample(
+    0, std::declval<const RandomStream&>(), std::uint32_t{0}, std::declval<ProbeOut&>()));
+template <class Model>
+using has_exact_sample = is_detected<exact_sample_expression, Model>;
 }  // namespace detail
 
 /// True when the target is a batch of problems (one per data point).
@@ -87,12 +83,10 @@ template <class Model>
 constexpr bool target_has_exact_sample = detail::has_exact_sample<Model>::value;
 
 namespace detail {
-template <class Model, class = void>
-struct has_exact_samples_query : std::false_type {};
 template <class Model>
-struct has_exact_samples_query<
-    Model, std::void_t<decltype(std::declval<const Model&>().has_exact_samples())>>
-    : std::true_type {};
+using exact_samples_query_expression = decltype(std::declval<const Model&>().has_exact_samples());
+template <class Model>
+using has_exact_samples_query = is_detected<exact_samples_query_expression, Model>;
 }  // namespace detail
 
 /// Whether this target can start reverse runs: it has exact_sample, and has_exact_samples()

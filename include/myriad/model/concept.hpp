@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "myriad/core/detection.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/autodiff.hpp"
@@ -45,18 +46,16 @@ struct ProbeVector {
   MYRIAD_HD double& operator[](int i) const { return p[i]; }
 };
 
-template <class Model, class = void>
-struct has_gradient : std::false_type {};
 template <class Model>
-struct has_gradient<Model, std::void_t<decltype(std::declval<const Model&>().log_density_gradient(
-                               std::declval<const ProbeVector&>(), std::declval<ProbeVector&>()))>>
-    : std::true_type {};
+using gradient_expression = decltype(std::declval<const Model&>().log_density_gradient(
+    std::declval<const ProbeVector&>(), std::declval<ProbeVector&>()));
+template <class Model>
+using has_gradient = is_detected<gradient_expression, Model>;
 
-template <class Model, class = void>
-struct has_quantities : std::false_type {};
 template <class Model>
-struct has_quantities<Model, std::void_t<decltype(std::declval<const Model&>().num_quantities())>>
-    : std::true_type {};
+using quantities_expression = decltype(std::declval<const Model&>().num_quantities());
+template <class Model>
+using has_quantities = is_detected<quantities_expression, Model>;
 }  // namespace detail
 
 /// True when the model supplies its own gradient.
@@ -68,12 +67,11 @@ template <class Model>
 constexpr bool model_has_quantities = detail::has_quantities<Model>::value;
 
 namespace detail {
-template <class Model, class = void>
-struct has_initial_point : std::false_type {};
 template <class Model>
-struct has_initial_point<Model, std::void_t<decltype(std::declval<const Model&>().initial_point(
-                                    std::declval<const RandomStream&>(), std::uint32_t{},
-                                    std::declval<ProbeVector&>()))>> : std::true_type {};
+using initial_point_expression = decltype(std::declval<const Model&>().initial_point(
+    std::declval<const RandomStream&>(), std::uint32_t{}, std::declval<ProbeVector&>()));
+template <class Model>
+using has_initial_point = is_detected<initial_point_expression, Model>;
 }  // namespace detail
 
 /// True when the model chooses where its chains start.
@@ -81,10 +79,10 @@ template <class Model>
 constexpr bool model_has_initial_point = detail::has_initial_point<Model>::value;
 
 namespace detail {
-template <class Model, class = void>
-struct has_dim : std::false_type {};
 template <class Model>
-struct has_dim<Model, std::void_t<decltype(std::declval<const Model&>().dim())>> : std::true_type {};
+using dim_expression = decltype(std::declval<const Model&>().dim());
+template <class Model>
+using has_dim = is_detected<dim_expression, Model>;
 }  // namespace detail
 
 /// The number of parameters of a density model (dim()) or of inputs of a generator

@@ -69,6 +69,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "myriad/core/detection.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
 
@@ -87,36 +88,32 @@ struct GeneratorProbeMatrix {
   MYRIAD_HD double& operator()(int i, int j) const { return p[i + j]; }
 };
 
-template <class G, class = void>
-struct has_jacobian : std::false_type {};
 template <class G>
-struct has_jacobian<G, std::void_t<decltype(std::declval<const G&>().jacobian(
-                           std::declval<const GeneratorProbeVector&>(),
-                           std::declval<GeneratorProbeMatrix&>()))>> : std::true_type {};
+using jacobian_expression = decltype(std::declval<const G&>().jacobian(
+    std::declval<const GeneratorProbeVector&>(), std::declval<GeneratorProbeMatrix&>()));
+template <class G>
+using has_jacobian = is_detected<jacobian_expression, G>;
 
-template <class G, class = void>
-struct has_jacobian_vjp : std::false_type {};
 template <class G>
-struct has_jacobian_vjp<
-    G, std::void_t<decltype(std::declval<const G&>().add_jacobian_vjp(
-           std::declval<const GeneratorProbeVector&>(), std::declval<const GeneratorProbeMatrix&>(),
-           std::declval<const GeneratorProbeMatrix&>(), std::declval<GeneratorProbeVector&>(),
-           std::declval<GeneratorProbeVector&>()))>> : std::true_type {};
+using jacobian_vjp_expression = decltype(std::declval<const G&>().add_jacobian_vjp(
+    std::declval<const GeneratorProbeVector&>(), std::declval<const GeneratorProbeMatrix&>(),
+    std::declval<const GeneratorProbeMatrix&>(), std::declval<GeneratorProbeVector&>(),
+    std::declval<GeneratorProbeVector&>()));
+template <class G>
+using has_jacobian_vjp = is_detected<jacobian_vjp_expression, G>;
 
 template <class G>
 using jacobian_vjp_workspace_t = decltype(std::declval<const G&>().jacobian_vjp_workspace());
-template <class G, class = void>
-struct has_jacobian_vjp_workspace : std::false_type {};
 template <class G>
-struct has_jacobian_vjp_workspace<G, std::void_t<jacobian_vjp_workspace_t<G>>> : std::true_type {};
+using jacobian_vjp_workspace_expression = jacobian_vjp_workspace_t<G>;
+template <class G>
+using has_jacobian_vjp_workspace = is_detected<jacobian_vjp_workspace_expression, G>;
 
-template <class G, class = void>
-struct has_log_prior_gradient : std::false_type {};
 template <class G>
-struct has_log_prior_gradient<
-    G, std::void_t<decltype(std::declval<const G&>().log_prior_gradient(
-           std::declval<const GeneratorProbeVector&>(), std::declval<GeneratorProbeVector&>()))>>
-    : std::true_type {};
+using log_prior_gradient_expression = decltype(std::declval<const G&>().log_prior_gradient(
+    std::declval<const GeneratorProbeVector&>(), std::declval<GeneratorProbeVector&>()));
+template <class G>
+using has_log_prior_gradient = is_detected<log_prior_gradient_expression, G>;
 
 template <class G, class = void>
 struct gram_structure_of {
@@ -127,21 +124,19 @@ struct gram_structure_of<G, std::void_t<decltype(G::gram_structure)>> {
   static constexpr GramStructure value = G::gram_structure;
 };
 
-template <class G, class = void>
-struct has_initialize : std::false_type {};
 template <class G>
-struct has_initialize<G, std::void_t<decltype(std::declval<const G&>().initialize(
-                             std::declval<const RandomStream&>(), std::uint32_t{},
-                             std::declval<GeneratorProbeVector&>()))>> : std::true_type {};
+using initialize_expression = decltype(std::declval<const G&>().initialize(
+    std::declval<const RandomStream&>(), std::uint32_t{}, std::declval<GeneratorProbeVector&>()));
+template <class G>
+using has_initialize = is_detected<initialize_expression, G>;
 }  // namespace detail
 
 namespace detail {
-template <class G, class = void>
-struct has_sample_prior : std::false_type {};
 template <class G>
-struct has_sample_prior<G, std::void_t<decltype(std::declval<const G&>().sample_prior(
-                               std::declval<const RandomStream&>(), std::uint32_t{},
-                               std::declval<GeneratorProbeVector&>()))>> : std::true_type {};
+using sample_prior_expression = decltype(std::declval<const G&>().sample_prior(
+    std::declval<const RandomStream&>(), std::uint32_t{}, std::declval<GeneratorProbeVector&>()));
+template <class G>
+using has_sample_prior = is_detected<sample_prior_expression, G>;
 }  // namespace detail
 
 /// u ~ ρ: the generator's own sampler, or standard normal inputs (draws keyed by

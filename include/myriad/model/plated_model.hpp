@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "myriad/core/detection.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
@@ -212,18 +213,16 @@ class PlatedStructure {
 };
 
 /// Detection of the optional members.
-template <class Model, class = void>
-struct plated_has_exact_log_marginal : std::false_type {};
 template <class Model>
-struct plated_has_exact_log_marginal<
-    Model, std::void_t<decltype(std::declval<const Model&>().exact_log_marginal())>>
-    : std::true_type {};
+using plated_has_exact_log_marginal_expression =
+    decltype(std::declval<const Model&>().exact_log_marginal());
+template <class Model>
+using plated_has_exact_log_marginal = is_detected<plated_has_exact_log_marginal_expression, Model>;
 
-template <class Model, class = void>
-struct plated_has_exact_posterior : std::false_type {};
 template <class Model>
-struct plated_has_exact_posterior<
-    Model, std::void_t<decltype(std::declval<const Model&>().exact_posterior())>> : std::true_type {
-};
+using plated_has_exact_posterior_expression =
+    decltype(std::declval<const Model&>().exact_posterior());
+template <class Model>
+using plated_has_exact_posterior = is_detected<plated_has_exact_posterior_expression, Model>;
 
 }  // namespace myriad

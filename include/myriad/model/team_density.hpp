@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "myriad/core/detection.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/team.hpp"
@@ -29,22 +30,19 @@
 namespace myriad {
 
 namespace detail {
-template <class Model, class = void>
-struct has_team_gradient : std::false_type {};
 template <class Model>
-struct has_team_gradient<Model,
-                         std::void_t<decltype(std::declval<const Model&>().log_density_gradient(
-                             std::declval<const SerialTeam&>(),
-                             std::declval<const DenseVector<typename Model::value_type>&>(),
-                             std::declval<DenseVector<typename Model::value_type>&>(),
-                             std::declval<typename Model::value_type*>()))>> : std::true_type {};
+using team_gradient_expression = decltype(std::declval<const Model&>().log_density_gradient(
+    std::declval<const SerialTeam&>(),
+    std::declval<const DenseVector<typename Model::value_type>&>(),
+    std::declval<DenseVector<typename Model::value_type>&>(),
+    std::declval<typename Model::value_type*>()));
+template <class Model>
+using has_team_gradient = is_detected<team_gradient_expression, Model>;
 
-template <class Model, class = void>
-struct has_team_scratch_size : std::false_type {};
 template <class Model>
-struct has_team_scratch_size<
-    Model, std::void_t<decltype(std::declval<const Model&>().team_scratch_size())>>
-    : std::true_type {};
+using team_scratch_size_expression = decltype(std::declval<const Model&>().team_scratch_size());
+template <class Model>
+using has_team_scratch_size = is_detected<team_scratch_size_expression, Model>;
 }  // namespace detail
 
 /// True when the model evaluates its gradient cooperatively (the file comment's members).

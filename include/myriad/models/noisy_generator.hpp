@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "myriad/core/detection.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
@@ -32,13 +33,12 @@ struct Noisy;
 
 namespace detail {
 
-template <class G, class = void>
-struct has_draw_prior : std::false_type {};
 template <class G>
-struct has_draw_prior<G, std::void_t<decltype(std::declval<const G&>().draw_prior(
-                             std::declval<const RandomStream&>(), std::uint32_t{}, Purpose{},
-                             std::declval<myriad::detail::GeneratorProbeVector&>()))>>
-    : std::true_type {};
+using draw_prior_expression = decltype(std::declval<const G&>().draw_prior(
+    std::declval<const RandomStream&>(), std::uint32_t{}, Purpose{},
+    std::declval<myriad::detail::GeneratorProbeVector&>()));
+template <class G>
+using has_draw_prior = is_detected<draw_prior_expression, G>;
 
 // Output of the inner generator seen through g_y: y[m] = g_x,m + ε n_m on assignment.
 template <class Vec, class Out>
