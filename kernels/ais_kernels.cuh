@@ -1,6 +1,6 @@
 #pragma once
 // Kernels of the CUDA AIS backend (cuda_ais_backend.cuh): grid-stride loops over the
-// per-particle bodies of backend/ais_particle_bodies.hpp (which the host tests run too), over a
+// per-particle bodies of detail/ais_particle_bodies.hpp (which the host tests run too), over a
 // range of temperatures in one of two mappings:
 //   thread  one thread per particle (SerialTeam), for many particles; the state is
 //           [dim][particle], so a warp's 32 particles read consecutive addresses;
@@ -15,9 +15,9 @@
 #include <cstdint>
 
 #include "kernel_common.cuh"
-#include "myriad/backend/ais_particle_bodies.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/detail/ais_particle_bodies.hpp"
 #include "myriad/estimate/annealing_base.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"

@@ -6,7 +6,7 @@
 // over chains that calls the per-chain code of mcmc/constrained_hmc.hpp, the same functions the
 // CPU backend (backend/cpu_chmc_backend.hpp) calls in its OpenMP loop, so a chain's arithmetic
 // does not depend on the launch configuration. Every per-chain array is [element][chain] with one
-// padded stride (backend/chmc_chain_bodies.hpp), so a warp reads element e of 32 consecutive
+// padded stride (detail/chmc_chain_bodies.hpp), so a warp reads element e of 32 consecutive
 // chains in one coalesced transaction, whatever the generator's M and N.
 //
 // Lockstep: N_s is drawn per iteration from the ensemble stream (uniform_trajectory_steps), so
@@ -26,7 +26,7 @@
 
 #include "kernel_common.cuh"
 #include "myriad/backend/chmc_backend.hpp"
-#include "myriad/backend/chmc_chain_bodies.hpp"
+#include "myriad/detail/chmc_chain_bodies.hpp"
 #include "reduction.cuh"
 #include "warp_team.cuh"
 

@@ -38,10 +38,10 @@
 #include "hmc_kernels.cuh"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
-#include "myriad/backend/hmc_chain_bodies.hpp"
 #include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/hmc_chain_bodies.hpp"
 #include "myriad/model/concept.hpp"
 #include "reduction.cuh"
 

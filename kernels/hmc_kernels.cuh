@@ -1,7 +1,7 @@
 #pragma once
 // CUDA kernels of the many-chain HMC backend (kernels/cuda_hmc_backend.cuh launches them).
 //
-// Each kernel is a grid-stride loop over the per-chain bodies of backend/hmc_chain_bodies.hpp
+// Each kernel is a grid-stride loop over the per-chain bodies of detail/hmc_chain_bodies.hpp
 // (the same functions the CPU backend calls in its OpenMP loop), one chain per thread, so the
 // launch configuration never changes a chain's result. Ensemble arrays are [dim][chain] with the
 // chain index fastest, so the threads of a warp touch consecutive addresses. The kernel plumbing
@@ -11,11 +11,11 @@
 #include <cstdint>
 
 #include "kernel_common.cuh"
-#include "myriad/backend/chain_statistics.hpp"
 #include "myriad/backend/hmc_backend.hpp"
-#include "myriad/backend/hmc_chain_bodies.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/detail/chain_statistics.hpp"
+#include "myriad/detail/hmc_chain_bodies.hpp"
 #include "reduction.cuh"
 
 namespace myriad::kernels {
@@ -23,7 +23,7 @@ namespace myriad::kernels {
 // ---------------------------------------------------------------------------------------------
 // Per-chain kernels
 
-/// Draws each chain's initial point (initialize_chain_at, backend/hmc_chain_bodies.hpp) and
+/// Draws each chain's initial point (initialize_chain_at, detail/hmc_chain_bodies.hpp) and
 /// writes initialized[c] = 1 when a finite point was found, else 0.
 template <class Model, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
@@ -59,7 +59,7 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 
 // ---------------------------------------------------------------------------------------------
 // Reductions (reduction.cuh): the per-dimension moments (the statistics' loader is
-// backend/chain_statistics.hpp's).
+// detail/chain_statistics.hpp's).
 
 /// Σ_c x(d, c) as a term of the per-dimension sums below.
 struct IdentityTerm {

@@ -1,5 +1,5 @@
 #pragma once
-// What the host runs of the CUDA AIS backend's kernel bodies (backend/ais_particle_bodies.hpp) in
+// What the host runs of the CUDA AIS backend's kernel bodies (detail/ais_particle_bodies.hpp) in
 // its two layouts share (tests/unit/test_ais_device_layout.cpp: the thread mapping;
 // test_ais_team.cpp: the warp mapping): the per-particle arrays and the kernels' view of them,
 // reading them back in particle order, the padding check, the base view built from a layout,
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "myriad/backend/ais_backend.hpp"
-#include "myriad/backend/ais_particle_bodies.hpp"
+#include "myriad/detail/ais_particle_bodies.hpp"
 #include "myriad/estimate/annealing_base.hpp"
 #include "myriad/estimate/hais.hpp"
 

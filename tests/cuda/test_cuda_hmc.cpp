@@ -36,11 +36,11 @@
 
 #include "common/cuda_skip.hpp"
 #include "common/recording_sink.hpp"
-#include "myriad/backend/cpu_ensemble_moments.hpp"
 #include "myriad/backend/cpu_hmc_backend.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
+#include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/models/builtin.hpp"
 
 namespace myriad {
@@ -337,7 +337,7 @@ TYPED_TEST(CudaHmc, DivergencesAndNonFiniteTrajectoriesAreCountedLikeTheCpu) {
 
 /// Every backend refuses the same invalid arguments with invalid_argument (the CPU backend here
 /// on any machine, the CUDA one where a device is present). Until both took their checks from
-/// backend/hmc_chain_bodies.hpp, the CUDA backend accepted an infinite inverse-metric entry
+/// detail/hmc_chain_bodies.hpp, the CUDA backend accepted an infinite inverse-metric entry
 /// that the CPU backend refused.
 TEST(HmcBackends, EveryBackendRefusesTheSameInvalidArguments) {
   using Model = models::Gaussian<double>;

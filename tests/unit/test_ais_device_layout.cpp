@@ -3,14 +3,14 @@
 //
 // kernels/cuda_ais_backend.cuh keeps each particle array [dim][particle] with the particle count
 // padded to a multiple of 32 (stride = round_up(total, 32), chain_stride = 1), and the kernels of
-// kernels/ais_kernels.cuh are loops over the bodies of backend/ais_particle_bodies.hpp
+// kernels/ais_kernels.cuh are loops over the bodies of detail/ais_particle_bodies.hpp
 // (start_particle_at, anneal_particle_at, and kernels::AisEnsembleView::particle, which builds a
 // particle's views from EnsembleView<T>::chain(i)). CpuAisBackend keeps [particle][dim] rows
 // instead. Here those same bodies run on the host over the device layout (DeviceLayoutAis sets
 // up the arrays as the backend does and loops as the kernels do) and must reproduce
-// CpuAisBackend bit for bit: log weights, final positions, failed starts and every transition counter. On one
-// compiler the two layouts run the same instructions on the same numbers, only through
-// different strides, so any difference is an indexing bug (a stride, an offset, a particle
+// CpuAisBackend bit for bit: log weights, final positions, failed starts and every transition
+// counter. On one compiler the two layouts run the same instructions on the same numbers, only
+// through different strides, so any difference is an indexing bug (a stride, an offset, a particle
 // reading its neighbour's column), not rounding. This is what lets the CPU suite vouch for the
 // kernel bodies; tests/cuda/test_cuda_ais.cpp then checks the device itself where there is one.
 //
@@ -61,7 +61,7 @@ constexpr std::uint32_t kLaunchTemperatures = 7;
 std::int64_t padded_stride(std::int64_t total) { return (total + 31) / 32 * 32; }
 
 /// CudaAisBackend's state in the thread mapping, and its two kernels' loops over the bodies of
-/// backend/ais_particle_bodies.hpp, on the host.
+/// detail/ais_particle_bodies.hpp, on the host.
 template <class Target, class T>
 class DeviceLayoutAis {
  public:

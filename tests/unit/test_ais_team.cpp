@@ -4,7 +4,7 @@
 // The team code of estimate/hais.hpp, annealing_base.hpp and model/team_density.hpp, and the
 // product of experts' team gradient, run here with real concurrency: lanes are threads, sync()
 // is a barrier, and the team layout below runs the warp kernels' own bodies
-// (backend/ais_particle_bodies.hpp) over CudaAisBackend's warp-mapping arrays ([particle][padded
+// (detail/ais_particle_bodies.hpp) over CudaAisBackend's warp-mapping arrays ([particle][padded
 // dim], the team scratch; lane 0 writing the counters; particles visited in a grid-stride order
 // by one team). Against CpuAisBackend (one lane):
 //   * positions, the accept decisions and every counter must agree exactly: a team splits the
@@ -189,7 +189,7 @@ TEST(AisTeam, ParticleScratchIsTheLargestOverProblems) {
 int padded_dim(int dim) { return (dim + 3) / 4 * 4; }
 
 /// CudaAisBackend's warp-mapping state and its two warp kernels' loops over the bodies of
-/// backend/ais_particle_bodies.hpp, on the host: one team of `lanes` threads visits the
+/// detail/ais_particle_bodies.hpp, on the host: one team of `lanes` threads visits the
 /// particles last to first (a warp's grid-stride loop); lane 0 writes the counters and the start
 /// flags.
 template <class Target, class T>

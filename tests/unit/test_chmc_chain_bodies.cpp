@@ -1,4 +1,4 @@
-// The constrained-HMC kernels' per-chain bodies (backend/chmc_chain_bodies.hpp:
+// The constrained-HMC kernels' per-chain bodies (detail/chmc_chain_bodies.hpp:
 // initialize_chain_at, chain_iterations_at) run on the host, over host arrays in the device
 // layout of each chain mapping, against the CPU backend. Needs no GPU: it checks, in every
 // build, everything of the kernels except the launch itself.
@@ -29,11 +29,11 @@
 #include "common/thread_team.hpp"
 #include "myriad/app/option_names.hpp"
 #include "myriad/backend/chmc_backend.hpp"
-#include "myriad/backend/chmc_chain_bodies.hpp"
 #include "myriad/backend/cpu_chmc_backend.hpp"
 #include "myriad/backend/gram_factorization.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/chmc_chain_bodies.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/concept.hpp"

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "myriad/backend/chain_ensemble.hpp"
-#include "myriad/backend/cpu_draw_chunks.hpp"
 #include "myriad/backend/hmc_backend.hpp"
-#include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/cpu_draw_chunks.hpp"
+#include "myriad/detail/omp_statistics.hpp"
 #include "myriad/mcmc/abc.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/concept.hpp"

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "myriad/backend/ais_backend.hpp"
-#include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/omp_statistics.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
 

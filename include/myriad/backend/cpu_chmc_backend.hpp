@@ -1,6 +1,6 @@
 #pragma once
 // The CPU backend for constrained HMC: an OpenMP loop over the per-chain bodies of
-// backend/chmc_chain_bodies.hpp, the same functions the CUDA kernels loop over. State and
+// detail/chmc_chain_bodies.hpp, the same functions the CUDA kernels loop over. State and
 // scratch are [chain][element], so each chain's Jacobian and Gram factor are contiguous and stay
 // in cache while the chain runs all iterations of a call.
 
@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "myriad/backend/chmc_backend.hpp"
-#include "myriad/backend/chmc_chain_bodies.hpp"
-#include "myriad/backend/cpu_draw_chunks.hpp"
-#include "myriad/backend/ensemble_checks.hpp"
-#include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/chmc_chain_bodies.hpp"
+#include "myriad/detail/cpu_draw_chunks.hpp"
+#include "myriad/detail/ensemble_checks.hpp"
+#include "myriad/detail/omp_statistics.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/concept.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// The CPU backend: an OpenMP loop over the per-chain bodies of backend/hmc_chain_bodies.hpp, the
+// The CPU backend: an OpenMP loop over the per-chain bodies of detail/hmc_chain_bodies.hpp, the
 // same functions the CUDA kernels loop over. State is stored [chain][dim] (each chain's vectors
 // contiguous), and each chain runs all iterations of a call before the next chain starts, so its
 // state stays in cache. The results are those of the GPU's [dim][chain] layout because every
@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "myriad/backend/cpu_draw_chunks.hpp"
-#include "myriad/backend/cpu_ensemble_moments.hpp"
 #include "myriad/backend/hmc_backend.hpp"
-#include "myriad/backend/hmc_chain_bodies.hpp"
-#include "myriad/backend/omp_statistics.hpp"
 #include "myriad/core/ensemble.hpp"
+#include "myriad/detail/cpu_draw_chunks.hpp"
+#include "myriad/detail/cpu_ensemble_moments.hpp"
+#include "myriad/detail/hmc_chain_bodies.hpp"
+#include "myriad/detail/omp_statistics.hpp"
 #include "myriad/model/concept.hpp"
 
 namespace myriad {

@@ -2,7 +2,7 @@
 // Per-dimension mean and sum of squared deviations of an ensemble's positions across chains:
 // the batch for the parallel Welford update in mcmc/welford.hpp. The backends compute it by two
 // passes (mean, then squared deviations) accumulated in double: on the host
-// backend/cpu_ensemble_moments.hpp, on the device kernels/hmc_kernels.cuh.
+// detail/cpu_ensemble_moments.hpp, on the device kernels/hmc_kernels.cuh.
 
 #include <cstdint>
 #include <vector>

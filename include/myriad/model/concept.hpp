@@ -33,9 +33,9 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/detection.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/detail/detection.hpp"
 #include "myriad/model/autodiff.hpp"
 
 namespace myriad {

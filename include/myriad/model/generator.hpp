@@ -69,9 +69,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "myriad/core/detection.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/detail/detection.hpp"
 
 namespace myriad {
 

@@ -36,11 +36,11 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/core/detection.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/detail/detection.hpp"
 #include "myriad/model/exact_moment.hpp"
 
 namespace myriad {

@@ -21,10 +21,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "myriad/core/detection.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/team.hpp"
+#include "myriad/detail/detection.hpp"
 #include "myriad/model/concept.hpp"
 
 namespace myriad {

@@ -18,11 +18,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "myriad/core/detection.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/detail/detection.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/model/library_instances.hpp"
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "myriad/backend/ensemble_checks.hpp"
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/detail/ensemble_checks.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
 
 namespace myriad {

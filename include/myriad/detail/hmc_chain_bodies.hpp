@@ -11,12 +11,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "myriad/backend/ensemble_checks.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/detail/ensemble_checks.hpp"
 #include "myriad/mcmc/chain_status.hpp"
 #include "myriad/mcmc/hmc.hpp"
 #include "myriad/model/concept.hpp"
@@ -80,13 +80,13 @@ struct HmcChainTotals {
 /// of the superchain's first chain and so share their initial point (HmcBackend::initialize).
 template <class Model, class T>
 MYRIAD_HD bool initialize_chain_at(const Model& model, const EnsembleView<T>& position,
-                                   const EnsembleView<T>& gradient, T* log_density,
-                                   std::int64_t c, std::uint64_t seed, T radius, int max_tries,
+                                   const EnsembleView<T>& gradient, T* log_density, std::int64_t c,
+                                   std::uint64_t seed, T radius, int max_tries,
                                    std::int64_t chains_per_init) {
   const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
   const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
-  return initialize_chain(model, position.chain(c), gradient.chain(c), log_density + c, rng,
-                          radius, max_tries);
+  return initialize_chain(model, position.chain(c), gradient.chain(c), log_density + c, rng, radius,
+                          max_tries);
 }
 
 /// Runs iterations first_iteration … first_iteration + num_iterations − 1 of chain c, whose views
@@ -119,7 +119,7 @@ MYRIAD_HD IterationStats hmc_chain_iterations(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The arguments every HMC backend checks beyond those of backend/ensemble_checks.hpp.
+// The arguments every HMC backend checks beyond those of detail/ensemble_checks.hpp.
 
 /// A chain count check_chain_count accepts and a positive dimension.
 inline void check_hmc_ensemble_size(std::int64_t chains, int dim) {

@@ -1,6 +1,6 @@
 #pragma once
 // The CUDA AIS backend's per-particle kernel bodies and device view, compilable by any C++
-// compiler (as backend/hmc_chain_bodies.hpp and backend/chmc_chain_bodies.hpp are for HMC and
+// compiler (as detail/hmc_chain_bodies.hpp and detail/chmc_chain_bodies.hpp are for HMC and
 // constrained HMC): kernels/ais_kernels.cuh's four kernels are grid-stride loops over
 // start_particle_at and anneal_particle_at, one thread (SerialTeam) or one warp (WarpTeam) per
 // particle, and tests/unit/test_ais_device_layout.cpp and test_ais_team.cpp run the same
@@ -51,9 +51,8 @@ struct AisEnsembleView {
 /// written by lane 0.
 template <class Target, class T, class Team = SerialTeam>
 MYRIAD_HD void start_particle_at(const Target& target, const AisEnsembleView<T>& state,
-                                 const AnnealingBase<T>& base, const AisBatch& batch,
-                                 bool reverse, std::uint8_t* started, std::int64_t i,
-                                 const Team& team = Team{}) {
+                                 const AnnealingBase<T>& base, const AisBatch& batch, bool reverse,
+                                 std::uint8_t* started, std::int64_t i, const Team& team = Team{}) {
   const bool ok = start_batch_particle(target, base, state.particle(i), batch, i, reverse, team);
   if (team.rank() == 0) started[i] = ok ? 1 : 0;
 }
@@ -63,11 +62,11 @@ MYRIAD_HD void start_particle_at(const Target& target, const AisEnsembleView<T>&
 /// layout checks that they do).
 template <class Target, class T, class Team = SerialTeam>
 MYRIAD_HD IterationStats anneal_particle_at(const Target& target, const AisEnsembleView<T>& state,
-                                  const AnnealingBase<T>& base, const AisBatch& batch,
-                                  const AnnealingPath& path, std::uint32_t k_begin,
-                                  std::uint32_t k_end, const AisSettings<T>& settings,
-                                  IterationStats* stats, std::int64_t i,
-                                  const Team& team = Team{}) {
+                                            const AnnealingBase<T>& base, const AisBatch& batch,
+                                            const AnnealingPath& path, std::uint32_t k_begin,
+                                            std::uint32_t k_end, const AisSettings<T>& settings,
+                                            IterationStats* stats, std::int64_t i,
+                                            const Team& team = Team{}) {
   const IterationStats t = anneal_batch_particle(target, base, state.particle(i), batch, i, path,
                                                  k_begin, k_end, settings, team);
   if (team.rank() == 0) stats[i] += t;

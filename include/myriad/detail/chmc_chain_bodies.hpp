@@ -26,7 +26,6 @@
 
 #include <cstdint>
 
-#include "myriad/backend/chain_statistics.hpp"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/dual.hpp"
@@ -35,6 +34,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/core/team.hpp"
+#include "myriad/detail/chain_statistics.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/mcmc/chain_status.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
