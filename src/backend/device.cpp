@@ -10,6 +10,7 @@
 #include <string>
 
 #include "myriad/core/error.hpp"
+#include "myriad/detail/cpu_ensemble.hpp"
 
 #if defined(MYRIAD_HAS_CUDA)
 #include <cuda_runtime_api.h>
@@ -59,7 +60,7 @@ Device resolve_device(Device requested) {
 std::string describe_device(Device device) {
   const Device resolved = resolve_device(device);
   if (resolved == Device::cpu) {
-    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+    return cpu_device_name();
   }
 #if defined(MYRIAD_HAS_CUDA)
   int index = 0;

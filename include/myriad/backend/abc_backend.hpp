@@ -14,6 +14,7 @@
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/detail/cpu_draw_chunks.hpp"
+#include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/mcmc/abc.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
@@ -50,10 +51,10 @@ class AbcBackend : public ChainEnsemble {
 };
 
 template <class Generator, class T>
-class CpuAbcBackend final : public AbcBackend<T> {
+class CpuAbcBackend final : public CpuEnsemble<Generator, AbcBackend<T>> {
  public:
   CpuAbcBackend(const Generator& g, std::int64_t chains)
-      : g_(g), chains_(chains), n_(g.input_dim()), m_(g.output_dim()) {
+      : CpuEnsemble<Generator, AbcBackend<T>>(g, chains), n_(g.input_dim()), m_(g.output_dim()) {
     MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
     const auto c = static_cast<std::size_t>(chains);
     position_.assign(c * n_, T(0));
@@ -63,17 +64,11 @@ class CpuAbcBackend final : public AbcBackend<T> {
     log_kernel_.assign(c, T(0));
   }
 
-  std::int64_t chains() const override { return chains_; }
-  int num_quantities() const override { return recorded_quantity_count(g_); }
-  std::vector<std::string> quantity_names() const override { return recorded_quantity_names(g_); }
-  std::string device_name() const override {
-    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
-  }
-  int parameter_count() const override { return abc_parameter_count(g_); }
+  int parameter_count() const override { return abc_parameter_count(this->model_); }
 
   AbcRejectionResult rejection(std::uint64_t seed, std::int64_t first, std::int64_t n,
                                T epsilon) override {
-    const int q = num_quantities();
+    const int q = this->num_quantities();
     std::vector<char> keep(static_cast<std::size_t>(n), 0);
     std::vector<T> recorded(static_cast<std::size_t>(n) * q);
     std::int64_t non_finite = 0;
@@ -84,8 +79,8 @@ class CpuAbcBackend final : public AbcBackend<T> {
 #pragma omp for schedule(static)
       for (std::int64_t s = 0; s < n; ++s) {
         const RandomStream rng(seed, static_cast<std::uint64_t>(first + s));
-        sample_generator_prior(g_, rng, 0, Purpose::user, u_view);
-        const T distance = abc_squared_distance(g_, u_view, x_view);
+        sample_generator_prior(this->model_, rng, 0, Purpose::user, u_view);
+        const T distance = abc_squared_distance(this->model_, u_view, x_view);
         if (!myriad::isfinite(distance)) {
           ++non_finite;
           continue;
@@ -93,7 +88,7 @@ class CpuAbcBackend final : public AbcBackend<T> {
         if (distance <= epsilon * epsilon) {
           keep[s] = 1;
           DenseVector<T> slot{recorded.data() + s * q, q};
-          record_quantities(g_, u_view, slot);
+          record_quantities(this->model_, u_view, slot);
         }
       }
     }
@@ -111,13 +106,14 @@ class CpuAbcBackend final : public AbcBackend<T> {
   std::int64_t initialize(std::uint64_t seed, int max_tries, const AbcStep<T>& step) override {
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : failed)
-    for (std::int64_t c = 0; c < chains_; ++c) {
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
       const RandomStream rng(seed, static_cast<std::uint64_t>(c));
       const AbcChain<T> state = chain(c);
       bool ok = false;
       for (int attempt = 0; attempt < max_tries && !ok; ++attempt) {
-        if (!g_.initialize(rng, static_cast<std::uint32_t>(attempt), state.position)) continue;
-        const T distance = abc_squared_distance(g_, state.position, state.outputs);
+        if (!this->model_.initialize(rng, static_cast<std::uint32_t>(attempt), state.position))
+          continue;
+        const T distance = abc_squared_distance(this->model_, state.position, state.outputs);
         *state.log_kernel = abc_log_kernel(step.kernel, distance, step.epsilon);
         ok = myriad::isfinite(*state.log_kernel);
       }
@@ -129,25 +125,26 @@ class CpuAbcBackend final : public AbcBackend<T> {
   IterationStats run(std::uint64_t seed, const AbcStep<T>& step, std::uint32_t first_iteration,
                      int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
-    const int q = num_quantities();
+    const int q = this->num_quantities();
     return run_in_draw_chunks(
-        num_iterations, chunk_iterations, q, chains_, sink, first_draw, chunk_,
+        num_iterations, chunk_iterations, q, this->chains_, sink, first_draw, chunk_,
         [&](int done, int n, T* recorded) {
           IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
-          for (std::int64_t c = 0; c < chains_; ++c) {
+          for (std::int64_t c = 0; c < this->chains_; ++c) {
             const RandomStream rng(seed, static_cast<std::uint64_t>(c));
             const AbcChain<T> state = chain(c);
             for (int i = 0; i < n; ++i) {
               const std::uint32_t iteration =
                   first_iteration + static_cast<std::uint32_t>(done + i);
-              const AbcOutcome<T> out = abc_mcmc_transition(g_, state, rng, iteration, step);
+              const AbcOutcome<T> out =
+                  abc_mcmc_transition(this->model_, state, rng, iteration, step);
               stats.record(static_cast<double>(out.accept_prob), out.accepted,
                            out.non_finite ? kStatusNonFinite : kStatusOk, 0);
               if (recorded) {
-                ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * q * chains_ + c,
-                                    chains_, q};
-                record_quantities(g_, state.position, slot);
+                ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * q * this->chains_ + c,
+                                    this->chains_, q};
+                record_quantities(this->model_, state.position, slot);
               }
             }
           }
@@ -163,8 +160,6 @@ class CpuAbcBackend final : public AbcBackend<T> {
             ChainVector<T>{outputs_.data() + c * m_, 1, m_}};
   }
 
-  Generator g_;
-  std::int64_t chains_;
   int n_, m_;
   std::vector<T> position_, proposal_, prior_draw_, outputs_, log_kernel_, chunk_;
 };

@@ -13,6 +13,7 @@
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
@@ -42,7 +43,7 @@ class CpuAisBackend final : public AisBackend<T> {
 
   std::string device_name() const override {
 #if defined(_OPENMP)
-    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+    return cpu_device_name();
 #else
     return "cpu (1 thread)";
 #endif

@@ -16,6 +16,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/detail/chmc_chain_bodies.hpp"
 #include "myriad/detail/cpu_draw_chunks.hpp"
+#include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/ensemble_checks.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
@@ -24,11 +25,10 @@
 namespace myriad {
 
 template <class Generator, class T>
-class CpuChmcBackend final : public ChmcBackend<T> {
+class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
  public:
   CpuChmcBackend(const Generator& g, std::int64_t chains)
-      : g_(g),
-        chains_(chains),
+      : CpuEnsemble<Generator, ChmcBackend<T>>(g, chains),
         layout_(chmc_layout<Generator, T>(g)),
         scratch_(kernels::ChmcScratchPlacement::chain_major<T>(layout_)) {
     check_chain_count(chains);
@@ -46,21 +46,16 @@ class CpuChmcBackend final : public ChmcBackend<T> {
     halvings_.assign(c, 0);
   }
 
-  std::int64_t chains() const override { return chains_; }
   int input_dim() const override { return layout_.n; }
-  int num_quantities() const override { return recorded_quantity_count(g_); }
-  std::vector<std::string> quantity_names() const override { return recorded_quantity_names(g_); }
-  std::string device_name() const override {
-    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
-  }
 
   std::int64_t initialize(std::uint64_t seed, int max_tries,
                           std::int64_t chains_per_init) override {
     check_chains_per_init(chains_per_init);
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : failed)
-    for (std::int64_t c = 0; c < chains_; ++c) {
-      if (!kernels::initialize_chain_at(g_, state_view(), seed, max_tries, chains_per_init, c))
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
+      if (!kernels::initialize_chain_at(this->model_, state_view(), seed, max_tries,
+                                        chains_per_init, c))
         ++failed;
     }
     std::fill(halvings_.begin(), halvings_.end(), std::uint8_t(0));
@@ -70,8 +65,8 @@ class CpuChmcBackend final : public ChmcBackend<T> {
   IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
                      int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations) override {
-    const int quantities = num_quantities();
-    return run_in_draw_chunks(num_iterations, chunk_iterations, quantities, chains_, sink,
+    const int quantities = this->num_quantities();
+    return run_in_draw_chunks(num_iterations, chunk_iterations, quantities, this->chains_, sink,
                               first_draw, chunk_, [&](int done, int n, T* recorded) {
                                 return run_chunk(settings,
                                                  first_iteration + static_cast<std::uint32_t>(done),
@@ -81,9 +76,9 @@ class CpuChmcBackend final : public ChmcBackend<T> {
 
   std::vector<T> positions() const override {
     std::vector<T> out(position_.size());
-    for (std::int64_t c = 0; c < chains_; ++c)
+    for (std::int64_t c = 0; c < this->chains_; ++c)
       for (int d = 0; d < layout_.n; ++d)
-        out[static_cast<std::size_t>(d) * chains_ + c] = position_[c * layout_.n + d];
+        out[static_cast<std::size_t>(d) * this->chains_ + c] = position_[c * layout_.n + d];
     return out;
   }
 
@@ -92,8 +87,8 @@ class CpuChmcBackend final : public ChmcBackend<T> {
  private:
   /// The ensemble in the CPU's layout: [chain][element] for the state and the scratch.
   kernels::ChmcEnsembleView<T> state_view() {
-    const EnsembleView<T> position{position_.data(), chains_, layout_.n, 1, layout_.n};
-    const EnsembleView<T> gradient{gradient_.data(), chains_, layout_.n, 1, layout_.n};
+    const EnsembleView<T> position{position_.data(), this->chains_, layout_.n, 1, layout_.n};
+    const EnsembleView<T> gradient{gradient_.data(), this->chains_, layout_.n, 1, layout_.n};
     kernels::ChmcEnsembleView<T> view{position,     gradient,          potential_.data(),
                                       work_.data(), dual_work_.data(), nested_work_.data(),
                                       scratch_};
@@ -106,15 +101,13 @@ class CpuChmcBackend final : public ChmcBackend<T> {
     const kernels::ChmcEnsembleView<T> state = state_view();
     IterationStats stats;
 #pragma omp parallel for schedule(dynamic) reduction(merge_stats : stats)
-    for (std::int64_t c = 0; c < chains_; ++c) {
-      stats += kernels::chain_iterations(g_, state, settings, first_iteration, n, recorded,
-                                         quantities, c);
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
+      stats += kernels::chain_iterations(this->model_, state, settings, first_iteration, n,
+                                         recorded, quantities, c);
     }
     return stats;
   }
 
-  Generator g_;
-  std::int64_t chains_;
   ChmcLayout layout_;
   kernels::ChmcScratchPlacement scratch_;
   std::vector<T> position_, gradient_, potential_, work_;

@@ -17,6 +17,7 @@
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/detail/cpu_draw_chunks.hpp"
+#include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/detail/hmc_chain_bodies.hpp"
 #include "myriad/detail/omp_statistics.hpp"
@@ -25,13 +26,10 @@
 namespace myriad {
 
 template <class Model, class T>
-class CpuHmcBackend final : public HmcBackend<T> {
+class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
  public:
   CpuHmcBackend(const Model& model, std::int64_t chains)
-      : model_(model),
-        chains_(chains),
-        dim_(model.dim()),
-        num_quantities_(recorded_quantity_count(model)) {
+      : CpuEnsemble<Model, HmcBackend<T>>(model, chains), dim_(model.dim()) {
     check_hmc_ensemble_size(chains, dim_);
     const std::size_t n = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains);
     for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_})
@@ -40,15 +38,7 @@ class CpuHmcBackend final : public HmcBackend<T> {
     inverse_metric_.assign(static_cast<std::size_t>(dim_), T(1));
   }
 
-  std::int64_t chains() const override { return chains_; }
   int dim() const override { return dim_; }
-  int num_quantities() const override { return num_quantities_; }
-  std::vector<std::string> quantity_names() const override {
-    return recorded_quantity_names(model_);
-  }
-  std::string device_name() const override {
-    return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
-  }
 
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
@@ -56,9 +46,9 @@ class CpuHmcBackend final : public HmcBackend<T> {
     const EnsembleView<T> position = view(position_), gradient = view(gradient_);
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : failed)
-    for (std::int64_t c = 0; c < chains_; ++c) {
-      if (!initialize_chain_at(model_, position, gradient, log_density_.data(), c, seed, radius,
-                               max_tries, chains_per_init))
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
+      if (!initialize_chain_at(this->model_, position, gradient, log_density_.data(), c, seed,
+                               radius, max_tries, chains_per_init))
         ++failed;
     }
     return failed;
@@ -73,13 +63,13 @@ class CpuHmcBackend final : public HmcBackend<T> {
                      int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
     const IterationStats total = run_in_draw_chunks(
-        num_iterations, chunk_iterations, num_quantities_, chains_, sink, first_draw, chunk_,
-        [&](int done, int n, T* recorded) {
+        num_iterations, chunk_iterations, this->num_quantities(), this->chains_, sink, first_draw,
+        chunk_, [&](int done, int n, T* recorded) {
           return run_chunk(settings, first_iteration + static_cast<std::uint32_t>(done), n,
                            recorded);
         });
     if (moments) {
-      ensemble_moments_cpu(EnsembleView<const T>{position_.data(), chains_, dim_, 1, dim_},
+      ensemble_moments_cpu(EnsembleView<const T>{position_.data(), this->chains_, dim_, 1, dim_},
                            *moments);
     }
     return total;
@@ -88,14 +78,16 @@ class CpuHmcBackend final : public HmcBackend<T> {
   std::vector<T> positions() const override {
     // The interface's layout is [dim][chain].
     std::vector<T> out(position_.size());
-    for (std::int64_t c = 0; c < chains_; ++c)
+    for (std::int64_t c = 0; c < this->chains_; ++c)
       for (int d = 0; d < dim_; ++d)
-        out[static_cast<std::size_t>(d) * chains_ + c] = position_[c * dim_ + d];
+        out[static_cast<std::size_t>(d) * this->chains_ + c] = position_[c * dim_ + d];
     return out;
   }
 
  private:
-  EnsembleView<T> view(std::vector<T>& array) { return {array.data(), chains_, dim_, 1, dim_}; }
+  EnsembleView<T> view(std::vector<T>& array) {
+    return {array.data(), this->chains_, dim_, 1, dim_};
+  }
   HmcEnsembleView<T> ensemble_view() {
     return {view(position_), view(gradient_),          view(proposal_),
             view(momentum_), view(proposal_gradient_), log_density_.data()};
@@ -104,20 +96,19 @@ class CpuHmcBackend final : public HmcBackend<T> {
   IterationStats run_chunk(const HmcSettings<T>& settings, std::uint32_t first_iteration, int n,
                            T* recorded) {
     const HmcEnsembleView<T> state = ensemble_view();
+    const int quantities = this->num_quantities();
     IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
-    for (std::int64_t c = 0; c < chains_; ++c) {
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-      stats += hmc_chain_iterations(model_, state.chain(c), rng, settings, inverse_metric_.data(),
-                                    first_iteration, n, recorded, num_quantities_, chains_, c);
+      stats +=
+          hmc_chain_iterations(this->model_, state.chain(c), rng, settings, inverse_metric_.data(),
+                               first_iteration, n, recorded, quantities, this->chains_, c);
     }
     return stats;
   }
 
-  Model model_;
-  std::int64_t chains_;
   int dim_;
-  int num_quantities_;
   std::vector<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   std::vector<T> log_density_;
   std::vector<T> inverse_metric_;
