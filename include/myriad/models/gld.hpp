@@ -160,15 +160,10 @@ struct Gld {
   template <class Vec, class Jac>
   MYRIAD_HD void jacobian(const Vec& u, Jac& J) const {
     using S = std::decay_t<decltype(u[0])>;
-    S z[4];
-    parameters(u, z);
-    const S dscale = scale_derivative(u[3]);
-    for (int m = 0; m < num_observations; ++m) {
-      S b[4], d;
-      row_derivatives(z, dscale, u[kNumParameters + m], b, d);
+    for_each_jacobian_row(u, [&](int m, const S* b, S d) {
       for (int k = 0; k < kNumParameters; ++k) J(m, k) = b[k];
       for (int j = 0; j < num_observations; ++j) J(m, kNumParameters + j) = j == m ? d : S(0);
-    }
+    });
   }
 
   /// B(m, k) = ∂x_m/∂u₁[k] (M × 4) and T(m) = d_m = ∂x_m/∂u₂[m] > 0, with
@@ -178,14 +173,23 @@ struct Gld {
   template <class Vec, class Params, class Noise>
   MYRIAD_HD void structured_jacobian(const Vec& u, Params& B, Noise& T) const {
     using S = std::decay_t<decltype(u[0])>;
+    for_each_jacobian_row(u, [&](int m, const S* b, S d) {
+      for (int k = 0; k < kNumParameters; ++k) B(m, k) = b[k];
+      T(m) = d;
+    });
+  }
+
+  /// row(m, b, d) for every observation m: b = ∂x_m/∂u₁ (4 values) and d = ∂x_m/∂u₂[m].
+  template <class Vec, class Row>
+  MYRIAD_HD void for_each_jacobian_row(const Vec& u, Row&& row) const {
+    using S = std::decay_t<decltype(u[0])>;
     S z[4];
     parameters(u, z);
     const S dscale = scale_derivative(u[3]);
     for (int m = 0; m < num_observations; ++m) {
       S b[4], d;
       row_derivatives(z, dscale, u[kNumParameters + m], b, d);
-      for (int k = 0; k < kNumParameters; ++k) B(m, k) = b[k];
-      T(m) = d;
+      row(m, static_cast<const S*>(b), d);
     }
   }
 

@@ -126,14 +126,6 @@ struct LotkaVolterra {
   /// The states y_0 … y_S and the series cotangent: 4S + 2 elements.
   MYRIAD_HD int jacobian_vjp_workspace() const { return 4 * dynamics.num_steps + 2; }
 
-  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose), the numbers the library's default
-  /// prior sampler (sample_generator_prior) draws, which the ABC baselines use.
-  template <class Out>
-  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
-                            Out& u) const {
-    rng.fill_normal<double>(iteration, purpose, u, input_dim());
-  }
-
   /// A point on the manifold near the posterior ([derived]). Prior draws of u₁ make the
   /// dynamics explode along the observed series (z₂ r f ≈ 10³ per step), leaving the chain at a
   /// point whose Jacobian entries reach 1e31 and whose gradients overflow, so it cannot move.

@@ -395,23 +395,15 @@ struct LotkaVolterraSummaries {
   /// States, series cotangent, H, and two series-length columns: 26S + 2 elements.
   MYRIAD_HD int jacobian_vjp_workspace() const { return 26 * dynamics.num_steps + 2; }
 
-  /// u ~ N(0, I): normals 0 … N−1 of (iteration, purpose), the numbers the library's default
-  /// prior sampler (sample_generator_prior) draws, which the ABC baselines use.
-  template <class Out>
-  MYRIAD_HD void draw_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
-                            Out& u) const {
-    rng.fill_normal<double>(iteration, purpose, u, input_dim());
-  }
-
   /// A point on the summary manifold ([derived]): u₁ around the gradient-matching estimate of
   /// the observed series (as LotkaVolterra::initialize, since prior draws make the dynamics
   /// explode), u₂ reproducing that series by forward substitution (§12.2) — whose summaries
   /// equal x̄ up to rounding — then polished by damped Gauss–Newton (refine_noise). The noise
-  /// draws of draw_prior(attempt, Purpose::initial_point) supply u₁'s jitter. False if the
+  /// normals of (attempt, Purpose::initial_point) supply u₁'s jitter. False if the
   /// polish does not reach ‖g(u) − x̄‖∞ < 1e-10.
   template <class Out>
   MYRIAD_HD bool initialize(const RandomStream& rng, std::uint32_t attempt, Out& u) const {
-    draw_prior(rng, attempt, Purpose::initial_point, u);
+    rng.fill_normal<double>(attempt, Purpose::initial_point, u, input_dim());
     dynamics.centre_parameters(series, u);
     if (!dynamics.forward_substitute(series, u)) return false;
     return refine_noise(u, 50);
