@@ -51,10 +51,7 @@
 namespace myriad {
 
 template <class Target, class T>
-class CudaAisBackend final : public AisBackend<T> {
-  static_assert(std::is_trivially_copyable<Target>::value,
-                "a target is passed to kernels by value and must be trivially copyable");
-
+class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<Target> {
  public:
   /// The problems' density model, whose team gradient the warp mapping uses.
   using Problem = std::decay_t<decltype(problem_target(std::declval<const Target&>(), 0))>;

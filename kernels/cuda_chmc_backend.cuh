@@ -98,10 +98,7 @@ namespace myriad {
 /// memory and streams). Generator must be trivially copyable and hold only device-visible data:
 /// it is passed to the kernels by value.
 template <class Generator, class T>
-class CudaChmcBackend final : public ChmcBackend<T> {
-  static_assert(std::is_trivially_copyable<Generator>::value,
-                "a generator is passed to kernels by value and must be trivially copyable");
-
+class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernels<Generator> {
  public:
   /// Number of per-chain statistics counters (kernels::ChainStatisticsView).
   static constexpr int kCounters = kernels::ChainStatisticsView::kCounters;

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_buffers.cuh"
@@ -29,6 +30,16 @@
 #include "reduction.cuh"
 
 namespace myriad::cuda_detail {
+
+/// A base that checks what every CUDA backend needs of its model, target or generator: it is
+/// passed to the kernels by value, so it must be trivially copyable (and hold only
+/// device-visible data, which no trait can check).
+template <class Model>
+struct PassedToKernels {
+  static_assert(std::is_trivially_copyable<Model>::value,
+                "a model, target or generator is passed to kernels by value and must be "
+                "trivially copyable");
+};
 
 /// The current CUDA device; myriad::unavailable_error when no device is usable.
 inline int current_device_or_throw() {

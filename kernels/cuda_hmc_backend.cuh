@@ -51,10 +51,7 @@ namespace myriad {
 /// Model must be trivially copyable and hold only device-visible data: it is passed to the
 /// kernels by value.
 template <class Model, class T>
-class CudaHmcBackend final : public HmcBackend<T> {
-  static_assert(std::is_trivially_copyable<Model>::value,
-                "a model is passed to kernels by value and must be trivially copyable");
-
+class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<Model> {
  public:
   /// Allocates the ensemble state of `chains` chains on the current device. Throws
   /// myriad::unavailable_error when no CUDA device is usable, myriad::invalid_argument for a bad
