@@ -19,7 +19,6 @@
 #include "myriad/estimate/hais.hpp"
 
 #if defined(_OPENMP)
-#include <omp.h>
 #endif
 
 namespace myriad {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace myriad {
 
@@ -36,16 +37,12 @@ std::optional<E> enum_value(const EnumName<E> (&names)[N], std::string_view text
 /// Each value's own name, "a, b or c", for messages that say what is expected.
 template <class E, std::size_t N>
 std::string enum_names_list(const EnumName<E> (&names)[N]) {
+  std::vector<const char*> own;  // the first name of each value: aliases are left out
+  for (const EnumName<E>& entry : names)
+    if (enum_name(names, entry.value) == entry.name) own.push_back(entry.name);
   std::string list;
-  std::size_t listed = 0, count = 0;
-  for (std::size_t i = 0; i < N; ++i)
-    if (enum_name(names, names[i].value) == names[i].name) ++count;
-  for (std::size_t i = 0; i < N; ++i) {
-    if (enum_name(names, names[i].value) != names[i].name) continue;  // an alias
-    if (listed > 0) list += listed + 1 == count ? " or " : ", ";
-    list += names[i].name;
-    ++listed;
-  }
+  for (std::size_t i = 0; i < own.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == own.size() ? " or " : ", ") + std::string(own[i]);
   return list;
 }
 

@@ -33,7 +33,6 @@ class MirroredArray {
   const std::vector<T>& host() const { return host_; }
   const T* host_data() const { return host_.data(); }
   std::size_t size() const { return host_.size(); }
-  bool empty() const { return host_.empty(); }
   const T& operator[](std::size_t i) const { return host_[i]; }
 
   /// The device copy, uploaded on the first call; null for an empty array. Throws
