@@ -57,6 +57,14 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
   }
 }
 
+/// Every chain c with source[c] ≠ c takes chain source[c]'s point (copy_chain_state_at).
+template <class T>
+MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)
+    copy_chains_kernel(HmcEnsembleView<T> state, const std::int64_t* source) {
+  for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride())
+    copy_chain_state_at(state, source, c);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reductions (reduction.cuh): the per-dimension moments (the statistics' loader is
 // detail/chain_statistics.hpp's).

@@ -23,9 +23,9 @@ MpisResult mpis_owned(Data& data, const MpisConfig& config) {
   resolved.device = choose_mpis_device<Model>(config.device);
   MpisResult result = resolved.device == Device::cuda ? mpis(data.device_model(), resolved)
                                                       : mpis(data.host_model(), resolved);
-  if constexpr (plated_has_exact_log_marginal<Data>::value)
+  if constexpr (plated_has_exact_log_marginal<Data>)
     result.exact_log_marginal = data.exact_log_marginal();
-  if constexpr (plated_has_exact_posterior<Data>::value) result.exact = data.exact_posterior();
+  if constexpr (plated_has_exact_posterior<Data>) result.exact = data.exact_posterior();
   return result;
 }
 

@@ -15,6 +15,7 @@
 #include "myriad/backend/team_mapping.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/summary_csv.hpp"
+#include "myriad/mcmc/chain_restarts.hpp"
 #include "run_report.hpp"
 #include "run_session.hpp"
 
@@ -49,6 +50,9 @@ std::vector<OptionSpec> sample_options() {
            "constrained HMC on CUDA: Gram Cholesky in the chain or batched across chains"},
           {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
+          {"no-restarts", "", "",
+           "HMC: keep chains that have not moved in 25 warm-up iterations where they are "
+           "(default: restart them from healthy chains)"},
           {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
           {"step-size", "E", "0", "initial step size (0: automatic)"},
           {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)"},
@@ -81,7 +85,7 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     }
   }
   if (sampler != "hmc") {
-    for (const char* name : {"leapfrog-steps", "jitter"}) {
+    for (const char* name : {"leapfrog-steps", "jitter", "no-restarts"}) {
       if (line.has(name))
         throw UsageError{std::string("--") + name + " applies to --sampler hmc, not " + sampler};
     }
@@ -201,6 +205,7 @@ int sample_command(int argc, char** argv) {
   config.seed = line.unsigned_integer("seed");
   config.leapfrog_steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
   config.jitter = line.number("jitter");
+  config.restart_stranded = !line.flag("no-restarts");
   config.target_accept = line.number("target-accept");
   config.initial_step_size = line.number("step-size");
   config.superchains = static_cast<int>(line.integer("superchains", 0, 1 << 30));
@@ -287,6 +292,18 @@ int sample_command(int argc, char** argv) {
           "  note: no ABC-MCMC proposal was accepted: the chains never moved from their start "
           "(the tolerance is too small for a random walk); the draws are not a posterior "
           "sample\n");
+    }
+    if (result.warmup_restarted_chains > 0) {
+      std::printf(
+          "  note: %lld chains were stranded in warm-up (no move in %d iterations at the "
+          "ensemble's step) and restarted from healthy chains (run.json: warmup.restarts)\n",
+          static_cast<long long>(result.warmup_restarted_chains), kRestartCheckIterations);
+    }
+    if (result.sampling_stuck_chains > 0) {
+      std::printf(
+          "  note: %lld chains never moved during sampling: their draws repeat one point and "
+          "the diagnostics above include them\n",
+          static_cast<long long>(result.sampling_stuck_chains));
     }
     if (result.warmup_backed_off_chains > 0) {
       std::printf(

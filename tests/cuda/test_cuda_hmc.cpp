@@ -292,6 +292,35 @@ TYPED_TEST(CudaHmc, ChunkingDoesNotChangeResults) {
   }
 }
 
+TYPED_TEST(CudaHmc, CopyChainsAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  // A warm-up restart (HmcBackend::copy_chains) moves chains 3, 40 and 99 onto others' points;
+  // the states and the iterations after it must be the CPU's, bit for bit.
+  const auto model = models::Gaussian<T>::make(5, 0.3);
+  const std::int64_t chains = 100;
+  auto cpu = make_cpu_hmc_backend<models::Gaussian<T>, T>(model, chains);
+  auto cuda = make_cuda_hmc_backend<models::Gaussian<T>, T>(model, chains);
+  ASSERT_EQ(cpu->initialize(13, T(2), 100, 1), 0);
+  ASSERT_EQ(cuda->initialize(13, T(2), 100, 1), 0);
+  std::vector<std::int64_t> source(static_cast<std::size_t>(chains));
+  for (std::int64_t c = 0; c < chains; ++c) source[c] = c;
+  source[3] = 7;
+  source[40] = 7;
+  source[99] = 0;
+  cpu->copy_chains(source);
+  cuda->copy_chains(source);
+  EXPECT_EQ(cuda->positions(), cpu->positions());
+  EXPECT_EQ(cuda->log_densities(), cpu->log_densities());
+  EXPECT_EQ(cpu->log_densities()[3], cpu->log_densities()[7]);
+  const HmcSettings<T> settings = test_settings<T>(13);
+  const IterationStats a = cpu->run(settings, 0, 3, nullptr, 0, 0, nullptr);
+  const IterationStats b = cuda->run(settings, 0, 3, nullptr, 0, 0, nullptr);
+  EXPECT_EQ(cuda->positions(), cpu->positions());
+  EXPECT_EQ(b.accepted, a.accepted);
+  EXPECT_EQ(b.accept_prob_fixed, a.accept_prob_fixed);
+}
+
 TYPED_TEST(CudaHmc, ChainCountDoesNotChangeAChainsResult) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   using T = TypeParam;
@@ -366,6 +395,19 @@ TEST(HmcBackends, EveryBackendRefusesTheSameInvalidArguments) {
     EXPECT_THROW(backend->initialize(1, 2.0, 10, 0), invalid_argument);
     EXPECT_THROW(backend->run(test_settings<double>(1), 0, -1, nullptr, 0, 0, nullptr),
                  invalid_argument);
+    std::vector<std::int64_t> source(10);
+    for (std::int64_t c = 0; c < 10; ++c) source[c] = c;
+    EXPECT_THROW(backend->copy_chains(std::vector<std::int64_t>(9, 0)), invalid_argument);
+    for (const std::int64_t bad : {std::int64_t{-1}, std::int64_t{10}}) {
+      auto out_of_range = source;
+      out_of_range[3] = bad;
+      EXPECT_THROW(backend->copy_chains(out_of_range), invalid_argument) << bad;
+    }
+    auto moving_source = source;  // chain 3 copies chain 4, which itself copies chain 5
+    moving_source[3] = 4;
+    moving_source[4] = 5;
+    EXPECT_THROW(backend->copy_chains(moving_source), invalid_argument);
+    EXPECT_NO_THROW(backend->copy_chains(source));
   }
 }
 

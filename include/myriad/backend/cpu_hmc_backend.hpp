@@ -83,6 +83,15 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     return out;
   }
 
+  std::vector<T> log_densities() const override { return log_density_; }
+
+  void copy_chains(const std::vector<std::int64_t>& source) override {
+    check_chain_sources(source, this->chains_);
+    const HmcEnsembleView<T> state = ensemble_view();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < this->chains_; ++c) copy_chain_state_at(state, source.data(), c);
+  }
+
  private:
   EnsembleView<T> view(std::vector<T>& array) {
     return {array.data(), this->chains_, dim_, 1, dim_};

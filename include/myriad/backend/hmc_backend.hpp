@@ -68,6 +68,15 @@ class HmcBackend : public ChainEnsemble {
 
   /// Current positions as a [dim][chain] host array (tests, checkpoints).
   virtual std::vector<T> positions() const = 0;
+
+  /// log π at every chain's current point (length chains). The warm-up compares two readings to
+  /// find the chains that have not moved in between (run/sample.hpp).
+  virtual std::vector<T> log_densities() const = 0;
+
+  /// Chain c takes chain source[c]'s current point, its gradient and log density, for every c
+  /// with source[c] ≠ c (a warm-up restart of a stranded chain from a healthy one). No source may
+  /// itself move: source[source[c]] == source[c] (detail/ensemble_checks.hpp).
+  virtual void copy_chains(const std::vector<std::int64_t>& source) = 0;
 };
 
 /// The CUDA backend for a model (defined in kernels/cuda_hmc_backend.cuh; instantiated for the

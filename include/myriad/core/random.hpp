@@ -24,13 +24,14 @@ namespace myriad {
 
 /// What a draw is for. Distinct tags keep the streams of different uses independent.
 enum class Purpose : std::uint32_t {
-  initial_point = 1,   ///< initial positions
-  momentum = 2,        ///< HMC momentum refresh
-  accept = 3,          ///< Metropolis accept/reject uniform
-  trajectory = 4,      ///< ensemble-shared jitter of the trajectory length
-  proposal = 5,        ///< random-walk proposals of AIS with Metropolis transitions
-  exact_sample = 6,    ///< exact posterior draws that start reverse AIS runs
-  user = 1024,         ///< first tag free for models and extensions
+  initial_point = 1,  ///< initial positions
+  momentum = 2,       ///< HMC momentum refresh
+  accept = 3,         ///< Metropolis accept/reject uniform
+  trajectory = 4,     ///< ensemble-shared jitter of the trajectory length
+  proposal = 5,       ///< random-walk proposals of AIS with Metropolis transitions
+  exact_sample = 6,   ///< exact posterior draws that start reverse AIS runs
+  restart = 7,        ///< the healthy chain a stranded chain restarts from (HMC warm-up)
+  user = 1024,        ///< first tag free for models and extensions
 };
 
 /// Tag number `offset` of those free for models and extensions (Purpose::user + offset).

@@ -4,9 +4,9 @@
 // optional member is one alias template naming the expression's type, e.g.
 //
 //   template <class Model>
-//   using gradient_call = decltype(std::declval<const Model&>().log_density_gradient(...));
+//   using gradient_expression = decltype(std::declval<const Model&>().log_density_gradient(...));
 //   template <class Model>
-//   using has_gradient = is_detected<gradient_call, Model>;  // std::true_type or false_type
+//   constexpr bool model_has_gradient = is_detected_v<gradient_expression, Model>;
 
 #include <type_traits>
 
@@ -22,5 +22,9 @@ struct detector<std::void_t<Op<Args...>>, Op, Args...> : std::true_type {};
 /// std::true_type when Op<Args...> is a valid type, else std::false_type.
 template <template <class...> class Op, class... Args>
 using is_detected = typename detection::detector<void, Op, Args...>::type;
+
+/// is_detected<Op, Args...>::value.
+template <template <class...> class Op, class... Args>
+constexpr bool is_detected_v = is_detected<Op, Args...>::value;
 
 }  // namespace myriad

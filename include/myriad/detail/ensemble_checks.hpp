@@ -3,6 +3,7 @@
 // place, so that the same invalid input is refused by every backend with the same message.
 
 #include <cstdint>
+#include <vector>
 
 #include "myriad/core/error.hpp"
 
@@ -22,6 +23,22 @@ inline void check_chains_per_init(std::int64_t chains_per_init) {
 /// num_iterations ≥ 0 (run()).
 inline void check_iteration_count(int num_iterations) {
   MYRIAD_EXPECTS(num_iterations >= 0, "num_iterations must be >= 0, got ", num_iterations);
+}
+
+/// The sources of copy_chains(): one per chain, each a chain index, and no source itself moved
+/// (source[source[c]] == source[c]), so that every copy reads a point no other copy writes and
+/// the copies may run in any order.
+inline void check_chain_sources(const std::vector<std::int64_t>& source, std::int64_t chains) {
+  MYRIAD_EXPECTS(static_cast<std::int64_t>(source.size()) == chains, "copy_chains: ", source.size(),
+                 " sources for ", chains, " chains");
+  for (std::int64_t c = 0; c < chains; ++c) {
+    const std::int64_t s = source[static_cast<std::size_t>(c)];
+    MYRIAD_EXPECTS(s >= 0 && s < chains, "copy_chains: chain ", c, "'s source ", s,
+                   " is not a chain");
+    MYRIAD_EXPECTS(source[static_cast<std::size_t>(s)] == s, "copy_chains: chain ", c,
+                   " copies chain ", s, ", which itself moves to chain ",
+                   source[static_cast<std::size_t>(s)]);
+  }
 }
 
 }  // namespace myriad

@@ -89,6 +89,23 @@ MYRIAD_HD bool initialize_chain_at(const Model& model, const EnsembleView<T>& po
                           max_tries);
 }
 
+/// Chain c takes chain source[c]'s point, gradient and log density (HmcBackend::copy_chains);
+/// the trajectory arrays are scratch, rewritten by the next transition. No source moves
+/// (check_chain_sources), so the chains may copy in any order, in parallel.
+template <class T>
+MYRIAD_HD void copy_chain_state_at(const HmcEnsembleView<T>& state, const std::int64_t* source,
+                                   std::int64_t c) {
+  const std::int64_t s = source[c];
+  if (s == c) return;
+  const ChainVector<T> from_x = state.position.chain(s), to_x = state.position.chain(c);
+  const ChainVector<T> from_g = state.gradient.chain(s), to_g = state.gradient.chain(c);
+  for (int d = 0; d < to_x.size; ++d) {
+    to_x[d] = from_x[d];
+    to_g[d] = from_g[d];
+  }
+  state.log_density[c] = state.log_density[s];
+}
+
 /// Runs iterations first_iteration … first_iteration + num_iterations − 1 of chain c, whose views
 /// and random stream the caller has formed (HmcEnsembleView::chain, RandomStream(seed, c)).
 /// When `recorded` is not null, quantity q after iteration i goes to

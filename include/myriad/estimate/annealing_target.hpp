@@ -48,45 +48,35 @@ struct ProbeOut {
 template <class Model>
 using problems_expression = std::void_t<decltype(std::declval<const Model&>().num_problems()),
                                         decltype(std::declval<const Model&>().problem(0))>;
-template <class Model>
-using has_problems = is_detected<problems_expression, Model>;
 
 template <class Model>
 using bounds_expression = std::void_t<decltype(std::declval<const Model&>().lower_bound(0)),
                                       decltype(std::declval<const Model&>().upper_bound(0))>;
-template <class Model>
-using has_bounds = is_detected<bounds_expression, Model>;
 
 template <class Model>
 using exact_log_z_expression = decltype(std::declval<const Model&>().exact_log_z(0));
-template <class Model>
-using has_exact_log_z = is_detected<exact_log_z_expression, Model>;
 
 template <class Model>
 using exact_sample_expression = decltype(std::declval<const Model&>().exact_sample(
     0, std::declval<const RandomStream&>(), std::uint32_t{0}, std::declval<ProbeOut&>()));
-template <class Model>
-using has_exact_sample = is_detected<exact_sample_expression, Model>;
 }  // namespace detail
 
 /// True when the target is a batch of problems (one per data point).
 template <class Model>
-constexpr bool target_has_problems = detail::has_problems<Model>::value;
+constexpr bool target_has_problems = is_detected_v<detail::problems_expression, Model>;
 /// True when some coordinates are box-constrained.
 template <class Model>
-constexpr bool target_has_bounds = detail::has_bounds<Model>::value;
+constexpr bool target_has_bounds = is_detected_v<detail::bounds_expression, Model>;
 /// True when the target knows its exact log Z.
 template <class Model>
-constexpr bool target_has_exact_log_z = detail::has_exact_log_z<Model>::value;
+constexpr bool target_has_exact_log_z = is_detected_v<detail::exact_log_z_expression, Model>;
 /// True when the target can draw exact posterior samples (reverse / BDMC runs).
 template <class Model>
-constexpr bool target_has_exact_sample = detail::has_exact_sample<Model>::value;
+constexpr bool target_has_exact_sample = is_detected_v<detail::exact_sample_expression, Model>;
 
 namespace detail {
 template <class Model>
 using exact_samples_query_expression = decltype(std::declval<const Model&>().has_exact_samples());
-template <class Model>
-using has_exact_samples_query = is_detected<exact_samples_query_expression, Model>;
 }  // namespace detail
 
 /// Whether this target can start reverse runs: it has exact_sample, and has_exact_samples()
@@ -96,7 +86,7 @@ bool target_can_sample_exactly(const Model& model) {
   if constexpr (!target_has_exact_sample<Model>) {
     (void)model;
     return false;
-  } else if constexpr (detail::has_exact_samples_query<Model>::value) {
+  } else if constexpr (is_detected_v<detail::exact_samples_query_expression, Model>) {
     return model.has_exact_samples();
   } else {
     (void)model;

@@ -49,47 +49,39 @@ struct ProbeVector {
 template <class Model>
 using gradient_expression = decltype(std::declval<const Model&>().log_density_gradient(
     std::declval<const ProbeVector&>(), std::declval<ProbeVector&>()));
-template <class Model>
-using has_gradient = is_detected<gradient_expression, Model>;
 
 template <class Model>
 using quantities_expression = decltype(std::declval<const Model&>().num_quantities());
-template <class Model>
-using has_quantities = is_detected<quantities_expression, Model>;
 }  // namespace detail
 
 /// True when the model supplies its own gradient.
 template <class Model>
-constexpr bool model_has_gradient = detail::has_gradient<Model>::value;
+constexpr bool model_has_gradient = is_detected_v<detail::gradient_expression, Model>;
 
 /// True when the model names its own recorded quantities.
 template <class Model>
-constexpr bool model_has_quantities = detail::has_quantities<Model>::value;
+constexpr bool model_has_quantities = is_detected_v<detail::quantities_expression, Model>;
 
 namespace detail {
 template <class Model>
 using initial_point_expression = decltype(std::declval<const Model&>().initial_point(
     std::declval<const RandomStream&>(), std::uint32_t{}, std::declval<ProbeVector&>()));
-template <class Model>
-using has_initial_point = is_detected<initial_point_expression, Model>;
 }  // namespace detail
 
 /// True when the model chooses where its chains start.
 template <class Model>
-constexpr bool model_has_initial_point = detail::has_initial_point<Model>::value;
+constexpr bool model_has_initial_point = is_detected_v<detail::initial_point_expression, Model>;
 
 namespace detail {
 template <class Model>
 using dim_expression = decltype(std::declval<const Model&>().dim());
-template <class Model>
-using has_dim = is_detected<dim_expression, Model>;
 }  // namespace detail
 
 /// The number of parameters of a density model (dim()) or of inputs of a generator
 /// (input_dim(), model/generator.hpp).
 template <class Model>
 MYRIAD_HD int parameter_count(const Model& model) {
-  if constexpr (detail::has_dim<Model>::value) {
+  if constexpr (is_detected_v<detail::dim_expression, Model>) {
     return model.dim();
   } else {
     return model.input_dim();
@@ -133,7 +125,7 @@ template <class Model>
 std::string recorded_quantity_name(const Model& model, int i) {
   if constexpr (model_has_quantities<Model>) {
     return model.quantity_name(i);
-  } else if constexpr (detail::has_dim<Model>::value) {
+  } else if constexpr (is_detected_v<detail::dim_expression, Model>) {
     return "x[" + std::to_string(i) + "]";
   } else {
     return "u[" + std::to_string(i) + "]";

@@ -91,29 +91,21 @@ struct GeneratorProbeMatrix {
 template <class G>
 using jacobian_expression = decltype(std::declval<const G&>().jacobian(
     std::declval<const GeneratorProbeVector&>(), std::declval<GeneratorProbeMatrix&>()));
-template <class G>
-using has_jacobian = is_detected<jacobian_expression, G>;
 
 template <class G>
 using jacobian_vjp_expression = decltype(std::declval<const G&>().add_jacobian_vjp(
     std::declval<const GeneratorProbeVector&>(), std::declval<const GeneratorProbeMatrix&>(),
     std::declval<const GeneratorProbeMatrix&>(), std::declval<GeneratorProbeVector&>(),
     std::declval<GeneratorProbeVector&>()));
-template <class G>
-using has_jacobian_vjp = is_detected<jacobian_vjp_expression, G>;
 
 template <class G>
 using jacobian_vjp_workspace_t = decltype(std::declval<const G&>().jacobian_vjp_workspace());
 template <class G>
 using jacobian_vjp_workspace_expression = jacobian_vjp_workspace_t<G>;
-template <class G>
-using has_jacobian_vjp_workspace = is_detected<jacobian_vjp_workspace_expression, G>;
 
 template <class G>
 using log_prior_gradient_expression = decltype(std::declval<const G&>().log_prior_gradient(
     std::declval<const GeneratorProbeVector&>(), std::declval<GeneratorProbeVector&>()));
-template <class G>
-using has_log_prior_gradient = is_detected<log_prior_gradient_expression, G>;
 
 template <class G, class = void>
 struct gram_structure_of {
@@ -127,16 +119,12 @@ struct gram_structure_of<G, std::void_t<decltype(G::gram_structure)>> {
 template <class G>
 using initialize_expression = decltype(std::declval<const G&>().initialize(
     std::declval<const RandomStream&>(), std::uint32_t{}, std::declval<GeneratorProbeVector&>()));
-template <class G>
-using has_initialize = is_detected<initialize_expression, G>;
 }  // namespace detail
 
 namespace detail {
 template <class G>
 using sample_prior_expression = decltype(std::declval<const G&>().sample_prior(
     std::declval<const RandomStream&>(), std::uint32_t{}, std::declval<GeneratorProbeVector&>()));
-template <class G>
-using has_sample_prior = is_detected<sample_prior_expression, G>;
 }  // namespace detail
 
 /// u ~ ρ: the generator's own sampler, or standard normal inputs (draws keyed by
@@ -144,7 +132,7 @@ using has_sample_prior = is_detected<sample_prior_expression, G>;
 template <class G, class Out>
 MYRIAD_HD void sample_generator_prior(const G& g, const RandomStream& rng, std::uint32_t iteration,
                                       Purpose purpose, Out& u) {
-  if constexpr (detail::has_sample_prior<G>::value) {
+  if constexpr (is_detected_v<detail::sample_prior_expression, G>) {
     (void)purpose;
     g.sample_prior(rng, iteration, u);
   } else {
@@ -154,18 +142,19 @@ MYRIAD_HD void sample_generator_prior(const G& g, const RandomStream& rng, std::
 
 /// True when the generator supplies an analytic (generic-scalar) Jacobian.
 template <class G>
-constexpr bool generator_has_jacobian = detail::has_jacobian<G>::value;
+constexpr bool generator_has_jacobian = is_detected_v<detail::jacobian_expression, G>;
 
 /// True when the generator supplies add_jacobian_vjp (the log-determinant gradient's
 /// vector–Jacobian product of u ↦ J(u); see the file comment).
 template <class G>
-constexpr bool generator_has_jacobian_vjp = detail::has_jacobian_vjp<G>::value;
+constexpr bool generator_has_jacobian_vjp = is_detected_v<detail::jacobian_vjp_expression, G>;
 
 /// Elements of scratch the generator's add_jacobian_vjp needs (0 without one, or when it
 /// declares no jacobian_vjp_workspace()).
 template <class G>
 MYRIAD_HD int generator_jacobian_vjp_workspace(const G& g) {
-  if constexpr (generator_has_jacobian_vjp<G> && detail::has_jacobian_vjp_workspace<G>::value) {
+  if constexpr (generator_has_jacobian_vjp<G> &&
+                is_detected_v<detail::jacobian_vjp_workspace_expression, G>) {
     return g.jacobian_vjp_workspace();
   } else {
     (void)g;
@@ -175,11 +164,12 @@ MYRIAD_HD int generator_jacobian_vjp_workspace(const G& g) {
 
 /// True when the generator supplies ∇ log ρ.
 template <class G>
-constexpr bool generator_has_log_prior_gradient = detail::has_log_prior_gradient<G>::value;
+constexpr bool generator_has_log_prior_gradient =
+    is_detected_v<detail::log_prior_gradient_expression, G>;
 
 /// True when the generator can place a chain on its manifold itself.
 template <class G>
-constexpr bool generator_has_initialize = detail::has_initialize<G>::value;
+constexpr bool generator_has_initialize = is_detected_v<detail::initialize_expression, G>;
 
 /// The generator's declared Gram structure (dense by default).
 template <class G>

@@ -212,17 +212,20 @@ class PlatedStructure {
   std::vector<ObservedDecl> observed_;
 };
 
-/// Detection of the optional members.
+namespace detail {
 template <class Model>
-using plated_has_exact_log_marginal_expression =
-    decltype(std::declval<const Model&>().exact_log_marginal());
+using exact_log_marginal_expression = decltype(std::declval<const Model&>().exact_log_marginal());
 template <class Model>
-using plated_has_exact_log_marginal = is_detected<plated_has_exact_log_marginal_expression, Model>;
+using exact_posterior_expression = decltype(std::declval<const Model&>().exact_posterior());
+}  // namespace detail
 
+/// True when the model (or its data) knows its exact log marginal likelihood.
 template <class Model>
-using plated_has_exact_posterior_expression =
-    decltype(std::declval<const Model&>().exact_posterior());
+constexpr bool plated_has_exact_log_marginal =
+    is_detected_v<detail::exact_log_marginal_expression, Model>;
+/// True when the model (or its data) knows its exact posterior moments.
 template <class Model>
-using plated_has_exact_posterior = is_detected<plated_has_exact_posterior_expression, Model>;
+constexpr bool plated_has_exact_posterior =
+    is_detected_v<detail::exact_posterior_expression, Model>;
 
 }  // namespace myriad

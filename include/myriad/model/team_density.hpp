@@ -36,23 +36,20 @@ using team_gradient_expression = decltype(std::declval<const Model&>().log_densi
     std::declval<const DenseVector<typename Model::value_type>&>(),
     std::declval<DenseVector<typename Model::value_type>&>(),
     std::declval<typename Model::value_type*>()));
-template <class Model>
-using has_team_gradient = is_detected<team_gradient_expression, Model>;
 
 template <class Model>
 using team_scratch_size_expression = decltype(std::declval<const Model&>().team_scratch_size());
-template <class Model>
-using has_team_scratch_size = is_detected<team_scratch_size_expression, Model>;
 }  // namespace detail
 
 /// True when the model evaluates its gradient cooperatively (the file comment's members).
 template <class Model>
-constexpr bool model_has_team_gradient = detail::has_team_gradient<Model>::value;
+constexpr bool model_has_team_gradient = is_detected_v<detail::team_gradient_expression, Model>;
 
 /// Scratch values per particle that the model's team gradient needs (0 without one).
 template <class Model>
 MYRIAD_HD int team_scratch_size(const Model& model) {
-  if constexpr (model_has_team_gradient<Model> && detail::has_team_scratch_size<Model>::value) {
+  if constexpr (model_has_team_gradient<Model> &&
+                is_detected_v<detail::team_scratch_size_expression, Model>) {
     return model.team_scratch_size();
   } else {
     (void)model;

@@ -37,8 +37,6 @@ template <class G>
 using draw_prior_expression = decltype(std::declval<const G&>().draw_prior(
     std::declval<const RandomStream&>(), std::uint32_t{}, Purpose{},
     std::declval<myriad::detail::GeneratorProbeVector&>()));
-template <class G>
-using has_draw_prior = is_detected<draw_prior_expression, G>;
 
 // Output of the inner generator seen through g_y: y[m] = g_x,m + ε n_m on assignment.
 template <class Vec, class Out>
@@ -258,7 +256,7 @@ struct Noisy {
   template <class Out>
   MYRIAD_HD void draw_inner_prior(const RandomStream& rng, std::uint32_t iteration, Purpose purpose,
                                   Out& v) const {
-    if constexpr (detail::has_draw_prior<Generator>::value) {
+    if constexpr (is_detected_v<detail::draw_prior_expression, Generator>) {
       inner.draw_prior(rng, iteration, purpose, v);
     } else {
       sample_generator_prior(inner, rng, iteration, purpose, v);

@@ -72,9 +72,9 @@ MpisResult mpis(const Model& model, const MpisConfig& config) {
   MpisConfig effective = config;
   if (device != Device::cuda) effective.contraction = ContractionPath::automatic;
   MpisResult result = run_mpis(structure, effective, factory, available_memory_bytes(device));
-  if constexpr (plated_has_exact_log_marginal<Model>::value)
+  if constexpr (plated_has_exact_log_marginal<Model>)
     result.exact_log_marginal = model.exact_log_marginal();
-  if constexpr (plated_has_exact_posterior<Model>::value) result.exact = model.exact_posterior();
+  if constexpr (plated_has_exact_posterior<Model>) result.exact = model.exact_posterior();
   return result;
 }
 

@@ -35,6 +35,9 @@ struct SampleConfig {
   int init_tries = 100;
   bool adapt_step_size = true;
   bool adapt_metric = true;
+  /// Restart chains that have not moved in a check interval of warm-up from healthy chains
+  /// (mcmc/chain_restarts.hpp); HMC only.
+  bool restart_stranded = true;
   int superchains = 0;       ///< nested R-hat groups; 0 = automatic, 1 = independent chains
   int chunk_iterations = 0;  ///< draws per device→host chunk; 0 = automatic
   int thin = 1;              ///< keep every thin-th draw in the trace (and diagnostics)
@@ -64,6 +67,14 @@ struct SampleResult {
   IterationStats warmup_stats;
   IterationStats sampling_stats;
   std::int64_t initialisation_failures = 0;
+  /// HMC warm-up: restarts of stranded chains (mcmc/chain_restarts.hpp), the distinct chains
+  /// restarted, and the checks at which half or more of the chains were stuck (none restarted).
+  std::int64_t warmup_restarts = 0;
+  std::int64_t warmup_restarted_chains = 0;
+  int warmup_stuck_checks = 0;
+  /// HMC: chains whose log density never changed over the sampling phase (stuck throughout);
+  /// -1 where not counted.
+  std::int64_t sampling_stuck_chains = -1;
   /// Constrained HMC: chains whose step back-off (mcmc/step_back_off.hpp) was still on at the
   /// end of warm-up, and the largest back-off h (δt · 2^−h) among them.
   std::int64_t warmup_backed_off_chains = 0;
