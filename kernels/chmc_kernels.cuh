@@ -47,6 +47,16 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
   }
 }
 
+/// restart_chain_at for every chain; evaluated[c] = 1 on success (and for chains that stay),
+/// else 0, as initialized[] (LoadInitializationFailure counts the failures).
+template <class Generator, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    restart_constrained_chains_kernel(Generator generator, ChmcEnsembleView<T> state,
+                                      const std::int64_t* source, std::uint8_t* evaluated) {
+  for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride())
+    evaluated[c] = restart_chain_at(generator, state, source, c) ? 1 : 0;
+}
+
 /// chain_iterations_at for every chain: one launch runs a whole chunk of iterations (fused:
 /// launch overhead is paid once per chunk, and a chain's state stays put between iterations).
 template <class Generator, class T>
@@ -79,6 +89,18 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
     const bool placed =
         initialize_chain_at(generator, state, seed, max_tries, chains_per_init, c, team);
     if (team.rank() == 0) initialized[c] = placed ? 1 : 0;
+  }
+}
+
+/// restart_chain_at for every chain, a warp per chain; lane 0 writes evaluated[c].
+template <class Generator, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
+    restart_constrained_chains_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
+                                           const std::int64_t* source, std::uint8_t* evaluated) {
+  const WarpTeam team;
+  for (std::int64_t c = global_warp_index(); c < state.position.chains; c += grid_warps()) {
+    const bool ok = restart_chain_at(generator, state, source, c, team);
+    if (team.rank() == 0) evaluated[c] = ok ? 1 : 0;
   }
 }
 

@@ -317,6 +317,33 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     return ensemble_.rows_to_host(step_halvings_.data(), chains_, chains_, 1);
   }
 
+  std::vector<T> log_densities() const override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    std::vector<T> out = ensemble_.rows_to_host(potential_.data(), chains_, stride_, 1);
+    for (T& value : out) value = -value;
+    return out;
+  }
+
+  std::int64_t copy_chains(const std::vector<std::int64_t>& source) override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    check_chain_sources(source, chains_);
+    const DeviceArray<std::int64_t> device_source = ensemble_.to_device(source);
+    // initialized_ (one flag per chain, read only by initialize()) takes each chain's outcome.
+    if (mapping_ == ChmcChainMapping::warp) {
+      kernels::restart_constrained_chains_warp_kernel<Generator, T>
+          <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
+              generator_, ensemble_view(), device_source.data(), initialized_.data());
+    } else {
+      kernels::restart_constrained_chains_kernel<Generator, T>
+          <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+              generator_, ensemble_view(), device_source.data(), initialized_.data());
+    }
+    MYRIAD_CHECK_LAUNCH();
+    // reduce_sum waits for the stream, so device_source outlives the kernel that reads it.
+    return ensemble_.reduce_sum<std::int64_t>(
+        chains_, kernels::LoadInitializationFailure{initialized_.data()});
+  }
+
  private:
   /// Iterations first … first + n − 1 with the batched Gram factorisation, on the compute
   /// stream (kernels::run_phased_iteration's schedule): per iteration a begin launch, then for

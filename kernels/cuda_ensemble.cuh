@@ -96,6 +96,18 @@ class EnsembleDevice {
     }
   }
 
+  /// A device copy of `host`, enqueued on the stream behind the kernels in flight. The caller
+  /// waits on the stream (synchronize, reduce_sum) before the copy is freed.
+  template <class T>
+  DeviceArray<T> to_device(const std::vector<T>& host) const {
+    DeviceArray<T> array(host.size());
+    if (!host.empty()) {
+      MYRIAD_CUDA_TRY(cudaMemcpyAsync(array.data(), host.data(), host.size() * sizeof(T),
+                                      cudaMemcpyHostToDevice, compute_.get()));
+    }
+    return array;
+  }
+
   /// `rows` rows of `row_values` values each, `pitch_values` apart on the device, as one dense
   /// host array (the stride padding dropped); waits for the copy.
   template <class T>

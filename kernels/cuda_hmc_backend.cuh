@@ -171,18 +171,13 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   void copy_chains(const std::vector<std::int64_t>& source) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_chain_sources(source, chains_);
-    DeviceArray<std::int64_t> device_source(source.size());
-    // From pageable memory, behind the kernels in flight; the wait below keeps device_source
-    // alive until the copy kernel has read it.
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(device_source.data(), source.data(),
-                                    source.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice,
-                                    ensemble_.stream()));
+    const DeviceArray<std::int64_t> device_source = ensemble_.to_device(source);
     kernels::copy_chains_kernel<T>
         <<<ensemble_.grid(kernels::copy_chains_kernel<T>, kernels::kChainBlockSize, chains_),
            kernels::kChainBlockSize, 0, ensemble_.stream()>>>(ensemble_view(),
                                                               device_source.data());
     MYRIAD_CHECK_LAUNCH();
-    ensemble_.synchronize();
+    ensemble_.synchronize();  // before device_source goes
   }
 
  private:

@@ -101,7 +101,7 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
     report["warmup"]["backed_off_chains"] = result.warmup_backed_off_chains;
     report["warmup"]["max_step_halvings"] = result.warmup_max_step_halvings;
   }
-  if (result.sampling_stuck_chains >= 0) {  // HMC: stranded chains (mcmc/chain_restarts.hpp)
+  if (result.sampling_stuck_chains >= 0) {  // HMC, constrained HMC: mcmc/chain_restarts.hpp
     report["warmup"]["restarts"] = result.warmup_restarts;
     report["warmup"]["restarted_chains"] = result.warmup_restarted_chains;
     report["warmup"]["stuck_checks"] = result.warmup_stuck_checks;

@@ -51,8 +51,8 @@ std::vector<OptionSpec> sample_options() {
           {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
           {"no-restarts", "", "",
-           "HMC: keep chains that have not moved in 25 warm-up iterations where they are "
-           "(default: restart them from healthy chains)"},
+           "HMC and constrained HMC: keep chains that have not moved in 25 warm-up iterations "
+           "where they are (default: restart them from healthy chains)"},
           {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
           {"step-size", "E", "0", "initial step size (0: automatic)"},
           {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)"},
@@ -85,11 +85,13 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     }
   }
   if (sampler != "hmc") {
-    for (const char* name : {"leapfrog-steps", "jitter", "no-restarts"}) {
+    for (const char* name : {"leapfrog-steps", "jitter"}) {
       if (line.has(name))
         throw UsageError{std::string("--") + name + " applies to --sampler hmc, not " + sampler};
     }
   }
+  if ((sampler == "abc-mcmc" || sampler == "abc-reject") && line.has("no-restarts"))
+    throw UsageError{"--no-restarts applies to --sampler hmc and chmc, not " + sampler};
   if (sampler != "abc-mcmc" && line.has("abc-kernel"))
     throw UsageError{
         "--abc-kernel applies to --sampler abc-mcmc (abc-reject uses the uniform "
@@ -295,9 +297,11 @@ int sample_command(int argc, char** argv) {
     }
     if (result.warmup_restarted_chains > 0) {
       std::printf(
-          "  note: %lld chains were stranded in warm-up (no move in %d iterations at the "
-          "ensemble's step) and restarted from healthy chains (run.json: warmup.restarts)\n",
-          static_cast<long long>(result.warmup_restarted_chains), kRestartCheckIterations);
+          "  note: %lld chains were stranded in warm-up (no move in %d iterations, or under "
+          "constrained HMC a step backed off %d or more times) and restarted from healthy "
+          "chains (run.json: warmup.restarts)\n",
+          static_cast<long long>(result.warmup_restarted_chains), kRestartCheckIterations,
+          kStrandedStepHalvings);
     }
     if (result.sampling_stuck_chains > 0) {
       std::printf(

@@ -13,6 +13,7 @@
 #include "myriad/mcmc/step_size_search.hpp"
 #include "myriad/run/chmc_config.hpp"
 #include "myriad/run/sample_constrained.hpp"
+#include "stranded_chains.hpp"
 #include "trace.hpp"
 
 namespace myriad {
@@ -43,8 +44,8 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
   const int quantities = backend.num_quantities();
 
   const auto warmup_start = Clock::now();
-  const std::int64_t failed =
-      backend.initialize(config.seed, config.init_tries, config.chains / result.superchains);
+  const std::int64_t failed = backend.initialize(
+      config.seed, config.init_tries, chains_per_initial_point(config.chains, result.superchains));
   if (failed > 0) {
     throw invalid_argument(detail::concat("could not place ", failed, " of ", config.chains,
                                           " chains on the manifold after ", config.init_tries,
@@ -79,11 +80,18 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
   DualAveraging adapter(step, DualAveraging::Options{config.target_accept});
   settings.step_back_off = config.step_back_off;
   const int progress_every = std::max(1, config.warmup / 100);
+  // Stranded chains (docs/tuning.md) are checked for up to 90% of warm-up, so that a restarted
+  // chain has the rest of it to part from its source; the step back-off frees the chains a
+  // smaller step can move, the restarts those it cannot.
+  const int restarts_until = config.warmup * 9 / 10;
+  StrandedChainRestarts<ChmcBackend<T>> restarts(backend, config.seed, result);
   for (int w = 0; w < config.warmup; ++w) {
     settings.step.step_size = T(config.adapt_step_size ? adapter.step_size() : step);
     const IterationStats s = backend.run(settings, iteration++, 1, nullptr, 0, 0);
     result.warmup_stats += s;
     if (config.adapt_step_size) adapter.update(s.mean_accept_prob());
+    if (config.restart_stranded && (w + 1) % kRestartCheckIterations == 0 && w + 1 < restarts_until)
+      restarts.check(w);
     if (config.progress && (w + 1) % progress_every == 0)
       config.progress({"warmup", w + 1, config.warmup});
   }
@@ -100,8 +108,10 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
   const auto sampling_start = Clock::now();
   settings.step.step_size = T(step);
   TraceSink<T> sink(result, config, quantities);
+  const std::vector<T> sampling_start_density = backend.log_densities();
   result.sampling_stats = backend.run(settings, iteration, config.draws, &sink, 0,
                                       chunk_iterations_for(config, quantities, sizeof(T)));
+  result.sampling_stuck_chains = unchanged_chains(sampling_start_density, backend.log_densities());
   result.sampling_seconds = seconds_since(sampling_start);
   diagnose_trace(result, config);
   return result;

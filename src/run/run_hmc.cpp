@@ -12,12 +12,12 @@
 #include "myriad/diag/draws_view.hpp"
 #include "myriad/diag/nested_rhat.hpp"
 #include "myriad/diag/summary.hpp"
-#include "myriad/mcmc/chain_restarts.hpp"
 #include "myriad/mcmc/dual_averaging.hpp"
 #include "myriad/mcmc/step_size_search.hpp"
 #include "myriad/mcmc/warmup_schedule.hpp"
 #include "myriad/mcmc/welford.hpp"
 #include "myriad/run/sample_config.hpp"
+#include "stranded_chains.hpp"
 #include "trace.hpp"
 
 namespace myriad {
@@ -66,57 +66,6 @@ SampleResult new_sample_result(const SampleConfig& config, std::string device,
   return result;
 }
 
-namespace {
-
-/// Finds and restarts stranded chains during warm-up (mcmc/chain_restarts.hpp) and counts what
-/// it did into the result.
-template <class T>
-class StrandedChainRestarts {
- public:
-  StrandedChainRestarts(HmcBackend<T>& backend, std::uint64_t seed, SampleResult& result)
-      : backend_(backend),
-        seed_(seed),
-        result_(result),
-        previous_(backend.log_densities()),
-        restarted_(static_cast<std::size_t>(backend.chains()), false) {}
-
-  /// One check after `iteration` (0-based) of warm-up.
-  void check(int iteration) {
-    const std::vector<T> current = backend_.log_densities();
-    const RestartPlan plan =
-        plan_restarts(previous_, current, seed_, static_cast<std::uint32_t>(iteration));
-    previous_ = current;
-    if (plan.stranded > 0 && !plan.restart) ++result_.warmup_stuck_checks;
-    if (!plan.restart) return;
-    backend_.copy_chains(plan.source);
-    for (std::size_t c = 0; c < plan.source.size(); ++c) {
-      const auto source = static_cast<std::size_t>(plan.source[c]);
-      if (source == c) continue;
-      previous_[c] = current[source];
-      ++result_.warmup_restarts;
-      if (!restarted_[c]) ++result_.warmup_restarted_chains;
-      restarted_[c] = true;
-    }
-  }
-
- private:
-  HmcBackend<T>& backend_;
-  std::uint64_t seed_;
-  SampleResult& result_;
-  std::vector<T> previous_;
-  std::vector<bool> restarted_;
-};
-
-/// Chains whose log density is the same in both readings.
-template <class T>
-std::int64_t unchanged_chains(const std::vector<T>& before, const std::vector<T>& after) {
-  std::int64_t count = 0;
-  for (std::size_t c = 0; c < before.size(); ++c) count += before[c] == after[c] ? 1 : 0;
-  return count;
-}
-
-}  // namespace
-
 template <class T>
 SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   config.validate();
@@ -132,7 +81,7 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   const auto warmup_start = Clock::now();
   const std::int64_t failed =
       backend.initialize(config.seed, T(config.init_radius), config.init_tries,
-                         config.chains / result.superchains);
+                         chains_per_initial_point(config.chains, result.superchains));
   if (failed > 0) {
     throw invalid_argument(detail::concat(
         "could not find a finite initial point for ", failed, " of ", config.chains,
@@ -174,7 +123,7 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   // has that interval and the sampling phase to part from the chain it restarted from.
   const int restarts_until =
       schedule.adapt_metric ? schedule.window_ends.back() + 1 : config.warmup * 9 / 10;
-  StrandedChainRestarts<T> restarts(backend, config.seed, result);
+  StrandedChainRestarts<HmcBackend<T>> restarts(backend, config.seed, result);
   for (int w = 0; w < config.warmup; ++w) {
     settings.step_size = T(config.adapt_step_size ? adapter.step_size() : step);
     const bool collect = schedule.in_metric_window(w);

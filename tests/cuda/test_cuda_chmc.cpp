@@ -287,6 +287,89 @@ TEST(CudaChmc, BatchedGramFactorisationAgreesWithCpu) {
       invalid_argument);
 }
 
+/// Restarts chains 5, 6 and chains − 1 from chains 0 and 1 on a backend run `iterations`
+/// iterations from `seed` with step back-off on, and returns (positions, log densities, step
+/// halvings) after the copy. Each restarted chain's log density is its source's: bit for bit
+/// when the chain re-evaluates with its transition's own factorisation, within 1e-12 relative
+/// when the transitions factor in a batch (tile, library) and the restart in the chain.
+struct CopiedState {
+  std::vector<double> positions, log_densities;
+  std::vector<std::uint8_t> halvings;
+};
+CopiedState copy_after(ChmcBackend<double>& backend, std::int64_t chains, double step,
+                       int iterations) {
+  EXPECT_EQ(backend.initialize(9, 10, 1), 0);
+  ChmcSettings<double> settings = test_settings(step);
+  settings.step_back_off = true;
+  backend.run(settings, 0, iterations, nullptr, 0, 0);
+  std::vector<std::int64_t> source(static_cast<std::size_t>(chains));
+  for (std::int64_t c = 0; c < chains; ++c) source[c] = c;
+  source[5] = 0;
+  source[6] = 1;
+  source[chains - 1] = 0;
+  EXPECT_EQ(backend.copy_chains(source), 0);
+  CopiedState out{backend.positions(), backend.log_densities(), backend.step_halvings()};
+  for (std::int64_t c : {std::int64_t{5}, std::int64_t{6}, chains - 1}) {
+    const std::int64_t s = source[c];
+    EXPECT_NEAR(out.log_densities[c], out.log_densities[s], 1e-12 * std::fabs(out.log_densities[s]))
+        << "chain " << c;
+    EXPECT_EQ(out.halvings[c], out.halvings[s]) << "chain " << c;
+    for (int d = 0; d < backend.input_dim(); ++d)
+      EXPECT_EQ(out.positions[d * chains + c], out.positions[d * chains + s]) << "chain " << c;
+  }
+  // The restarted chains then run as any other.
+  const IterationStats after = backend.run(settings, iterations, 2, nullptr, 0, 0);
+  EXPECT_GT(after.accepted, 0);
+  return out;
+}
+
+TEST(CudaChmc, CopyChainsAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  // A warm-up restart (ChmcBackend::copy_chains) under both chain mappings, a batched Gram
+  // factorisation and a structured Gram, after one transition: the copied states are the CPU's
+  // within kPositionTolerance (common/chmc_agreement.hpp: rounding amplified by one transition),
+  // the back-offs exactly.
+  auto linear = models::LinearGaussianProblem::make(18, 23, 5);
+  auto problem = small_lotka_volterra();
+  const test_generators::TestSphere sphere;
+  struct Case {
+    std::function<std::unique_ptr<ChmcBackend<double>>()> cpu, cuda;
+    double step;
+    const char* what;
+  };
+  const std::int64_t chains = 40;
+  const std::vector<Case> cases = {
+      {[&] { return make_cpu_chmc_backend<test_generators::TestSphere, double>(sphere, chains); },
+       [&] { return make_cuda(sphere, chains, ChmcChainMapping::thread); }, 1.6, "sphere, thread"},
+      {[&] { return make_cpu_chmc_backend<test_generators::TestSphere, double>(sphere, chains); },
+       [&] {
+         return make_cuda(sphere, chains,
+                          ChmcCudaOptions(ChmcChainMapping::thread, GramFactorization::library));
+       },
+       1.6, "sphere, thread, library Gram"},
+      {[&] {
+         return make_cpu_chmc_backend<models::LinearGaussian, double>(linear.host_model(), chains);
+       },
+       [&] { return make_cuda(linear.device_model(), chains, ChmcChainMapping::warp); }, 0.5,
+       "linear_gaussian M = 18, warp"},
+      {[&] {
+         return make_cpu_chmc_backend<models::LotkaVolterra, double>(problem.host_model(), chains);
+       },
+       [&] { return make_cuda(problem.device_model(), chains); }, 0.2, "lotka_volterra"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto cpu = c.cpu();
+    auto cuda = c.cuda();
+    const CopiedState a = copy_after(*cpu, chains, c.step, 1);
+    const CopiedState b = copy_after(*cuda, chains, c.step, 1);
+    ASSERT_EQ(a.positions.size(), b.positions.size());
+    for (std::size_t i = 0; i < a.positions.size(); ++i)
+      EXPECT_NEAR(b.positions[i], a.positions[i],
+                  testing::kPositionTolerance * std::max(1.0, std::fabs(a.positions[i])));
+    EXPECT_EQ(b.halvings, a.halvings);
+  }
+}
+
 TEST(CudaChmc, SampleConstrainedRunsABuiltinGeneratorOnCuda) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   // Through the public API: device selection (models/builtin_generators.hpp makes the built-in

@@ -11,9 +11,14 @@
 #include <vector>
 
 #include "common/run_configs.hpp"
+#include "common/test_generators.hpp"
+#include "myriad/backend/cpu_chmc_backend.hpp"
+#include "myriad/backend/cpu_hmc_backend.hpp"
+#include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/ensemble_checks.hpp"
 #include "myriad/mcmc/chain_restarts.hpp"
+#include "myriad/models/gaussian.hpp"
 #include "myriad/models/linear_regression.hpp"
 #include "myriad/run/sample.hpp"
 #include "stat/posterior_check.hpp"
@@ -24,7 +29,7 @@ namespace {
 TEST(ChainRestarts, StrandedChainsRestartFromHealthyOnes) {
   const std::vector<double> previous = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   std::vector<double> current = {1.5, 2, 3.5, 4.5, 5, 6.5, 7.5, 8.5, 9, 10.5};  // 1, 4, 8 stay
-  const RestartPlan plan = plan_restarts(previous, current, 5, 75);
+  const RestartPlan plan = plan_restarts(unmoved_chains(previous, current), 5, 75);
   EXPECT_TRUE(plan.restart);
   EXPECT_EQ(plan.stranded, 3);
   for (std::int64_t c = 0; c < 10; ++c) {
@@ -37,18 +42,20 @@ TEST(ChainRestarts, StrandedChainsRestartFromHealthyOnes) {
     }
   }
   EXPECT_NO_THROW(check_chain_sources(plan.source, 10));
-  EXPECT_EQ(plan_restarts(previous, current, 5, 75).source, plan.source) << "deterministic";
+  EXPECT_EQ(plan_restarts(unmoved_chains(previous, current), 5, 75).source, plan.source)
+      << "deterministic";
 }
 
 TEST(ChainRestarts, HalfOrMoreStuckRestartNothing) {
   // When half the chains are stuck, the shared step is too large for the ensemble: dual
   // averaging's job, not a restart's (which would collapse the ensemble onto a few points).
   const std::vector<double> previous = {1, 2, 3, 4};
-  const RestartPlan half = plan_restarts(previous, std::vector<double>{1, 2, 3.5, 4.5}, 5, 25);
+  const RestartPlan half = plan_restarts({true, true, false, false}, 5, 25);
   EXPECT_FALSE(half.restart);
   EXPECT_EQ(half.stranded, 2);
   EXPECT_EQ(half.source, (std::vector<std::int64_t>{0, 1, 2, 3}));
-  const RestartPlan none = plan_restarts(previous, std::vector<double>{1.5, 2.5, 3.5, 4.5}, 5, 25);
+  const RestartPlan none =
+      plan_restarts(unmoved_chains(previous, std::vector<double>{1.5, 2.5, 3.5, 4.5}), 5, 25);
   EXPECT_FALSE(none.restart);
   EXPECT_EQ(none.stranded, 0);
 }
@@ -60,12 +67,61 @@ TEST(ChainRestarts, SourcesAreUniformOverTheHealthyChains) {
   const std::vector<float> current = {0.5f, 1, 2.5f, 3.5f, 4.5f};
   std::vector<int> counts(5, 0);
   for (std::uint32_t check = 0; check < 4000; ++check)
-    ++counts[plan_restarts(previous, current, 11, check).source[1]];
+    ++counts[plan_restarts(unmoved_chains(previous, current), 11, check).source[1]];
   EXPECT_EQ(counts[1], 0);
   double chi_square = 0;
   for (int c : {0, 2, 3, 4}) chi_square += (counts[c] - 1000.0) * (counts[c] - 1000.0) / 1000.0;
   EXPECT_LT(chi_square, 33.0) << counts[0] << " " << counts[2] << " " << counts[3] << " "
                               << counts[4];
+}
+
+TEST(ChainRestarts, BackendsRestartAChainAtItsSourcesPoint) {
+  // HMC: the point, gradient and log density are copied; constrained HMC: the point and back-off
+  // are copied and the Jacobian, Gram factor, φ and ∇φ re-evaluated there, by the same code, so
+  // the log density comes out bit for bit. Then both run on from there.
+  const std::int64_t chains = 12;
+  std::vector<std::int64_t> source(static_cast<std::size_t>(chains));
+  for (std::int64_t c = 0; c < chains; ++c) source[c] = c;
+  source[2] = 7;
+  source[3] = 7;
+  source[11] = 0;
+  const auto expect_copied = [&](const auto& backend, int dim) {
+    const auto positions = backend.positions();
+    const auto log_densities = backend.log_densities();
+    for (std::int64_t c = 0; c < chains; ++c) {
+      const std::int64_t s = source[c];
+      EXPECT_EQ(log_densities[c], log_densities[s]) << "chain " << c;
+      for (int d = 0; d < dim; ++d)
+        EXPECT_EQ(positions[d * chains + c], positions[d * chains + s]) << "chain " << c;
+    }
+  };
+
+  auto hmc = make_cpu_hmc_backend<models::Gaussian<double>, double>(
+      models::Gaussian<double>::make(3, 0.2), chains);
+  ASSERT_EQ(hmc->initialize(4, 2.0, 10, 1), 0);
+  HmcSettings<double> hmc_settings;
+  hmc_settings.step_size = 0.4;
+  hmc->run(hmc_settings, 0, 2, nullptr, 0, 0, nullptr);
+  hmc->copy_chains(source);
+  expect_copied(*hmc, 3);
+  EXPECT_GT(hmc->run(hmc_settings, 2, 3, nullptr, 0, 0, nullptr).accepted, 0);
+
+  const test_generators::TestSphere sphere;
+  auto chmc = make_cpu_chmc_backend<test_generators::TestSphere, double>(sphere, chains);
+  ASSERT_EQ(chmc->initialize(4, 10, 1), 0);
+  ChmcSettings<double> chmc_settings;
+  chmc_settings.step.step_size = 1.6;
+  chmc_settings.step_back_off = true;
+  chmc->run(chmc_settings, 0, 3, nullptr, 0, 0);
+  EXPECT_EQ(chmc->copy_chains(source), 0);
+  expect_copied(*chmc, sphere.input_dim());
+  const std::vector<std::uint8_t> halvings = chmc->step_halvings();
+  for (std::int64_t c = 0; c < chains; ++c) EXPECT_EQ(halvings[c], halvings[source[c]]);
+  EXPECT_GT(chmc->run(chmc_settings, 3, 3, nullptr, 0, 0).accepted, 0);
+
+  auto moving_source = source;  // chain 2 copies chain 7, which itself copies chain 0
+  moving_source[7] = 0;
+  EXPECT_THROW(chmc->copy_chains(moving_source), invalid_argument);
 }
 
 /// A location–scale regression, y_i ~ N(β, σ²) with n = 100 and flat priors on β and σ, on

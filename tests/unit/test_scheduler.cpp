@@ -106,6 +106,28 @@ TEST(Scheduler, AutomaticSuperchains) {
   EXPECT_EQ(automatic_superchains(2), 1);
 }
 
+TEST(Scheduler, OneSuperchainMeansIndependentStarts) {
+  // Draws one transition of a tiny fixed step after no warm-up: each draw is its chain's start
+  // to within 1e-9. superchains = 1 (as automatic gives for a prime chain count) starts every
+  // chain from its own point; K > 1 starts each group of chains/K from one.
+  const auto model = models::Gaussian<double>::make(2, 0.0);
+  SampleConfig config = myriad::testing::run_config(12, 0, 1, 5);
+  config.adapt_step_size = false;
+  config.initial_step_size = 1e-12;
+  const auto starts = [&](int superchains) {
+    config.superchains = superchains;
+    return sample(model, config).draws_data;  // [chain][draw 0][quantity]
+  };
+  const std::vector<double> independent = starts(1);
+  for (int a = 0; a < 12; ++a)
+    for (int b = a + 1; b < 12; ++b)
+      EXPECT_GT(std::fabs(independent[2 * a] - independent[2 * b]), 1e-6) << a << ", " << b;
+  const std::vector<double> grouped = starts(4);
+  for (int c = 0; c < 12; ++c)
+    EXPECT_NEAR(grouped[2 * c], grouped[2 * (c - c % 3)], 1e-9) << "chain " << c;
+  EXPECT_GT(std::fabs(grouped[0] - grouped[6]), 1e-6);
+}
+
 TEST(WarmupSchedule, StanWindowsForOneThousandIterations) {
   // Stan's defaults: 75 / 25, 50, 100, 200, 500 (the last absorbs the rest) / 50.
   const WarmupSchedule s = WarmupSchedule::make(1000, true);

@@ -68,6 +68,16 @@ class ChmcBackend : public ChainEnsemble {
 
   /// Each chain's step back-off h_c (ChmcSettings::step_back_off): zero after initialize().
   virtual std::vector<std::uint8_t> step_halvings() const = 0;
+
+  /// −φ(u) at every chain's current point (length chains): the log density on the manifold up
+  /// to a constant. The warm-up compares two readings to find chains that have not moved.
+  virtual std::vector<T> log_densities() const = 0;
+
+  /// Chain c takes chain source[c]'s point and step back-off and re-evaluates its Jacobian, Gram
+  /// factor, φ and ∇φ there, for every c with source[c] ≠ c (a warm-up restart of a stranded
+  /// chain). No source may itself move: source[source[c]] == source[c]. Returns the number of
+  /// restarted chains whose evaluation failed (none, unless the generator is not deterministic).
+  virtual std::int64_t copy_chains(const std::vector<std::int64_t>& source) = 0;
 };
 
 /// How the CUDA backend maps chains onto threads (kernels/chmc_kernels.cuh). `automatic` picks

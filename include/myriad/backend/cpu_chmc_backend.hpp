@@ -83,6 +83,22 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
 
   std::vector<std::uint8_t> step_halvings() const override { return halvings_; }
 
+  std::vector<T> log_densities() const override {
+    std::vector<T> out(potential_.size());
+    for (std::size_t c = 0; c < out.size(); ++c) out[c] = -potential_[c];
+    return out;
+  }
+
+  std::int64_t copy_chains(const std::vector<std::int64_t>& source) override {
+    check_chain_sources(source, this->chains_);
+    std::int64_t failed = 0;
+#pragma omp parallel for schedule(dynamic) reduction(+ : failed)
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
+      if (!kernels::restart_chain_at(this->model_, state_view(), source.data(), c)) ++failed;
+    }
+    return failed;
+  }
+
  private:
   /// The ensemble in the CPU's layout: [chain][element] for the state and the scratch.
   kernels::ChmcEnsembleView<T> state_view() {

@@ -177,6 +177,27 @@ MYRIAD_HD bool initialize_chain_at(const Generator& generator, const ChmcEnsembl
   return initialize_constrained_chain(generator, state.chain(c), rng, max_tries, team);
 }
 
+/// Chain c takes chain source[c]'s point u and step back-off (ChmcBackend::copy_chains), then
+/// evaluates J, the Gram factor, φ and ∇φ there in its own workspace, as initialisation does (a
+/// transition starts from the factor of the current point). No source moves
+/// (check_chain_sources), so chains may restart in any order, in parallel. Returns whether the
+/// evaluation succeeded (it did at the same point for the source); chains with source[c] == c
+/// are left alone and return true.
+template <class Generator, class T, class Team = SerialTeam>
+MYRIAD_HD bool restart_chain_at(const Generator& generator, const ChmcEnsembleView<T>& state,
+                                const std::int64_t* source, std::int64_t c,
+                                const Team& team = Team{}) {
+  const std::int64_t s = source[c];
+  if (s == c) return true;
+  on_lane_zero(team, [&] {
+    const ChainVector<T> from = state.position.chain(s), to = state.position.chain(c);
+    for (int d = 0; d < to.size; ++d) to[d] = from[d];
+    if (state.step_halvings != nullptr) state.step_halvings[c] = state.step_halvings[s];
+  });
+  ConstrainedChain<Generator, T, Team> machine(generator, state.chain(c), team);
+  return machine.evaluate_current() == kStatusOk;
+}
+
 /// Runs iterations first_iteration … first_iteration + num_iterations − 1 of chain c with `team`
 /// and returns the chain's statistics over them (one count per transition whose status has the
 /// flag set). N_s of each iteration comes from uniform_trajectory_steps (the same for every

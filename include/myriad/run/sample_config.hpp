@@ -38,7 +38,9 @@ struct SampleConfig {
   /// Restart chains that have not moved in a check interval of warm-up from healthy chains
   /// (mcmc/chain_restarts.hpp); HMC only.
   bool restart_stranded = true;
-  int superchains = 0;       ///< nested R-hat groups; 0 = automatic, 1 = independent chains
+  /// Nested R-hat groups: K > 1 groups of chains/K chains, each group started from one point;
+  /// 1 = independent chains, each from its own point; 0 = automatic (automatic_superchains).
+  int superchains = 0;
   int chunk_iterations = 0;  ///< draws per device→host chunk; 0 = automatic
   int thin = 1;              ///< keep every thin-th draw in the trace (and diagnostics)
   bool keep_draws = true;    ///< keep the [chain][draw][quantity] trace on the host
@@ -105,5 +107,11 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config);
 /// The number of superchains used for config.superchains == 0: the largest divisor of chains
 /// not above 16 that leaves at least 2 chains per superchain, or 1 if none.
 int automatic_superchains(std::int64_t chains);
+
+/// How many consecutive chains share an initial point: a superchain's chains, or 1 (each chain
+/// its own point) when there is one superchain.
+inline std::int64_t chains_per_initial_point(std::int64_t chains, int superchains) {
+  return superchains > 1 ? chains / superchains : 1;
+}
 
 }  // namespace myriad
