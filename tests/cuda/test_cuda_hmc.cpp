@@ -295,8 +295,10 @@ TYPED_TEST(CudaHmc, ChunkingDoesNotChangeResults) {
 TYPED_TEST(CudaHmc, CopyChainsAgreesWithCpu) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   using T = TypeParam;
-  // A warm-up restart (HmcBackend::copy_chains) moves chains 3, 40 and 99 onto others' points;
-  // the states and the iterations after it must be the CPU's, bit for bit.
+  // A warm-up restart (HmcBackend::copy_chains) moves chains 3, 40 and 99 onto others' points.
+  // On each backend a copied chain holds its source's values bit for bit; across backends the
+  // states agree as the other agreement tests' do (kPositionTolerance: libm and FMA rounding),
+  // and so do the iterations after the copy (up to kAllowedFlippedChains decision flips).
   const auto model = models::Gaussian<T>::make(5, 0.3);
   const std::int64_t chains = 100;
   auto cpu = make_cpu_hmc_backend<models::Gaussian<T>, T>(model, chains);
@@ -310,15 +312,32 @@ TYPED_TEST(CudaHmc, CopyChainsAgreesWithCpu) {
   source[99] = 0;
   cpu->copy_chains(source);
   cuda->copy_chains(source);
-  EXPECT_EQ(cuda->positions(), cpu->positions());
-  EXPECT_EQ(cuda->log_densities(), cpu->log_densities());
-  EXPECT_EQ(cpu->log_densities()[3], cpu->log_densities()[7]);
+  for (auto* backend : {cpu.get(), cuda.get()}) {
+    const std::vector<T> x = backend->positions(), lp = backend->log_densities();
+    for (const std::int64_t c : {3, 40, 99}) {
+      EXPECT_EQ(lp[c], lp[source[c]]) << backend->device_name() << ", chain " << c;
+      for (int d = 0; d < 5; ++d)
+        EXPECT_EQ(x[d * chains + c], x[d * chains + source[c]]) << backend->device_name();
+    }
+  }
+  const auto expect_close_states = [&](int allowed_apart) {
+    const std::vector<T> a = cpu->positions(), b = cuda->positions();
+    const std::vector<T> la = cpu->log_densities(), lb = cuda->log_densities();
+    int apart = 0;
+    for (std::int64_t c = 0; c < chains; ++c) {
+      bool same = close(la[c], lb[c], kPositionTolerance<T>);
+      for (int d = 0; d < 5; ++d)
+        same = same && close(a[d * chains + c], b[d * chains + c], kPositionTolerance<T>);
+      apart += same ? 0 : 1;
+    }
+    EXPECT_LE(apart, allowed_apart);
+  };
+  expect_close_states(0);
   const HmcSettings<T> settings = test_settings<T>(13);
   const IterationStats a = cpu->run(settings, 0, 3, nullptr, 0, 0, nullptr);
   const IterationStats b = cuda->run(settings, 0, 3, nullptr, 0, 0, nullptr);
-  EXPECT_EQ(cuda->positions(), cpu->positions());
-  EXPECT_EQ(b.accepted, a.accepted);
-  EXPECT_EQ(b.accept_prob_fixed, a.accept_prob_fixed);
+  expect_close_states(kAllowedFlippedChains<T>);
+  EXPECT_LE(std::abs(b.accepted - a.accepted), 3 * kAllowedFlippedChains<T>);
 }
 
 TYPED_TEST(CudaHmc, ChainCountDoesNotChangeAChainsResult) {
