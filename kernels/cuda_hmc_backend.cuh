@@ -115,6 +115,21 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
+  std::int64_t set_positions(const std::vector<T>& positions) override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    check_position_count(positions, chains_, dim_);
+    const DeviceArray<T> points = ensemble_.to_device(positions);
+    // initialized_ takes each chain's outcome, as in initialize().
+    kernels::place_chains_kernel<Model, T>
+        <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+            model_, view(position_), view(gradient_), log_density_.data(), points.data(),
+            initialized_.data());
+    MYRIAD_CHECK_LAUNCH();
+    // reduce_sum waits for the stream, so `points` outlives the kernel that reads it.
+    return ensemble_.reduce_sum<std::int64_t>(
+        chains_, kernels::LoadInitializationFailure{initialized_.data()});
+  }
+
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_inverse_metric(inverse_metric, dim_);

@@ -57,6 +57,15 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
   }
 }
 
+/// place_chain_at for every chain; placed[c] = 1 where log density and gradient are finite.
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    place_chains_kernel(Model model, EnsembleView<T> position, EnsembleView<T> gradient,
+                        T* log_density, const T* points, std::uint8_t* placed) {
+  for (std::int64_t c = global_thread_index(); c < position.chains; c += grid_stride())
+    placed[c] = place_chain_at(model, position, gradient, log_density, points, c) ? 1 : 0;
+}
+
 /// Every chain c with source[c] ≠ c takes chain source[c]'s point (copy_chain_state_at).
 template <class T>
 MYRIAD_KERNEL void __launch_bounds__(kChainBlockSize)

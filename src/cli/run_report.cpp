@@ -54,10 +54,12 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   if (adapted) {
     settings["target_accept"] = config.target_accept;
     settings["initial_step_size"] = config.initial_step_size;  // 0: found automatically
+    settings["restart_stranded"] = config.restart_stranded;
   }
   if (hmc) {
     settings["leapfrog_steps"] = config.leapfrog_steps;
     settings["jitter"] = config.jitter;
+    settings["initial_points"] = config.initial_positions.empty() ? "drawn" : "given (--init)";
   }
   settings["superchains"] = result.superchains;
   report["settings"] = settings;

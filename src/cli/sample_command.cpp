@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <limits>
 
@@ -50,6 +51,9 @@ std::vector<OptionSpec> sample_options() {
            "constrained HMC on CUDA: Gram Cholesky in the chain or batched across chains"},
           {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
+          {"init", "FILE", "",
+           "HMC: initial points instead of drawn ones: a .json array (one point for every chain, "
+           "or one per chain) or a .npy float64 array of shape (dim,) or (chains, dim)"},
           {"no-restarts", "", "",
            "HMC and constrained HMC: keep chains that have not moved in 25 warm-up iterations "
            "where they are (default: restart them from healthy chains)"},
@@ -57,6 +61,41 @@ std::vector<OptionSpec> sample_options() {
           {"step-size", "E", "0", "initial step size (0: automatic)"},
           {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)"},
       });
+}
+
+/// The points of --init: a .npy array of shape (dim,) or (chains, dim), or a JSON array of
+/// numbers or of arrays of numbers, flattened [chain][dim] (run_hmc checks the count).
+std::vector<double> read_initial_positions(const std::string& path) {
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
+    const io::NpyArray array = io::read_npy(path);
+    if (array.shape.size() != 1 && array.shape.size() != 2)
+      throw UsageError{"--init " + path + ": expected a 1-D or 2-D array, got " +
+                       std::to_string(array.shape.size()) + " dimensions"};
+    return array.values;
+  }
+  std::ifstream in(path);
+  if (!in) throw io_error("--init: cannot read " + path);
+  const Json json = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::vector<double> values;
+  const auto add_numbers = [&](const Json& row) {
+    if (!row.is_array()) return false;
+    for (const Json& v : row) {
+      if (!v.is_number()) return false;
+      values.push_back(v.get<double>());
+    }
+    return true;
+  };
+  bool ok = json.is_array() && !json.empty();
+  if (ok && json.front().is_array()) {
+    for (const Json& row : json)
+      ok = ok && row.is_array() && row.size() == json.front().size() && add_numbers(row);
+  } else if (ok) {
+    ok = add_numbers(json);
+  }
+  if (!ok)
+    throw UsageError{"--init " + path +
+                     ": expected a JSON array of numbers, or of arrays of numbers of one length"};
+  return values;
 }
 
 /// Rejects sampler/model combinations and options that do not apply, before any work.
@@ -85,7 +124,7 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     }
   }
   if (sampler != "hmc") {
-    for (const char* name : {"leapfrog-steps", "jitter"}) {
+    for (const char* name : {"leapfrog-steps", "jitter", "init"}) {
       if (line.has(name))
         throw UsageError{std::string("--") + name + " applies to --sampler hmc, not " + sampler};
     }
@@ -208,6 +247,7 @@ int sample_command(int argc, char** argv) {
   config.leapfrog_steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
   config.jitter = line.number("jitter");
   config.restart_stranded = !line.flag("no-restarts");
+  if (line.has("init")) config.initial_positions = read_initial_positions(line.text("init"));
   config.target_accept = line.number("target-accept");
   config.initial_step_size = line.number("step-size");
   config.superchains = static_cast<int>(line.integer("superchains", 0, 1 << 30));

@@ -37,8 +37,12 @@ void SampleConfig::validate() const {
                  "initial_step_size must be >= 0 (0 = automatic), got ", initial_step_size);
   MYRIAD_EXPECTS(adapt_step_size || initial_step_size > 0,
                  "a fixed step size (no adaptation) needs initial_step_size > 0");
-  MYRIAD_EXPECTS(std::isfinite(init_radius) && init_radius > 0,
-                 "init_radius must be positive, got ", init_radius);
+  MYRIAD_EXPECTS(std::isfinite(init_radius) && init_radius >= 0,
+                 "init_radius must be positive (0: Stan's 2), got ", init_radius);
+  MYRIAD_EXPECTS(initial_positions.empty() || init_radius == 0,
+                 "init_radius applies to drawn initial points, not to initial_positions");
+  for (std::size_t i = 0; i < initial_positions.size(); ++i)
+    MYRIAD_EXPECTS(std::isfinite(initial_positions[i]), "initial_positions[", i, "] is not finite");
   MYRIAD_EXPECTS(init_tries >= 1, "init_tries must be >= 1, got ", init_tries);
   MYRIAD_EXPECTS(superchains >= 0, "superchains must be >= 0, got ", superchains);
   MYRIAD_EXPECTS(superchains == 0 || chains % superchains == 0, "superchains (", superchains,
@@ -66,6 +70,35 @@ SampleResult new_sample_result(const SampleConfig& config, std::string device,
   return result;
 }
 
+namespace {
+
+/// Stan's default: initial points uniform in (−2, 2) on the unconstrained scale.
+constexpr double kDefaultInitRadius = 2;
+
+/// Places the chains at config.initial_positions (one point for all, or one per chain); throws
+/// invalid_argument when the sizes do not fit or a point's log density or gradient is not finite.
+template <class T>
+void place_chains(HmcBackend<T>& backend, const SampleConfig& config) {
+  const int dim = backend.dim();
+  const std::int64_t chains = config.chains;
+  const auto given = static_cast<std::int64_t>(config.initial_positions.size());
+  MYRIAD_EXPECTS(given == dim || given == chains * dim, "initial_positions has ", given,
+                 " values: expected dim = ", dim,
+                 " (one point for every chain) or chains x dim = ", chains * dim);
+  const bool shared = given == dim;
+  std::vector<T> points(static_cast<std::size_t>(chains * dim));  // [dim][chain]
+  for (std::int64_t c = 0; c < chains; ++c)
+    for (int d = 0; d < dim; ++d)
+      points[d * chains + c] = T(config.initial_positions[shared ? d : c * dim + d]);
+  const std::int64_t failed = backend.set_positions(points);
+  MYRIAD_EXPECTS(failed == 0,
+                 "the log density or its gradient is not finite at the given initial "
+                 "point of ",
+                 failed, " of ", chains, " chains");
+}
+
+}  // namespace
+
 template <class T>
 SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   config.validate();
@@ -77,17 +110,24 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   const int dim = backend.dim();
   const int quantities = backend.num_quantities();
 
-  // Initialisation: chains of one superchain share their initial point.
+  // Initialisation: the given points, or drawn ones (chains of one superchain share theirs).
   const auto warmup_start = Clock::now();
+  if (!config.initial_positions.empty()) {
+    place_chains(backend, config);
+    // Automatic superchains group shared drawn starts; given starts form none unless asked.
+    if (config.superchains == 0) result.superchains = 1;
+  }
+  const double radius = config.init_radius > 0 ? config.init_radius : kDefaultInitRadius;
   const std::int64_t failed =
-      backend.initialize(config.seed, T(config.init_radius), config.init_tries,
-                         chains_per_initial_point(config.chains, result.superchains));
+      !config.initial_positions.empty()
+          ? 0
+          : backend.initialize(config.seed, T(radius), config.init_tries,
+                               chains_per_initial_point(config.chains, result.superchains));
   if (failed > 0) {
     throw invalid_argument(detail::concat(
         "could not find a finite initial point for ", failed, " of ", config.chains,
-        " chains after ", config.init_tries,
-        " tries (log density or gradient not finite in [-", config.init_radius, ", ",
-        config.init_radius, "]^", dim, ")"));
+        " chains after ", config.init_tries, " tries (log density or gradient not finite in [-",
+        radius, ", ", radius, "]^", dim, ")"));
   }
 
   HmcSettings<T> settings;

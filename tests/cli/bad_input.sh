@@ -36,6 +36,16 @@ expect_error "unknown Gram factorisation 'cusolver'" sample --model sphere --gra
 expect_usage_error "needs a dense Gram matrix" sample --model lotka_volterra --gram-factorization library "${common[@]}"
 expect_error "argument series='long' is not one of paper, short" sample --model lotka_volterra --model-arg series=long "${common[@]}"
 expect_usage_error "needs a dense Gram matrix" sample --model gld --gram-factorization registers "${common[@]}"
+# --init: a readable array whose size fits the model (dim values, or chains x dim).
+echo '[0.1, 0.2, 0.3]' >"$work/init3.json"
+echo '[[0.1, 0.2], [0.3]]' >"$work/ragged.json"
+echo '{"x": 1}' >"$work/object.json"
+expect_error "initial_positions has 3 values: expected dim = 2" sample --model gaussian --model-arg dim=2 --init "$work/init3.json" "${common[@]}"
+expect_usage_error "of arrays of numbers of one length" sample --model gaussian --init "$work/ragged.json" "${common[@]}"
+expect_usage_error "expected a JSON array of numbers" sample --model gaussian --init "$work/object.json" "${common[@]}"
+expect_error "cannot read" sample --model gaussian --init "$work/missing.json" "${common[@]}"
+expect_usage_error "--init applies to --sampler hmc, not chmc" sample --model sphere --init "$work/init3.json" "${common[@]}"
+expect_usage_error "--no-restarts applies to --sampler hmc and chmc, not abc-mcmc" sample --model sphere --sampler abc-mcmc --abc-epsilon 0.1 --no-restarts "${common[@]}"
 # Settings a sampler would ignore are refused.
 expect_usage_error "--abc-kernel applies to --sampler abc-mcmc" sample --model sphere --abc-kernel gaussian "${common[@]}"
 expect_usage_error "--thin does not apply to --sampler abc-reject" sample --model sphere --sampler abc-reject --abc-epsilon 0.5 --thin 2 --draws 10 --device cpu --output "$work/out"

@@ -32,6 +32,51 @@ done
   --device cpu --output "$work/run" --quiet
 head -c 128 "$work/run/draws.npy" | grep -aq "'shape': (8, 10, 2)"
 
+# --init: one point for every chain (JSON) or one per chain (.npy); with no warm-up and a tiny
+# fixed step each first draw is its chain's start. run.json records the restart counters.
+# (Plain Python: the .npy files are read and written by hand, version 1.0, '<f8', C order.)
+cat >"$work/npy.py" <<'PY'
+import ast, struct, sys
+def load(path):
+    raw = open(path, "rb").read()
+    length = struct.unpack("<H", raw[8:10])[0]
+    header = ast.literal_eval(raw[10:10 + length].decode())
+    count = 1
+    for n in header["shape"]:
+        count *= n
+    return header["shape"], struct.unpack("<%dd" % count, raw[10 + length:10 + length + 8 * count])
+def save(path, shape, values):
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }" % (tuple(shape),)
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%dd" % len(values), *values))
+PY
+expect_starts() {  # run directory, then the expected first draw of each chain, flattened
+  python3 - "$@" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1] + "/..")
+from npy import load
+shape, values = load(sys.argv[1] + "/draws.npy")
+chains, draws, dim = shape
+first = [values[(c * draws) * dim + d] for c in range(chains) for d in range(dim)]
+expected = [float(v) for v in sys.argv[2:]]
+assert all(abs(a - b) < 1e-6 for a, b in zip(first, expected)), (first, expected)
+r = json.load(open(sys.argv[1] + "/run.json"))
+assert r["settings"]["initial_points"] == "given (--init)", r["settings"]
+assert all(key in r["warmup"] for key in ("restarts", "restarted_chains", "stuck_checks"))
+assert "stuck_chains" in r["sampling"]
+PY
+}
+echo '[0.25, -0.5]' >"$work/init.json"
+"$myriad" sample --model gaussian --model-arg dim=2 --chains 4 --warmup 0 --draws 1 \
+  --step-size 1e-9 --device cpu --init "$work/init.json" --output "$work/init_json" --quiet
+expect_starts "$work/init_json" 0.25 -0.5 0.25 -0.5 0.25 -0.5 0.25 -0.5
+python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import npy; npy.save(sys.argv[1] + '/init.npy', [4, 2], [v / 10 for v in range(8)])" "$work"
+"$myriad" sample --model gaussian --model-arg dim=2 --chains 4 --warmup 0 --draws 1 \
+  --step-size 1e-9 --device cpu --init "$work/init.npy" --output "$work/init_npy" --quiet
+expect_starts "$work/init_npy" 0 0.1 0.2 0.3 0.4 0.5 0.6 0.7
+
 # `myriad models` lists every built-in model with its arguments.
 "$myriad" models >"$work/models"
 for model in gaussian logistic eight_schools funnel; do

@@ -340,6 +340,26 @@ TYPED_TEST(CudaHmc, CopyChainsAgreesWithCpu) {
   EXPECT_LE(std::abs(b.accepted - a.accepted), 3 * kAllowedFlippedChains<T>);
 }
 
+TYPED_TEST(CudaHmc, SetPositionsAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  // Given initial points (HmcBackend::set_positions, SampleConfig::initial_positions): both
+  // backends hold exactly the given points, with log densities that agree to rounding.
+  const auto model = models::Gaussian<T>::make(4, 0.3);
+  const std::int64_t chains = 70;
+  auto cpu = make_cpu_hmc_backend<models::Gaussian<T>, T>(model, chains);
+  auto cuda = make_cuda_hmc_backend<models::Gaussian<T>, T>(model, chains);
+  std::vector<T> points(static_cast<std::size_t>(4 * chains));
+  for (std::size_t i = 0; i < points.size(); ++i) points[i] = T(0.01) * T(i % 97) - T(0.4);
+  EXPECT_EQ(cpu->set_positions(points), 0);
+  EXPECT_EQ(cuda->set_positions(points), 0);
+  EXPECT_EQ(cpu->positions(), points);
+  EXPECT_EQ(cuda->positions(), points);
+  const std::vector<T> a = cpu->log_densities(), b = cuda->log_densities();
+  for (std::int64_t c = 0; c < chains; ++c)
+    EXPECT_TRUE(close(a[c], b[c], kPositionTolerance<T>)) << c << ": " << a[c] << " " << b[c];
+}
+
 TYPED_TEST(CudaHmc, ChainCountDoesNotChangeAChainsResult) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   using T = TypeParam;
@@ -427,6 +447,8 @@ TEST(HmcBackends, EveryBackendRefusesTheSameInvalidArguments) {
     moving_source[4] = 5;
     EXPECT_THROW(backend->copy_chains(moving_source), invalid_argument);
     EXPECT_NO_THROW(backend->copy_chains(source));
+    EXPECT_THROW(backend->set_positions(std::vector<double>(29, 0.0)), invalid_argument);
+    EXPECT_EQ(backend->set_positions(std::vector<double>(30, 0.5)), 0);
   }
 }
 

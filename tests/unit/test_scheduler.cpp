@@ -8,15 +8,19 @@
 #include <limits>
 #include <random>
 
+#include "common/expect_error.hpp"
 #include "common/run_configs.hpp"
 #include "myriad/mcmc/dual_averaging.hpp"
 #include "myriad/mcmc/warmup_schedule.hpp"
 #include "myriad/mcmc/welford.hpp"
+#include "myriad/models/funnel.hpp"
 #include "myriad/models/gaussian.hpp"
 #include "myriad/run/sample.hpp"
 
 namespace myriad {
 namespace {
+
+using testing::expect_invalid_argument;
 
 SampleConfig small_config() {
   SampleConfig config = myriad::testing::run_config(37, 60, 25, 99);  // not a multiple of anything convenient
@@ -126,6 +130,61 @@ TEST(Scheduler, OneSuperchainMeansIndependentStarts) {
   for (int c = 0; c < 12; ++c)
     EXPECT_NEAR(grouped[2 * c], grouped[2 * (c - c % 3)], 1e-9) << "chain " << c;
   EXPECT_GT(std::fabs(grouped[0] - grouped[6]), 1e-6);
+}
+
+/// A model that chooses its chains' starts (model/concept.hpp, initial_point).
+struct StartsAtOne {
+  int dim() const { return 1; }
+  template <class Vec>
+  auto log_density(const Vec& x) const {
+    return -0.5 * x[0] * x[0];
+  }
+  template <class Vec>
+  bool initial_point(const RandomStream&, std::uint32_t, Vec& x) const {
+    x[0] = 1.0;
+    return true;
+  }
+};
+
+TEST(Scheduler, InitialPositionsAreWhereTheChainsStart) {
+  // As above: no warm-up and a tiny fixed step, so each first draw is its chain's start.
+  const auto model = models::Gaussian<double>::make(2, 0.0);
+  SampleConfig config = myriad::testing::run_config(3, 0, 1, 5);
+  config.adapt_step_size = false;
+  config.initial_step_size = 1e-12;
+  config.initial_positions = {0.5, -1.0};  // one point for every chain
+  const SampleResult shared = sample(model, config);
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(shared.draws_data[2 * c], 0.5, 1e-9);
+    EXPECT_NEAR(shared.draws_data[2 * c + 1], -1.0, 1e-9);
+  }
+  EXPECT_EQ(shared.superchains, 1);
+  config.initial_positions = {1, 2, 3, 4, 5, 6};  // [chain][dim]
+  const SampleResult each = sample(model, config);
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(each.draws_data[i], i + 1.0, 1e-9);
+
+  config.initial_positions = {1, 2, 3};
+  expect_invalid_argument([&] { sample(model, config); },
+                          "initial_positions has 3 values: expected dim = 2");
+  config.initial_positions = {1, std::nan("")};
+  expect_invalid_argument([&] { sample(model, config); }, "initial_positions[1] is not finite");
+  config.initial_positions = {1, 2};
+  config.init_radius = 1;
+  expect_invalid_argument([&] { sample(model, config); },
+                          "init_radius applies to drawn initial points");
+  // A point where the log density is not finite is refused, not sampled from.
+  config.init_radius = 0;
+  config.initial_positions = {-2000.0, 0.5};  // e^{-v} overflows: log density −∞
+  expect_invalid_argument([&] { sample(models::Funnel<double>::make(2), config); },
+                          "not finite at the given initial point");
+}
+
+TEST(Scheduler, InitRadiusWithAModelThatChoosesItsStartsIsAnError) {
+  SampleConfig config = myriad::testing::run_config(4, 10, 10, 5);
+  EXPECT_NO_THROW(sample(StartsAtOne{}, config));
+  config.init_radius = 3;
+  expect_invalid_argument([&] { sample(StartsAtOne{}, config); },
+                          "init_radius does not apply: this model chooses");
 }
 
 TEST(WarmupSchedule, StanWindowsForOneThousandIterations) {

@@ -53,6 +53,19 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     return failed;
   }
 
+  std::int64_t set_positions(const std::vector<T>& positions) override {
+    check_position_count(positions, this->chains_, dim_);
+    const EnsembleView<T> position = view(position_), gradient = view(gradient_);
+    std::int64_t failed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : failed)
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
+      if (!place_chain_at(this->model_, position, gradient, log_density_.data(), positions.data(),
+                          c))
+        ++failed;
+    }
+    return failed;
+  }
+
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
     check_inverse_metric(inverse_metric, dim_);
     inverse_metric_ = inverse_metric;

@@ -55,6 +55,11 @@ class HmcBackend : public ChainEnsemble {
   virtual std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                                   std::int64_t chains_per_init) = 0;
 
+  /// Places every chain at a given point instead (`positions` [dim][chain], the layout
+  /// positions() returns) and evaluates log density and gradient there. Returns the number of
+  /// chains where either is not finite (they hold the point, unusable: the caller reports them).
+  virtual std::int64_t set_positions(const std::vector<T>& positions) = 0;
+
   /// Sets the diagonal of the inverse mass matrix (length dim, positive).
   virtual void set_inverse_metric(const std::vector<T>& inverse_metric) = 0;
 

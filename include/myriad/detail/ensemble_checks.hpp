@@ -25,6 +25,14 @@ inline void check_iteration_count(int num_iterations) {
   MYRIAD_EXPECTS(num_iterations >= 0, "num_iterations must be >= 0, got ", num_iterations);
 }
 
+/// set_positions(): dim values per chain.
+template <class T>
+void check_position_count(const std::vector<T>& positions, std::int64_t chains, int dim) {
+  MYRIAD_EXPECTS(static_cast<std::int64_t>(positions.size()) == chains * dim,
+                 "set_positions: ", positions.size(), " values for ", chains,
+                 " chains of dimension ", dim);
+}
+
 /// The sources of copy_chains(): one per chain, each a chain index, and no source itself moved
 /// (source[source[c]] == source[c]), so that every copy reads a point no other copy writes and
 /// the copies may run in any order.

@@ -89,6 +89,19 @@ MYRIAD_HD bool initialize_chain_at(const Model& model, const EnsembleView<T>& po
                           max_tries);
 }
 
+/// Places chain c at point c of `points` ([dim][chain], `chains` apart: the layout positions()
+/// returns) and evaluates log density and gradient there (HmcBackend::set_positions); true when
+/// both are finite.
+template <class Model, class T>
+MYRIAD_HD bool place_chain_at(const Model& model, const EnsembleView<T>& position,
+                              const EnsembleView<T>& gradient, T* log_density, const T* points,
+                              std::int64_t c) {
+  const ChainVector<T> x = position.chain(c);
+  for (int d = 0; d < x.size; ++d)
+    x[d] = points[static_cast<std::int64_t>(d) * position.chains + c];
+  return evaluate_chain(model, x, gradient.chain(c), log_density + c);
+}
+
 /// Chain c takes chain source[c]'s point, gradient and log density (HmcBackend::copy_chains);
 /// the trajectory arrays are scratch, rewritten by the next transition. No source moves
 /// (check_chain_sources), so the chains may copy in any order, in parallel.

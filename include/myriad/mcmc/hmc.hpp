@@ -135,6 +135,18 @@ MYRIAD_HD HmcOutcome<T> hmc_transition(const Model& model, const HmcChain<T>& ch
   return outcome;
 }
 
+/// Evaluates log density and gradient at the chain's position; true (and the log density
+/// stored) when both are finite.
+template <class Model, class T>
+MYRIAD_HD bool evaluate_chain(const Model& model, const ChainVector<T>& position,
+                              const ChainVector<T>& gradient, T* log_density) {
+  const T lp = log_density_and_gradient(model, position, gradient);
+  bool finite = myriad::isfinite(lp);
+  for (int i = 0; i < gradient.size && finite; ++i) finite = myriad::isfinite(gradient[i]);
+  if (finite) *log_density = lp;
+  return finite;
+}
+
 /// Draws an initial point: the model's initial_point when it has one (model/concept.hpp), else
 /// uniformly in [−radius, radius]^D (Stan's default with radius 2), retrying up to max_tries
 /// times until log density and gradient are finite. Returns false if no finite point was found;
@@ -155,13 +167,7 @@ MYRIAD_HD bool initialize_chain(const Model& model, const ChainVector<T>& positi
         position[i] = radius * (T(2) * u - T(1));
       }
     }
-    const T lp = log_density_and_gradient(model, position, gradient);
-    bool finite = myriad::isfinite(lp);
-    for (int i = 0; i < dim && finite; ++i) finite = myriad::isfinite(gradient[i]);
-    if (finite) {
-      *log_density = lp;
-      return true;
-    }
+    if (evaluate_chain(model, position, gradient, log_density)) return true;
   }
   return false;
 }

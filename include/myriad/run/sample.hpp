@@ -17,6 +17,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/model/concept.hpp"
 #include "myriad/run/device_choice.hpp"
 #include "myriad/run/sample_config.hpp"
 
@@ -71,6 +72,11 @@ std::unique_ptr<HmcBackend<T>> make_hmc_backend(const Model& model, std::int64_t
 template <class Model>
 SampleResult sample(const Model& model, const SampleConfig& config) {
   config.validate();
+  if constexpr (model_has_initial_point<Model>) {
+    MYRIAD_EXPECTS(config.init_radius == 0,
+                   "init_radius does not apply: this model chooses its chains' initial points "
+                   "(initial_point)");
+  }
   const Device device = choose_device<Model>(config.device);
   auto backend = make_hmc_backend(model, config.chains, device);
   return run_hmc(*backend, config);

@@ -31,7 +31,12 @@ struct SampleConfig {
   int leapfrog_steps = 16;       ///< L: maximum leapfrog steps per iteration
   double jitter = 0.5;           ///< step counts are uniform on {⌈(1 − jitter)L⌉, …, L}
   double initial_step_size = 0;  ///< 0: found by Stan's doubling/halving heuristic
-  double init_radius = 2;        ///< initial points uniform in [−r, r]^D
+  /// Initial points uniform in [−r, r]^D; 0: Stan's r = 2. An error with a model that chooses
+  /// its own starts (initial_point) or with initial_positions.
+  double init_radius = 0;
+  /// The chains' initial points instead of drawn ones: chains × dim values ([chain][dim], row
+  /// major), or dim values, one point for every chain. Empty: drawn (init_radius).
+  std::vector<double> initial_positions;
   int init_tries = 100;
   bool adapt_step_size = true;
   bool adapt_metric = true;
