@@ -348,3 +348,31 @@ TEST(DualLayout, TriviallyCopyable) {
 }
 
 }  // namespace
+
+// A scalar type of a user's own (docs/writing-models.md, "Writing a model"): the library's
+// branching functions read its value through value_of and call exp and log1p on it, all found
+// by argument-dependent lookup in the user's namespace. This one counts the calls it receives.
+namespace user_scalar {
+struct Scalar {
+  double v;
+};
+inline int calls = 0;
+inline double value_of(const Scalar& s) {
+  ++calls;
+  return s.v;
+}
+inline Scalar exp(const Scalar& s) { return {std::exp(s.v)}; }
+inline Scalar log1p(const Scalar& s) { return {std::log1p(s.v)}; }
+inline Scalar operator-(const Scalar& s) { return {-s.v}; }
+inline Scalar operator+(const Scalar& a, const Scalar& b) { return {a.v + b.v}; }
+}  // namespace user_scalar
+
+namespace {
+TEST(UserScalar, Log1pExpFindsTheUsersFunctions) {
+  using user_scalar::Scalar;
+  user_scalar::calls = 0;
+  for (const double x : {-40.0, -1.5, 0.0, 2.0, 50.0})
+    EXPECT_NEAR(myriad::log1p_exp(Scalar{x}).v, myriad::log1p_exp(x), 1e-15 * (1 + std::fabs(x)));
+  EXPECT_EQ(user_scalar::calls, 5) << "one branch on the value per call";
+}
+}  // namespace
