@@ -1,8 +1,7 @@
 // The CPU twin of the batched Cholesky tiers (linalg/batched_cholesky.hpp): OpenMP over the
 // batch, each matrix factored or solved by the per-chain routines of linalg/cholesky.hpp and
-// linalg/triangular.hpp on a column-major view. In builds without CUDA this file also defines the
-// CUDA entry points, which throw myriad::unavailable_error; with CUDA, kernels/batched_cholesky.cu
-// defines them.
+// linalg/triangular.hpp on a column-major view. (The CUDA entry points are
+// kernels/batched_cholesky.cu's, or the header's inline throwing definitions without CUDA.)
 
 #include <cstdint>
 
@@ -54,43 +53,5 @@ template void batched_cholesky_solve_cpu<float>(const float*, int, std::int64_t,
                                                 CholeskySolve);
 template void batched_cholesky_solve_cpu<double>(const double*, int, std::int64_t, double*,
                                                  CholeskySolve);
-
-#if !defined(MYRIAD_HAS_CUDA)
-
-namespace {
-[[noreturn]] void no_cuda_build(const char* name) {
-  throw unavailable_error(detail::concat(
-      name, ": myriad was built without CUDA; use batched_cholesky_cpu / the CPU backend"));
-}
-}  // namespace
-
-template <class T>
-void batched_cholesky_cuda(T*, int, std::int64_t, int*, CholeskyTier, void*) {
-  no_cuda_build("batched_cholesky_cuda");
-}
-
-template <class T>
-void batched_cholesky_solve_cuda(const T*, int, std::int64_t, T*, CholeskyTier, void*,
-                                 CholeskySolve) {
-  no_cuda_build("batched_cholesky_solve_cuda");
-}
-
-template <class T>
-int batched_cholesky_max_size(CholeskyTier) {
-  no_cuda_build("batched_cholesky_max_size");
-}
-
-void prepare_batched_cholesky_cuda(CholeskyTier) { no_cuda_build("prepare_batched_cholesky_cuda"); }
-
-template void batched_cholesky_cuda<float>(float*, int, std::int64_t, int*, CholeskyTier, void*);
-template void batched_cholesky_cuda<double>(double*, int, std::int64_t, int*, CholeskyTier, void*);
-template void batched_cholesky_solve_cuda<float>(const float*, int, std::int64_t, float*,
-                                                 CholeskyTier, void*, CholeskySolve);
-template void batched_cholesky_solve_cuda<double>(const double*, int, std::int64_t, double*,
-                                                  CholeskyTier, void*, CholeskySolve);
-template int batched_cholesky_max_size<float>(CholeskyTier);
-template int batched_cholesky_max_size<double>(CholeskyTier);
-
-#endif  // !MYRIAD_HAS_CUDA
 
 }  // namespace myriad::linalg

@@ -42,6 +42,7 @@
 #include <cstdint>
 
 #include "myriad/core/enum_names.hpp"
+#include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 
@@ -84,19 +85,6 @@ template <class T>
 void batched_cholesky_solve_cpu(const T* factors, int n, std::int64_t batch, T* rhs,
                                 CholeskySolve which = CholeskySolve::full);
 
-/// Factors a batch of SPD matrices in device memory in place on the given tier (see the file
-/// comment); device_info receives batch statuses. Asynchronous on `stream`.
-template <class T>
-void batched_cholesky_cuda(T* device_matrices, int n, std::int64_t batch, int* device_info,
-                           CholeskyTier tier, void* stream = nullptr);
-
-/// Solves with a batch of factors in device memory, one right-hand side per matrix, in place in
-/// device_rhs (batch · n elements). Asynchronous on `stream`.
-template <class T>
-void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t batch, T* device_rhs,
-                                 CholeskyTier tier, void* stream = nullptr,
-                                 CholeskySolve which = CholeskySolve::full);
-
 /// Largest batch handed to one potrfBatched / trsmBatched call (their counts are int); the
 /// library tier builds device arrays of pointers to a chunk's matrices for each call.
 inline constexpr std::int64_t kLibraryCholeskyChunk = std::int64_t{1} << 20;
@@ -109,6 +97,24 @@ inline std::int64_t batched_cholesky_call_bytes(CholeskyTier tier, std::int64_t 
   const std::int64_t chunk = batch < kLibraryCholeskyChunk ? batch : kLibraryCholeskyChunk;
   return 2 * static_cast<std::int64_t>(sizeof(void*)) * chunk;
 }
+
+// The device entry points: defined in kernels/batched_cholesky.cu in the CUDA variant of the
+// library (myriad::cuda); in a program built without it, inline definitions that throw
+// myriad::unavailable_error, so that code naming them links either way.
+#if defined(MYRIAD_HAS_CUDA)
+
+/// Factors a batch of SPD matrices in device memory in place on the given tier (see the file
+/// comment); device_info receives batch statuses. Asynchronous on `stream`.
+template <class T>
+void batched_cholesky_cuda(T* device_matrices, int n, std::int64_t batch, int* device_info,
+                           CholeskyTier tier, void* stream = nullptr);
+
+/// Solves with a batch of factors in device memory, one right-hand side per matrix, in place in
+/// device_rhs (batch · n elements). Asynchronous on `stream`.
+template <class T>
+void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t batch, T* device_rhs,
+                                 CholeskyTier tier, void* stream = nullptr,
+                                 CholeskySolve which = CholeskySolve::full);
 
 /// Creates the library tier's cuSOLVER and cuBLAS handles for this host thread and the current
 /// device now instead of at its first call (they are cached per thread and device). They
@@ -123,5 +129,36 @@ void prepare_batched_cholesky_cuda(CholeskyTier tier);
 /// batched_cholesky_cuda where CUDA is unavailable.
 template <class T>
 int batched_cholesky_max_size(CholeskyTier tier);
+
+#else
+
+namespace detail {
+[[noreturn]] inline void no_cuda_build(const char* name) {
+  throw unavailable_error(myriad::detail::concat(
+      name, ": myriad was built without CUDA; use batched_cholesky_cpu / the CPU backend"));
+}
+}  // namespace detail
+
+template <class T>
+void batched_cholesky_cuda(T*, int, std::int64_t, int*, CholeskyTier, void* = nullptr) {
+  detail::no_cuda_build("batched_cholesky_cuda");
+}
+
+template <class T>
+void batched_cholesky_solve_cuda(const T*, int, std::int64_t, T*, CholeskyTier, void* = nullptr,
+                                 CholeskySolve = CholeskySolve::full) {
+  detail::no_cuda_build("batched_cholesky_solve_cuda");
+}
+
+inline void prepare_batched_cholesky_cuda(CholeskyTier) {
+  detail::no_cuda_build("prepare_batched_cholesky_cuda");
+}
+
+template <class T>
+int batched_cholesky_max_size(CholeskyTier) {
+  detail::no_cuda_build("batched_cholesky_max_size");
+}
+
+#endif  // MYRIAD_HAS_CUDA
 
 }  // namespace myriad::linalg
