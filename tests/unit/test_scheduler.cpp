@@ -179,6 +179,35 @@ TEST(Scheduler, InitialPositionsAreWhereTheChainsStart) {
                           "not finite at the given initial point");
 }
 
+/// A model whose chains start at their own index (initial_point with the chain argument).
+struct StartsAtItsIndex {
+  int dim() const { return 1; }
+  template <class Vec>
+  auto log_density(const Vec& x) const {
+    return -0.5 * x[0] * x[0] / 100.0;
+  }
+  template <class Vec>
+  bool initial_point(const RandomStream&, std::uint32_t, std::int64_t chain, Vec& x) const {
+    x[0] = static_cast<double>(chain);
+    return true;
+  }
+};
+
+TEST(Scheduler, InitialPointIsToldTheChainOrItsSuperchainsFirstChain) {
+  static_assert(model_has_chain_initial_point<StartsAtItsIndex>, "the four-argument form");
+  static_assert(model_has_initial_point<StartsAtItsIndex>, "counts as choosing its starts");
+  static_assert(!model_has_chain_initial_point<StartsAtOne>, "the three-argument form");
+  SampleConfig config = myriad::testing::run_config(4, 0, 1, 5);
+  config.adapt_step_size = false;
+  config.initial_step_size = 1e-12;
+  config.superchains = 1;
+  const SampleResult own = sample(StartsAtItsIndex{}, config);
+  for (int c = 0; c < 4; ++c) EXPECT_NEAR(own.draws_data[c], c, 1e-9);
+  config.superchains = 2;  // chains 0, 1 share chain 0's start; 2, 3 chain 2's
+  const SampleResult shared = sample(StartsAtItsIndex{}, config);
+  for (int c = 0; c < 4; ++c) EXPECT_NEAR(shared.draws_data[c], c - c % 2, 1e-9);
+}
+
 TEST(Scheduler, InitRadiusWithAModelThatChoosesItsStartsIsAnError) {
   SampleConfig config = myriad::testing::run_config(4, 10, 10, 5);
   EXPECT_NO_THROW(sample(StartsAtOne{}, config));

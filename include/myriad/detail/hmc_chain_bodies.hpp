@@ -86,7 +86,7 @@ MYRIAD_HD bool initialize_chain_at(const Model& model, const EnsembleView<T>& po
   const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
   const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
   return initialize_chain(model, position.chain(c), gradient.chain(c), log_density + c, rng, radius,
-                          max_tries);
+                          max_tries, init_stream);
 }
 
 /// Places chain c at point c of `points` ([dim][chain], `chains` apart: the layout positions()

@@ -147,17 +147,22 @@ MYRIAD_HD bool evaluate_chain(const Model& model, const ChainVector<T>& position
   return finite;
 }
 
-/// Draws an initial point: the model's initial_point when it has one (model/concept.hpp), else
-/// uniformly in [−radius, radius]^D (Stan's default with radius 2), retrying up to max_tries
-/// times until log density and gradient are finite. Returns false if no finite point was found;
-/// the host then reports the chain as failed to initialise.
+/// Draws an initial point: the model's initial_point when it has one (model/concept.hpp; told
+/// `chain`, the index of rng's chain, when it takes one), else uniformly in [−radius, radius]^D
+/// (Stan's default with radius 2), retrying up to max_tries times until log density and gradient
+/// are finite. Returns false if no finite point was found; the host then reports the chain as
+/// failed to initialise.
 template <class Model, class T>
 MYRIAD_HD bool initialize_chain(const Model& model, const ChainVector<T>& position,
                                 const ChainVector<T>& gradient, T* log_density,
-                                const RandomStream& rng, T radius, int max_tries) {
+                                const RandomStream& rng, T radius, int max_tries,
+                                std::int64_t chain = 0) {
   const int dim = model.dim();
   for (int attempt = 0; attempt < max_tries; ++attempt) {
-    if constexpr (model_has_initial_point<Model>) {
+    if constexpr (model_has_chain_initial_point<Model>) {
+      ChainVector<T> x = position;
+      if (!model.initial_point(rng, static_cast<std::uint32_t>(attempt), chain, x)) continue;
+    } else if constexpr (model_has_initial_point<Model>) {
       ChainVector<T> x = position;
       if (!model.initial_point(rng, static_cast<std::uint32_t>(attempt), x)) continue;
     } else {

@@ -19,13 +19,16 @@
 //   template <class Vec, class Out> MYRIAD_HD void quantities(const Vec& x, Out& out) const;
 //   std::string quantity_name(int i) const;                         // host only
 //   template <class Vec>
-//   MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& x) const;
+//   MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt,
+//                                std::int64_t chain, Vec& x) const;   // or without `chain`
 //
 // Without the gradient member, derivatives come from forward-mode duals; without quantities,
 // the recorded quantities are the parameters themselves, named x[0], x[1], ...; without
 // initial_point, chains start uniformly in [−2, 2]^D (Stan's default). initial_point writes the
 // attempt-th try of a chain's start from its own stream (Purpose::initial_point), false to try
-// again; the sampler still requires a finite log density and gradient there.
+// again; the sampler still requires a finite log density and gradient there. `chain` is the
+// index of the chain whose stream rng is: the chain itself, or the first chain of its superchain
+// when a superchain's chains share their start (SampleConfig::superchains).
 
 #include <cstdint>
 #include <string>
@@ -66,11 +69,21 @@ namespace detail {
 template <class Model>
 using initial_point_expression = decltype(std::declval<const Model&>().initial_point(
     std::declval<const RandomStream&>(), std::uint32_t{}, std::declval<ProbeVector&>()));
+template <class Model>
+using chain_initial_point_expression = decltype(std::declval<const Model&>().initial_point(
+    std::declval<const RandomStream&>(), std::uint32_t{}, std::int64_t{},
+    std::declval<ProbeVector&>()));
 }  // namespace detail
 
-/// True when the model chooses where its chains start.
+/// True when the model's initial_point takes the chain index.
 template <class Model>
-constexpr bool model_has_initial_point = is_detected_v<detail::initial_point_expression, Model>;
+constexpr bool model_has_chain_initial_point =
+    is_detected_v<detail::chain_initial_point_expression, Model>;
+
+/// True when the model chooses where its chains start (either form of initial_point).
+template <class Model>
+constexpr bool model_has_initial_point =
+    model_has_chain_initial_point<Model> || is_detected_v<detail::initial_point_expression, Model>;
 
 namespace detail {
 template <class Model>
