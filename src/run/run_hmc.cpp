@@ -116,18 +116,17 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
     place_chains(backend, config);
     // Automatic superchains group shared drawn starts; given starts form none unless asked.
     if (config.superchains == 0) result.superchains = 1;
-  }
-  const double radius = config.init_radius > 0 ? config.init_radius : kDefaultInitRadius;
-  const std::int64_t failed =
-      !config.initial_positions.empty()
-          ? 0
-          : backend.initialize(config.seed, T(radius), config.init_tries,
-                               chains_per_initial_point(config.chains, result.superchains));
-  if (failed > 0) {
-    throw invalid_argument(detail::concat(
-        "could not find a finite initial point for ", failed, " of ", config.chains,
-        " chains after ", config.init_tries, " tries (log density or gradient not finite in [-",
-        radius, ", ", radius, "]^", dim, ")"));
+  } else {
+    const double radius = config.init_radius > 0 ? config.init_radius : kDefaultInitRadius;
+    const std::int64_t failed =
+        backend.initialize(config.seed, T(radius), config.init_tries,
+                           chains_per_initial_point(config.chains, result.superchains));
+    if (failed > 0) {
+      throw invalid_argument(detail::concat(
+          "could not find a finite initial point for ", failed, " of ", config.chains,
+          " chains after ", config.init_tries, " tries (log density or gradient not finite in [-",
+          radius, ", ", radius, "]^", dim, ")"));
+    }
   }
 
   HmcSettings<T> settings;

@@ -3,7 +3,6 @@
 // The CPU implementation is an OpenMP loop over chains or simulations; a CUDA one would follow
 // the HMC backends' shape.
 
-
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -18,9 +18,6 @@
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
 
-#if defined(_OPENMP)
-#endif
-
 namespace myriad {
 
 template <class Target, class T>
@@ -40,13 +37,7 @@ class CpuAisBackend final : public AisBackend<T> {
 
   const AisLayout<T>& layout() const override { return layout_; }
 
-  std::string device_name() const override {
-#if defined(_OPENMP)
-    return cpu_device_name();
-#else
-    return "cpu (1 thread)";
-#endif
-  }
+  std::string device_name() const override { return cpu_device_name(); }
 
   std::int64_t start(std::uint64_t seed, bool reverse) override {
     if (reverse) require_exact_samples(target_);

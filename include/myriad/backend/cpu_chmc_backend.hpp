@@ -4,7 +4,6 @@
 // scratch are [chain][element], so each chain's Jacobian and Gram factor are contiguous and stay
 // in cache while the chain runs all iterations of a call.
 
-
 #include <algorithm>
 #include <cstdint>
 #include <memory>

@@ -6,7 +6,6 @@
 // random number is keyed by (seed, chain, iteration, purpose, draw) and the step count by
 // (seed, iteration).
 
-
 #include <algorithm>
 #include <cstdint>
 #include <memory>

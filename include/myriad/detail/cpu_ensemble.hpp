@@ -3,7 +3,9 @@
 // alike: ChainEnsemble's questions (backend/chain_ensemble.hpp), from the model they hold and
 // their chain count.
 
+#if defined(_OPENMP)
 #include <omp.h>
+#endif
 
 #include <cstdint>
 #include <string>
@@ -13,9 +15,13 @@
 
 namespace myriad {
 
-/// "cpu (N OpenMP threads)".
+/// "cpu (N OpenMP threads)", or "cpu (1 thread)" in a build without OpenMP.
 inline std::string cpu_device_name() {
+#if defined(_OPENMP)
   return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+#else
+  return "cpu (1 thread)";
+#endif
 }
 
 /// The base of a CPU backend implementing `Interface` (a ChainEnsemble) for Model.

@@ -67,7 +67,8 @@ struct LinearRegression {
   MYRIAD_HD auto log_density(const Vec& theta) const {
     using S = std::decay_t<decltype(theta[0])>;
     const S tau = theta[k];
-    const S inv_var = myriad::exp(S(-2) * tau);
+    const S sigma = myriad::exp(tau);
+    const S inv_var = S(1) / (sigma * sigma);
     S sum_sq = S(0);
     for (int i = 0; i < n; ++i) {
       const T* row = x + static_cast<std::int64_t>(i) * k;
@@ -82,7 +83,7 @@ struct LinearRegression {
         lp += S(-0.5) * z * z - S(myriad::log(prior_sd[j]) + T(kLogSqrtTwoPi));
       }
     }
-    return lp + log_scale_prior(myriad::exp(tau));
+    return lp + log_scale_prior(sigma);
   }
 
   /// log p(θ) and its gradient in one pass over the rows of X.
