@@ -13,7 +13,8 @@ set(myriad_cuda_hmc_builtins
   "gaussian gaussian.hpp models::Gaussian"
   "logistic logistic.hpp models::Logistic"
   "eight_schools eight_schools.hpp models::EightSchools"
-  "funnel funnel.hpp models::Funnel")
+  "funnel funnel.hpp models::Funnel"
+  "banana banana.hpp models::Banana")
 set(myriad_cuda_ais_builtins
   "gaussian gaussian.hpp models::Gaussian"
   "product_of_experts product_of_experts.hpp models::ProductOfExperts"

@@ -172,6 +172,49 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     return result;
   }
 
+  IterationStats run_with_criterion(const HmcSettings<T>& settings, std::uint32_t iteration,
+                                    const CriterionRequest<T>& request,
+                                    std::vector<double>& criterion_sums,
+                                    EnsembleMoments& moments) override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    check_criterion_request(request, dim_);
+    const int rows = criterion_term_count(request.criterion, dim_);
+    const auto dim = static_cast<std::size_t>(dim_);
+    if (criterion_terms_.size() < static_cast<std::size_t>(rows) * stride_) {
+      ensemble_.synchronize();
+      criterion_terms_ = DeviceArray<double>(static_cast<std::size_t>(rows) * stride_);
+      criterion_probe_ = DeviceArray<T>(2 * dim);
+      criterion_sums_ = DeviceArray<double>(static_cast<std::size_t>(rows));
+    }
+    // Pageable sources: the copies are staged before cudaMemcpyAsync returns.
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(criterion_probe_.data(), request.centre.data(), dim * sizeof(T),
+                                    cudaMemcpyHostToDevice, ensemble_.stream()));
+    if (request.criterion == TrajectoryCriterion::snaper) {
+      MYRIAD_CUDA_TRY(cudaMemcpyAsync(criterion_probe_.data() + dim, request.direction.data(),
+                                      dim * sizeof(T), cudaMemcpyHostToDevice, ensemble_.stream()));
+    }
+    const CriterionProbe<T> probe{request.criterion, criterion_probe_.data(),
+                                  criterion_probe_.data() + dim};
+    const CriterionTerms terms{criterion_terms_.data(), stride_};
+    const kernels::ChainStatisticsView stats = statistics_view();
+    ensemble_.zero(counters_);
+    kernels::hmc_criterion_kernel<Model, T>
+        <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+            model_, ensemble_view(), settings, inverse_metric_.data(), iteration, probe, terms,
+            stats);
+    MYRIAD_CHECK_LAUNCH();
+    row_sums(EnsembleView<const double>{criterion_terms_.data(), chains_, rows, stride_},
+             kernels::IdentityTerm{}, 1.0, criterion_sums_.data());
+    criterion_sums.assign(static_cast<std::size_t>(rows), 0.0);
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(criterion_sums.data(), criterion_sums_.data(),
+                                    rows * sizeof(double), cudaMemcpyDeviceToHost,
+                                    ensemble_.stream()));
+    const IterationStats result =
+        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+    compute_moments(moments);
+    return result;
+  }
+
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
@@ -214,44 +257,14 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
 
   /// Per-dimension mean and M2 of the positions, two passes as in ensemble_moments_cpu.
   void compute_moments(EnsembleMoments& out) {
-    // Split the chains of each dimension over one block per 256-chain slice, up to a cap. The
-    // split depends on the chain count alone, never on the device (SM count), so the summation
-    // order, and with it the adapted metric and every later draw, is the same on any GPU.
-    const std::int64_t slices =
-        (chains_ + kernels::kReduceBlockSize - 1) / kernels::kReduceBlockSize;
-    const int blocks_x =
-        static_cast<int>(std::min<std::int64_t>(slices, kernels::kMaxReduceBlocks));
-    const int blocks_y = std::min(dim_, 65535);
-    const std::size_t partials_size = static_cast<std::size_t>(dim_) * blocks_x;
-    if (moment_partials_.size() < partials_size) {
-      ensemble_.synchronize();
-      moment_partials_ = DeviceArray<double>(partials_size);
-    }
     if (moment_results_.size() < 2 * static_cast<std::size_t>(dim_)) {
       moment_results_ = DeviceArray<double>(2 * static_cast<std::size_t>(dim_));
     }
     double* mean = moment_results_.data();
     double* m2 = moment_results_.data() + dim_;
     const EnsembleView<const T> x{position_.data(), chains_, dim_, stride_};
-    const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
-    const int finish_blocks = std::min(dim_, 65535);
-
-    kernels::dimension_partial_sums_kernel<T, kernels::IdentityTerm>
-        <<<grid, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(x, kernels::IdentityTerm{},
-                                                                 moment_partials_.data());
-    MYRIAD_CHECK_LAUNCH();
-    kernels::finish_dimension_sums_kernel<double>
-        <<<finish_blocks, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(
-            moment_partials_.data(), blocks_x, dim_, static_cast<double>(chains_), mean);
-    MYRIAD_CHECK_LAUNCH();
-    kernels::dimension_partial_sums_kernel<T, kernels::SquaredDeviationTerm>
-        <<<grid, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(
-            x, kernels::SquaredDeviationTerm{mean}, moment_partials_.data());
-    MYRIAD_CHECK_LAUNCH();
-    kernels::finish_dimension_sums_kernel<double>
-        <<<finish_blocks, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(moment_partials_.data(),
-                                                                          blocks_x, dim_, 1.0, m2);
-    MYRIAD_CHECK_LAUNCH();
+    row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
+    row_sums(x, kernels::SquaredDeviationTerm{mean}, 1.0, m2);
 
     out.mean.assign(static_cast<std::size_t>(dim_), 0.0);
     out.m2.assign(static_cast<std::size_t>(dim_), 0.0);
@@ -261,6 +274,33 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.m2.data(), m2, dim_ * sizeof(double),
                                     cudaMemcpyDeviceToHost, ensemble_.stream()));
     ensemble_.synchronize();
+  }
+
+  /// out[r] = Σ_c term(x(r, c), r) / divisor for every row r of x, enqueued on the stream. The
+  /// chains of each row are split over one block per 256-chain slice, up to a cap. The split
+  /// depends on the chain count alone, never on the device (SM count), so the summation order,
+  /// and with it the adapted metric and every later draw, is the same on any GPU.
+  template <class Value, class Term>
+  void row_sums(const EnsembleView<const Value>& x, Term term, double divisor, double* out) {
+    const std::int64_t slices =
+        (chains_ + kernels::kReduceBlockSize - 1) / kernels::kReduceBlockSize;
+    const int blocks_x =
+        static_cast<int>(std::min<std::int64_t>(slices, kernels::kMaxReduceBlocks));
+    const int rows = std::min(x.dim, 65535);
+    const std::size_t partials_size = static_cast<std::size_t>(x.dim) * blocks_x;
+    if (moment_partials_.size() < partials_size) {
+      ensemble_.synchronize();
+      moment_partials_ = DeviceArray<double>(partials_size);
+    }
+    const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(rows));
+    kernels::dimension_partial_sums_kernel<Value, Term>
+        <<<grid, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(x, term,
+                                                                     moment_partials_.data());
+    MYRIAD_CHECK_LAUNCH();
+    kernels::finish_dimension_sums_kernel<double>
+        <<<rows, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(moment_partials_.data(),
+                                                                     blocks_x, x.dim, divisor, out);
+    MYRIAD_CHECK_LAUNCH();
   }
 
   Model model_;
@@ -280,6 +320,11 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
   DeviceArray<T> inverse_metric_;
   DeviceArray<double> moment_partials_, moment_results_;
+  // Trajectory-length criterion: per-chain terms [row][chain], the probe (centre, direction)
+  // and the sums (allocated by the first run_with_criterion).
+  DeviceArray<double> criterion_terms_;
+  DeviceArray<T> criterion_probe_;
+  DeviceArray<double> criterion_sums_;
   cuda_detail::DrawChunks<T> draws_;
 };
 

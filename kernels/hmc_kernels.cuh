@@ -57,6 +57,20 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
   }
 }
 
+/// One warm-up iteration of every chain that also writes each chain's terms of a
+/// trajectory-length criterion (hmc_chain_criterion_iteration, detail/hmc_chain_bodies.hpp).
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    hmc_criterion_kernel(Model model, HmcEnsembleView<T> state, HmcSettings<T> settings,
+                         const T* inverse_metric, std::uint32_t iteration, CriterionProbe<T> probe,
+                         CriterionTerms terms, ChainStatisticsView stats) {
+  for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
+    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+    stats.add(c, hmc_chain_criterion_iteration(model, state.chain(c), rng, settings, inverse_metric,
+                                               iteration, probe, terms, c));
+  }
+}
+
 /// place_chain_at for every chain; placed[c] = 1 where log density and gradient are finite.
 template <class Model, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)

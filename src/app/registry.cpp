@@ -195,12 +195,36 @@ ModelSpec funnel_spec() {
   return spec;
 }
 
+ModelSpec banana_spec() {
+  ModelSpec spec;
+  spec.name = "banana";
+  spec.description =
+      "twisted Gaussian (Haario et al. 1999): x1 ~ N(0,a^2), x2 ~ N(b(x1^2-a^2),1), others "
+      "N(0,1); curved, exact moments known";
+  spec.arguments = {{"dim", "2", "dimension (x1, x2 and dim-2 standard normals)"},
+                    {"a", "10", "standard deviation of x1"},
+                    {"b", "0.1", "twist: curvature of the parabola"}};
+  const auto make = [](const ModelArguments& a, auto t) {
+    return models::Banana<decltype(t)>::make(a.integer("dim"), a.number("a"), a.number("b"));
+  };
+  spec.sample = [make](const ModelArguments& a, const SampleConfig& config, Precision precision) {
+    return sample_in(precision, config, [&](auto t) { return make(a, t); });
+  };
+  spec.exact = [make](const ModelArguments& a) {
+    const auto m = make(a, double{});
+    std::vector<ExactMoment> exact{{"x[1]", 0.0, m.scale}, {"x[2]", 0.0, m.x2_sd()}};
+    for (int i = 3; i <= m.dim(); ++i) exact.push_back({"x[" + std::to_string(i) + "]", 0.0, 1.0});
+    return exact;
+  };
+  return spec;
+}
+
 }  // namespace
 
 const std::vector<ModelSpec>& builtin_models() {
   static const std::vector<ModelSpec> models = [] {
     std::vector<ModelSpec> all = {gaussian_spec(), logistic_spec(), eight_schools_spec(),
-                                  funnel_spec()};
+                                  funnel_spec(), banana_spec()};
     for (auto& spec : generator_model_specs()) all.push_back(std::move(spec));
     for (auto& spec : annealing_target_specs()) all.push_back(std::move(spec));
     for (auto& spec : plated_model_specs()) all.push_back(std::move(spec));

@@ -43,7 +43,9 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
 
   Json settings = Json::object();
   // Only the settings the sampler used (ABC's own are under "abc").
-  const bool hmc = run.sampler == "hmc", adapted = hmc || run.sampler == "chmc";
+  const bool adaptive_length = run.sampler == "chees" || run.sampler == "snaper";
+  const bool hmc = run.sampler == "hmc" || adaptive_length;
+  const bool adapted = hmc || run.sampler == "chmc";
   settings["chains"] = config.chains;
   if (run.sampler != "abc-reject") settings["warmup"] = config.warmup;
   settings["draws"] = config.draws;
@@ -56,9 +58,13 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
     settings["initial_step_size"] = config.initial_step_size;  // 0: found automatically
     settings["restart_stranded"] = config.restart_stranded;
   }
-  if (hmc) {
+  if (adaptive_length) {
+    settings["max_leapfrog_steps"] = config.max_leapfrog_steps;
+  } else if (hmc) {
     settings["leapfrog_steps"] = config.leapfrog_steps;
     settings["jitter"] = config.jitter;
+  }
+  if (hmc) {
     settings["initial_points"] = config.initial_positions.empty() ? "drawn" : "given (--init)";
   }
   settings["superchains"] = result.superchains;
@@ -107,6 +113,22 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
     report["warmup"]["restarts"] = result.warmup_restarts;
     report["warmup"]["restarted_chains"] = result.warmup_restarted_chains;
     report["warmup"]["stuck_checks"] = result.warmup_stuck_checks;
+  }
+  if (adaptive_length) {
+    // mcmc/trajectory_length_adaptation.hpp: the adapted length, the sampling phase's step count
+    // (each iteration takes a quasi-random fraction of it) and the adaptation's trace.
+    Json trajectory = Json::object();
+    trajectory["criterion"] = run.sampler;
+    trajectory["length"] = result.trajectory_length;
+    trajectory["max_leapfrog_steps"] = result.leapfrog_steps;
+    trajectory["mean_leapfrog_steps"] = result.sampling_stats.transitions > 0
+                                            ? double(result.sampling_stats.gradient_evaluations) /
+                                                  double(result.sampling_stats.transitions)
+                                            : 0.0;
+    if (run.sampler == "snaper") trajectory["principal_variance"] = result.principal_variance;
+    trajectory["length_trace"] = result.trajectory_length_trace;
+    trajectory["criterion_trace"] = result.criterion_trace;
+    report["warmup"]["trajectory"] = trajectory;
   }
   report["sampling"] = stats_json(result.sampling_stats);
   if (result.sampling_stuck_chains >= 0)

@@ -35,8 +35,9 @@ std::vector<OptionSpec> sample_options() {
           {"thin", "T", "1", "keep every T-th draw in draws.npy and the diagnostics"},
           {"precision", "double|float", "double", "floating-point precision (HMC)"},
           {"sampler", "NAME", "",
-           "hmc (density models; on generators: HMC on the Gaussian-kernel ABC "
-           "target), chmc (generators, the default), abc-reject, abc-mcmc"},
+           "hmc (density models, the default; on generators: HMC on the Gaussian-kernel ABC "
+           "target), chees or snaper (HMC with the trajectory length adapted across the "
+           "ensemble), chmc (generators, the default), abc-reject, abc-mcmc"},
           {"abc-epsilon", "E", "", "ABC tolerance (abc-reject, abc-mcmc, hmc on a generator)"},
           {"abc-kernel", "uniform|gaussian", "uniform", "ABC-MCMC kernel"},
           {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
@@ -49,7 +50,9 @@ std::vector<OptionSpec> sample_options() {
            "constrained HMC on CUDA: one thread or one warp per chain"},
           {"gram-factorization", "auto|chain|registers|thread|tile|library", "auto",
            "constrained HMC on CUDA: Gram Cholesky in the chain or batched across chains"},
-          {"leapfrog-steps", "L", "16", "maximum leapfrog steps per iteration"},
+          {"leapfrog-steps", "L", "16", "hmc: maximum leapfrog steps per iteration"},
+          {"max-leapfrog-steps", "L", "1024",
+           "chees, snaper: most leapfrog steps of an adapted trajectory"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
           {"init", "FILE", "",
            "HMC: initial points instead of drawn ones: a .json array (one point for every chain, "
@@ -105,11 +108,17 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
   if (spec.kind == ModelKind::plated)
     throw UsageError{spec.name + " is a plated model: run it with 'myriad mpis'"};
   const bool generator = spec.kind == ModelKind::generator;
-  if (sampler != "hmc" && sampler != "chmc" && sampler != "abc-reject" && sampler != "abc-mcmc")
-    throw UsageError{"unknown sampler '" + sampler + "' (hmc, chmc, abc-reject, abc-mcmc)"};
-  if (!generator && sampler != "hmc")
+  const bool adaptive = sampler == "chees" || sampler == "snaper";
+  if (sampler != "hmc" && !adaptive && sampler != "chmc" && sampler != "abc-reject" &&
+      sampler != "abc-mcmc")
+    throw UsageError{"unknown sampler '" + sampler +
+                     "' (hmc, chees, snaper, chmc, abc-reject, abc-mcmc)"};
+  if (generator && adaptive)
+    throw UsageError{"--sampler " + sampler + " needs a density model; " + spec.name +
+                     " is a generator (use chmc, abc-reject, abc-mcmc or hmc)"};
+  if (!generator && sampler != "hmc" && !adaptive)
     throw UsageError{"--sampler " + sampler + " needs a generator model; " + spec.name +
-                     " is a density model (use hmc)"};
+                     " is a density model (use hmc, chees or snaper)"};
   const bool abc = generator && sampler != "chmc";
   if (abc && !line.has("abc-epsilon"))
     throw UsageError{"--sampler " + sampler + " on a generator needs --abc-epsilon"};
@@ -124,11 +133,16 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     }
   }
   if (sampler != "hmc") {
-    for (const char* name : {"leapfrog-steps", "jitter", "init"}) {
+    for (const char* name : {"leapfrog-steps", "jitter"}) {
       if (line.has(name))
-        throw UsageError{std::string("--") + name + " applies to --sampler hmc, not " + sampler};
+        throw UsageError{std::string("--") + name + " applies to --sampler hmc, not " + sampler +
+                         (adaptive ? " (which adapts the trajectory length)" : "")};
     }
   }
+  if (!adaptive && line.has("max-leapfrog-steps"))
+    throw UsageError{"--max-leapfrog-steps applies to --sampler chees and snaper, not " + sampler};
+  if (sampler != "hmc" && !adaptive && line.has("init"))
+    throw UsageError{"--init applies to --sampler hmc, chees and snaper, not " + sampler};
   if ((sampler == "abc-mcmc" || sampler == "abc-reject") && line.has("no-restarts"))
     throw UsageError{"--no-restarts applies to --sampler hmc and chmc, not " + sampler};
   if (sampler != "abc-mcmc" && line.has("abc-kernel"))
@@ -246,6 +260,8 @@ int sample_command(int argc, char** argv) {
   config.seed = line.unsigned_integer("seed");
   config.leapfrog_steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
   config.jitter = line.number("jitter");
+  config.max_leapfrog_steps =
+      static_cast<int>(line.integer("max-leapfrog-steps", 1, kMaxAdaptedLeapfrogSteps));
   config.restart_stranded = !line.flag("no-restarts");
   if (line.has("init")) config.initial_positions = read_initial_positions(line.text("init"));
   config.target_accept = line.number("target-accept");
@@ -266,6 +282,7 @@ int sample_command(int argc, char** argv) {
   run.sampler = line.has("sampler") ? line.text("sampler")
                                     : (spec.kind == ModelKind::generator ? "chmc" : "hmc");
   check_sampler(line, spec, run.sampler);
+  if (const auto sampler = enum_value(kHmcSamplerNames, run.sampler)) config.sampler = *sampler;
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
   const GeneratorSettings generator_settings = spec.kind == ModelKind::generator
                                                    ? read_generator_settings(line, config, spec, arguments, run)

@@ -13,7 +13,9 @@
 #include "myriad/diag/nested_rhat.hpp"
 #include "myriad/diag/summary.hpp"
 #include "myriad/mcmc/dual_averaging.hpp"
+#include "myriad/mcmc/hmc.hpp"
 #include "myriad/mcmc/step_size_search.hpp"
+#include "myriad/mcmc/trajectory_length_adaptation.hpp"
 #include "myriad/mcmc/warmup_schedule.hpp"
 #include "myriad/mcmc/welford.hpp"
 #include "myriad/run/sample_config.hpp"
@@ -32,6 +34,9 @@ void SampleConfig::validate() const {
   MYRIAD_EXPECTS(target_accept > 0 && target_accept < 1,
                  "target_accept must lie in (0, 1), got ", target_accept);
   MYRIAD_EXPECTS(leapfrog_steps >= 1, "leapfrog_steps must be >= 1, got ", leapfrog_steps);
+  MYRIAD_EXPECTS(max_leapfrog_steps >= 1 && max_leapfrog_steps <= kMaxAdaptedLeapfrogSteps,
+                 "max_leapfrog_steps must lie in [1, ", kMaxAdaptedLeapfrogSteps, "], got ",
+                 max_leapfrog_steps);
   MYRIAD_EXPECTS(jitter >= 0 && jitter <= 1, "jitter must lie in [0, 1], got ", jitter);
   MYRIAD_EXPECTS(std::isfinite(initial_step_size) && initial_step_size >= 0,
                  "initial_step_size must be >= 0 (0 = automatic), got ", initial_step_size);
@@ -75,6 +80,9 @@ namespace {
 /// Stan's default: initial points uniform in (−2, 2) on the unconstrained scale.
 constexpr double kDefaultInitRadius = 2;
 
+/// ChEES and SNAPER start from trajectories this many initial step sizes long.
+constexpr double kInitialTrajectorySteps = 4;
+
 /// Places the chains at config.initial_positions (one point for all, or one per chain); throws
 /// invalid_argument when the sizes do not fit or a point's log density or gradient is not finite.
 template <class T>
@@ -96,6 +104,118 @@ void place_chains(HmcBackend<T>& backend, const SampleConfig& config) {
                  "point of ",
                  failed, " of ", chains, " chains");
 }
+
+/// ChEES or SNAPER in warm-up (mcmc/trajectory_length_adaptation.hpp): the ensemble's trajectory
+/// length, the criterion's centre (the ensemble's mean after the previous iteration) and, for
+/// SNAPER, the principal direction, updated by one power-iteration step per iteration. Disabled
+/// (and never touching the backend) for fixed-length HMC.
+template <class T>
+class AdaptiveTrajectory {
+ public:
+  AdaptiveTrajectory(HmcBackend<T>& backend, const SampleConfig& config, double step_size)
+      : backend_(backend),
+        config_(config),
+        length_(step_size * kInitialTrajectorySteps, TrajectoryLengthAdaptation::Options{}) {
+    if (!enabled()) return;
+    const int dim = backend.dim();
+    request_.criterion = config.sampler == HmcSampler::snaper ? TrajectoryCriterion::snaper
+                                                              : TrajectoryCriterion::chees;
+    // The first centre: the mean of the starting points.
+    const std::vector<T> x = backend.positions();  // [dim][chain]
+    request_.centre.assign(static_cast<std::size_t>(dim), T(0));
+    for (int d = 0; d < dim; ++d) {
+      double sum = 0;
+      for (std::int64_t c = 0; c < config.chains; ++c) sum += double(x[d * config.chains + c]);
+      request_.centre[d] = T(sum / double(config.chains));
+    }
+    // Power iteration from the diagonal (1, …, 1)/√D: no principal direction of a target with
+    // correlations is orthogonal to it unless by symmetry.
+    if (request_.criterion == TrajectoryCriterion::snaper)
+      request_.direction.assign(static_cast<std::size_t>(dim), T(1.0 / std::sqrt(double(dim))));
+  }
+
+  bool enabled() const { return config_.sampler != HmcSampler::hmc; }
+
+  /// Jitter over the whole length (fractions u ∈ (0, 1] of T), by the quasi-random sequence.
+  void configure(HmcSettings<T>& settings) const {
+    settings.jitter = T(1);
+    settings.quasi_random_jitter = true;
+  }
+
+  /// One warm-up iteration at step size eps: runs it with the criterion, steps log T on the
+  /// criterion's gradient and, for SNAPER, the direction; moments receives the positions' moments.
+  IterationStats iteration(HmcSettings<T>& settings, std::uint32_t iteration, double eps,
+                           EnsembleMoments& moments) {
+    settings.max_leapfrog_steps = steps_for(length_.length(), eps);
+    const int steps = jittered_leapfrog_steps(settings.seed, iteration, settings.max_leapfrog_steps,
+                                              settings.jitter, true);
+    const IterationStats stats =
+        backend_.run_with_criterion(settings, iteration, request_, sums_, moments);
+    const double weight = sums_[kCriterionWeight];
+    // ∂log C/∂log T = t · (∂C/∂t) / C, t = steps · ε the iteration's trajectory length
+    // (mcmc/trajectory_length_adaptation.hpp: scale-free, unlike ∂C/∂log T).
+    const double value = sums_[kCriterionValue];
+    const double gradient = weight > 0 && value > 0
+                                ? steps * eps * sums_[kCriterionGradient] / value
+                                : std::numeric_limits<double>::quiet_NaN();
+    length_.update(gradient, config_.max_leapfrog_steps * eps);
+    length_trace_.push_back(length_.length());
+    criterion_trace_.push_back(weight > 0 ? sums_[kCriterionValue] / weight : 0.0);
+    for (std::size_t d = 0; d < request_.centre.size(); ++d)
+      request_.centre[d] = T(moments.mean[d]);
+    if (request_.criterion == TrajectoryCriterion::snaper) next_direction(moments.count);
+    return stats;
+  }
+
+  /// The harmonic mean over chains of the last iteration's acceptance probabilities (each at
+  /// least kHarmonicAcceptFloor): the statistic the step size adapts to under ChEES and SNAPER.
+  /// The chains' arithmetic mean lets a few chains diverge in a curved target's tails when the
+  /// rest accept almost everything; the harmonic mean is dominated by the worst chains, so the
+  /// step size becomes one every chain can take (the ChEES paper's choice, §3.3).
+  double harmonic_accept_prob() const {
+    return double(config_.chains) / sums_[kCriterionInverseAccept];
+  }
+
+  /// The metric changed: the length's average restarts (it is measured in the new metric).
+  void metric_changed() { length_.restart_average(); }
+
+  /// The sampling phase's maximum step count for the final step size; records the adaptation.
+  int finish(double step_size, SampleResult& result) {
+    result.trajectory_length = config_.warmup > 0 ? length_.final_length() : length_.length();
+    result.trajectory_length_trace = std::move(length_trace_);
+    result.criterion_trace = std::move(criterion_trace_);
+    result.principal_variance = principal_variance_;
+    return steps_for(result.trajectory_length, step_size);
+  }
+
+ private:
+  /// Leapfrog steps of a full-length trajectory: T / ε rounded, within [1, max_leapfrog_steps].
+  int steps_for(double length, double eps) const {
+    const double steps = std::round(length / eps);
+    return static_cast<int>(std::clamp(steps, 1.0, double(config_.max_leapfrog_steps)));
+  }
+
+  /// z ← Cov(y) z / ‖Cov(y) z‖ from the chains' sums of (yᵀz) y; kept when the sum vanishes.
+  void next_direction(std::int64_t chains) {
+    const std::size_t dim = request_.direction.size();
+    double norm = 0;
+    for (std::size_t d = 0; d < dim; ++d)
+      norm += sums_[kCriterionDirection + d] * sums_[kCriterionDirection + d];
+    norm = std::sqrt(norm);
+    if (!(norm > 0) || !std::isfinite(norm)) return;
+    for (std::size_t d = 0; d < dim; ++d)
+      request_.direction[d] = T(sums_[kCriterionDirection + d] / norm);
+    principal_variance_ = norm / double(chains);
+  }
+
+  HmcBackend<T>& backend_;
+  const SampleConfig& config_;
+  TrajectoryLengthAdaptation length_;
+  CriterionRequest<T> request_;
+  std::vector<double> sums_;
+  std::vector<double> length_trace_, criterion_trace_;
+  double principal_variance_ = 0;
+};
 
 }  // namespace
 
@@ -152,9 +272,12 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
     });
   }
 
-  // Warm-up: one iteration per launch so that the pooled acceptance steers the step size.
+  // Warm-up: one iteration per launch so that the pooled acceptance steers the step size (and,
+  // for ChEES and SNAPER, the criterion's gradient the trajectory length).
   const WarmupSchedule schedule = WarmupSchedule::make(config.warmup, config.adapt_metric);
   DualAveraging adapter(step, DualAveraging::Options{config.target_accept});
+  AdaptiveTrajectory<T> trajectory(backend, config, step);
+  if (trajectory.enabled()) trajectory.configure(settings);
   WelfordVariance variance(dim);
   EnsembleMoments moments;
   const int progress_every = std::max(1, config.warmup / 100);
@@ -164,12 +287,17 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
       schedule.adapt_metric ? schedule.window_ends.back() + 1 : config.warmup * 9 / 10;
   StrandedChainRestarts<HmcBackend<T>> restarts(backend, config.seed, result);
   for (int w = 0; w < config.warmup; ++w) {
-    settings.step_size = T(config.adapt_step_size ? adapter.step_size() : step);
+    const double eps = config.adapt_step_size ? adapter.step_size() : step;
+    settings.step_size = T(eps);
     const bool collect = schedule.in_metric_window(w);
     const IterationStats s =
-        backend.run(settings, iteration++, 1, nullptr, 0, 0, collect ? &moments : nullptr);
+        trajectory.enabled()
+            ? trajectory.iteration(settings, iteration++, eps, moments)
+            : backend.run(settings, iteration++, 1, nullptr, 0, 0, collect ? &moments : nullptr);
     result.warmup_stats += s;
-    if (config.adapt_step_size) adapter.update(s.mean_accept_prob());
+    if (config.adapt_step_size)
+      adapter.update(trajectory.enabled() ? trajectory.harmonic_accept_prob()
+                                          : s.mean_accept_prob());
     if (collect) variance.add(moments);
     if (collect && schedule.ends_window(w)) {
       // Stan's regularisation towards 1e-3 · I: (n/(n+5))·var + 1e-3·5/(n+5).
@@ -181,6 +309,7 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
       backend.set_inverse_metric(inverse_metric);
       variance.reset();
       if (config.adapt_step_size) adapter.restart(adapter.step_size());
+      if (trajectory.enabled()) trajectory.metric_changed();
     }
     if (config.restart_stranded && (w + 1) % kRestartCheckIterations == 0 && w + 1 < restarts_until)
       restarts.check(w);
@@ -190,6 +319,11 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   if (config.adapt_step_size && config.warmup > 0) step = adapter.final_step_size();
   result.step_size = step;
   result.inverse_metric.assign(inverse_metric.begin(), inverse_metric.end());
+  if (trajectory.enabled()) {
+    settings.max_leapfrog_steps = trajectory.finish(step, result);
+    result.leapfrog_steps = settings.max_leapfrog_steps;
+    result.jitter = static_cast<double>(settings.jitter);
+  }
   result.warmup_seconds = seconds_since(warmup_start);
 
   // Sampling: fused chunks of iterations, draws streamed to the host.

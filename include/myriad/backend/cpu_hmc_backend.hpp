@@ -86,6 +86,30 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     return total;
   }
 
+  IterationStats run_with_criterion(const HmcSettings<T>& settings, std::uint32_t iteration,
+                                    const CriterionRequest<T>& request,
+                                    std::vector<double>& criterion_sums,
+                                    EnsembleMoments& moments) override {
+    check_criterion_request(request, dim_);
+    const int rows = criterion_term_count(request.criterion, dim_);
+    criterion_terms_.resize(static_cast<std::size_t>(rows) * this->chains_);
+    const CriterionProbe<T> probe{request.criterion, request.centre.data(),
+                                  request.direction.empty() ? nullptr : request.direction.data()};
+    const CriterionTerms terms{criterion_terms_.data(), this->chains_};
+    const HmcEnsembleView<T> state = ensemble_view();
+    IterationStats stats;
+#pragma omp parallel for schedule(static) reduction(merge_stats : stats)
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
+      const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+      stats += hmc_chain_criterion_iteration(this->model_, state.chain(c), rng, settings,
+                                             inverse_metric_.data(), iteration, probe, terms, c);
+    }
+    sum_criterion_terms(criterion_terms_, this->chains_, rows, criterion_sums);
+    ensemble_moments_cpu(EnsembleView<const T>{position_.data(), this->chains_, dim_, 1, dim_},
+                         moments);
+    return stats;
+  }
+
   std::vector<T> positions() const override {
     // The interface's layout is [dim][chain].
     std::vector<T> out(position_.size());
@@ -133,6 +157,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   std::vector<T> log_density_;
   std::vector<T> inverse_metric_;
   std::vector<T> chunk_;
+  std::vector<double> criterion_terms_;  ///< [row][chain] (mcmc/trajectory_criterion.hpp)
 };
 
 /// The CPU backend for any model.

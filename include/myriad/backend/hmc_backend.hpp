@@ -18,6 +18,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/mcmc/ensemble_moments.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
+#include "myriad/mcmc/trajectory_criterion.hpp"
 #include "myriad/model/library_instances.hpp"
 
 namespace myriad {
@@ -29,7 +30,19 @@ struct HmcSettings {
   T step_size = T(0.1);
   int max_leapfrog_steps = 16;  ///< L; the iteration's count is jittered below it
   T jitter = T(0.5);            ///< fraction of L over which the step count is jittered
+  /// Jitter by the quasi-random sequence of mcmc/hmc.hpp (ChEES, SNAPER) instead of uniforms.
+  bool quasi_random_jitter = false;
   T max_energy_error = T(1000);
+};
+
+/// A trajectory-length criterion to evaluate in a warm-up iteration
+/// (mcmc/trajectory_criterion.hpp): which one, the ensemble's centre and, for SNAPER, the unit
+/// principal direction (host arrays of length dim; the direction may be empty for ChEES).
+template <class T>
+struct CriterionRequest {
+  TrajectoryCriterion criterion = TrajectoryCriterion::chees;
+  std::vector<T> centre;
+  std::vector<T> direction;
 };
 
 /// Receives recorded quantities chunk by chunk: values[(i * Q + q) * chains + c] is quantity q
@@ -70,6 +83,16 @@ class HmcBackend : public ChainEnsemble {
   virtual IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
                              int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                              int chunk_iterations, EnsembleMoments* moments) = 0;
+
+  /// One warm-up iteration (number `iteration`) that also has every chain evaluate its terms of
+  /// the requested trajectory-length criterion (mcmc/trajectory_criterion.hpp). criterion_sums
+  /// receives the sums of the terms over the chains (criterion_term_count values, rows as in
+  /// CriterionRow) and moments the moments of the positions after the iteration (the next
+  /// iteration's centre).
+  virtual IterationStats run_with_criterion(const HmcSettings<T>& settings, std::uint32_t iteration,
+                                            const CriterionRequest<T>& request,
+                                            std::vector<double>& criterion_sums,
+                                            EnsembleMoments& moments) = 0;
 
   /// Current positions as a [dim][chain] host array (tests, checkpoints).
   virtual std::vector<T> positions() const = 0;

@@ -119,6 +119,17 @@ MYRIAD_HD void copy_chain_state_at(const HmcEnsembleView<T>& state, const std::i
   state.log_density[c] = state.log_density[s];
 }
 
+/// The settings of one iteration. The step count depends on (seed, iteration) only, so every
+/// chain takes the same number and a warp stays converged through the leapfrog loop.
+template <class T>
+MYRIAD_HD HmcStep<T> iteration_step(const HmcSettings<T>& settings, const T* inverse_metric,
+                                    std::uint32_t iteration) {
+  return {settings.step_size,
+          jittered_leapfrog_steps(settings.seed, iteration, settings.max_leapfrog_steps,
+                                  settings.jitter, settings.quasi_random_jitter),
+          inverse_metric, settings.max_energy_error};
+}
+
 /// Runs iterations first_iteration … first_iteration + num_iterations − 1 of chain c, whose views
 /// and random stream the caller has formed (HmcEnsembleView::chain, RandomStream(seed, c)).
 /// When `recorded` is not null, quantity q after iteration i goes to
@@ -131,13 +142,8 @@ MYRIAD_HD IterationStats hmc_chain_iterations(
   HmcChainTotals totals;
   for (int i = 0; i < num_iterations; ++i) {
     const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-    // The step count depends on (seed, iteration) only, so every chain takes the same number
-    // and a warp stays converged through the leapfrog loop.
-    const HmcStep<T> step{settings.step_size,
-                          jittered_leapfrog_steps(settings.seed, iteration,
-                                                  settings.max_leapfrog_steps, settings.jitter),
-                          inverse_metric, settings.max_energy_error};
-    totals.add(hmc_transition(model, chain, rng, iteration, step));
+    totals.add(hmc_transition(model, chain, rng, iteration,
+                              iteration_step(settings, inverse_metric, iteration)));
     if (recorded != nullptr) {
       const ChainVector<T> slot{
           recorded + static_cast<std::int64_t>(i) * num_quantities * chains + c, chains,
@@ -146,6 +152,50 @@ MYRIAD_HD IterationStats hmc_chain_iterations(
     }
   }
   return totals.stats(num_iterations);
+}
+
+/// One warm-up iteration of chain c that also writes its terms of the requested trajectory
+/// criterion (mcmc/trajectory_criterion.hpp; HmcBackend::run_with_criterion). The transition is
+/// hmc_transition itself: S at the start is taken before it moves the chain, and the proposal
+/// and final momentum it leaves in its scratch vectors are the trajectory's end.
+template <class Model, class T>
+MYRIAD_HD IterationStats hmc_chain_criterion_iteration(
+    const Model& model, const HmcChain<T>& chain, const RandomStream& rng,
+    const HmcSettings<T>& settings, const T* inverse_metric, std::uint32_t iteration,
+    const CriterionProbe<T>& probe, const CriterionTerms& terms, std::int64_t c) {
+  const int dim = model.dim();
+  const double start_square = criterion_square(probe, chain.position, inverse_metric, dim);
+  const HmcOutcome<T> outcome = hmc_transition(model, chain, rng, iteration,
+                                               iteration_step(settings, inverse_metric, iteration));
+  write_criterion_terms(probe, terms, c, start_square, static_cast<double>(outcome.accept_prob),
+                        chain.proposal, chain.momentum, chain.position, inverse_metric, dim);
+  HmcChainTotals totals;
+  totals.add(outcome);
+  return totals.stats(1);
+}
+
+/// The criterion's sums over chains from the per-chain terms, in chain order (the CPU backend;
+/// the CUDA backend sums the same rows with its dimension reductions).
+inline void sum_criterion_terms(const std::vector<double>& terms, std::int64_t chains, int rows,
+                                std::vector<double>& sums) {
+  sums.assign(static_cast<std::size_t>(rows), 0.0);
+  for (int r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (std::int64_t c = 0; c < chains; ++c)
+      sum += terms[static_cast<std::size_t>(r * chains + c)];
+    sums[static_cast<std::size_t>(r)] = sum;
+  }
+}
+
+/// A criterion request fit for the ensemble: a centre of dim finite values, and for SNAPER a
+/// direction of dim finite values.
+template <class T>
+void check_criterion_request(const CriterionRequest<T>& request, int dim) {
+  MYRIAD_EXPECTS(static_cast<int>(request.centre.size()) == dim, "criterion centre has length ",
+                 request.centre.size(), ", expected ", dim);
+  if (request.criterion == TrajectoryCriterion::snaper)
+    MYRIAD_EXPECTS(static_cast<int>(request.direction.size()) == dim,
+                   "SNAPER direction has length ", request.direction.size(), ", expected ", dim);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -50,15 +50,40 @@ struct HmcOutcome {
   int gradient_evaluations;
 };
 
+/// The iteration's point of the base-2 van der Corput sequence (the first dimension of Halton's)
+/// on (0, 1], shifted by a seed-dependent offset modulo 1 (a Cranley–Patterson rotation, so that
+/// runs with different seeds differ). Any run of consecutive iterations covers (0, 1] far more
+/// evenly than independent uniforms: the trajectory-length jitter of ChEES (Hoffman, Radul &
+/// Sountsov 2021, §3.2) uses it so that the adapted length sees every fraction of itself.
+MYRIAD_HD inline double quasi_random_fraction(std::uint64_t seed, std::uint32_t iteration) {
+  // φ₂(i): the bits of i mirrored about the binary point.
+  std::uint32_t bits = iteration;
+  bits = ((bits >> 1) & 0x55555555u) | ((bits & 0x55555555u) << 1);
+  bits = ((bits >> 2) & 0x33333333u) | ((bits & 0x33333333u) << 2);
+  bits = ((bits >> 4) & 0x0F0F0F0Fu) | ((bits & 0x0F0F0F0Fu) << 4);
+  bits = ((bits >> 8) & 0x00FF00FFu) | ((bits & 0x00FF00FFu) << 8);
+  bits = (bits >> 16) | (bits << 16);
+  const double radical_inverse = static_cast<double>(bits) * (1.0 / 4294967296.0);
+  const RandomStream ensemble(seed, kEnsembleStream);
+  const double shifted = radical_inverse + ensemble.uniform<double>(0, Purpose::trajectory, 1);
+  const double u = shifted >= 1.0 ? shifted - 1.0 : shifted;
+  return u > 0.0 ? u : 1.0;
+}
+
 /// Number of leapfrog steps for an iteration: the same for every chain (so warps stay
-/// converged), jittered per iteration to avoid periodic trajectories: uniform on
-/// {⌈(1 − jitter)·L⌉, …, L}.
+/// converged), jittered per iteration to avoid periodic trajectories: on {⌈(1 − jitter)·L⌉, …, L},
+/// uniformly at random, or by the quasi-random sequence above when quasi_random is set.
 template <class T>
 MYRIAD_HD int jittered_leapfrog_steps(std::uint64_t seed, std::uint32_t iteration, int max_steps,
-                                      T jitter) {
+                                      T jitter, bool quasi_random = false) {
   if (jitter <= T(0) || max_steps <= 1) return max_steps < 1 ? 1 : max_steps;
-  const RandomStream ensemble(seed, kEnsembleStream);
-  const double u = ensemble.uniform<double>(iteration, Purpose::trajectory, 0);
+  double u;
+  if (quasi_random) {
+    u = quasi_random_fraction(seed, iteration);
+  } else {
+    const RandomStream ensemble(seed, kEnsembleStream);
+    u = ensemble.uniform<double>(iteration, Purpose::trajectory, 0);
+  }
   int low = static_cast<int>(::ceil((1.0 - static_cast<double>(jitter)) * max_steps));
   if (low < 1) low = 1;
   const int span = max_steps - low + 1;

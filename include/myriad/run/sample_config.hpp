@@ -9,6 +9,7 @@
 
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/enum_names.hpp"
 #include "myriad/diag/summary.hpp"
 
 namespace myriad {
@@ -20,6 +21,19 @@ struct Progress {
   std::int64_t total;
 };
 
+/// How HMC chooses its trajectories (docs/tuning.md): a fixed maximum number of leapfrog steps
+/// (jittered), or a trajectory length adapted in warm-up from the ensemble by ChEES or SNAPER
+/// (mcmc/trajectory_length_adaptation.hpp).
+enum class HmcSampler { hmc, chees, snaper };
+
+inline constexpr EnumName<HmcSampler> kHmcSamplerNames[] = {
+    {HmcSampler::hmc, "hmc"}, {HmcSampler::chees, "chees"}, {HmcSampler::snaper, "snaper"}};
+
+inline const char* to_string(HmcSampler sampler) { return enum_name(kHmcSamplerNames, sampler); }
+
+/// The largest SampleConfig::max_leapfrog_steps.
+constexpr int kMaxAdaptedLeapfrogSteps = 1 << 16;
+
 /// Configuration of myriad::sample. Aggregate with defaults; validated by validate().
 struct SampleConfig {
   std::int64_t chains = 1024;
@@ -27,8 +41,12 @@ struct SampleConfig {
   int draws = 1000;
   std::uint64_t seed = 1;
   Device device = Device::automatic;
+  HmcSampler sampler = HmcSampler::hmc;
   double target_accept = 0.8;    ///< dual-averaging target for the pooled acceptance
-  int leapfrog_steps = 16;       ///< L: maximum leapfrog steps per iteration
+  int leapfrog_steps = 16;       ///< hmc: L, the most leapfrog steps of an iteration
+  /// chees, snaper: the most leapfrog steps of an adapted trajectory (its length is at most
+  /// max_leapfrog_steps step sizes).
+  int max_leapfrog_steps = 1024;
   double jitter = 0.5;           ///< step counts are uniform on {⌈(1 − jitter)L⌉, …, L}
   double initial_step_size = 0;  ///< 0: found by Stan's doubling/halving heuristic
   /// Initial points uniform in [−r, r]^D; 0: Stan's r = 2. An error with a model that chooses
@@ -69,8 +87,16 @@ struct SampleResult {
   std::vector<double> nested_rhat;  ///< per quantity (NaN when superchains == 1)
   double step_size = 0;
   std::vector<double> inverse_metric;
-  int leapfrog_steps = 0;
+  int leapfrog_steps = 0;  ///< HMC: the most steps of a sampling iteration
   double jitter = 0;
+  /// chees, snaper: the adapted trajectory length T (sampling trajectories are uniform fractions
+  /// of it), and per warm-up iteration T and the ensemble's criterion (weighted mean of C).
+  double trajectory_length = 0;
+  std::vector<double> trajectory_length_trace;
+  std::vector<double> criterion_trace;
+  /// snaper: the variance along the principal direction in the metric's scaled coordinates
+  /// (the largest eigenvalue of Cov(M^−½ x) the power iteration found); 0 otherwise.
+  double principal_variance = 0;
   IterationStats warmup_stats;
   IterationStats sampling_stats;
   std::int64_t initialisation_failures = 0;
