@@ -77,9 +77,28 @@ python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import npy; npy.save(sy
   --step-size 1e-9 --device cpu --init "$work/init.npy" --output "$work/init_npy" --quiet
 expect_starts "$work/init_npy" 0 0.1 0.2 0.3 0.4 0.5 0.6 0.7
 
+# ChEES: the adapted trajectory in run.json (length, sampling step count, one trace entry per
+# warm-up iteration), and the leapfrog settings of fixed-length HMC left out.
+"$myriad" sample --model banana --sampler chees --chains 32 --warmup 60 --draws 20 --device cpu \
+  --max-leapfrog-steps 64 --output "$work/chees" --quiet
+python3 - "$work/chees/run.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["method"] == "chees", r["method"]
+assert r["settings"]["max_leapfrog_steps"] == 64 and "leapfrog_steps" not in r["settings"]
+t = r["warmup"]["trajectory"]
+assert t["criterion"] == "chees" and t["length"] > 0, t
+assert 1 <= t["max_leapfrog_steps"] <= 64 and 1 <= t["mean_leapfrog_steps"] <= t["max_leapfrog_steps"]
+assert len(t["length_trace"]) == 60 and len(t["criterion_trace"]) == 60
+assert "principal_variance" not in t
+PY
+"$myriad" sample --model gaussian --model-arg dim=3 --sampler snaper --chains 32 --warmup 60 \
+  --draws 20 --device cpu --output "$work/snaper" --quiet
+grep -q '"principal_variance"' "$work/snaper/run.json" || { echo "snaper run.json lacks principal_variance"; exit 1; }
+
 # `myriad models` lists every built-in model with its arguments.
 "$myriad" models >"$work/models"
-for model in gaussian logistic eight_schools funnel; do
+for model in gaussian logistic eight_schools funnel banana; do
   grep -q "^$model" "$work/models" || { echo "models lacks $model"; exit 1; }
 done
 # A generator model: constrained HMC by default, with its failure counters in run.json; and an

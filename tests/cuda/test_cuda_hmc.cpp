@@ -31,6 +31,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -338,6 +339,53 @@ TYPED_TEST(CudaHmc, CopyChainsAgreesWithCpu) {
   const IterationStats b = cuda->run(settings, 0, 3, nullptr, 0, 0, nullptr);
   expect_close_states(kAllowedFlippedChains<T>);
   EXPECT_LE(std::abs(b.accepted - a.accepted), 3 * kAllowedFlippedChains<T>);
+}
+
+TYPED_TEST(CudaHmc, RunWithCriterionAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  // A ChEES and a SNAPER warm-up iteration (HmcBackend::run_with_criterion) on both backends,
+  // with the quasi-random jitter: the same transitions (as run's agreement tests), and sums of
+  // the per-chain terms that agree to the terms' rounding (each chain's terms are products of
+  // positions that agree within kPositionTolerance; the sums' orders differ).
+  const auto model = models::Gaussian<T>::make(5, 0.3);
+  const std::int64_t chains = 300;  // not a multiple of 32: the stride's padding is skipped
+  auto cpu = make_cpu_hmc_backend<models::Gaussian<T>, T>(model, chains);
+  auto cuda = make_cuda_hmc_backend<models::Gaussian<T>, T>(model, chains);
+  ASSERT_EQ(cpu->initialize(17, T(2), 100, 1), 0);
+  ASSERT_EQ(cuda->initialize(17, T(2), 100, 1), 0);
+  HmcSettings<T> settings = test_settings<T>(17);
+  settings.jitter = T(1);
+  settings.quasi_random_jitter = true;
+  for (const TrajectoryCriterion criterion :
+       {TrajectoryCriterion::chees, TrajectoryCriterion::snaper}) {
+    CriterionRequest<T> request;
+    request.criterion = criterion;
+    request.centre = {T(0.1), T(-0.2), T(0), T(0.3), T(0.05)};
+    request.direction = {T(0.6), T(0), T(0.8), T(0), T(0)};
+    std::vector<double> sums_cpu, sums_cuda;
+    EnsembleMoments moments_cpu, moments_cuda;
+    const std::uint32_t iteration = criterion == TrajectoryCriterion::chees ? 0 : 1;
+    const IterationStats a =
+        cpu->run_with_criterion(settings, iteration, request, sums_cpu, moments_cpu);
+    const IterationStats b =
+        cuda->run_with_criterion(settings, iteration, request, sums_cuda, moments_cuda);
+    EXPECT_LE(std::abs(b.accepted - a.accepted), kAllowedFlippedChains<T>);
+    EXPECT_EQ(a.gradient_evaluations, b.gradient_evaluations);
+    ASSERT_EQ(sums_cpu.size(), sums_cuda.size());
+    ASSERT_EQ(static_cast<int>(sums_cpu.size()), criterion_term_count(criterion, 5));
+    // Relative: ~10³ times the positions' tolerance in double; in float, where a flipped
+    // decision (kAllowedFlippedChains) changes one chain's terms by O(1), 1% and an absolute 20.
+    const bool single = std::is_same_v<T, float>;
+    const double relative = single ? 1e-2 : 1e3 * kPositionTolerance<double>;
+    for (std::size_t r = 0; r < sums_cpu.size(); ++r) {
+      EXPECT_NEAR(sums_cuda[r], sums_cpu[r],
+                  (single ? 20.0 : 0.0) + relative * (1 + std::abs(sums_cpu[r])))
+          << "criterion " << static_cast<int>(criterion) << ", row " << r;
+    }
+    for (int d = 0; d < 5; ++d)
+      EXPECT_NEAR(moments_cuda.mean[d], moments_cpu.mean[d], 1e-3 + kPositionTolerance<T>);
+  }
 }
 
 TYPED_TEST(CudaHmc, SetPositionsAgreesWithCpu) {

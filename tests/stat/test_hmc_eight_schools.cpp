@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "common/run_configs.hpp"
@@ -92,9 +93,17 @@ TEST(StatEightSchools, QuadratureMatchesTheWellKnownPosterior) {
   EXPECT_NEAR(e.mu_sd, 3.3, 0.15);
 }
 
-TEST(StatEightSchools, HmcAgreesWithExactPosteriorWithinFiveMcse) {
+/// Fixed-length HMC, ChEES and SNAPER against the quadrature.
+class StatEightSchoolsSampler : public ::testing::TestWithParam<HmcSampler> {};
+
+INSTANTIATE_TEST_SUITE_P(Samplers, StatEightSchoolsSampler,
+                         ::testing::Values(HmcSampler::hmc, HmcSampler::chees, HmcSampler::snaper),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST_P(StatEightSchoolsSampler, AgreesWithExactPosteriorWithinFiveMcse) {
   const EightSchoolsExact exact = eight_schools_by_quadrature();
   SampleConfig config = myriad::testing::run_config(256, 500, 400, 8);
+  config.sampler = GetParam();
   const SampleResult result = sample(models::EightSchools<double>::make(), config);
 
   const int mu = testing::quantity_index(result, "mu");
@@ -109,8 +118,10 @@ TEST(StatEightSchools, HmcAgreesWithExactPosteriorWithinFiveMcse) {
       testing::mean_of(result, mu, [&](double x) { return (x - exact.mu_mean) * (x - exact.mu_mean); }),
       exact.mu_sd * exact.mu_sd, "Var[mu]");
   for (const auto& row : result.summary) EXPECT_LT(row.rhat, 1.01) << row.name;
-  // The non-centred form is well conditioned: divergences are rare (counted, not hidden).
+  // The non-centred form is well conditioned: divergences are rare (counted, not hidden); the
+  // adaptive samplers' harmonic-mean step size leaves none.
   EXPECT_LT(result.sampling_stats.divergent, result.sampling_stats.transitions / 100);
+  if (GetParam() != HmcSampler::hmc) EXPECT_EQ(result.sampling_stats.divergent, 0);
 }
 
 }  // namespace

@@ -132,8 +132,10 @@ struct HmmExample {
 /// and leave no chain stuck. Returns the run for the caller's own checks.
 template <class Model>
 SampleResult expect_reference_from_default_starts(const Model& model, const std::string& posterior,
-                                                  std::uint64_t seed, std::int64_t chains = 256) {
-  const SampleConfig config = testing::run_config(chains, 1000, 500, seed);
+                                                  std::uint64_t seed, std::int64_t chains = 256,
+                                                  HmcSampler sampler = HmcSampler::hmc) {
+  SampleConfig config = testing::run_config(chains, 1000, 500, seed);
+  config.sampler = sampler;
   const SampleResult result = sample(model, config);
   testing::expect_agrees_with_reference(result, testing::posteriordb_reference(posterior));
   for (const auto& row : result.summary) EXPECT_LT(row.rhat, 1.01) << row.name;
@@ -154,6 +156,18 @@ TEST(StatPosteriordb, EarningsFromStansDefaultStarts) {
   const SampleResult result = expect_reference_from_default_starts(
       earnings().host_model(), "earnings-logearn_interaction_z", 22);
   EXPECT_GT(result.warmup_restarted_chains, 0);
+}
+
+TEST(StatPosteriordb, KidiqUnderChees) {
+  // ChEES from the same starts: the restarts, the criterion's centre and the harmonic-mean step
+  // size together (the criterion's ensemble mean is pulled by stranded chains until they go).
+  expect_reference_from_default_starts(kidiq().host_model(), "kidiq-kidscore_momhsiq", 22, 256,
+                                       HmcSampler::chees);
+}
+
+TEST(StatPosteriordb, EarningsUnderSnaper) {
+  expect_reference_from_default_starts(earnings().host_model(), "earnings-logearn_interaction_z",
+                                       22, 256, HmcSampler::snaper);
 }
 
 TEST(StatPosteriordb, HmmExampleFromStansDefaultStarts) {
