@@ -56,4 +56,14 @@ inline void expect_within_mcse(const MomentCheck& check, double exact, const std
       << what << ": estimate " << check.estimate << ", exact " << exact << ", MCSE " << check.mcse;
 }
 
+/// Quantity q's mean and variance within 5 MCSE of `mean` and sd² (the variance as the mean of
+/// (x − mean)², with that quantity's own MCSE), and its R-hat below 1.01.
+inline void expect_marginal_moments(const SampleResult& result, int q, double mean, double sd) {
+  const std::string name = result.names[q];
+  expect_within_mcse(mean_of(result, q, [](double x) { return x; }), mean, name + " mean");
+  expect_within_mcse(mean_of(result, q, [&](double x) { return (x - mean) * (x - mean); }), sd * sd,
+                     name + " variance");
+  EXPECT_LT(result.summary[q].rhat, 1.01) << name;
+}
+
 }  // namespace myriad::testing
