@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "myriad/core/error.hpp"
+#include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/diag/draws_view.hpp"
 #include "myriad/diag/nested_rhat.hpp"
 #include "myriad/diag/summary.hpp"
@@ -120,14 +121,12 @@ class AdaptiveTrajectory {
     const int dim = backend.dim();
     request_.criterion = config.sampler == HmcSampler::snaper ? TrajectoryCriterion::snaper
                                                               : TrajectoryCriterion::chees;
-    // The first centre: the mean of the starting points.
-    const std::vector<T> x = backend.positions();  // [dim][chain]
-    request_.centre.assign(static_cast<std::size_t>(dim), T(0));
-    for (int d = 0; d < dim; ++d) {
-      double sum = 0;
-      for (std::int64_t c = 0; c < config.chains; ++c) sum += double(x[d * config.chains + c]);
-      request_.centre[d] = T(sum / double(config.chains));
-    }
+    // The first centre: the mean of the starting points (positions() is [dim][chain]).
+    const std::vector<T> x = backend.positions();
+    EnsembleMoments start;
+    ensemble_moments_cpu(EnsembleView<const T>{x.data(), config.chains, dim, config.chains, 1},
+                         start);
+    set_centre(start);
     // Power iteration from the diagonal (1, …, 1)/√D: no principal direction of a target with
     // correlations is orthogonal to it unless by symmetry.
     if (request_.criterion == TrajectoryCriterion::snaper)
@@ -193,6 +192,10 @@ class AdaptiveTrajectory {
   int steps_for(double length, double eps) const {
     const double steps = std::round(length / eps);
     return static_cast<int>(std::clamp(steps, 1.0, double(config_.max_leapfrog_steps)));
+  }
+
+  void set_centre(const EnsembleMoments& moments) {
+    request_.centre.assign(moments.mean.begin(), moments.mean.end());
   }
 
   /// z ← Cov(y) z / ‖Cov(y) z‖ from the chains' sums of (yᵀz) y; kept when the sum vanishes.

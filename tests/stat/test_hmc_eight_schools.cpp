@@ -121,7 +121,9 @@ TEST_P(StatEightSchoolsSampler, AgreesWithExactPosteriorWithinFiveMcse) {
   // The non-centred form is well conditioned: divergences are rare (counted, not hidden); the
   // adaptive samplers' harmonic-mean step size leaves none.
   EXPECT_LT(result.sampling_stats.divergent, result.sampling_stats.transitions / 100);
-  if (GetParam() != HmcSampler::hmc) EXPECT_EQ(result.sampling_stats.divergent, 0);
+  if (GetParam() != HmcSampler::hmc) {
+    EXPECT_EQ(result.sampling_stats.divergent, 0);
+  }
 }
 
 }  // namespace
