@@ -15,9 +15,9 @@
 // compute stream; recorded draws leave in chunks through draw_chunks.cuh, so that chunk k + 1
 // computes while chunk k is copied and handed to the sink.
 //
-// Device memory is the state (5 · dim + 1 values per chain), per-chain statistics, and two
-// chunk buffers of chunk_iterations × quantities × chains values: it does not grow with the
-// number of draws.
+// Device memory is the state (5 · dim + 1 values per chain; NUTS adds its tree scratch,
+// nuts_tree_vectors(max depth) · dim), per-chain statistics, and two chunk buffers of
+// chunk_iterations × quantities × chains values: it does not grow with the number of draws.
 
 #include <cuda_runtime_api.h>
 
@@ -71,7 +71,6 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
                                           static_cast<std::size_t>(chains_));
-    inverse_metric_ = DeviceArray<T>(static_cast<std::size_t>(dim_));
 
     // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
     // stays quiet and positions() of an uninitialised ensemble reads zeros, like the CPU.
@@ -132,13 +131,15 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    check_inverse_metric(inverse_metric, dim_);
-    // Kernels in flight may read the old metric: copy behind them on the same stream, and wait
-    // because the host vector is pageable and the caller may free it on return.
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(inverse_metric_.data(), inverse_metric.data(),
-                                    inverse_metric.size() * sizeof(T), cudaMemcpyHostToDevice,
-                                    ensemble_.stream()));
+    const std::vector<T> storage = metric_storage(inverse_metric, dim_);
+    // Kernels in flight may read the old metric: wait for them before the array may be
+    // replaced, copy, and wait again because the host vector is pageable and goes on return.
     ensemble_.synchronize();
+    if (metric_.size() < storage.size()) metric_ = DeviceArray<T>(storage.size());
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(metric_.data(), storage.data(), storage.size() * sizeof(T),
+                                    cudaMemcpyHostToDevice, ensemble_.stream()));
+    ensemble_.synchronize();
+    dense_metric_ = inverse_metric.size() != static_cast<std::size_t>(dim_);
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
@@ -154,15 +155,24 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
                      [](std::int64_t) {});
     }
 
+    check_max_tree_depth(settings.max_tree_depth);
+    if (settings.max_tree_depth > 0) reserve_tree(settings.max_tree_depth);
     const kernels::ChainStatisticsView stats = statistics_view();
     ensemble_.zero(counters_);
     draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
-                 kernels::hmc_iterations_kernel<Model, T>
-                     <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                         model_, ensemble_view(), settings, inverse_metric_.data(),
-                         first_iteration + static_cast<std::uint32_t>(done), n, recorded,
-                         num_quantities_, stats);
+                 const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
+                 if (settings.max_tree_depth > 0) {
+                   kernels::nuts_iterations_kernel<Model, T>
+                       <<<nuts_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+                           model_, ensemble_view(), settings, metric(), first, n, recorded,
+                           num_quantities_, stats);
+                 } else {
+                   kernels::hmc_iterations_kernel<Model, T>
+                       <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+                           model_, ensemble_view(), settings, metric(), first, n, recorded,
+                           num_quantities_, stats);
+                 }
                  MYRIAD_CHECK_LAUNCH();
                });
 
@@ -200,8 +210,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     ensemble_.zero(counters_);
     kernels::hmc_criterion_kernel<Model, T>
         <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, ensemble_view(), settings, inverse_metric_.data(), iteration, probe, terms,
-            stats);
+            model_, ensemble_view(), settings, metric(), iteration, probe, terms, stats);
     MYRIAD_CHECK_LAUNCH();
     row_sums(EnsembleView<const double>{criterion_terms_.data(), chains_, rows, stride_},
              kernels::IdentityTerm{}, 1.0, criterion_sums_.data());
@@ -250,8 +259,29 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     return {array.data(), chains_, dim_, stride_};
   }
   HmcEnsembleView<T> ensemble_view() const {
-    return {view(position_), view(gradient_),          view(proposal_),
-            view(momentum_), view(proposal_gradient_), log_density_.data()};
+    const int tree_dim = static_cast<int>(tree_.size() / static_cast<std::size_t>(stride_));
+    return {view(position_),
+            view(gradient_),
+            view(proposal_),
+            view(momentum_),
+            view(proposal_gradient_),
+            log_density_.data(),
+            {tree_.data(), chains_, tree_dim, stride_}};
+  }
+  MetricView<T> metric() const {
+    return MetricView<T>::from_storage(metric_.data(), dim_, dense_metric_);
+  }
+
+  /// NUTS scratch for trees up to max_depth deep ([vector · dim][chain], the state's stride).
+  void reserve_tree(int max_depth) {
+    const std::size_t size = static_cast<std::size_t>(nuts_tree_vectors(max_depth)) * dim_ *
+                             static_cast<std::size_t>(stride_);
+    if (tree_.size() >= size) return;
+    ensemble_.synchronize();
+    tree_ = DeviceArray<T>(size);
+    ensemble_.zero(tree_);
+    nuts_grid_ = ensemble_.grid(kernels::nuts_iterations_kernel<Model, T>, kernels::kChainBlockSize,
+                                chains_);
   }
   kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), chains_}; }
 
@@ -318,7 +348,10 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   DeviceArray<T> log_density_;
   DeviceArray<std::uint8_t> initialized_;
   DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
-  DeviceArray<T> inverse_metric_;
+  DeviceArray<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
+  bool dense_metric_ = false;
+  DeviceArray<T> tree_;  ///< NUTS scratch (reserve_tree); empty until NUTS runs
+  int nuts_grid_ = 1;
   DeviceArray<double> moment_partials_, moment_results_;
   // Trajectory-length criterion: per-chain terms [row][chain], the probe (centre, direction)
   // and the sums (allocated by the first run_with_criterion).

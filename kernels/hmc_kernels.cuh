@@ -45,15 +45,62 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 template <class Model, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     hmc_iterations_kernel(Model model, HmcEnsembleView<T> state, HmcSettings<T> settings,
-                          const T* inverse_metric, std::uint32_t first_iteration,
-                          int num_iterations, T* recorded, int num_quantities,
-                          ChainStatisticsView stats) {
+                          MetricView<T> metric, std::uint32_t first_iteration, int num_iterations,
+                          T* recorded, int num_quantities, ChainStatisticsView stats) {
   const std::int64_t chains = state.position.chains;
   for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
     const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
     const HmcChain<T> chain = state.chain(c);
-    stats.add(c, hmc_chain_iterations(model, chain, rng, settings, inverse_metric, first_iteration,
+    stats.add(c, hmc_chain_iterations(model, chain, rng, settings, metric, first_iteration,
                                       num_iterations, recorded, num_quantities, chains, c));
+  }
+}
+
+/// The largest `value` among the lanes of `mask` (lanes 0 … n − 1 of the warp), in every one of
+/// them.
+__device__ __forceinline__ int warp_max(unsigned mask, int lanes, int value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  (void)lanes;
+  return static_cast<int>(__reduce_max_sync(mask, static_cast<unsigned>(value)));
+#else
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const int other = __shfl_down_sync(mask, value, offset);  // undefined past the last lane
+    if (lane + offset < lanes) value = other > value ? other : value;
+  }
+  return __shfl_sync(mask, value, 0);
+#endif
+}
+
+/// NUTS (nuts_chain_iterations, detail/hmc_chain_bodies.hpp) for every chain, one iteration at a
+/// time so that each lane adds its warp's most leapfrog steps of the iteration to the lockstep
+/// count: a warp runs as long as its longest tree, the lanes whose trees have finished waiting
+/// masked (IterationStats::lockstep_gradient_evaluations). The mask is the warp's lanes that
+/// hold a chain (consecutive chains, since the block size and grid stride are multiples of 32),
+/// computed, not read from __activemask, so that it does not depend on the scheduler.
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    nuts_iterations_kernel(Model model, HmcEnsembleView<T> state, HmcSettings<T> settings,
+                           MetricView<T> metric, std::uint32_t first_iteration, int num_iterations,
+                           T* recorded, int num_quantities, ChainStatisticsView stats) {
+  const std::int64_t chains = state.position.chains;
+  for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
+    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+    const std::int64_t warp_first = c - static_cast<std::int64_t>(threadIdx.x % 32);
+    const int lanes = static_cast<int>(chains - warp_first < 32 ? chains - warp_first : 32);
+    const unsigned mask = lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1u;
+    IterationStats totals;
+    for (int i = 0; i < num_iterations; ++i) {
+      int steps = 0;
+      T* slot = recorded == nullptr
+                    ? nullptr
+                    : recorded + static_cast<std::int64_t>(i) * num_quantities * chains;
+      totals += nuts_chain_iterations(model, state.chain(c), state.nuts_tree(c), rng, settings,
+                                      metric, first_iteration + static_cast<std::uint32_t>(i), 1,
+                                      slot, num_quantities, chains, c, &steps);
+      totals.lockstep_gradient_evaluations += warp_max(mask, lanes, steps);
+    }
+    stats.add(c, totals);
   }
 }
 
@@ -62,11 +109,11 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 template <class Model, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     hmc_criterion_kernel(Model model, HmcEnsembleView<T> state, HmcSettings<T> settings,
-                         const T* inverse_metric, std::uint32_t iteration, CriterionProbe<T> probe,
+                         MetricView<T> metric, std::uint32_t iteration, CriterionProbe<T> probe,
                          CriterionTerms terms, ChainStatisticsView stats) {
   for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
     const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-    stats.add(c, hmc_chain_criterion_iteration(model, state.chain(c), rng, settings, inverse_metric,
+    stats.add(c, hmc_chain_criterion_iteration(model, state.chain(c), rng, settings, metric,
                                                iteration, probe, terms, c));
   }
 }

@@ -44,7 +44,8 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   Json settings = Json::object();
   // Only the settings the sampler used (ABC's own are under "abc").
   const bool adaptive_length = run.sampler == "chees" || run.sampler == "snaper";
-  const bool hmc = run.sampler == "hmc" || adaptive_length;
+  const bool nuts = run.sampler == "nuts";
+  const bool hmc = run.sampler == "hmc" || adaptive_length || nuts;
   const bool adapted = hmc || run.sampler == "chmc";
   settings["chains"] = config.chains;
   if (run.sampler != "abc-reject") settings["warmup"] = config.warmup;
@@ -60,11 +61,14 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   }
   if (adaptive_length) {
     settings["max_leapfrog_steps"] = config.max_leapfrog_steps;
+  } else if (nuts) {
+    settings["max_tree_depth"] = config.max_tree_depth;
   } else if (hmc) {
     settings["leapfrog_steps"] = config.leapfrog_steps;
     settings["jitter"] = config.jitter;
   }
   if (hmc) {
+    settings["metric"] = to_string(config.metric);
     settings["initial_points"] = config.initial_positions.empty() ? "drawn" : "given (--init)";
   }
   settings["superchains"] = result.superchains;
@@ -131,6 +135,28 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
     report["warmup"]["trajectory"] = trajectory;
   }
   report["sampling"] = stats_json(result.sampling_stats);
+  if (nuts) {
+    // mcmc/nuts.hpp: tree depths of each phase; the lockstep count of the sampling phase (the
+    // warm-up's also holds the step-size search's one-step HMC probes, which it does not count).
+    for (const char* phase : {"warmup", "sampling"}) {
+      const IterationStats& s = phase[0] == 'w' ? result.warmup_stats : result.sampling_stats;
+      Json tree = Json::object();
+      tree["max_tree_depth"] = result.max_tree_depth;
+      tree["mean_depth"] = s.mean_tree_depth();
+      tree["max_depth"] = s.tree_depth_max;
+      tree["depth_cap_hits"] = s.tree_depth_capped;
+      tree["mean_leapfrog_steps"] =
+          s.transitions > 0 ? double(s.gradient_evaluations) / double(s.transitions) : 0.0;
+      if (phase[0] == 's') {
+        tree["lockstep_gradient_evaluations"] = s.lockstep_gradient_evaluations;
+        tree["lockstep_efficiency"] =
+            s.lockstep_gradient_evaluations > 0
+                ? double(s.gradient_evaluations) / double(s.lockstep_gradient_evaluations)
+                : 1.0;
+      }
+      report[phase]["tree"] = tree;
+    }
+  }
   if (result.sampling_stuck_chains >= 0)
     report["sampling"]["stuck_chains"] = result.sampling_stuck_chains;
 

@@ -17,6 +17,7 @@
 #include "myriad/io/npy.hpp"
 #include "myriad/io/summary_csv.hpp"
 #include "myriad/mcmc/chain_restarts.hpp"
+#include "myriad/mcmc/nuts.hpp"
 #include "run_report.hpp"
 #include "run_session.hpp"
 
@@ -37,7 +38,7 @@ std::vector<OptionSpec> sample_options() {
           {"sampler", "NAME", "",
            "hmc (density models, the default; on generators: HMC on the Gaussian-kernel ABC "
            "target), chees or snaper (HMC with the trajectory length adapted across the "
-           "ensemble), chmc (generators, the default), abc-reject, abc-mcmc"},
+           "ensemble), nuts (No-U-Turn), chmc (generators, the default), abc-reject, abc-mcmc"},
           {"abc-epsilon", "E", "", "ABC tolerance (abc-reject, abc-mcmc, hmc on a generator)"},
           {"abc-kernel", "uniform|gaussian", "uniform", "ABC-MCMC kernel"},
           {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
@@ -54,6 +55,10 @@ std::vector<OptionSpec> sample_options() {
           {"max-leapfrog-steps", "L", "1024",
            "chees, snaper: most leapfrog steps of an adapted trajectory"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
+          {"max-tree-depth", "D", "10", "nuts: most tree doublings (1-15; 2^D - 1 steps)"},
+          {"metric", "diag|dense", "diag",
+           "HMC samplers: mass matrix adapted from the ensemble's variances or covariance "
+           "(dense: not with snaper; dimension at most 1024)"},
           {"init", "FILE", "",
            "HMC: initial points instead of drawn ones: a .json array (one point for every chain, "
            "or one per chain) or a .npy float64 array of shape (dim,) or (chains, dim)"},
@@ -109,16 +114,20 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     throw UsageError{spec.name + " is a plated model: run it with 'myriad mpis'"};
   const bool generator = spec.kind == ModelKind::generator;
   const bool adaptive = sampler == "chees" || sampler == "snaper";
-  if (sampler != "hmc" && !adaptive && sampler != "chmc" && sampler != "abc-reject" &&
-      sampler != "abc-mcmc")
+  const bool density_sampler = sampler == "hmc" || adaptive || sampler == "nuts";
+  if (!density_sampler && sampler != "chmc" && sampler != "abc-reject" && sampler != "abc-mcmc")
     throw UsageError{"unknown sampler '" + sampler +
-                     "' (hmc, chees, snaper, chmc, abc-reject, abc-mcmc)"};
-  if (generator && adaptive)
+                     "' (hmc, chees, snaper, nuts, chmc, abc-reject, abc-mcmc)"};
+  if (generator && density_sampler && sampler != "hmc")
     throw UsageError{"--sampler " + sampler + " needs a density model; " + spec.name +
                      " is a generator (use chmc, abc-reject, abc-mcmc or hmc)"};
-  if (!generator && sampler != "hmc" && !adaptive)
+  if (!generator && !density_sampler)
     throw UsageError{"--sampler " + sampler + " needs a generator model; " + spec.name +
-                     " is a density model (use hmc, chees or snaper)"};
+                     " is a density model (use hmc, chees, snaper or nuts)"};
+  if (sampler != "nuts" && line.has("max-tree-depth"))
+    throw UsageError{"--max-tree-depth applies to --sampler nuts, not " + sampler};
+  if ((generator || !density_sampler) && line.has("metric"))
+    throw UsageError{"--metric applies to HMC samplers on a density model"};
   const bool abc = generator && sampler != "chmc";
   if (abc && !line.has("abc-epsilon"))
     throw UsageError{"--sampler " + sampler + " on a generator needs --abc-epsilon"};
@@ -136,13 +145,15 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     for (const char* name : {"leapfrog-steps", "jitter"}) {
       if (line.has(name))
         throw UsageError{std::string("--") + name + " applies to --sampler hmc, not " + sampler +
-                         (adaptive ? " (which adapts the trajectory length)" : "")};
+                         (adaptive            ? " (which adapts the trajectory length)"
+                          : sampler == "nuts" ? " (whose trees choose their lengths)"
+                                              : "")};
     }
   }
   if (!adaptive && line.has("max-leapfrog-steps"))
     throw UsageError{"--max-leapfrog-steps applies to --sampler chees and snaper, not " + sampler};
-  if (sampler != "hmc" && !adaptive && line.has("init"))
-    throw UsageError{"--init applies to --sampler hmc, chees and snaper, not " + sampler};
+  if (!density_sampler && line.has("init"))
+    throw UsageError{"--init applies to --sampler hmc, chees, snaper and nuts, not " + sampler};
   if ((sampler == "abc-mcmc" || sampler == "abc-reject") && line.has("no-restarts"))
     throw UsageError{"--no-restarts applies to --sampler hmc and chmc, not " + sampler};
   if (sampler != "abc-mcmc" && line.has("abc-kernel"))
@@ -262,6 +273,11 @@ int sample_command(int argc, char** argv) {
   config.jitter = line.number("jitter");
   config.max_leapfrog_steps =
       static_cast<int>(line.integer("max-leapfrog-steps", 1, kMaxAdaptedLeapfrogSteps));
+  config.max_tree_depth = static_cast<int>(line.integer("max-tree-depth", 1, kLargestMaxTreeDepth));
+  if (const auto metric = enum_value(kMetricKindNames, line.text("metric")))
+    config.metric = *metric;
+  else
+    throw UsageError{"unknown --metric '" + line.text("metric") + "' (diag or dense)"};
   config.restart_stranded = !line.flag("no-restarts");
   if (line.has("init")) config.initial_positions = read_initial_positions(line.text("init"));
   config.target_accept = line.number("target-accept");
@@ -339,6 +355,16 @@ int sample_command(int argc, char** argv) {
         static_cast<long long>(result.sampling_stats.non_finite), worst.max_rhat,
         worst.max_nested_rhat, result.superchains, worst.min_ess_bulk, worst.min_ess_tail,
         session.final_path().c_str());
+    if (run.sampler == "nuts") {
+      const IterationStats& s = result.sampling_stats;
+      std::printf(
+          "  tree depth mean %.2f, max %lld, cap %d hit %lld times; lockstep efficiency %.2f\n",
+          s.mean_tree_depth(), static_cast<long long>(s.tree_depth_max), result.max_tree_depth,
+          static_cast<long long>(s.tree_depth_capped),
+          s.lockstep_gradient_evaluations > 0
+              ? double(s.gradient_evaluations) / double(s.lockstep_gradient_evaluations)
+              : 1.0);
+    }
     if (run.sampler == "abc-reject" && result.chains == 0) {
       std::printf(
           "  note: none of the %.0f prior simulations was within the tolerance (%.0f were not "

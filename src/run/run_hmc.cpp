@@ -15,6 +15,8 @@
 #include "myriad/diag/summary.hpp"
 #include "myriad/mcmc/dual_averaging.hpp"
 #include "myriad/mcmc/hmc.hpp"
+#include "myriad/mcmc/metric.hpp"
+#include "myriad/mcmc/nuts.hpp"
 #include "myriad/mcmc/step_size_search.hpp"
 #include "myriad/mcmc/trajectory_length_adaptation.hpp"
 #include "myriad/mcmc/warmup_schedule.hpp"
@@ -38,6 +40,12 @@ void SampleConfig::validate() const {
   MYRIAD_EXPECTS(max_leapfrog_steps >= 1 && max_leapfrog_steps <= kMaxAdaptedLeapfrogSteps,
                  "max_leapfrog_steps must lie in [1, ", kMaxAdaptedLeapfrogSteps, "], got ",
                  max_leapfrog_steps);
+  MYRIAD_EXPECTS(max_tree_depth >= 1 && max_tree_depth <= kLargestMaxTreeDepth,
+                 "max_tree_depth must lie in [1, ", kLargestMaxTreeDepth, "], got ",
+                 max_tree_depth);
+  MYRIAD_EXPECTS(metric == MetricKind::diag || sampler != HmcSampler::snaper,
+                 "a dense metric is not available with SNAPER (its principal direction is "
+                 "found in a diagonal metric's scaled coordinates); use chees or nuts");
   MYRIAD_EXPECTS(jitter >= 0 && jitter <= 1, "jitter must lie in [0, 1], got ", jitter);
   MYRIAD_EXPECTS(std::isfinite(initial_step_size) && initial_step_size >= 0,
                  "initial_step_size must be >= 0 (0 = automatic), got ", initial_step_size);
@@ -109,7 +117,7 @@ void place_chains(HmcBackend<T>& backend, const SampleConfig& config) {
 /// ChEES or SNAPER in warm-up (mcmc/trajectory_length_adaptation.hpp): the ensemble's trajectory
 /// length, the criterion's centre (the ensemble's mean after the previous iteration) and, for
 /// SNAPER, the principal direction, updated by one power-iteration step per iteration. Disabled
-/// (and never touching the backend) for fixed-length HMC.
+/// (and never touching the backend) for fixed-length HMC and NUTS.
 template <class T>
 class AdaptiveTrajectory {
  public:
@@ -133,7 +141,9 @@ class AdaptiveTrajectory {
       request_.direction.assign(static_cast<std::size_t>(dim), T(1.0 / std::sqrt(double(dim))));
   }
 
-  bool enabled() const { return config_.sampler != HmcSampler::hmc; }
+  bool enabled() const {
+    return config_.sampler == HmcSampler::chees || config_.sampler == HmcSampler::snaper;
+  }
 
   /// Jitter over the whole length (fractions u ∈ (0, 1] of T), by the quasi-random sequence.
   void configure(HmcSettings<T>& settings) const {
@@ -232,6 +242,10 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   result.jitter = config.jitter;
   const int dim = backend.dim();
   const int quantities = backend.num_quantities();
+  // A dense metric of one dimension is the diagonal one.
+  const bool dense = config.metric == MetricKind::dense && dim > 1;
+  MYRIAD_EXPECTS(!dense || dim <= kMaxDenseMetricDim, "a dense metric supports dimensions up to ",
+                 kMaxDenseMetricDim, ", the model has ", dim);
 
   // Initialisation: the given points, or drawn ones (chains of one superchain share theirs).
   const auto warmup_start = Clock::now();
@@ -281,7 +295,9 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   DualAveraging adapter(step, DualAveraging::Options{config.target_accept});
   AdaptiveTrajectory<T> trajectory(backend, config, step);
   if (trajectory.enabled()) trajectory.configure(settings);
-  WelfordVariance variance(dim);
+  if (config.sampler == HmcSampler::nuts) settings.max_tree_depth = config.max_tree_depth;
+  WelfordVariance variance(dense ? 0 : dim);
+  WelfordCovariance covariance(dense ? dim : 0);
   EnsembleMoments moments;
   const int progress_every = std::max(1, config.warmup / 100);
   // Checks for stranded chains up to the terminal step-size interval, so that a restarted chain
@@ -293,24 +309,36 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
     const double eps = config.adapt_step_size ? adapter.step_size() : step;
     settings.step_size = T(eps);
     const bool collect = schedule.in_metric_window(w);
-    const IterationStats s =
-        trajectory.enabled()
-            ? trajectory.iteration(settings, iteration++, eps, moments)
-            : backend.run(settings, iteration++, 1, nullptr, 0, 0, collect ? &moments : nullptr);
+    const IterationStats s = trajectory.enabled()
+                                 ? trajectory.iteration(settings, iteration++, eps, moments)
+                                 : backend.run(settings, iteration++, 1, nullptr, 0, 0,
+                                               collect && !dense ? &moments : nullptr);
     result.warmup_stats += s;
+    // ChEES, SNAPER and NUTS steer the step size by the harmonic mean over chains of the
+    // acceptance (the worst chains dominate it: a step every chain can take in a curved
+    // target's tails); fixed-length HMC by the arithmetic mean, as Stan's single chain does.
     if (config.adapt_step_size)
-      adapter.update(trajectory.enabled() ? trajectory.harmonic_accept_prob()
-                                          : s.mean_accept_prob());
-    if (collect) variance.add(moments);
+      adapter.update(trajectory.enabled()                 ? trajectory.harmonic_accept_prob()
+                     : config.sampler == HmcSampler::nuts ? s.harmonic_accept_prob()
+                                                          : s.mean_accept_prob());
+    if (collect && dense) covariance.add(backend.positions(), config.chains);
+    if (collect && !dense) variance.add(moments);
     if (collect && schedule.ends_window(w)) {
-      // Stan's regularisation towards 1e-3 · I: (n/(n+5))·var + 1e-3·5/(n+5).
-      const double n = static_cast<double>(variance.count());
-      for (int d = 0; d < dim; ++d) {
-        const double v = (n / (n + 5.0)) * variance.variance(d) + 1e-3 * (5.0 / (n + 5.0));
-        inverse_metric[d] = T(v);
+      // Stan's regularisation towards 1e-3 · I: (n/(n+5))·Σ + 1e-3·5/(n+5)·I.
+      const double n = static_cast<double>(dense ? covariance.count() : variance.count());
+      const double shrink = n / (n + 5.0), ridge = 1e-3 * (5.0 / (n + 5.0));
+      if (dense) {
+        inverse_metric.assign(static_cast<std::size_t>(dim) * dim, T(0));
+        for (int i = 0; i < dim; ++i)
+          for (int j = 0; j < dim; ++j)
+            inverse_metric[i * dim + j] =
+                T(shrink * covariance.covariance(i, j) + (i == j ? ridge : 0.0));
+        covariance.reset();
+      } else {
+        for (int d = 0; d < dim; ++d) inverse_metric[d] = T(shrink * variance.variance(d) + ridge);
+        variance.reset();
       }
       backend.set_inverse_metric(inverse_metric);
-      variance.reset();
       if (config.adapt_step_size) adapter.restart(adapter.step_size());
       if (trajectory.enabled()) trajectory.metric_changed();
     }
@@ -326,6 +354,11 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
     settings.max_leapfrog_steps = trajectory.finish(step, result);
     result.leapfrog_steps = settings.max_leapfrog_steps;
     result.jitter = static_cast<double>(settings.jitter);
+  }
+  if (config.sampler == HmcSampler::nuts) {
+    result.leapfrog_steps = 0;
+    result.jitter = 0;
+    result.max_tree_depth = config.max_tree_depth;
   }
   result.warmup_seconds = seconds_since(warmup_start);
 

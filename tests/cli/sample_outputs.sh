@@ -96,6 +96,27 @@ PY
   --draws 20 --device cpu --output "$work/snaper" --quiet
 grep -q '"principal_variance"' "$work/snaper/run.json" || { echo "snaper run.json lacks principal_variance"; exit 1; }
 
+# NUTS: the depth cap in the settings, tree depths of both phases and the sampling phase's
+# lockstep count in run.json; a dense metric is written as dim x dim values.
+"$myriad" sample --model gaussian --model-arg dim=3 --sampler nuts --max-tree-depth 6 \
+  --metric dense --chains 40 --warmup 60 --draws 20 --device cpu --output "$work/nuts" --quiet
+python3 - "$work/nuts/run.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["method"] == "nuts", r["method"]
+s = r["settings"]
+assert s["max_tree_depth"] == 6 and s["metric"] == "dense" and "leapfrog_steps" not in s, s
+assert len(r["inverse_metric"]) == 9, r["inverse_metric"]
+for phase in ("warmup", "sampling"):
+    t = r[phase]["tree"]
+    assert t["max_tree_depth"] == 6 and 1 <= t["mean_depth"] <= t["max_depth"] <= 6, t
+    assert 0 <= t["depth_cap_hits"] and t["mean_leapfrog_steps"] >= 1, t
+t = r["sampling"]["tree"]
+assert t["lockstep_gradient_evaluations"] >= r["sampling"]["gradient_evaluations"], t
+assert 0 < t["lockstep_efficiency"] <= 1, t
+assert "lockstep_efficiency" not in r["warmup"]["tree"]
+PY
+
 # `myriad models` lists every built-in model with its arguments.
 "$myriad" models >"$work/models"
 for model in gaussian logistic eight_schools funnel banana; do

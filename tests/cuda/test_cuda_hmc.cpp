@@ -42,6 +42,7 @@
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/detail/cpu_ensemble_moments.hpp"
+#include "myriad/mcmc/nuts.hpp"
 #include "myriad/models/builtin.hpp"
 
 namespace myriad {
@@ -451,6 +452,53 @@ TYPED_TEST(CudaHmc, DivergencesAndNonFiniteTrajectoriesAreCountedLikeTheCpu) {
   EXPECT_EQ(b.transitions, a.transitions);
 }
 
+/// NUTS (mcmc/nuts.hpp) in nuts_iterations_kernel against the CPU backend's loop, with a diagonal
+/// and a dense metric, in double precision: the trees' directions and leaf choices come from the
+/// same keyed streams, so each chain builds the same trees unless rounding (~1e-15 relative)
+/// turns a U-turn check or a leaf choice, which these few transitions do not. The lockstep
+/// count is the real warps' on the GPU (warp_max) and the CPU's groups of 32 chains: equal.
+TEST(CudaNuts, AgreesWithCpuWithDiagonalAndDenseMetrics) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using Model = models::Gaussian<double>;
+  const auto model = Model::make(4, 0.6, 1.0, 2.0);
+  const std::int64_t chains = 70;  // two full warps and a partial one
+  const std::vector<std::vector<double>> metrics = {
+      {0.75, 1.0, 1.25, 0.9},
+      {2.0, 0.6, -0.3, 0.1, 0.6, 1.0, 0.2, 0.0, -0.3, 0.2, 0.5, 0.05, 0.1, 0.0, 0.05, 0.8}};
+  for (const std::vector<double>& metric : metrics) {
+    SCOPED_TRACE(metric.size() == 4 ? "diagonal metric" : "dense metric");
+    auto cpu = make_cpu_hmc_backend<Model, double>(model, chains);
+    auto cuda = make_cuda_hmc_backend<Model, double>(model, chains);
+    ASSERT_EQ(cpu->initialize(9, 2.0, 100, 1), 0);
+    ASSERT_EQ(cuda->initialize(9, 2.0, 100, 1), 0);
+    cpu->set_inverse_metric(metric);
+    cuda->set_inverse_metric(metric);
+    HmcSettings<double> settings = test_settings<double>(9);
+    settings.step_size = 0.3;
+    settings.max_tree_depth = 6;
+    RecordingSink<double> cpu_draws(chains, 4, 0), cuda_draws(chains, 4, 0);
+    const IterationStats a = cpu->run(settings, 0, 4, &cpu_draws, 0, 2, nullptr);
+    const IterationStats b = cuda->run(settings, 0, 4, &cuda_draws, 0, 2, nullptr);
+    EXPECT_EQ(b.transitions, a.transitions);
+    EXPECT_EQ(b.accepted, a.accepted);
+    EXPECT_EQ(b.gradient_evaluations, a.gradient_evaluations);
+    EXPECT_EQ(b.tree_depth_sum, a.tree_depth_sum);
+    EXPECT_EQ(b.tree_depth_max, a.tree_depth_max);
+    EXPECT_EQ(b.tree_depth_capped, a.tree_depth_capped);
+    EXPECT_EQ(b.lockstep_gradient_evaluations, a.lockstep_gradient_evaluations);
+    EXPECT_GT(a.lockstep_gradient_evaluations, a.gradient_evaluations);
+    EXPECT_NEAR(b.accept_prob_sum(), a.accept_prob_sum(), 1e-6 * a.transitions);
+    int mismatches = 0;
+    for (int i = 0; i < 4; ++i)
+      for (int q = 0; q < 4; ++q)
+        for (std::int64_t c = 0; c < chains; ++c)
+          if (!close(cpu_draws.at(i, q, c), cuda_draws.at(i, q, c), kPositionTolerance<double>) &&
+              ++mismatches <= 5)
+            ADD_FAILURE() << "draw " << i << ", quantity " << q << ", chain " << c;
+    EXPECT_EQ(mismatches, 0);
+  }
+}
+
 /// Every backend refuses the same invalid arguments with invalid_argument (the CPU backend here
 /// on any machine, the CUDA one where a device is present). Until both took their checks from
 /// detail/hmc_chain_bodies.hpp, the CUDA backend accepted an infinite inverse-metric entry
@@ -470,7 +518,13 @@ TEST(HmcBackends, EveryBackendRefusesTheSameInvalidArguments) {
   }
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<std::vector<double>> bad_metrics = {
-      {1.0, 1.0}, {1.0, 0.0, 1.0}, {1.0, -1.0, 1.0}, {1.0, inf, 1.0}, {1.0, std::nan(""), 1.0}};
+      {1.0, 1.0},
+      {1.0, 0.0, 1.0},
+      {1.0, -1.0, 1.0},
+      {1.0, inf, 1.0},
+      {1.0, std::nan(""), 1.0},
+      {1.0, 0.5, 0.0, 0.4, 1.0, 0.0, 0.0, 0.0, 1.0},   // dense, not symmetric
+      {1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 1.0}};  // dense, not positive definite
   for (const auto& [name, make] : backends) {
     SCOPED_TRACE(name);
     EXPECT_THROW(make(0), invalid_argument);
@@ -479,9 +533,13 @@ TEST(HmcBackends, EveryBackendRefusesTheSameInvalidArguments) {
     for (const std::vector<double>& metric : bad_metrics)
       EXPECT_THROW(backend->set_inverse_metric(metric), invalid_argument) << metric[1];
     EXPECT_NO_THROW(backend->set_inverse_metric({1.0, 2.0, 0.5}));
+    EXPECT_NO_THROW(backend->set_inverse_metric({1.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 1.0}));
     EXPECT_THROW(backend->initialize(1, 2.0, 10, 0), invalid_argument);
     EXPECT_THROW(backend->run(test_settings<double>(1), 0, -1, nullptr, 0, 0, nullptr),
                  invalid_argument);
+    HmcSettings<double> too_deep = test_settings<double>(1);
+    too_deep.max_tree_depth = kLargestMaxTreeDepth + 1;
+    EXPECT_THROW(backend->run(too_deep, 0, 1, nullptr, 0, 0, nullptr), invalid_argument);
     std::vector<std::int64_t> source(10);
     for (std::int64_t c = 0; c < 10; ++c) source[c] = c;
     EXPECT_THROW(backend->copy_chains(std::vector<std::int64_t>(9, 0)), invalid_argument);

@@ -93,11 +93,12 @@ TEST(StatEightSchools, QuadratureMatchesTheWellKnownPosterior) {
   EXPECT_NEAR(e.mu_sd, 3.3, 0.15);
 }
 
-/// Fixed-length HMC, ChEES and SNAPER against the quadrature.
+/// Fixed-length HMC, ChEES, SNAPER and NUTS against the quadrature.
 class StatEightSchoolsSampler : public ::testing::TestWithParam<HmcSampler> {};
 
 INSTANTIATE_TEST_SUITE_P(Samplers, StatEightSchoolsSampler,
-                         ::testing::Values(HmcSampler::hmc, HmcSampler::chees, HmcSampler::snaper),
+                         ::testing::Values(HmcSampler::hmc, HmcSampler::chees, HmcSampler::snaper,
+                                           HmcSampler::nuts),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST_P(StatEightSchoolsSampler, AgreesWithExactPosteriorWithinFiveMcse) {

@@ -170,6 +170,11 @@ TEST(StatPosteriordb, EarningsUnderSnaper) {
                                        22, 256, HmcSampler::snaper);
 }
 
+TEST(StatPosteriordb, EarningsUnderNuts) {
+  expect_reference_from_default_starts(earnings().host_model(), "earnings-logearn_interaction_z",
+                                       22, 256, HmcSampler::nuts);
+}
+
 TEST(StatPosteriordb, HmmExampleFromStansDefaultStarts) {
   const nlohmann::json data = testing::posteriordb_data("hmm_example-hmm_example");
   const std::vector<double> y = numbers(data["y"]);

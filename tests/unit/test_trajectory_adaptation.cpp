@@ -47,19 +47,19 @@ TEST(QuasiRandomJitter, EightIterationsTakeEachStepCountOnce) {
 /// S(x) and its rate along v = M⁻¹p, checked against a central difference of S.
 void expect_rate_matches_difference(TrajectoryCriterion criterion) {
   const std::vector<double> centre{0.3, -1.0, 2.0}, inverse_metric{0.5, 2.0, 1.5};
+  const auto metric = MetricView<double>::diagonal_metric(inverse_metric.data(), 3);
   std::vector<double> direction{0.6, 0.0, 0.8};  // unit
   const CriterionProbe<double> probe{criterion, centre.data(), direction.data()};
   const std::vector<double> end{1.1, 0.4, -0.7}, momentum{-0.9, 1.3, 0.25};
-  const double rate = criterion_square_rate(probe, end, momentum, inverse_metric.data(), 3);
+  const double rate = criterion_square_rate(probe, end, momentum, metric);
   const double h = 1e-6;
   std::vector<double> ahead(3), behind(3);
   for (int i = 0; i < 3; ++i) {
     ahead[i] = end[i] + h * inverse_metric[i] * momentum[i];
     behind[i] = end[i] - h * inverse_metric[i] * momentum[i];
   }
-  const double difference = (criterion_square(probe, ahead, inverse_metric.data(), 3) -
-                             criterion_square(probe, behind, inverse_metric.data(), 3)) /
-                            (2 * h);
+  const double difference =
+      (criterion_square(probe, ahead, metric) - criterion_square(probe, behind, metric)) / (2 * h);
   EXPECT_NEAR(rate, difference, 1e-7 * (1 + std::abs(rate)));
   EXPECT_NE(rate, 0.0);
 }
@@ -74,6 +74,7 @@ TEST(TrajectoryCriterion, SnaperRateIsTheDerivativeAlongTheVelocity) {
 
 TEST(TrajectoryCriterion, TermsOfOneChain) {
   const std::vector<double> centre{0.0, 0.0}, inverse_metric{4.0, 1.0}, direction{1.0, 0.0};
+  const auto metric = MetricView<double>::diagonal_metric(inverse_metric.data(), 2);
   const std::vector<double> end{1.0, 2.0}, momentum{0.5, -1.0}, position{2.0, 3.0};
   for (TrajectoryCriterion criterion : {TrajectoryCriterion::chees, TrajectoryCriterion::snaper}) {
     const int rows = criterion_term_count(criterion, 2);
@@ -81,10 +82,9 @@ TEST(TrajectoryCriterion, TermsOfOneChain) {
     const CriterionTerms terms{values.data(), 3};
     const CriterionProbe<double> probe{criterion, centre.data(), direction.data()};
     const double start = 0.5, alpha = 0.4;
-    write_criterion_terms(probe, terms, 1, start, alpha, end, momentum, position,
-                          inverse_metric.data(), 2);
-    const double change = criterion_square(probe, end, inverse_metric.data(), 2) - start;
-    const double rate = criterion_square_rate(probe, end, momentum, inverse_metric.data(), 2);
+    write_criterion_terms(probe, terms, 1, start, alpha, end, momentum, position, metric);
+    const double change = criterion_square(probe, end, metric) - start;
+    const double rate = criterion_square_rate(probe, end, momentum, metric);
     EXPECT_DOUBLE_EQ(terms.at(kCriterionWeight, 1), alpha);
     EXPECT_DOUBLE_EQ(terms.at(kCriterionGradient, 1), alpha * 0.5 * change * rate);
     EXPECT_DOUBLE_EQ(terms.at(kCriterionValue, 1), alpha * 0.25 * change * change);
@@ -102,12 +102,12 @@ TEST(TrajectoryCriterion, TermsOfOneChain) {
 
 TEST(TrajectoryCriterion, DivergentChainHasNoWeightAndTheFloorInTheHarmonicMean) {
   const std::vector<double> centre{0.0}, inverse_metric{1.0};
+  const auto metric = MetricView<double>::diagonal_metric(inverse_metric.data(), 1);
   const std::vector<double> end{NAN}, momentum{NAN}, position{0.5};
   std::vector<double> values(4, -1.0);
   const CriterionTerms terms{values.data(), 1};
   const CriterionProbe<double> probe{TrajectoryCriterion::chees, centre.data(), nullptr};
-  write_criterion_terms(probe, terms, 0, 0.25, 0.0, end, momentum, position, inverse_metric.data(),
-                        1);
+  write_criterion_terms(probe, terms, 0, 0.25, 0.0, end, momentum, position, metric);
   EXPECT_EQ(terms.at(kCriterionWeight, 0), 0.0);
   EXPECT_EQ(terms.at(kCriterionGradient, 0), 0.0);
   EXPECT_EQ(terms.at(kCriterionValue, 0), 0.0);

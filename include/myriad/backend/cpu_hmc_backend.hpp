@@ -33,7 +33,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_})
       array->assign(n, T(0));
     log_density_.assign(static_cast<std::size_t>(chains), T(0));
-    inverse_metric_.assign(static_cast<std::size_t>(dim_), T(1));
+    metric_.assign(static_cast<std::size_t>(dim_), T(1));
   }
 
   int dim() const override { return dim_; }
@@ -66,13 +66,15 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   }
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
-    check_inverse_metric(inverse_metric, dim_);
-    inverse_metric_ = inverse_metric;
+    metric_ = metric_storage(inverse_metric, dim_);
+    dense_metric_ = inverse_metric.size() != static_cast<std::size_t>(dim_);
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
                      int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
                      int chunk_iterations, EnsembleMoments* moments) override {
+    check_max_tree_depth(settings.max_tree_depth);
+    if (settings.max_tree_depth > 0) reserve_tree(settings.max_tree_depth);
     const IterationStats total = run_in_draw_chunks(
         num_iterations, chunk_iterations, this->num_quantities(), this->chains_, sink, first_draw,
         chunk_, [&](int done, int n, T* recorded) {
@@ -101,8 +103,8 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < this->chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-      stats += hmc_chain_criterion_iteration(this->model_, state.chain(c), rng, settings,
-                                             inverse_metric_.data(), iteration, probe, terms, c);
+      stats += hmc_chain_criterion_iteration(this->model_, state.chain(c), rng, settings, metric(),
+                                             iteration, probe, terms, c);
     }
     sum_criterion_terms(criterion_terms_, this->chains_, rows, criterion_sums);
     ensemble_moments_cpu(EnsembleView<const T>{position_.data(), this->chains_, dim_, 1, dim_},
@@ -133,29 +135,81 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     return {array.data(), this->chains_, dim_, 1, dim_};
   }
   HmcEnsembleView<T> ensemble_view() {
-    return {view(position_), view(gradient_),          view(proposal_),
-            view(momentum_), view(proposal_gradient_), log_density_.data()};
+    const int tree_dim = static_cast<int>(tree_.size() / static_cast<std::size_t>(this->chains_));
+    return {view(position_),
+            view(gradient_),
+            view(proposal_),
+            view(momentum_),
+            view(proposal_gradient_),
+            log_density_.data(),
+            {tree_.data(), this->chains_, tree_dim, 1, tree_dim}};
+  }
+  MetricView<T> metric() const {
+    return MetricView<T>::from_storage(metric_.data(), dim_, dense_metric_);
+  }
+
+  /// NUTS scratch for trees up to max_depth deep ([chain][vector][dim]).
+  void reserve_tree(int max_depth) {
+    const std::size_t size = static_cast<std::size_t>(nuts_tree_vectors(max_depth)) * dim_ *
+                             static_cast<std::size_t>(this->chains_);
+    if (tree_.size() < size) tree_.assign(size, T(0));
   }
 
   IterationStats run_chunk(const HmcSettings<T>& settings, std::uint32_t first_iteration, int n,
                            T* recorded) {
+    if (settings.max_tree_depth > 0) return run_nuts_chunk(settings, first_iteration, n, recorded);
     const HmcEnsembleView<T> state = ensemble_view();
     const int quantities = this->num_quantities();
     IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < this->chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-      stats +=
-          hmc_chain_iterations(this->model_, state.chain(c), rng, settings, inverse_metric_.data(),
-                               first_iteration, n, recorded, quantities, this->chains_, c);
+      stats += hmc_chain_iterations(this->model_, state.chain(c), rng, settings, metric(),
+                                    first_iteration, n, recorded, quantities, this->chains_, c);
     }
     return stats;
   }
 
+  /// NUTS over groups of kWarpLanes consecutive chains, each group on one thread, so that the
+  /// group's most leapfrog steps per iteration give the lockstep count a GPU warp would pay
+  /// (IterationStats::lockstep_gradient_evaluations; the CUDA kernel counts its real warps).
+  IterationStats run_nuts_chunk(const HmcSettings<T>& settings, std::uint32_t first_iteration,
+                                int n, T* recorded) {
+    const HmcEnsembleView<T> state = ensemble_view();
+    const int quantities = this->num_quantities();
+    const std::int64_t chains = this->chains_;
+    const std::int64_t groups = (chains + kWarpLanes - 1) / kWarpLanes;
+    IterationStats stats;
+#pragma omp parallel reduction(merge_stats : stats)
+    {
+      std::vector<int> steps(static_cast<std::size_t>(n)), most(static_cast<std::size_t>(n));
+#pragma omp for schedule(static)
+      for (std::int64_t group = 0; group < groups; ++group) {
+        std::fill(most.begin(), most.end(), 0);
+        const std::int64_t first = group * kWarpLanes;
+        const std::int64_t last = std::min(chains, first + kWarpLanes);
+        for (std::int64_t c = first; c < last; ++c) {
+          const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+          stats += nuts_chain_iterations(this->model_, state.chain(c), state.nuts_tree(c), rng,
+                                         settings, metric(), first_iteration, n, recorded,
+                                         quantities, chains, c, steps.data());
+          for (int i = 0; i < n; ++i) most[i] = std::max(most[i], steps[i]);
+        }
+        for (int i = 0; i < n; ++i) stats.lockstep_gradient_evaluations += (last - first) * most[i];
+      }
+    }
+    return stats;
+  }
+
+  /// Lanes of a GPU warp, for the lockstep count.
+  static constexpr std::int64_t kWarpLanes = 32;
+
   int dim_;
   std::vector<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   std::vector<T> log_density_;
-  std::vector<T> inverse_metric_;
+  std::vector<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
+  bool dense_metric_ = false;
+  std::vector<T> tree_;  ///< NUTS scratch, [chain][nuts_tree_vectors · dim]; empty until NUTS
   std::vector<T> chunk_;
   std::vector<double> criterion_terms_;  ///< [row][chain] (mcmc/trajectory_criterion.hpp)
 };

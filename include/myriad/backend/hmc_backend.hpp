@@ -33,6 +33,9 @@ struct HmcSettings {
   /// Jitter by the quasi-random sequence of mcmc/hmc.hpp (ChEES, SNAPER) instead of uniforms.
   bool quasi_random_jitter = false;
   T max_energy_error = T(1000);
+  /// > 0: NUTS with this cap on the tree depth (mcmc/nuts.hpp) instead of max_leapfrog_steps;
+  /// 0: HMC with a fixed maximum number of steps.
+  int max_tree_depth = 0;
 };
 
 /// A trajectory-length criterion to evaluate in a warm-up iteration
@@ -73,11 +76,14 @@ class HmcBackend : public ChainEnsemble {
   /// chains where either is not finite (they hold the point, unusable: the caller reports them).
   virtual std::int64_t set_positions(const std::vector<T>& positions) = 0;
 
-  /// Sets the diagonal of the inverse mass matrix (length dim, positive).
+  /// Sets the inverse mass matrix M⁻¹: its diagonal (dim positive entries), or dense (dim × dim
+  /// row-major, symmetric positive definite, dim ≤ kMaxDenseMetricDim; mcmc/metric.hpp).
   virtual void set_inverse_metric(const std::vector<T>& inverse_metric) = 0;
 
   /// Runs iterations first_iteration … first_iteration + num_iterations − 1 (the iteration number
-  /// keys the random numbers). With a sink, the recorded quantities of every iteration are
+  /// keys the random numbers): HMC, or NUTS when settings.max_tree_depth > 0 (the backend's tree
+  /// scratch, nuts_tree_vectors(depth) · dim values per chain, is allocated at the first such
+  /// call and grown for a deeper cap). With a sink, the recorded quantities of every iteration are
   /// delivered to it in chunks of at most chunk_iterations, numbered from first_draw. With
   /// moments, the per-dimension moments of the positions after the last iteration are written.
   virtual IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,

@@ -31,6 +31,8 @@ enum class Purpose : std::uint32_t {
   proposal = 5,       ///< random-walk proposals of AIS with Metropolis transitions
   exact_sample = 6,   ///< exact posterior draws that start reverse AIS runs
   restart = 7,        ///< the healthy chain a stranded chain restarts from (HMC warm-up)
+  tree = 8,           ///< NUTS: each doubling's direction and merge (mcmc/nuts.hpp)
+  tree_leaf = 9,      ///< NUTS: the multinomial choice among a subtree's leaves
   user = 1024,        ///< first tag free for models and extensions
 };
 

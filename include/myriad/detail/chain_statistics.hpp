@@ -13,14 +13,14 @@
 namespace myriad::kernels {
 
 struct ChainStatisticsView {
-  /// Counters per chain: IterationStats's ten.
-  static constexpr int kCounters = 10;
+  /// Counters per chain: IterationStats's fifteen.
+  static constexpr int kCounters = 15;
 
   std::int64_t* counters = nullptr;  ///< kCounters × chains values, [counter][chain]
   std::int64_t chains = 0;
 
-  /// Adds chain c's totals over some transitions. One chain's acceptance total is at most 2^32
-  /// per transition, so it stays in AcceptProbTotal's low word for 2^31 transitions.
+  /// Adds chain c's totals over some transitions. One chain's acceptance totals are at most 2^32
+  /// per transition, so they stay in AcceptProbTotal's low word for 2^31 transitions.
   MYRIAD_HD void add(std::int64_t c, const IterationStats& t) const {
     at(0, c) += static_cast<std::int64_t>(t.accept_prob_fixed.low);
     at(1, c) += t.transitions;
@@ -32,6 +32,11 @@ struct ChainStatisticsView {
     at(7, c) += t.not_reversible;
     at(8, c) += t.cholesky_failures;
     at(9, c) += t.newton_iterations;
+    at(10, c) += t.tree_depth_sum;
+    at(11, c) = at(11, c) > t.tree_depth_max ? at(11, c) : t.tree_depth_max;  // a maximum
+    at(12, c) += t.tree_depth_capped;
+    at(13, c) += t.lockstep_gradient_evaluations;
+    at(14, c) += static_cast<std::int64_t>(t.inverse_accept_fixed.low);
   }
 
   /// Chain c's totals.
@@ -47,6 +52,11 @@ struct ChainStatisticsView {
     t.not_reversible = at(7, c);
     t.cholesky_failures = at(8, c);
     t.newton_iterations = at(9, c);
+    t.tree_depth_sum = at(10, c);
+    t.tree_depth_max = at(11, c);
+    t.tree_depth_capped = at(12, c);
+    t.lockstep_gradient_evaluations = at(13, c);
+    t.inverse_accept_fixed += at(14, c);
     return t;
   }
 

@@ -17,8 +17,12 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/ensemble_checks.hpp"
+#include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/matrix_view.hpp"
 #include "myriad/mcmc/chain_status.hpp"
 #include "myriad/mcmc/hmc.hpp"
+#include "myriad/mcmc/metric.hpp"
+#include "myriad/mcmc/nuts.hpp"
 #include "myriad/model/concept.hpp"
 
 namespace myriad {
@@ -32,12 +36,18 @@ struct HmcEnsembleView {
   EnsembleView<T> momentum;           ///< scratch: trajectory momentum
   EnsembleView<T> proposal_gradient;  ///< scratch: ∇ log π along the trajectory
   T* log_density;                     ///< log π at the current points, one per chain
+  /// NUTS scratch (mcmc/nuts.hpp): nuts_tree_vectors(max depth) · dim values per chain; empty
+  /// (dim 0) until a backend first runs NUTS.
+  EnsembleView<T> tree;
 
   /// The per-chain view that hmc_transition takes.
   MYRIAD_HD HmcChain<T> chain(std::int64_t c) const {
     return {position.chain(c), gradient.chain(c), log_density + c,
             proposal.chain(c), momentum.chain(c), proposal_gradient.chain(c)};
   }
+
+  /// The NUTS scratch of chain c.
+  MYRIAD_HD NutsTree<T> nuts_tree(std::int64_t c) const { return {tree.chain(c), position.dim}; }
 };
 
 /// One chain's counters over the iterations of one call, summed in the chain's own variables
@@ -45,32 +55,46 @@ struct HmcEnsembleView {
 /// chains gives the same totals. Only HMC's five: with a whole IterationStats as the running
 /// tally (AcceptProbTotal's two words, the transitions and the four constrained-HMC counters
 /// that HMC never sets) ptxas spilled 24–64 more bytes per thread in hmc_iterations_kernel at
-/// sm_90 (scripts/kernel-resources), the kernel whose leapfrog loop bounds HMC's speed.
+/// sm_90 (scripts/kernel-resources), the kernel whose leapfrog loop bounds HMC's speed. NUTS
+/// adds its tree depths (the HMC kernel never reads them, and the compiler drops them there).
 struct HmcChainTotals {
   std::int64_t accept_prob_fixed = 0;
+  std::int64_t inverse_accept_fixed = 0;
   std::int64_t accepted = 0;
   std::int64_t divergent = 0;
   std::int64_t non_finite = 0;
   std::int64_t gradient_evaluations = 0;
+  std::int64_t tree_depth_sum = 0;
+  int tree_depth_max = 0;
+  std::int64_t tree_depth_capped = 0;
 
   template <class T>
   MYRIAD_HD void add(const HmcOutcome<T>& out) {
     accept_prob_fixed += accept_prob_to_fixed(static_cast<double>(out.accept_prob));
+    inverse_accept_fixed +=
+        accept_prob_to_fixed(scaled_inverse_accept(static_cast<double>(out.accept_prob)));
     accepted += out.accepted ? 1 : 0;
     divergent += (out.status & kStatusDivergent) != 0 ? 1 : 0;
     non_finite += (out.status & kStatusNonFinite) != 0 ? 1 : 0;
     gradient_evaluations += out.gradient_evaluations;
+    tree_depth_sum += out.tree_depth;
+    tree_depth_max = out.tree_depth > tree_depth_max ? out.tree_depth : tree_depth_max;
+    tree_depth_capped += out.tree_depth_capped ? 1 : 0;
   }
 
   /// The totals as IterationStats, over `transitions` transitions.
   MYRIAD_HD IterationStats stats(std::int64_t transitions) const {
     IterationStats s;
     s.accept_prob_fixed += accept_prob_fixed;
+    s.inverse_accept_fixed += inverse_accept_fixed;
     s.transitions = transitions;
     s.accepted = accepted;
     s.divergent = divergent;
     s.non_finite = non_finite;
     s.gradient_evaluations = gradient_evaluations;
+    s.tree_depth_sum = tree_depth_sum;
+    s.tree_depth_max = tree_depth_max;
+    s.tree_depth_capped = tree_depth_capped;
     return s;
   }
 };
@@ -122,34 +146,65 @@ MYRIAD_HD void copy_chain_state_at(const HmcEnsembleView<T>& state, const std::i
 /// The settings of one iteration. The step count depends on (seed, iteration) only, so every
 /// chain takes the same number and a warp stays converged through the leapfrog loop.
 template <class T>
-MYRIAD_HD HmcStep<T> iteration_step(const HmcSettings<T>& settings, const T* inverse_metric,
+MYRIAD_HD HmcStep<T> iteration_step(const HmcSettings<T>& settings, const MetricView<T>& metric,
                                     std::uint32_t iteration) {
   return {settings.step_size,
           jittered_leapfrog_steps(settings.seed, iteration, settings.max_leapfrog_steps,
                                   settings.jitter, settings.quasi_random_jitter),
-          inverse_metric, settings.max_energy_error};
+          metric, settings.max_energy_error};
+}
+
+/// Records chain c's quantities after the i-th iteration of a call into `recorded` (when not
+/// null): quantity q goes to recorded[(i · num_quantities + q) · chains + c], the layout
+/// DrawSink::consume expects.
+template <class Model, class T>
+MYRIAD_HD void record_chain_quantities(const Model& model, const ChainVector<T>& position,
+                                       T* recorded, int i, int num_quantities, std::int64_t chains,
+                                       std::int64_t c) {
+  if (recorded == nullptr) return;
+  const ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * num_quantities * chains + c,
+                            chains, num_quantities};
+  record_quantities(model, position, slot);
 }
 
 /// Runs iterations first_iteration … first_iteration + num_iterations − 1 of chain c, whose views
-/// and random stream the caller has formed (HmcEnsembleView::chain, RandomStream(seed, c)).
-/// When `recorded` is not null, quantity q after iteration i goes to
-/// recorded[(i · num_quantities + q) · chains + c], the layout DrawSink::consume expects.
+/// and random stream the caller has formed (HmcEnsembleView::chain, RandomStream(seed, c)),
+/// recording its quantities into `recorded` when not null (record_chain_quantities).
 template <class Model, class T>
 MYRIAD_HD IterationStats hmc_chain_iterations(
     const Model& model, const HmcChain<T>& chain, const RandomStream& rng,
-    const HmcSettings<T>& settings, const T* inverse_metric, std::uint32_t first_iteration,
+    const HmcSettings<T>& settings, const MetricView<T>& metric, std::uint32_t first_iteration,
     int num_iterations, T* recorded, int num_quantities, std::int64_t chains, std::int64_t c) {
   HmcChainTotals totals;
   for (int i = 0; i < num_iterations; ++i) {
     const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-    totals.add(hmc_transition(model, chain, rng, iteration,
-                              iteration_step(settings, inverse_metric, iteration)));
-    if (recorded != nullptr) {
-      const ChainVector<T> slot{
-          recorded + static_cast<std::int64_t>(i) * num_quantities * chains + c, chains,
-          num_quantities};
-      record_quantities(model, chain.position, slot);
-    }
+    totals.add(
+        hmc_transition(model, chain, rng, iteration, iteration_step(settings, metric, iteration)));
+    record_chain_quantities(model, chain.position, recorded, i, num_quantities, chains, c);
+  }
+  return totals.stats(num_iterations);
+}
+
+/// NUTS (mcmc/nuts.hpp) in place of hmc_chain_iterations, at settings.max_tree_depth, with the
+/// chain's tree scratch. steps[i], when steps is not null, receives iteration i's leapfrog steps
+/// (the backends' lockstep accounting).
+template <class Model, class T>
+MYRIAD_HD IterationStats nuts_chain_iterations(const Model& model, const HmcChain<T>& chain,
+                                               const NutsTree<T>& tree, const RandomStream& rng,
+                                               const HmcSettings<T>& settings,
+                                               const MetricView<T>& metric,
+                                               std::uint32_t first_iteration, int num_iterations,
+                                               T* recorded, int num_quantities, std::int64_t chains,
+                                               std::int64_t c, int* steps) {
+  HmcChainTotals totals;
+  for (int i = 0; i < num_iterations; ++i) {
+    const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
+    const HmcOutcome<T> outcome =
+        nuts_transition(model, chain, tree, rng, iteration,
+                        iteration_step(settings, metric, iteration), settings.max_tree_depth);
+    totals.add(outcome);
+    if (steps != nullptr) steps[i] = outcome.gradient_evaluations;
+    record_chain_quantities(model, chain.position, recorded, i, num_quantities, chains, c);
   }
   return totals.stats(num_iterations);
 }
@@ -161,14 +216,13 @@ MYRIAD_HD IterationStats hmc_chain_iterations(
 template <class Model, class T>
 MYRIAD_HD IterationStats hmc_chain_criterion_iteration(
     const Model& model, const HmcChain<T>& chain, const RandomStream& rng,
-    const HmcSettings<T>& settings, const T* inverse_metric, std::uint32_t iteration,
+    const HmcSettings<T>& settings, const MetricView<T>& metric, std::uint32_t iteration,
     const CriterionProbe<T>& probe, const CriterionTerms& terms, std::int64_t c) {
-  const int dim = model.dim();
-  const double start_square = criterion_square(probe, chain.position, inverse_metric, dim);
-  const HmcOutcome<T> outcome = hmc_transition(model, chain, rng, iteration,
-                                               iteration_step(settings, inverse_metric, iteration));
+  const double start_square = criterion_square(probe, chain.position, metric);
+  const HmcOutcome<T> outcome =
+      hmc_transition(model, chain, rng, iteration, iteration_step(settings, metric, iteration));
   write_criterion_terms(probe, terms, c, start_square, static_cast<double>(outcome.accept_prob),
-                        chain.proposal, chain.momentum, chain.position, inverse_metric, dim);
+                        chain.proposal, chain.momentum, chain.position, metric);
   HmcChainTotals totals;
   totals.add(outcome);
   return totals.stats(1);
@@ -207,15 +261,44 @@ inline void check_hmc_ensemble_size(std::int64_t chains, int dim) {
   MYRIAD_EXPECTS(dim > 0, "model dimension must be positive, got ", dim);
 }
 
-/// A diagonal inverse metric: `dim` entries, each positive and finite.
+/// A NUTS depth cap HmcSettings accepts: 0 (HMC) or 1 … kLargestMaxTreeDepth.
+inline void check_max_tree_depth(int max_tree_depth) {
+  MYRIAD_EXPECTS(max_tree_depth >= 0 && max_tree_depth <= kLargestMaxTreeDepth,
+                 "max tree depth must lie in [1, ", kLargestMaxTreeDepth, "] (0: HMC), got ",
+                 max_tree_depth);
+}
+
+/// The inverse metric as the backends store it, one copy shared by every chain
+/// (MetricView::from_storage reads it): a diagonal of `dim` positive, finite entries, kept as
+/// given; or a dense M⁻¹ of dim² entries (row-major, symmetric positive definite, dim at most
+/// kMaxDenseMetricDim), kept followed by its Cholesky factor L. Throws invalid_argument
+/// otherwise.
 template <class T>
-void check_inverse_metric(const std::vector<T>& inverse_metric, int dim) {
-  MYRIAD_EXPECTS(static_cast<int>(inverse_metric.size()) == dim, "inverse metric has length ",
-                 inverse_metric.size(), ", expected ", dim);
-  for (int d = 0; d < dim; ++d)
-    MYRIAD_EXPECTS(std::isfinite(static_cast<double>(inverse_metric[d])) && inverse_metric[d] > 0,
-                   "inverse metric entry ", d, " must be positive and finite, got ",
-                   inverse_metric[d]);
+std::vector<T> metric_storage(const std::vector<T>& inverse_metric, int dim) {
+  const auto n = static_cast<std::int64_t>(inverse_metric.size());
+  const auto d = static_cast<std::int64_t>(dim);
+  MYRIAD_EXPECTS(n == d || (n == d * d && dim > 1), "inverse metric has ", n, " entries: expected ",
+                 dim, " (diagonal) or ", d * d, " (dense)");
+  for (std::int64_t i = 0; i < n; ++i)
+    MYRIAD_EXPECTS(std::isfinite(static_cast<double>(inverse_metric[i])), "inverse metric entry ",
+                   i, " is not finite");
+  if (n == d) {
+    for (int i = 0; i < dim; ++i)
+      MYRIAD_EXPECTS(inverse_metric[i] > 0, "inverse metric entry ", i, " must be positive, got ",
+                     inverse_metric[i]);
+    return inverse_metric;
+  }
+  MYRIAD_EXPECTS(dim <= kMaxDenseMetricDim, "a dense metric supports dimensions up to ",
+                 kMaxDenseMetricDim, ", got ", dim);
+  for (int i = 0; i < dim; ++i)
+    for (int j = 0; j < i; ++j)
+      MYRIAD_EXPECTS(inverse_metric[i * d + j] == inverse_metric[j * d + i],
+                     "dense inverse metric is not symmetric at (", i, ", ", j, ")");
+  std::vector<T> storage(inverse_metric);
+  storage.insert(storage.end(), inverse_metric.begin(), inverse_metric.end());
+  MYRIAD_EXPECTS(linalg::cholesky_in_place(dense_matrix(storage.data() + d * d, dim, dim)),
+                 "dense inverse metric is not positive definite");
+  return storage;
 }
 
 }  // namespace myriad

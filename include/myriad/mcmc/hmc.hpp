@@ -1,7 +1,7 @@
 #pragma once
 // One Hamiltonian Monte Carlo transition for one chain: momentum refresh from N(0, M) with a
-// diagonal mass matrix M, L leapfrog steps, Metropolis accept/reject. Written once for the CPU
-// backend's OpenMP loop and the CUDA kernels (DESIGN.md, rule 1).
+// diagonal or dense mass matrix M (mcmc/metric.hpp), L leapfrog steps, Metropolis accept/reject.
+// Written once for the CPU backend's OpenMP loop and the CUDA kernels (DESIGN.md, rule 1).
 //
 // Hamiltonian H(q, p) = −log π(q) + ½ pᵀ M⁻¹ p; leapfrog (Neal 2011, "MCMC using Hamiltonian
 // dynamics", eq. 5.18–5.20):
@@ -16,6 +16,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/mcmc/chain_status.hpp"
+#include "myriad/mcmc/metric.hpp"
 #include "myriad/model/concept.hpp"
 
 namespace myriad {
@@ -25,7 +26,7 @@ template <class T>
 struct HmcStep {
   T step_size = T(0.1);
   int leapfrog_steps = 1;            ///< steps this iteration (already jittered)
-  const T* inverse_metric = nullptr; ///< diagonal of M⁻¹, length dim, visible to the caller's device
+  MetricView<T> metric;              ///< M⁻¹, visible to the caller's device
   T max_energy_error = T(1000);
 };
 
@@ -48,6 +49,8 @@ struct HmcOutcome {
   bool accepted;
   std::uint32_t status;  ///< ChainStatus flags
   int gradient_evaluations;
+  int tree_depth = 0;              ///< NUTS: depth of the final tree (mcmc/nuts.hpp); HMC: 0
+  bool tree_depth_capped = false;  ///< NUTS: the tree reached the depth cap
 };
 
 /// The iteration's point of the base-2 van der Corput sequence (the first dimension of Halton's)
@@ -91,14 +94,6 @@ MYRIAD_HD int jittered_leapfrog_steps(std::uint64_t seed, std::uint32_t iteratio
   return steps > max_steps ? max_steps : steps;
 }
 
-/// Kinetic energy ½ pᵀ M⁻¹ p for a diagonal M⁻¹.
-template <class T, class Vec>
-MYRIAD_HD T kinetic_energy(const Vec& momentum, const T* inverse_metric, int dim) {
-  T sum = T(0);
-  for (int i = 0; i < dim; ++i) sum += inverse_metric[i] * momentum[i] * momentum[i];
-  return T(0.5) * sum;
-}
-
 /// One HMC transition of one chain at `iteration` (which keys its random numbers).
 template <class Model, class T>
 MYRIAD_HD HmcOutcome<T> hmc_transition(const Model& model, const HmcChain<T>& chain,
@@ -107,12 +102,11 @@ MYRIAD_HD HmcOutcome<T> hmc_transition(const Model& model, const HmcChain<T>& ch
   const int dim = model.dim();
   const T eps = step.step_size;
   const T half_eps = T(0.5) * eps;
-  const T* inv_m = step.inverse_metric;
+  const MetricView<T>& metric = step.metric;
 
-  // p ~ N(0, M): p_i = z_i / sqrt(M⁻¹_ii).
   rng.fill_normal<T>(iteration, Purpose::momentum, chain.momentum, dim);
-  for (int i = 0; i < dim; ++i) chain.momentum[i] /= myriad::sqrt(inv_m[i]);
-  const T initial_energy = -*chain.log_density + kinetic_energy(chain.momentum, inv_m, dim);
+  metric.momentum_from_normal(chain.momentum);
+  const T initial_energy = -*chain.log_density + metric.kinetic_energy(chain.momentum);
 
   for (int i = 0; i < dim; ++i) {
     chain.proposal[i] = chain.position[i];
@@ -121,11 +115,8 @@ MYRIAD_HD HmcOutcome<T> hmc_transition(const Model& model, const HmcChain<T>& ch
   T proposal_log_density = *chain.log_density;
   int evaluations = 0;
   for (int s = 0; s < step.leapfrog_steps; ++s) {
-    for (int i = 0; i < dim; ++i) {
-      const T p = chain.momentum[i] + half_eps * chain.proposal_gradient[i];
-      chain.momentum[i] = p;
-      chain.proposal[i] += eps * inv_m[i] * p;
-    }
+    for (int i = 0; i < dim; ++i) chain.momentum[i] += half_eps * chain.proposal_gradient[i];
+    metric.drift(chain.proposal, chain.momentum, eps);
     proposal_log_density =
         log_density_and_gradient(model, chain.proposal, chain.proposal_gradient);
     ++evaluations;
@@ -134,8 +125,7 @@ MYRIAD_HD HmcOutcome<T> hmc_transition(const Model& model, const HmcChain<T>& ch
     if (!myriad::isfinite(proposal_log_density)) break;
   }
 
-  const T proposal_energy =
-      -proposal_log_density + kinetic_energy(chain.momentum, inv_m, dim);
+  const T proposal_energy = -proposal_log_density + metric.kinetic_energy(chain.momentum);
   const T log_accept_ratio = initial_energy - proposal_energy;
 
   HmcOutcome<T> outcome{T(0), false, kStatusOk, evaluations};

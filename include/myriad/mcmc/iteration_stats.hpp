@@ -15,9 +15,23 @@
 
 namespace myriad {
 
+/// The floor on a transition's acceptance α in the harmonic mean over chains: a divergent chain
+/// counts as α = 0.01, so that a pooled harmonic mean of 0.8 leaves room for at most about 0.2%
+/// divergent transitions.
+constexpr double kHarmonicAcceptFloor = 0.01;
+
+/// A transition's term of the harmonic mean's denominator, scaled into (0, 1] so that it sums
+/// exactly in AcceptProbTotal: α_min / max(α, α_min).
+MYRIAD_HD inline double scaled_inverse_accept(double accept_prob) {
+  return kHarmonicAcceptFloor /
+         (accept_prob > kHarmonicAcceptFloor ? accept_prob : kHarmonicAcceptFloor);
+}
+
 /// Totals over the chains and iterations of one backend call.
 struct IterationStats {
   AcceptProbTotal accept_prob_fixed{};  ///< Σ accept_prob_to_fixed(min(1, exp(−ΔH)))
+  /// Σ accept_prob_to_fixed(scaled_inverse_accept(α)) (HMC and NUTS; zero for constrained HMC).
+  AcceptProbTotal inverse_accept_fixed{};
   std::int64_t transitions = 0;
   std::int64_t accepted = 0;
   std::int64_t divergent = 0;
@@ -28,6 +42,15 @@ struct IterationStats {
   std::int64_t not_reversible = 0;
   std::int64_t cholesky_failures = 0;
   std::int64_t newton_iterations = 0;  ///< position-projection iterations, forward and reverse
+  // NUTS only (zero otherwise; mcmc/nuts.hpp).
+  std::int64_t tree_depth_sum = 0;     ///< Σ over transitions of the final tree's depth
+  std::int64_t tree_depth_max = 0;     ///< the deepest tree (a maximum, not a sum)
+  std::int64_t tree_depth_capped = 0;  ///< transitions whose tree reached the depth cap
+  /// Gradient evaluations as a GPU's warps pay for them: per iteration, each warp of 32
+  /// consecutive chains takes as many leapfrog steps as its longest tree, its finished lanes
+  /// waiting masked; Σ over warps and iterations of (lanes × the warp's most steps).
+  /// gradient_evaluations / lockstep_gradient_evaluations is the lockstep efficiency.
+  std::int64_t lockstep_gradient_evaluations = 0;
 
   /// Counts one transition: its acceptance probability, decision, ChainStatus flags and work.
   MYRIAD_HD void record(double accept_prob, bool was_accepted, std::uint32_t status,
@@ -46,8 +69,18 @@ struct IterationStats {
 
   double accept_prob_sum() const { return accept_prob_fixed.sum(); }
   double mean_accept_prob() const { return transitions ? accept_prob_sum() / transitions : 0.0; }
+  /// The harmonic mean of the transitions' acceptance, each at least kHarmonicAcceptFloor: the
+  /// statistic NUTS's step size adapts to across an ensemble (the worst chains dominate it).
+  double harmonic_accept_prob() const {
+    const double scaled = inverse_accept_fixed.sum();
+    return scaled > 0 ? double(transitions) * kHarmonicAcceptFloor / scaled : 0.0;
+  }
+  double mean_tree_depth() const {
+    return transitions ? static_cast<double>(tree_depth_sum) / transitions : 0.0;
+  }
   MYRIAD_HD IterationStats& operator+=(const IterationStats& o) {
     accept_prob_fixed += o.accept_prob_fixed;
+    inverse_accept_fixed += o.inverse_accept_fixed;
     transitions += o.transitions;
     accepted += o.accepted;
     divergent += o.divergent;
@@ -57,6 +90,10 @@ struct IterationStats {
     not_reversible += o.not_reversible;
     cholesky_failures += o.cholesky_failures;
     newton_iterations += o.newton_iterations;
+    tree_depth_sum += o.tree_depth_sum;
+    tree_depth_max = tree_depth_max > o.tree_depth_max ? tree_depth_max : o.tree_depth_max;
+    tree_depth_capped += o.tree_depth_capped;
+    lockstep_gradient_evaluations += o.lockstep_gradient_evaluations;
     return *this;
   }
 };

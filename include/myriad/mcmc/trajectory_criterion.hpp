@@ -14,7 +14,8 @@
 // SNAPER (Sountsov & Hoffman 2022, "Focusing on difficult directions for learning HMC
 // trajectory lengths"): the same with S(x) = ((x − μ)ᵀ M^−½ z)², the square of the projection
 // onto z, the estimated principal direction of the target in the metric's scaled coordinates
-// y = M^−½ (x − μ) (a unit vector). z is found by power iteration on the ensemble: each chain
+// y = M^−½ (x − μ) (a unit vector; SNAPER takes a diagonal metric only, where M^−½ is the
+// square root of its entries). z is found by power iteration on the ensemble: each chain
 // adds (yᵀz) y at its new point, whose sum over chains is N · Cov(y) z.
 //
 // The centre μ is the ensemble's mean after the previous iteration (lagged by one iteration:
@@ -26,6 +27,8 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/mcmc/iteration_stats.hpp"  // kHarmonicAcceptFloor
+#include "myriad/mcmc/metric.hpp"
 
 namespace myriad {
 
@@ -44,10 +47,6 @@ enum CriterionRow : int {
   kCriterionInverseAccept = 3,
   kCriterionDirection = 4,
 };
-
-/// The floor on α in the harmonic mean: a divergent chain counts as α = 0.01, so that a pooled
-/// harmonic mean of 0.8 leaves room for at most about 0.2% divergent transitions.
-constexpr double kHarmonicAcceptFloor = 0.01;
 
 /// Number of per-chain terms: 4, plus dim for SNAPER's power iteration.
 MYRIAD_HD constexpr int criterion_term_count(TrajectoryCriterion criterion, int dim) {
@@ -69,10 +68,11 @@ struct CriterionTerms {
   MYRIAD_HD double& at(int row, std::int64_t c) const { return values[row * stride + c]; }
 };
 
-/// S(x) of the file comment: ‖x − μ‖² (ChEES) or ((x − μ)ᵀM^−½z)² (SNAPER), M⁻¹ diagonal.
+/// S(x) of the file comment: ‖x − μ‖² (ChEES) or ((x − μ)ᵀM^−½z)² (SNAPER, M⁻¹ diagonal).
 template <class T, class Vec>
 MYRIAD_HD double criterion_square(const CriterionProbe<T>& probe, const Vec& x,
-                                  const T* inverse_metric, int dim) {
+                                  const MetricView<T>& metric) {
+  const int dim = metric.dim;
   double sum = 0;
   if (probe.criterion == TrajectoryCriterion::chees) {
     for (int i = 0; i < dim; ++i) {
@@ -84,7 +84,7 @@ MYRIAD_HD double criterion_square(const CriterionProbe<T>& probe, const Vec& x,
   for (int i = 0; i < dim; ++i) {
     const double a = static_cast<double>(x[i]) - static_cast<double>(probe.centre[i]);
     sum += a * static_cast<double>(probe.direction[i]) /
-           myriad::sqrt(static_cast<double>(inverse_metric[i]));
+           myriad::sqrt(static_cast<double>(metric.diagonal[i]));
   }
   return sum * sum;
 }
@@ -92,19 +92,20 @@ MYRIAD_HD double criterion_square(const CriterionProbe<T>& probe, const Vec& x,
 /// ∂S(q′)/∂t at the end of a trajectory: the derivative of S along the velocity v = M⁻¹p.
 template <class T, class Vec>
 MYRIAD_HD double criterion_square_rate(const CriterionProbe<T>& probe, const Vec& end,
-                                       const Vec& momentum, const T* inverse_metric, int dim) {
+                                       const Vec& momentum, const MetricView<T>& metric) {
+  const int dim = metric.dim;
   if (probe.criterion == TrajectoryCriterion::chees) {
     double dot = 0;
     for (int i = 0; i < dim; ++i) {
       const double a = static_cast<double>(end[i]) - static_cast<double>(probe.centre[i]);
-      dot += a * static_cast<double>(inverse_metric[i]) * static_cast<double>(momentum[i]);
+      dot += a * static_cast<double>(metric.velocity(momentum, i));
     }
     return 2 * dot;
   }
   // S = (aᵀw)² with w = M^−½z: ∂S/∂t = 2 (aᵀw)(vᵀw).
   double projection = 0, rate = 0;
   for (int i = 0; i < dim; ++i) {
-    const double m = static_cast<double>(inverse_metric[i]);
+    const double m = static_cast<double>(metric.diagonal[i]);
     const double w = static_cast<double>(probe.direction[i]) / myriad::sqrt(m);
     projection += (static_cast<double>(end[i]) - static_cast<double>(probe.centre[i])) * w;
     rate += m * static_cast<double>(momentum[i]) * w;
@@ -120,11 +121,12 @@ template <class T, class Vec>
 MYRIAD_HD void write_criterion_terms(const CriterionProbe<T>& probe, const CriterionTerms& terms,
                                      std::int64_t c, double start_square, double accept_prob,
                                      const Vec& end, const Vec& momentum, const Vec& position,
-                                     const T* inverse_metric, int dim) {
+                                     const MetricView<T>& metric) {
+  const int dim = metric.dim;
   double weight = accept_prob, gradient = 0, value = 0;
   if (weight > 0) {
-    const double change = criterion_square(probe, end, inverse_metric, dim) - start_square;
-    gradient = 0.5 * change * criterion_square_rate(probe, end, momentum, inverse_metric, dim);
+    const double change = criterion_square(probe, end, metric) - start_square;
+    gradient = 0.5 * change * criterion_square_rate(probe, end, momentum, metric);
     value = 0.25 * change * change;
     if (!myriad::isfinite(gradient) || !myriad::isfinite(value)) weight = gradient = value = 0;
   }
@@ -137,12 +139,12 @@ MYRIAD_HD void write_criterion_terms(const CriterionProbe<T>& probe, const Crite
   double projection = 0;
   for (int i = 0; i < dim; ++i) {
     const double y = (static_cast<double>(position[i]) - static_cast<double>(probe.centre[i])) /
-                     myriad::sqrt(static_cast<double>(inverse_metric[i]));
+                     myriad::sqrt(static_cast<double>(metric.diagonal[i]));
     projection += y * static_cast<double>(probe.direction[i]);
   }
   for (int i = 0; i < dim; ++i) {
     const double y = (static_cast<double>(position[i]) - static_cast<double>(probe.centre[i])) /
-                     myriad::sqrt(static_cast<double>(inverse_metric[i]));
+                     myriad::sqrt(static_cast<double>(metric.diagonal[i]));
     terms.at(kCriterionDirection + i, c) = projection * y;
   }
 }

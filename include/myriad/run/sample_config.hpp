@@ -22,14 +22,25 @@ struct Progress {
 };
 
 /// How HMC chooses its trajectories (docs/tuning.md): a fixed maximum number of leapfrog steps
-/// (jittered), or a trajectory length adapted in warm-up from the ensemble by ChEES or SNAPER
-/// (mcmc/trajectory_length_adaptation.hpp).
-enum class HmcSampler { hmc, chees, snaper };
+/// (jittered), a trajectory length adapted in warm-up from the ensemble by ChEES or SNAPER
+/// (mcmc/trajectory_length_adaptation.hpp), or each chain's own No-U-Turn tree (mcmc/nuts.hpp).
+enum class HmcSampler { hmc, chees, snaper, nuts };
 
-inline constexpr EnumName<HmcSampler> kHmcSamplerNames[] = {
-    {HmcSampler::hmc, "hmc"}, {HmcSampler::chees, "chees"}, {HmcSampler::snaper, "snaper"}};
+inline constexpr EnumName<HmcSampler> kHmcSamplerNames[] = {{HmcSampler::hmc, "hmc"},
+                                                            {HmcSampler::chees, "chees"},
+                                                            {HmcSampler::snaper, "snaper"},
+                                                            {HmcSampler::nuts, "nuts"}};
 
 inline const char* to_string(HmcSampler sampler) { return enum_name(kHmcSamplerNames, sampler); }
+
+/// The mass matrix adapted in warm-up: diagonal (the ensemble's variances) or dense (its
+/// covariance; mcmc/metric.hpp), both regularised as Stan's.
+enum class MetricKind { diag, dense };
+
+inline constexpr EnumName<MetricKind> kMetricKindNames[] = {{MetricKind::diag, "diag"},
+                                                            {MetricKind::dense, "dense"}};
+
+inline const char* to_string(MetricKind metric) { return enum_name(kMetricKindNames, metric); }
 
 /// The largest SampleConfig::max_leapfrog_steps.
 constexpr int kMaxAdaptedLeapfrogSteps = 1 << 16;
@@ -47,6 +58,8 @@ struct SampleConfig {
   /// chees, snaper: the most leapfrog steps of an adapted trajectory (its length is at most
   /// max_leapfrog_steps step sizes).
   int max_leapfrog_steps = 1024;
+  int max_tree_depth = 10;  ///< nuts: Stan's cap, 1 … 15 (at most 2^depth − 1 steps)
+  MetricKind metric = MetricKind::diag;  ///< dense: not with snaper; dim ≤ kMaxDenseMetricDim
   double jitter = 0.5;           ///< step counts are uniform on {⌈(1 − jitter)L⌉, …, L}
   double initial_step_size = 0;  ///< 0: found by Stan's doubling/halving heuristic
   /// Initial points uniform in [−r, r]^D; 0: Stan's r = 2. An error with a model that chooses
@@ -86,8 +99,9 @@ struct SampleResult {
   int superchains = 1;
   std::vector<double> nested_rhat;  ///< per quantity (NaN when superchains == 1)
   double step_size = 0;
+  /// The adapted M⁻¹: its diagonal, or dim × dim row-major for a dense metric.
   std::vector<double> inverse_metric;
-  int leapfrog_steps = 0;  ///< HMC: the most steps of a sampling iteration
+  int leapfrog_steps = 0;  ///< HMC: the most steps of a sampling iteration (NUTS: 0)
   double jitter = 0;
   /// chees, snaper: the adapted trajectory length T (sampling trajectories are uniform fractions
   /// of it), and per warm-up iteration T and the ensemble's criterion (weighted mean of C).
@@ -97,6 +111,8 @@ struct SampleResult {
   /// snaper: the variance along the principal direction in the metric's scaled coordinates
   /// (the largest eigenvalue of Cov(M^−½ x) the power iteration found); 0 otherwise.
   double principal_variance = 0;
+  /// nuts: the depth cap (tree depths, caps hit and the lockstep count are in the stats).
+  int max_tree_depth = 0;
   IterationStats warmup_stats;
   IterationStats sampling_stats;
   std::int64_t initialisation_failures = 0;
