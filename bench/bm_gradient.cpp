@@ -4,6 +4,11 @@
 // ChainVector views. Wall-clock time
 // (UseRealTime), since the work is spread over OpenMP threads. Items: gradient evaluations.
 // Counters: bytes_per_grad and flops_per_grad from roofline.hpp (no peak: a CPU's is not read).
+//
+// BM_gradient_by_duals/<model>/<mode>/chains:N — the same loop over the model as a user without
+// a gradient writes it (log_density only), differentiated by forward-mode duals: `scalar`, one
+// pass per dimension (dual_chunk = 1), against `vector`, the default of
+// log_density_and_gradient (model/autodiff.hpp: ⌈D/8⌉ vector-mode passes).
 
 #include <benchmark/benchmark.h>
 
@@ -51,6 +56,29 @@ void gradient_benchmark(benchmark::State& state, const Model& model, const Gradi
   state.counters["flops_per_grad"] = roofline.flops;
 }
 
+/// A model with its log density only, as a user writes one, differentiated one tangent per pass.
+template <class Model>
+struct ScalarDualGradient {
+  Model model;
+  static constexpr int dual_chunk = 1;
+  int dim() const { return model.dim(); }
+  template <class Vec>
+  auto log_density(const Vec& x) const {
+    return model.log_density(x);
+  }
+};
+
+/// The same with the default: vector-mode passes.
+template <class Model>
+struct VectorDualGradient {
+  Model model;
+  int dim() const { return model.dim(); }
+  template <class Vec>
+  auto log_density(const Vec& x) const {
+    return model.log_density(x);
+  }
+};
+
 void register_gradient_benchmarks() {
   // The CLI's default workloads (src/app/registry.cpp), in double.
   static auto logistic_data = models::LogisticData<double>::synthetic(1000, 10, 1);
@@ -69,6 +97,38 @@ void register_gradient_benchmarks() {
   configure(benchmark::RegisterBenchmark("BM_gradient/funnel", [](benchmark::State& s) {
     gradient_benchmark(s, models::Funnel<double>::make(10), funnel_gradient_cost(10));
   }));
+
+  // Forward-mode duals on the same models (their own gradients hidden). The roofline counters
+  // are those of the analytic gradient: the duals' extra work is what the comparison measures.
+  const auto one_size = [](benchmark::internal::Benchmark* b) {
+    b->ArgName("chains")->Arg(1 << 12)->UseRealTime();
+  };
+  one_size(benchmark::RegisterBenchmark(
+      "BM_gradient_by_duals/eight_schools/scalar", [](benchmark::State& s) {
+        gradient_benchmark(
+            s,
+            ScalarDualGradient<models::EightSchools<double>>{models::EightSchools<double>::make()},
+            eight_schools_gradient_cost());
+      }));
+  one_size(benchmark::RegisterBenchmark(
+      "BM_gradient_by_duals/eight_schools/vector", [](benchmark::State& s) {
+        gradient_benchmark(
+            s,
+            VectorDualGradient<models::EightSchools<double>>{models::EightSchools<double>::make()},
+            eight_schools_gradient_cost());
+      }));
+  one_size(
+      benchmark::RegisterBenchmark("BM_gradient_by_duals/logistic/scalar", [](benchmark::State& s) {
+        gradient_benchmark(
+            s, ScalarDualGradient<models::Logistic<double>>{logistic_data.host_model(10.0)},
+            logistic_gradient_cost(1000, 10));
+      }));
+  one_size(
+      benchmark::RegisterBenchmark("BM_gradient_by_duals/logistic/vector", [](benchmark::State& s) {
+        gradient_benchmark(
+            s, VectorDualGradient<models::Logistic<double>>{logistic_data.host_model(10.0)},
+            logistic_gradient_cost(1000, 10));
+      }));
 }
 
 [[maybe_unused]] const int registered = (register_gradient_benchmarks(), 0);

@@ -125,6 +125,7 @@ ModelSpec gaussian_spec() {
     };
     return precision == Precision::float32 ? run(float{}) : run(double{});
   };
+  spec.dim = [](const ModelArguments& a) { return static_cast<int>(a.integer("dim")); };
   spec.exact = [](const ModelArguments& a) {
     std::vector<ExactMoment> exact;
     const auto g = models::Gaussian<double>::make(a.integer("dim"), a.number("rho"),
@@ -161,6 +162,7 @@ ModelSpec logistic_spec() {
     };
     return precision == Precision::float32 ? run(float{}) : run(double{});
   };
+  spec.dim = [](const ModelArguments& a) { return static_cast<int>(a.integer("d")); };
   return spec;
 }
 
@@ -174,6 +176,7 @@ ModelSpec eight_schools_spec() {
     return sample_in(precision, config,
                      [&](auto t) { return models::EightSchools<decltype(t)>::make(); });
   };
+  spec.dim = [](const ModelArguments&) { return models::EightSchools<double>::make().dim(); };
   return spec;
 }
 
@@ -188,6 +191,7 @@ ModelSpec funnel_spec() {
       return models::Funnel<decltype(t)>::make(a.integer("dim"));
     });
   };
+  spec.dim = [](const ModelArguments& a) { return static_cast<int>(a.integer("dim")); };
   spec.exact = [](const ModelArguments& a) {
     models::Funnel<double>::make(a.integer("dim"));  // validates
     return std::vector<ExactMoment>{{"v", 0.0, 3.0}};
@@ -210,6 +214,7 @@ ModelSpec banana_spec() {
   spec.sample = [make](const ModelArguments& a, const SampleConfig& config, Precision precision) {
     return sample_in(precision, config, [&](auto t) { return make(a, t); });
   };
+  spec.dim = [](const ModelArguments& a) { return static_cast<int>(a.integer("dim")); };
   spec.exact = [make](const ModelArguments& a) {
     const auto m = make(a, double{});
     std::vector<ExactMoment> exact{{"x[1]", 0.0, m.scale}, {"x[2]", 0.0, m.x2_sd()}};

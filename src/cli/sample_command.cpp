@@ -285,7 +285,6 @@ int sample_command(int argc, char** argv) {
   config.superchains = static_cast<int>(line.integer("superchains", 0, 1 << 30));
   config.device = parse_device(line.text("device"));
   const Precision precision = parse_precision(line.text("precision"));
-  config.validate();
 
   const ModelSpec& spec = find_model(line.text("model"));
   const ModelArguments arguments(spec, model_arguments(line));
@@ -299,6 +298,8 @@ int sample_command(int argc, char** argv) {
                                     : (spec.kind == ModelKind::generator ? "chmc" : "hmc");
   check_sampler(line, spec, run.sampler);
   if (const auto sampler = enum_value(kHmcSamplerNames, run.sampler)) config.sampler = *sampler;
+  config.validate();
+  if (spec.dim) check_metric_dimension(config, spec.dim(arguments));
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
   const GeneratorSettings generator_settings = spec.kind == ModelKind::generator
                                                    ? read_generator_settings(line, config, spec, arguments, run)

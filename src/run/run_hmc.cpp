@@ -65,6 +65,12 @@ void SampleConfig::validate() const {
   MYRIAD_EXPECTS(thin >= 1 && thin <= draws, "thin must lie in [1, draws], got ", thin);
 }
 
+void check_metric_dimension(const SampleConfig& config, int dim) {
+  MYRIAD_EXPECTS(config.metric != MetricKind::dense || dim <= kMaxDenseMetricDim,
+                 "a dense metric supports dimensions up to ", kMaxDenseMetricDim,
+                 ", the model has ", dim);
+}
+
 int automatic_superchains(std::int64_t chains) {
   for (int k = 16; k >= 2; --k)
     if (chains % k == 0 && chains / k >= 2) return k;
@@ -242,10 +248,9 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   result.jitter = config.jitter;
   const int dim = backend.dim();
   const int quantities = backend.num_quantities();
+  check_metric_dimension(config, dim);
   // A dense metric of one dimension is the diagonal one.
   const bool dense = config.metric == MetricKind::dense && dim > 1;
-  MYRIAD_EXPECTS(!dense || dim <= kMaxDenseMetricDim, "a dense metric supports dimensions up to ",
-                 kMaxDenseMetricDim, ", the model has ", dim);
 
   // Initialisation: the given points, or drawn ones (chains of one superchain share theirs).
   const auto warmup_start = Clock::now();

@@ -63,7 +63,10 @@ DerivativeTolerances tolerances_at(const Tolerances& tolerances, double lp,
 }  // namespace detail
 
 /// Checks, at x, that the model's log_density_gradient agrees with (a) its generic log_density on
-/// plain doubles, (b) the gradient by forward-mode duals and (c) central finite differences with
+/// plain doubles, (b) the gradient by forward-mode duals (one tangent per pass, and the
+/// vector-mode default of log_density_and_gradient for models without a gradient, which must
+/// give the same numbers: each tangent's operations are the scalar dual's) and (c) central
+/// finite differences with
 /// h = 1e-5·max(1, |x_i|). The error of (f(x + h) − f(x − h))/(2h) against f' is at most
 /// h²|f'''(ξ)|/6 with ξ within h of x_i (truncation; f''' at x_i by triple duals, h far below its
 /// scale of variation) plus 2δf/(2h) (rounding of the two evaluations) (e.g. Nocedal & Wright,
@@ -79,6 +82,10 @@ void expect_consistent_derivatives(const Model& model, const std::vector<double>
   const double lp = model.log_density_gradient(x, grad);
   const double lp_generic = model.log_density(x);
   const double lp_dual = myriad::gradient_by_duals(model, x, dual_grad, dim);
+  std::vector<double> vector_grad(dim);
+  const double lp_vector = myriad::gradient_by_forward_mode(model, x, vector_grad, dim);
+  EXPECT_EQ(lp_vector, lp_dual);
+  EXPECT_EQ(vector_grad, dual_grad);
   ASSERT_TRUE(std::isfinite(lp));
   const DerivativeTolerances tol = detail::tolerances_at(tolerances, lp, dual_grad);
 

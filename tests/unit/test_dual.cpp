@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "myriad/core/dual.hpp"
+#include "myriad/core/dual_vector.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/model/concept.hpp"
 
 namespace {
 
@@ -375,4 +377,88 @@ TEST(UserScalar, Log1pExpFindsTheUsersFunctions) {
     EXPECT_NEAR(myriad::log1p_exp(Scalar{x}).v, myriad::log1p_exp(x), 1e-15 * (1 + std::fabs(x)));
   EXPECT_EQ(user_scalar::calls, 5) << "one branch on the value per call";
 }
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Vector-mode duals (core/dual_vector.hpp): each tangent is the scalar dual's with that seed,
+// bit for bit, and chunked gradients are the one-tangent gradients.
+
+namespace {
+
+TYPED_TEST(DualFunctions, VectorTangentsAreTheScalarDualsBitForBit) {
+  using T = TypeParam;
+  const T seeds[3] = {T(1), T(-2), T(0.5)};
+  for (const auto& c : unary_cases()) {
+    for (double x : c.points) {
+      myriad::DualVector<T, 3> v{T(x)};
+      for (int k = 0; k < 3; ++k) v.eps[k] = seeds[k];
+      const myriad::DualVector<T, 3> f = apply(c.name, v);
+      for (int k = 0; k < 3; ++k) {
+        const myriad::Dual<T> scalar = apply(c.name, myriad::Dual<T>(T(x), seeds[k]));
+        EXPECT_EQ(f.val, scalar.val) << c.name << " at " << x;
+        EXPECT_EQ(f.eps[k], scalar.eps) << c.name << " at " << x << ", tangent " << k;
+      }
+    }
+  }
+}
+
+TYPED_TEST(DualFunctions, VectorArithmeticAndComparisons) {
+  using T = TypeParam;
+  using V = myriad::DualVector<T, 2>;
+  V a(T(3)), b(T(-1.5));
+  a.eps[0] = T(1);
+  b.eps[1] = T(1);
+  // f(a, b) = (a·b − a/b + 2)·(−a): ∂f/∂a = −(2ab − 2a/b + 2), ∂f/∂b = −a(a + a/b²).
+  const V f = (a * b - a / b + 2) * (-a);
+  const double av = 3, bv = -1.5;
+  EXPECT_NEAR(double(f.val), -(av * bv - av / bv + 2) * av, 1e-5);
+  EXPECT_NEAR(double(f.eps[0]), -(2 * av * bv - 2 * av / bv + 2), 1e-5);
+  EXPECT_NEAR(double(f.eps[1]), -av * (av + av / (bv * bv)), 1e-5);
+  EXPECT_TRUE(b < a);
+  EXPECT_TRUE(a == V(T(3)));  // values only
+  EXPECT_FALSE(myriad::isfinite(a / V(T(0))));
+}
+
+/// A model with only a generic log density (no gradient member), coupling every coordinate.
+struct CoupledDensity {
+  int dimension;
+  int dim() const { return dimension; }
+  template <class Vec>
+  auto log_density(const Vec& x) const {
+    using S = std::decay_t<decltype(x[0])>;
+    S sum = S(0), previous = S(0.3);
+    for (int i = 0; i < dimension; ++i) {
+      sum += myriad::log1p_exp(x[i] * previous) - 0.5 * x[i] * x[i] + myriad::sin(x[i]);
+      previous = x[i];
+    }
+    return sum * myriad::exp(S(0.1) * previous);
+  }
+};
+
+TEST(DualVectorGradient, ChunkedPassesGiveTheOneTangentGradient) {
+  for (int dim : {1, 2, 3, 4, 5, 8, 9, 17}) {
+    const CoupledDensity model{dim};
+    std::vector<double> x(dim), by_duals(dim), by_chunks(dim), by_default(dim);
+    for (int i = 0; i < dim; ++i) x[i] = 0.4 * i - 1.1;
+    const double lp = myriad::gradient_by_duals(model, x, by_duals, dim);
+    EXPECT_EQ(myriad::gradient_by_dual_vectors<3>(model, x, by_chunks, dim), lp);
+    EXPECT_EQ(by_chunks, by_duals) << "dim " << dim;
+    EXPECT_EQ(myriad::log_density_and_gradient(model, x, by_default), lp);
+    EXPECT_EQ(by_default, by_duals) << "dim " << dim;
+  }
+}
+
+/// A model that asks for one scalar-dual pass per dimension.
+struct ScalarDualDensity : CoupledDensity {
+  static constexpr int dual_chunk = 1;
+};
+
+TEST(DualVectorGradient, AModelMayChooseItsChunk) {
+  const ScalarDualDensity model{{6}};
+  std::vector<double> x{0.1, -0.2, 0.3, 0.4, -0.5, 0.6}, a(6), b(6);
+  EXPECT_EQ(myriad::log_density_and_gradient(model, x, a),
+            myriad::gradient_by_duals(model, x, b, 6));
+  EXPECT_EQ(a, b);
+}
+
 }  // namespace

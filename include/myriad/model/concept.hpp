@@ -22,7 +22,9 @@
 //   MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt,
 //                                std::int64_t chain, Vec& x) const;   // or without `chain`
 //
-// Without the gradient member, derivatives come from forward-mode duals; without quantities,
+// Without the gradient member, derivatives come from vector-mode forward duals
+// (model/autodiff.hpp: gradient_by_forward_mode; a model may state `static constexpr int
+// dual_chunk`, the tangents per pass); without quantities,
 // the recorded quantities are the parameters themselves, named x[0], x[1], ...; without
 // initial_point, chains start uniformly in [−2, 2]^D (Stan's default). initial_point writes the
 // attempt-th try of a chain's start from its own stream (Purpose::initial_point), false to try
@@ -101,13 +103,14 @@ MYRIAD_HD int parameter_count(const Model& model) {
   }
 }
 
-/// log p(x) and ∇ log p(x): the model's own gradient when it has one, else forward duals.
+/// log p(x) and ∇ log p(x): the model's own gradient when it has one, else vector-mode forward
+/// duals (gradient_by_forward_mode, model/autodiff.hpp).
 template <class Model, class Vec, class Grad>
 MYRIAD_HD auto log_density_and_gradient(const Model& model, const Vec& x, Grad& grad) {
   if constexpr (model_has_gradient<Model>) {
     return model.log_density_gradient(x, grad);
   } else {
-    return gradient_by_duals(model, x, grad, model.dim());
+    return gradient_by_forward_mode(model, x, grad, model.dim());
   }
 }
 

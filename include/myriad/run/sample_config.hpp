@@ -86,6 +86,10 @@ struct SampleConfig {
   void validate() const;
 };
 
+/// Throws invalid_argument when config asks for a dense metric and dim exceeds
+/// kMaxDenseMetricDim (run_hmc, and the CLI before a run starts).
+void check_metric_dimension(const SampleConfig& config, int dim);
+
 /// Everything a run produced.
 struct SampleResult {
   std::string device;

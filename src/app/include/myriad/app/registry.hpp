@@ -75,6 +75,9 @@ struct ModelSpec {
   ModelKind kind = ModelKind::density;
   /// Density models: builds the model (uploading data to the device if needed) and samples it.
   std::function<SampleResult(const ModelArguments&, const SampleConfig&, Precision)> sample;
+  /// Density models: the dimension the arguments give, for the checks that precede a run (a
+  /// dense metric's limit).
+  std::function<int(const ModelArguments&)> dim;
   /// Generator models.
   GeneratorRunners generator;
   /// Annealing targets (and density models that are also targets): builds the target and runs
