@@ -32,9 +32,10 @@ Both start, like myriad, from points uniform in [-2, 2]^D.
 
 import argparse
 import json
-import math
 import sys
 import time
+
+from peer_targets import eight_schools_potential, gaussian_potential, logistic_potential
 
 
 def parse_args():
@@ -48,63 +49,6 @@ def parse_args():
     parser.add_argument("--precision", choices=["f64", "f32"], default="f64")
     parser.add_argument("--seed", type=int, default=1)
     return parser.parse_args()
-
-
-def gaussian_potential(jnp, dim=100, rho=0.5, mean=0.0, sd=1.0):
-    """-log p for models::Gaussian: Sherman-Morrison inverse, matrix determinant lemma."""
-    precision_scale = 1.0 / (sd * sd * (1.0 - rho))
-    rank_one_weight = rho / (1.0 - rho + dim * rho)
-    log_det = dim * math.log(sd * sd) + (dim - 1) * math.log1p(-rho) + math.log1p((dim - 1) * rho)
-    log_normaliser = -0.5 * dim * math.log(2.0 * math.pi) - 0.5 * log_det
-
-    def potential(x):
-        y = x - mean
-        total = jnp.sum(y)
-        quadratic = jnp.sum(y * y) - rank_one_weight * total * total
-        return -(log_normaliser - 0.5 * precision_scale * quadratic)
-
-    return potential, dim, 0.1  # step size as in bench/bm_hmc.cpp
-
-
-def logistic_potential(jnp, np, dtype, seed, n=1000, d=10, prior_sd=10.0):
-    """-log p for models::Logistic with synthetic data of the same shape."""
-    rng = np.random.default_rng(seed)
-    x = np.ones((n, d))
-    x[:, 1:] = rng.standard_normal((n, d - 1))
-    true_beta = rng.standard_normal(d)
-    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ true_beta)))).astype(float)
-    x = jnp.asarray(x, dtype=dtype)
-    y = jnp.asarray(y, dtype=dtype)
-    log_prior_normaliser = -d * (0.5 * math.log(2.0 * math.pi) + math.log(prior_sd))
-
-    def potential(beta):
-        eta = x @ beta
-        log_likelihood = jnp.sum(y * eta - jnp.logaddexp(0.0, eta))
-        log_prior = log_prior_normaliser - 0.5 * jnp.sum(beta * beta) / (prior_sd * prior_sd)
-        return -(log_likelihood + log_prior)
-
-    return potential, d, 0.02  # step size as in bench/bm_hmc.cpp
-
-
-def eight_schools_potential(jnp):
-    """-log p for models::EightSchools: mu ~ N(0, 5^2), tau ~ HalfCauchy(0, 5) on log tau (with
-    its Jacobian), eta_j ~ N(0, 1), y_j ~ N(mu + tau eta_j, sigma_j^2)."""
-    y = jnp.asarray([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
-    sigma = jnp.asarray([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
-    half_log_two_pi = 0.5 * math.log(2.0 * math.pi)
-
-    def normal_log_density(x, mean, sd):
-        return -half_log_two_pi - jnp.log(sd) - 0.5 * ((x - mean) / sd) ** 2
-
-    def potential(z):
-        mu, log_tau, eta = z[0], z[1], z[2:]
-        tau = jnp.exp(log_tau)
-        log_prior = (normal_log_density(mu, 0.0, 5.0) + math.log(2.0 / (5.0 * math.pi))
-                     - jnp.logaddexp(0.0, 2.0 * (log_tau - math.log(5.0))) + log_tau
-                     + jnp.sum(normal_log_density(eta, 0.0, 1.0)))
-        return -(log_prior + jnp.sum(normal_log_density(y, mu + tau * eta, sigma)))
-
-    return potential, 10, 0.2  # step size as in bench/bm_hmc.cpp
 
 
 def main():

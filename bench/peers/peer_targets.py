@@ -1,0 +1,158 @@
+"""JAX potentials (-log density) of myriad's models, shared by the peer scripts in bench/peers/.
+
+Each factory takes the modules it needs (jax.numpy, numpy) so that importing this file needs
+neither, and returns the potential of one point (a 1-D array on the unconstrained scale); the
+callers vmap it over chains.
+
+  gaussian_potential       models::Gaussian (include/myriad/models/gaussian.hpp), closed form
+  logistic_potential       models::Logistic with numpy data of the same shape (not myriad's)
+  eight_schools_potential  models::EightSchools, non-centred, on (mu, log tau, eta_1..8)
+  diamonds_potential       posteriordb's diamonds-diamonds (brms linear regression, K - 1 = 24
+                           centred predictors), on (b_1..b_24, Intercept, log sigma)
+"""
+
+import json
+import math
+import os
+
+HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def gaussian_potential(jnp, dim=100, rho=0.5, mean=0.0, sd=1.0):
+    """-log p for models::Gaussian, N(m 1, s^2 [(1 - rho) I + rho 11^T]): Sherman-Morrison
+    inverse, matrix determinant lemma, O(D) per gradient. Returns (potential, dim, 0.1), the
+    last the fixed step size of bench/bm_hmc.cpp."""
+    precision_scale = 1.0 / (sd * sd * (1.0 - rho))
+    rank_one_weight = rho / (1.0 - rho + dim * rho)
+    log_det = dim * math.log(sd * sd) + (dim - 1) * math.log1p(-rho) + math.log1p((dim - 1) * rho)
+    log_normaliser = -0.5 * dim * math.log(2.0 * math.pi) - 0.5 * log_det
+
+    def potential(x):
+        y = x - mean
+        total = jnp.sum(y)
+        quadratic = jnp.sum(y * y) - rank_one_weight * total * total
+        return -(log_normaliser - 0.5 * precision_scale * quadratic)
+
+    return potential, dim, 0.1  # step size as in bench/bm_hmc.cpp
+
+
+def logistic_data(np, seed, n=1000, d=10):
+    """Synthetic data of models::Logistic's shape: intercept column, covariates N(0, 1), true
+    beta ~ N(0, I), y ~ Bernoulli(logit^-1(x beta)). From numpy's generator, so the numbers
+    differ from myriad's Philox streams (the design and the cost per gradient do not)."""
+    rng = np.random.default_rng(seed)
+    x = np.ones((n, d))
+    x[:, 1:] = rng.standard_normal((n, d - 1))
+    true_beta = rng.standard_normal(d)
+    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ true_beta)))).astype(float)
+    return x, y
+
+
+def logistic_potential(jnp, np, dtype, seed, n=1000, d=10, prior_sd=10.0):
+    """-log p for models::Logistic, beta_j ~ N(0, prior_sd^2), with logistic_data(seed)."""
+    x, y = logistic_data(np, seed, n, d)
+    x = jnp.asarray(x, dtype=dtype)
+    y = jnp.asarray(y, dtype=dtype)
+    log_prior_normaliser = -d * (HALF_LOG_TWO_PI + math.log(prior_sd))
+
+    def potential(beta):
+        eta = x @ beta
+        log_likelihood = jnp.sum(y * eta - jnp.logaddexp(0.0, eta))
+        log_prior = log_prior_normaliser - 0.5 * jnp.sum(beta * beta) / (prior_sd * prior_sd)
+        return -(log_likelihood + log_prior)
+
+    return potential, d, 0.02  # step size as in bench/bm_hmc.cpp
+
+
+def eight_schools_potential(jnp):
+    """-log p for models::EightSchools: mu ~ N(0, 5^2), tau ~ HalfCauchy(0, 5) on log tau (with
+    its Jacobian), eta_j ~ N(0, 1), y_j ~ N(mu + tau eta_j, sigma_j^2)."""
+    y = jnp.asarray([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+    sigma = jnp.asarray([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+
+    def normal_log_density(x, mean, sd):
+        return -HALF_LOG_TWO_PI - jnp.log(sd) - 0.5 * ((x - mean) / sd) ** 2
+
+    def potential(z):
+        mu, log_tau, eta = z[0], z[1], z[2:]
+        tau = jnp.exp(log_tau)
+        log_prior = (normal_log_density(mu, 0.0, 5.0) + math.log(2.0 / (5.0 * math.pi))
+                     - jnp.logaddexp(0.0, 2.0 * (log_tau - math.log(5.0))) + log_tau
+                     + jnp.sum(normal_log_density(eta, 0.0, 1.0)))
+        return -(log_prior + jnp.sum(normal_log_density(y, mu + tau * eta, sigma)))
+
+    return potential, 10, 0.2  # step size as in bench/bm_hmc.cpp
+
+
+def student_t_log_density(jnp, x, nu, loc, scale):
+    """Stan's student_t_lpdf(x | nu, loc, scale), all constants included."""
+    constant = (math.lgamma(0.5 * (nu + 1.0)) - math.lgamma(0.5 * nu)
+                - 0.5 * math.log(nu * math.pi) - math.log(scale))
+    z = (x - loc) / scale
+    return constant - 0.5 * (nu + 1.0) * jnp.log1p(z * z / nu)
+
+
+DIAMONDS_DIR = "/work/shared/posteriordb/diamonds-diamonds"
+DIAMONDS_NAMES = [f"b[{k}]" for k in range(1, 25)] + ["Intercept", "sigma"]
+
+
+def diamonds_data(np, directory=DIAMONDS_DIR):
+    """(Y, Xc) of model.stan: Xc = X[:, 1:] minus its column means (brms's centred design)."""
+    with open(os.path.join(directory, "data.json")) as f:
+        data = json.load(f)
+    x = np.asarray(data["X"], dtype=float)
+    y = np.asarray(data["Y"], dtype=float)
+    if data.get("prior_only", 0):
+        raise ValueError("diamonds: prior_only = 1 is not supported")
+    assert x.shape == (data["N"], data["K"]) and y.shape == (data["N"],)
+    xc = x[:, 1:] - x[:, 1:].mean(axis=0)
+    return y, xc
+
+
+def diamonds_potential(jnp, np, dtype, directory=DIAMONDS_DIR):
+    """-log p of posteriordb's diamonds (model.stan, brms 2.10) on the unconstrained scale
+    z = (b_1..b_24, Intercept, log sigma), every constant included:
+      b ~ N(0, 1), Intercept ~ student_t(3, 8, 10), sigma ~ student_t(3, 0, 10) truncated to
+      sigma > 0 (minus student_t_lccdf(0 | 3, 0, 10) = log 1/2), Y ~ N(Intercept + Xc b, sigma^2)
+      (normal_id_glm), plus log sigma, the Jacobian of sigma = exp(z_26).
+    The likelihood forms the N = 5000 residuals each call (O(N K) per gradient, as Stan's
+    normal_id_glm does), not sufficient statistics. Returns (potential, 26, to_constrained),
+    the last mapping draws (..., 26) to (b, Intercept, sigma)."""
+    y_np, xc_np = diamonds_data(np, directory)
+    n, kc = xc_np.shape
+    y = jnp.asarray(y_np, dtype=dtype)
+    xc = jnp.asarray(xc_np, dtype=dtype)
+    dim = kc + 2
+
+    def potential(z):
+        b, intercept, log_sigma = z[:kc], z[kc], z[kc + 1]
+        sigma = jnp.exp(log_sigma)
+        log_prior = (jnp.sum(-HALF_LOG_TWO_PI - 0.5 * b * b)
+                     + student_t_log_density(jnp, intercept, 3.0, 8.0, 10.0)
+                     + student_t_log_density(jnp, sigma, 3.0, 0.0, 10.0) - math.log(0.5))
+        residual = y - intercept - xc @ b
+        log_likelihood = (-n * HALF_LOG_TWO_PI - n * log_sigma
+                          - 0.5 * jnp.sum(residual * residual) / (sigma * sigma))
+        return -(log_prior + log_likelihood + log_sigma)
+
+    def to_constrained(draws):
+        out = np.array(draws, dtype=float, copy=True)
+        out[..., kc + 1] = np.exp(out[..., kc + 1])
+        return out
+
+    return potential, dim, to_constrained
+
+
+def diamonds_reference(np, directory=DIAMONDS_DIR):
+    """Reference mean and sd per variable, in DIAMONDS_NAMES order, from reference.csv."""
+    rows = {}
+    with open(os.path.join(directory, "reference.csv")) as f:
+        header = f.readline().strip().split(",")
+        for line in f:
+            fields = line.strip().split(",")
+            if len(fields) == len(header):
+                rows[fields[0]] = dict(zip(header[1:], map(float, fields[1:])))
+    mean = np.asarray([rows[name]["mean"] for name in DIAMONDS_NAMES])
+    sd = np.asarray([rows[name]["sd"] for name in DIAMONDS_NAMES])
+    mcse = np.asarray([rows[name]["mcse_mean"] for name in DIAMONDS_NAMES])
+    return mean, sd, mcse
