@@ -182,15 +182,6 @@ class AdaptiveTrajectory {
     return stats;
   }
 
-  /// The harmonic mean over chains of the last iteration's acceptance probabilities (each at
-  /// least kHarmonicAcceptFloor): the statistic the step size adapts to under ChEES and SNAPER.
-  /// The chains' arithmetic mean lets a few chains diverge in a curved target's tails when the
-  /// rest accept almost everything; the harmonic mean is dominated by the worst chains, so the
-  /// step size becomes one every chain can take (the ChEES paper's choice, §3.3).
-  double harmonic_accept_prob() const {
-    return double(config_.chains) / sums_[kCriterionInverseAccept];
-  }
-
   /// The metric changed: the length's average restarts (it is measured in the new metric).
   void metric_changed() { length_.restart_average(); }
 
@@ -323,9 +314,8 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
     // acceptance (the worst chains dominate it: a step every chain can take in a curved
     // target's tails); fixed-length HMC by the arithmetic mean, as Stan's single chain does.
     if (config.adapt_step_size)
-      adapter.update(trajectory.enabled()                 ? trajectory.harmonic_accept_prob()
-                     : config.sampler == HmcSampler::nuts ? s.harmonic_accept_prob()
-                                                          : s.mean_accept_prob());
+      adapter.update(config.sampler == HmcSampler::hmc ? s.mean_accept_prob()
+                                                       : s.harmonic_accept_prob());
     if (collect && dense) covariance.add(backend.positions(), config.chains);
     if (collect && !dense) variance.add(moments);
     if (collect && schedule.ends_window(w)) {

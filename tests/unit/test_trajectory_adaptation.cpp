@@ -88,7 +88,6 @@ TEST(TrajectoryCriterion, TermsOfOneChain) {
     EXPECT_DOUBLE_EQ(terms.at(kCriterionWeight, 1), alpha);
     EXPECT_DOUBLE_EQ(terms.at(kCriterionGradient, 1), alpha * 0.5 * change * rate);
     EXPECT_DOUBLE_EQ(terms.at(kCriterionValue, 1), alpha * 0.25 * change * change);
-    EXPECT_DOUBLE_EQ(terms.at(kCriterionInverseAccept, 1), 1 / alpha);
     if (criterion == TrajectoryCriterion::snaper) {
       // y = M^−½(x − μ) = (2/2, 3/1) = (1, 3); yᵀz = 1; (yᵀz) y = (1, 3).
       EXPECT_DOUBLE_EQ(terms.at(kCriterionDirection, 1), 1.0);
@@ -100,7 +99,7 @@ TEST(TrajectoryCriterion, TermsOfOneChain) {
   }
 }
 
-TEST(TrajectoryCriterion, DivergentChainHasNoWeightAndTheFloorInTheHarmonicMean) {
+TEST(TrajectoryCriterion, DivergentChainHasNoWeight) {
   const std::vector<double> centre{0.0}, inverse_metric{1.0};
   const auto metric = MetricView<double>::diagonal_metric(inverse_metric.data(), 1);
   const std::vector<double> end{NAN}, momentum{NAN}, position{0.5};
@@ -111,7 +110,18 @@ TEST(TrajectoryCriterion, DivergentChainHasNoWeightAndTheFloorInTheHarmonicMean)
   EXPECT_EQ(terms.at(kCriterionWeight, 0), 0.0);
   EXPECT_EQ(terms.at(kCriterionGradient, 0), 0.0);
   EXPECT_EQ(terms.at(kCriterionValue, 0), 0.0);
-  EXPECT_DOUBLE_EQ(terms.at(kCriterionInverseAccept, 0), 1 / kHarmonicAcceptFloor);
+}
+
+TEST(IterationStats, HarmonicMeanOfTheAcceptanceFloorsEachTransition) {
+  // Transitions at α = 0.5, 1 and 0 (divergent, counted at the floor 0.01): the harmonic mean
+  // 3 / (2 + 1 + 100); each term is summed in 2^−32 fixed point.
+  IterationStats stats;
+  for (double alpha : {0.5, 1.0, 0.0}) {
+    stats.inverse_accept_fixed += accept_prob_to_fixed(scaled_inverse_accept(alpha));
+    ++stats.transitions;
+  }
+  EXPECT_NEAR(stats.harmonic_accept_prob(), 3.0 / 103.0, 1e-9);
+  EXPECT_EQ(IterationStats{}.harmonic_accept_prob(), 0.0);
 }
 
 TEST(TrajectoryLengthAdaptation, StepsAreTheLearningRateWhenTheGradientKeepsItsSign) {
@@ -174,7 +184,7 @@ TEST(CpuHmcRunWithCriterion, SumsAreTheChainsTermsAndTheTransitionsThoseOfRun) {
     ASSERT_EQ(static_cast<int>(sums.size()), criterion_term_count(criterion, 4));
     // Σ α over chains is the acceptance total (2^−32 fixed point per chain).
     EXPECT_NEAR(sums[kCriterionWeight], stats.accept_prob_sum(), chains * 1e-9);
-    EXPECT_GE(sums[kCriterionInverseAccept], double(chains));  // each 1/α ≥ 1
+    EXPECT_LE(stats.harmonic_accept_prob(), stats.mean_accept_prob());
     EXPECT_GE(sums[kCriterionValue], 0.0);
     if (criterion == TrajectoryCriterion::snaper) {
       // Σ (yᵀz) y over the chains' new points, recomputed from the positions.

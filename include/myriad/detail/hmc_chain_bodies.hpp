@@ -52,11 +52,12 @@ struct HmcEnsembleView {
 
 /// One chain's counters over the iterations of one call, summed in the chain's own variables
 /// (registers on a GPU); integers, acceptance in 2^-32 fixed point, so that any order of summing
-/// chains gives the same totals. Only HMC's five: with a whole IterationStats as the running
-/// tally (AcceptProbTotal's two words, the transitions and the four constrained-HMC counters
-/// that HMC never sets) ptxas spilled 24–64 more bytes per thread in hmc_iterations_kernel at
-/// sm_90 (scripts/kernel-resources), the kernel whose leapfrog loop bounds HMC's speed. NUTS
-/// adds its tree depths (the HMC kernel never reads them, and the compiler drops them there).
+/// chains gives the same totals. Only the counters HMC and NUTS set: with a whole IterationStats
+/// as the running tally (AcceptProbTotal's two words, the transitions and the four
+/// constrained-HMC counters that HMC never sets) ptxas spilled 24–64 more bytes per thread in
+/// hmc_iterations_kernel at sm_90 (scripts/kernel-resources), the kernel whose leapfrog loop
+/// bounds HMC's speed. HMC's outcomes have tree depth 0, so in its kernel the depth sums are
+/// constants the compiler folds.
 struct HmcChainTotals {
   std::int64_t accept_prob_fixed = 0;
   std::int64_t inverse_accept_fixed = 0;

@@ -27,7 +27,6 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
-#include "myriad/mcmc/iteration_stats.hpp"  // kHarmonicAcceptFloor
 #include "myriad/mcmc/metric.hpp"
 
 namespace myriad {
@@ -37,18 +36,17 @@ enum class TrajectoryCriterion : int {
   snaper = 1,  ///< SNAPER: the squared projection onto the principal direction
 };
 
-/// Rows of a chain's criterion terms (CriterionTerms): weight α, α·∂C/∂t, α·C, 1/max(α, α_min)
-/// (for the harmonic mean of the acceptance, which steers the step size of ChEES and SNAPER),
-/// then for SNAPER the dim entries of (yᵀz)·y.
+/// Rows of a chain's criterion terms (CriterionTerms): weight α, α·∂C/∂t, α·C, then for SNAPER
+/// the dim entries of (yᵀz)·y. (The harmonic mean of the acceptance, which steers the step size
+/// of ChEES and SNAPER, comes with every run's IterationStats.)
 enum CriterionRow : int {
   kCriterionWeight = 0,
   kCriterionGradient = 1,
   kCriterionValue = 2,
-  kCriterionInverseAccept = 3,
-  kCriterionDirection = 4,
+  kCriterionDirection = 3,
 };
 
-/// Number of per-chain terms: 4, plus dim for SNAPER's power iteration.
+/// Number of per-chain terms: 3, plus dim for SNAPER's power iteration.
 MYRIAD_HD constexpr int criterion_term_count(TrajectoryCriterion criterion, int dim) {
   return criterion == TrajectoryCriterion::snaper ? kCriterionDirection + dim : kCriterionDirection;
 }
@@ -133,8 +131,6 @@ MYRIAD_HD void write_criterion_terms(const CriterionProbe<T>& probe, const Crite
   terms.at(kCriterionWeight, c) = weight;
   terms.at(kCriterionGradient, c) = weight * gradient;
   terms.at(kCriterionValue, c) = weight * value;
-  terms.at(kCriterionInverseAccept, c) =
-      1 / (accept_prob > kHarmonicAcceptFloor ? accept_prob : kHarmonicAcceptFloor);
   if (probe.criterion != TrajectoryCriterion::snaper) return;
   double projection = 0;
   for (int i = 0; i < dim; ++i) {
