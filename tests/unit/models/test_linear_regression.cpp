@@ -1,7 +1,9 @@
 // Tests of `linear_regression` (include/myriad/models/linear_regression.hpp): the supplied
-// gradient against forward-mode duals and central finite differences under each prior of σ, the
-// log density against the normal likelihood and priors written out directly (with the Jacobian
-// of σ = e^τ), the recorded quantities, and the data container's validation.
+// gradient against forward-mode duals and central finite differences under each prior of σ and
+// with Student-t coefficient priors, the log density against the normal likelihood and the
+// normal, Student-t and half-distribution priors written out directly (with the Jacobian of
+// σ = e^τ), float against double, the recorded quantities (Stan's names and given ones), and the
+// data container's validation.
 
 #include <gtest/gtest.h>
 
@@ -43,6 +45,23 @@ LinearRegressionData<double> regression_data(ScalePrior prior, double scale) {
   return LinearRegressionData<double>::from_arrays(x, y, kN, kK, mean, sd, prior, scale);
 }
 
+/// regression_data's design and responses with Student-t(3, 0.5, 3) on β1, N(0, 10²) on β2 and
+/// Student-t(1.5, −1, 0.7) on β3 (a scale small enough that the test points reach its tails), in
+/// the precision T (the data rounded to T).
+template <class T>
+LinearRegressionData<T> student_t_regression_data(ScalePrior prior, double scale, double scale_df) {
+  std::vector<T> x, y;
+  for (int i = 0; i < kN; ++i) {
+    const std::vector<double> z = standard_normals(kDataSeed, i, 3);
+    x.insert(x.end(), {T(1), T(z[0]), T(z[1])});
+    y.push_back(T(1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2]));
+  }
+  const T inf = std::numeric_limits<T>::infinity();
+  return LinearRegressionData<T>::from_arrays(x, y, kN, kK, {T(0.5), T(0), T(-1)},
+                                              {T(3), T(10), T(0.7)}, {T(3), inf, T(1.5)}, prior,
+                                              scale, scale_df);
+}
+
 /// Points around the posterior and away from it (τ from −1.5 to 1.5).
 std::vector<double> regression_point(int p) {
   std::vector<double> theta = standard_normals(kDataSeed + 1, p, kK + 1);
@@ -61,6 +80,18 @@ TEST(ModelsGradient, LinearRegressionUnderEachScalePrior) {
     const auto data = regression_data(prior, 2.5);
     check_model_derivatives(data.host_model(), regression_point);
   }
+}
+
+TEST(ModelsGradient, LinearRegressionWithStudentTPriors) {
+  for (const auto prior : {ScalePrior::flat, ScalePrior::half_cauchy, ScalePrior::half_normal,
+                           ScalePrior::half_student_t}) {
+    SCOPED_TRACE(static_cast<int>(prior));
+    const auto data = student_t_regression_data<double>(prior, 2.5, 3.0);
+    check_model_derivatives(data.host_model(), regression_point);
+  }
+  // ν < 1 and a scale small against the points: the Student-t terms far in their tails.
+  const auto heavy = student_t_regression_data<double>(ScalePrior::half_student_t, 0.1, 0.5);
+  check_model_derivatives(heavy.host_model(), regression_point);
 }
 
 TEST(ModelsLogDensity, LinearRegressionMatchesNormalLikelihoodPriorsAndJacobian) {
@@ -98,6 +129,89 @@ TEST(ModelsLogDensity, LinearRegressionMatchesNormalLikelihoodPriorsAndJacobian)
   }
 }
 
+TEST(ModelsLogDensity, LinearRegressionMatchesStudentTPriorsWithTheirConstants) {
+  // Against student_t_lpdf written with std::lgamma: Stan's constants included, and the
+  // half-Student-t's log 2 of the truncation at 0.
+  const auto t_flat_sigma = student_t_regression_data<double>(ScalePrior::flat, 1.0, 1.0);
+  const auto t_half_t = student_t_regression_data<double>(ScalePrior::half_student_t, 2.5, 3.0);
+  for (int p = 0; p < 8; ++p) {
+    const auto theta = regression_point(p);
+    const double sigma = std::exp(theta[kK]);
+    double direct = student_t_lpdf(theta[0], 3, 0.5, 3) + normal_lpdf(theta[1], 0, 10) +
+                    student_t_lpdf(theta[2], 1.5, -1, 0.7);
+    for (int i = 0; i < kN; ++i) {
+      const std::vector<double> z = standard_normals(kDataSeed, i, 3);
+      const double y = 1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2];
+      direct += normal_lpdf(y, theta[0] + z[0] * theta[1] + z[1] * theta[2], sigma);
+    }
+    direct += theta[kK];  // the Jacobian of σ = e^τ
+    const double tolerance = 1e-12 * std::fabs(direct);
+    EXPECT_NEAR(t_flat_sigma.host_model().log_density(theta), direct, tolerance) << "point " << p;
+    EXPECT_NEAR(t_half_t.host_model().log_density(theta),
+                direct + half_student_t_lpdf(sigma, 3, 2.5), tolerance)
+        << "point " << p;
+  }
+}
+
+TEST(ModelsLogDensity, LinearRegressionFlatPriorIgnoresDegreesOfFreedom) {
+  // An infinite scale is a flat prior whatever ν says: the same density as regression_data's.
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> x, y;
+  for (int i = 0; i < kN; ++i) {
+    const std::vector<double> z = standard_normals(kDataSeed, i, 3);
+    x.insert(x.end(), {1.0, z[0], z[1]});
+    y.push_back(1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2]);
+  }
+  const auto with_df = LinearRegressionData<double>::from_arrays(
+      x, y, kN, kK, {0.5, 0.0, 0.0}, {3.0, 10.0, inf}, {inf, inf, 2.0}, ScalePrior::flat, 1.0, inf);
+  const auto without = regression_data(ScalePrior::flat, 1.0);
+  for (int p = 0; p < 8; ++p) {
+    const auto theta = regression_point(p);
+    EXPECT_EQ(with_df.host_model().log_density(theta), without.host_model().log_density(theta))
+        << "point " << p;
+  }
+}
+
+TEST(ModelsLogDensity, LinearRegressionHalfStudentTWithOneDegreeIsHalfCauchy) {
+  const auto cauchy = student_t_regression_data<double>(ScalePrior::half_cauchy, 2.5, 1.0);
+  const auto t1 = student_t_regression_data<double>(ScalePrior::half_student_t, 2.5, 1.0);
+  for (int p = 0; p < 8; ++p) {
+    const auto theta = regression_point(p);
+    const double lp = cauchy.host_model().log_density(theta);
+    EXPECT_NEAR(t1.host_model().log_density(theta), lp, 1e-12 * std::fabs(lp)) << "point " << p;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// float instantiation: compiles, stays trivially copyable and agrees with double.
+
+static_assert(std::is_trivially_copyable<LinearRegression<float>>::value,
+              "LinearRegression<float>");
+
+TEST(ModelsFloat, LinearRegressionAgreesWithDouble) {
+  for (const auto prior : {ScalePrior::flat, ScalePrior::half_cauchy, ScalePrior::half_normal,
+                           ScalePrior::half_student_t}) {
+    SCOPED_TRACE(static_cast<int>(prior));
+    const auto data_f = student_t_regression_data<float>(prior, 2.5, 3.0);
+    // The double model sees the float-rounded data (and prior settings, all exact in float), so
+    // only the arithmetic differs.
+    const auto data_d = student_t_regression_data<double>(prior, 2.5, 3.0);
+    const auto model_f = data_f.host_model();
+    const auto model_d = data_d.host_model();
+    std::vector<double> x_rounded(model_d.x, model_d.x + kN * kK);
+    for (double& v : x_rounded) v = static_cast<float>(v);
+    std::vector<double> y_rounded(model_d.y, model_d.y + kN);
+    for (double& v : y_rounded) v = static_cast<float>(v);
+    const double inf = std::numeric_limits<double>::infinity();
+    const auto rounded = LinearRegressionData<double>::from_arrays(
+        x_rounded, y_rounded, kN, kK, {0.5, 0, -1}, {3, 10, 0.7}, {3, inf, 1.5}, prior, 2.5, 3.0);
+    ASSERT_NO_FATAL_FAILURE(
+        expect_rounded_to_float(std::vector<float>(model_f.x, model_f.x + kN * kK),
+                                std::vector<double>(model_d.x, model_d.x + kN * kK)));
+    check_float_model(model_f, rounded.host_model(), regression_point);
+  }
+}
+
 TEST(ModelsQuantities, LinearRegressionRecordsBetaAndSigmaAsStanNamesThem) {
   const auto data = regression_data(ScalePrior::flat, 1.0);
   const auto model = data.host_model();
@@ -107,6 +221,27 @@ TEST(ModelsQuantities, LinearRegressionRecordsBetaAndSigmaAsStanNamesThem) {
   const std::vector<double> expected = {theta[0], theta[1], theta[2], std::exp(theta[kK])};
   EXPECT_EQ(recorded_quantities(model, theta), expected);
   EXPECT_EQ(model.dim(), kK + 1);
+}
+
+TEST(ModelsQuantities, LinearRegressionRecordsTheCoefficientNamesItWasGiven) {
+  auto data = student_t_regression_data<double>(ScalePrior::half_student_t, 10.0, 3.0);
+  data.name_coefficients({"b[1]", "b[2]", "Intercept"});
+  const auto model = data.host_model();
+  ASSERT_NO_FATAL_FAILURE(expect_quantity_names(
+      model, kK + 1, {{0, "b[1]"}, {1, "b[2]"}, {2, "Intercept"}, {3, "sigma"}}));
+  const auto theta = regression_point(3);
+  const std::vector<double> expected = {theta[0], theta[1], theta[2], std::exp(theta[kK])};
+  EXPECT_EQ(recorded_quantities(model, theta), expected);
+  expect_invalid_argument(
+      [&] {
+        data.name_coefficients({"b[1]", "b[2]"});
+      },
+      "linear_regression: 2 coefficient names, expected k = 3");
+  expect_invalid_argument(
+      [&] {
+        data.name_coefficients({"b[1]", "", "Intercept"});
+      },
+      "linear_regression: coefficient name 1 is empty");
 }
 
 TEST(ModelsLinearRegressionData, FromArraysValidatesData) {
@@ -133,6 +268,34 @@ TEST(ModelsLinearRegressionData, FromArraysValidatesData) {
       "linear_regression: prior sd 1 must be positive (infinite: flat), got 0");
   expect_invalid_argument([&] { make(x, y, mean, sd, ScalePrior::half_normal, 0); },
                           "linear_regression: the scale prior's scale must be positive, got 0");
+  expect_invalid_argument(
+      [&] { LinearRegressionData<double>::from_arrays({}, {}, 1, 0, {}, {}, ScalePrior::flat, 1); },
+      "linear_regression: k must be >= 1, got 0");
+  // The Student-t priors' degrees of freedom, and σ's under half_student_t (which the overload
+  // without degrees of freedom cannot give).
+  const auto make_t = [&](std::vector<double> df, ScalePrior prior, double scale_df) {
+    return LinearRegressionData<double>::from_arrays(x, y, 3, 2, mean, sd, df, prior, 2.5,
+                                                     scale_df);
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_NO_THROW(make_t({3, inf}, ScalePrior::half_student_t, 3));
+  expect_invalid_argument(
+      [&] {
+        make_t({3, 0}, ScalePrior::flat, 1);
+      },
+      "linear_regression: prior degrees of freedom 1 must be positive "
+      "(infinite: normal), got 0");
+  expect_invalid_argument([&] { make_t({3}, ScalePrior::flat, 1); },
+                          "linear_regression: prior_df has 1 entries, expected k = 2");
+  expect_invalid_argument(
+      [&] {
+        make_t({3, 3}, ScalePrior::half_student_t, inf);
+      },
+      "linear_regression: the half-Student-t scale prior's degrees of freedom "
+      "must be positive and finite, got inf");
+  expect_invalid_argument([&] { make(x, y, mean, sd, ScalePrior::half_student_t, 2.5); },
+                          "degrees of freedom must be positive and finite, got inf");
+  EXPECT_NO_THROW(make_t({3, 3}, ScalePrior::half_normal, inf));  // ν unused by half_normal
   const auto data = make(x, y, mean, LinearRegressionData<double>::flat(2), ScalePrior::flat, 0);
   EXPECT_EQ(data.host_model().n, 3);
   expect_no_device_model_without_cuda([&] {
