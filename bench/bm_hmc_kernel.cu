@@ -51,8 +51,9 @@ void kernel_benchmark(benchmark::State& state, const Model& model, T step_size,
   const auto view = [&](const Buffer<T>& b) {
     return EnsembleView<T>{b.data(), chains, dim, stride};
   };
-  const HmcEnsembleView<T> ensemble{view(position), view(gradient),          view(proposal),
-                                    view(momentum), view(proposal_gradient), log_density.data()};
+  const HmcEnsembleView<T> ensemble{view(position),   view(gradient),          view(proposal),
+                                    view(momentum),   view(proposal_gradient), log_density.data(),
+                                    EnsembleView<T>{}};  // no NUTS tree: HMC only
   const kernels::ChainStatisticsView stats{counters.data(), chains};
   const std::vector<T> ones(static_cast<std::size_t>(dim), T(1));
   MYRIAD_CUDA_TRY(
@@ -80,8 +81,9 @@ void kernel_benchmark(benchmark::State& state, const Model& model, T step_size,
   MYRIAD_CUDA_TRY(cudaEventCreate(&stop));
   std::uint32_t iteration = 0;
   const auto launch = [&] {
-    iterate<<<grid, kernels::kChainBlockSize>>>(model, ensemble, settings, inverse_metric.data(),
-                                                iteration, kIterationsPerLaunch, nullptr, 0, stats);
+    iterate<<<grid, kernels::kChainBlockSize>>>(
+        model, ensemble, settings, MetricView<T>::diagonal_metric(inverse_metric.data(), dim),
+        iteration, kIterationsPerLaunch, nullptr, 0, stats);
     iteration += kIterationsPerLaunch;
   };
   launch();  // warm-up: module load and first-touch costs stay out of the timings

@@ -80,6 +80,9 @@ def parse_args():
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-seed", type=int, default=1, help="seed of the logistic data")
+    parser.add_argument("--logistic-data", default=None,
+                        help="logistic data as JSON {n, d, x, y} instead of numpy's (e.g. "
+                             "bench/peers/data/logistic-myriad-n1000-d10-seed1.json: myriad's own)")
     parser.add_argument("--diamonds-dir", default=DIAMONDS_DIR)
     nuts = parser.add_argument_group("NUTS (NumPyro)")
     nuts.add_argument("--nuts-target-accept", type=float, default=0.8)
@@ -105,7 +108,8 @@ def make_target(name, args, jnp, np):
         potential, dim, _ = gaussian_potential(jnp, dim=100, rho=0.99, mean=0.0, sd=1.0)
         return potential, dim, None, {"mean": np.zeros(dim), "sd": np.ones(dim)}
     if name == "logistic":
-        potential, dim, _ = logistic_potential(jnp, np, jnp.float64, args.data_seed)
+        potential, dim, _ = logistic_potential(jnp, np, jnp.float64, args.data_seed,
+                                               data_file=args.logistic_data)
         return potential, dim, None, None
     if name == "eight_schools":
         potential, dim, _ = eight_schools_potential(jnp)
@@ -425,6 +429,8 @@ def main():
                 "device": str(jax.devices()[0]),
                 "precision": "f64",
                 "target": target,
+                "logistic_data": (args.logistic_data or f"numpy seed {args.data_seed}")
+                if target == "logistic" else None,
                 "dim": dim,
                 "chains": chains,
                 "warmup": args.warmup,

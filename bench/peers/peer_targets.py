@@ -48,9 +48,24 @@ def logistic_data(np, seed, n=1000, d=10):
     return x, y
 
 
-def logistic_potential(jnp, np, dtype, seed, n=1000, d=10, prior_sd=10.0):
-    """-log p for models::Logistic, beta_j ~ N(0, prior_sd^2), with logistic_data(seed)."""
-    x, y = logistic_data(np, seed, n, d)
+def load_logistic_data(np, path):
+    """X (n x d) and y from a JSON file {"n", "d", "x" (row-major), "y"}: e.g.
+    data/logistic-myriad-n1000-d10-seed1.json, myriad's own LogisticData<double>::synthetic(1000,
+    10, 1) (see README.md), so that the peers sample the very posterior myriad samples."""
+    with open(path) as f:
+        data = json.load(f)
+    n, d = data["n"], data["d"]
+    return np.asarray(data["x"], dtype=float).reshape(n, d), np.asarray(data["y"], dtype=float)
+
+
+def logistic_potential(jnp, np, dtype, seed, n=1000, d=10, prior_sd=10.0, data_file=None):
+    """-log p for models::Logistic, beta_j ~ N(0, prior_sd^2), with logistic_data(seed), or the
+    data of data_file (load_logistic_data)."""
+    if data_file:
+        x, y = load_logistic_data(np, data_file)
+        n, d = x.shape
+    else:
+        x, y = logistic_data(np, seed, n, d)
     x = jnp.asarray(x, dtype=dtype)
     y = jnp.asarray(y, dtype=dtype)
     log_prior_normaliser = -d * (HALF_LOG_TWO_PI + math.log(prior_sd))

@@ -14,6 +14,7 @@
 #   CHAINS WARMUP DRAWS                         sizes of gaussian_rho099, logistic, eight_schools
 #   DIAMONDS_CHAINS DIAMONDS_WARMUP DIAMONDS_DRAWS   sizes of diamonds
 #   TARGETS          targets to run (default: gaussian_rho099 logistic eight_schools diamonds)
+#   LOGISTIC_DATA    logistic data as JSON instead of numpy's (data/logistic-myriad-*.json: myriad's)
 # A run that dies (e.g. out of memory) appends a line with an "error" field; the rest go on.
 set -uo pipefail
 
@@ -47,7 +48,9 @@ for target in $targets; do
     esac
     echo "== $target $variant ${size[*]}" >&2
     start=$(date +%s)
-    if ! "$python" "$here/adaptive_peers.py" --target "$target" "${run[@]}" "${size[@]}" \
+    data=()
+    [[ $target == logistic && -n ${LOGISTIC_DATA:-} ]] && data=(--logistic-data "$LOGISTIC_DATA")
+    if ! "$python" "$here/adaptive_peers.py" --target "$target" "${run[@]}" "${size[@]}" "${data[@]}" \
         >> "$out"; then
       failures=$((failures + 1))
       printf '{"target": "%s", "variant": "%s", "error": "adaptive_peers.py exited non-zero"}\n' \

@@ -1,6 +1,7 @@
 // ChEES and SNAPER (mcmc/trajectory_length_adaptation.hpp) through the public API on the CPU:
 // exact moments of a correlated Gaussian within 5 MCSE, and the curved banana target at default
-// settings with no divergences and R-hat < 1.01, where fixed-length HMC at its defaults diverges.
+// settings with no divergences and R-hat < 1.01 under ChEES, SNAPER and NUTS, where
+// fixed-length HMC at its defaults diverges.
 
 #include <gtest/gtest.h>
 
@@ -45,7 +46,15 @@ TEST_P(StatAdaptiveLength, RecoversGaussianMomentsWithinFiveMcse) {
   }
 }
 
-TEST_P(StatAdaptiveLength, BananaAtDefaultsHasNoDivergencesAndConverges) {
+/// The samplers whose step size follows the harmonic mean of the chains' acceptance: ChEES,
+/// SNAPER and NUTS, on the curved banana at default settings.
+class StatCurvedTarget : public ::testing::TestWithParam<HmcSampler> {};
+
+INSTANTIATE_TEST_SUITE_P(Samplers, StatCurvedTarget,
+                         ::testing::Values(HmcSampler::chees, HmcSampler::snaper, HmcSampler::nuts),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST_P(StatCurvedTarget, BananaAtDefaultsHasNoDivergencesAndConverges) {
   const auto model = models::Banana<double>::make(2, 10, 0.1);
   SampleConfig config = testing::run_config(256, 1000, 1000, 7);
   config.sampler = GetParam();
