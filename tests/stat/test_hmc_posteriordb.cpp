@@ -3,9 +3,9 @@
 // the starts lie where the density is far stiffer than at the posterior (on kidiq the residuals
 // are of order 100 and σ = e^τ ≤ e², a curvature up to 1e8 in β), which stranded chains before
 // the warm-up restarted them (issue 22); the hidden Markov model exercises a forward-algorithm
-// density by duals. posteriordb's diamonds is ported (common/posteriordb_diamonds.hpp, checked in
-// closed form by test_posteriordb_diamonds.cpp) but not sampled here: at test sizes neither HMC
-// nor ChEES with a diagonal metric converges on it (docs/tuning.md).
+// density by duals. posteriordb's diamonds (common/posteriordb_diamonds.hpp) has its own file,
+// test_posteriordb_diamonds.cpp: checked in closed form, and sampled with the dense metric (with
+// a diagonal one neither HMC nor ChEES converges on it at test sizes, docs/tuning.md).
 
 #include <gtest/gtest.h>
 
