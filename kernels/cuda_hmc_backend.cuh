@@ -132,10 +132,13 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     const std::vector<T> storage = metric_storage(inverse_metric, dim_);
-    // Kernels in flight may read the old metric: wait for them before the array may be
-    // replaced, copy, and wait again because the host vector is pageable and goes on return.
-    ensemble_.synchronize();
-    if (metric_.size() < storage.size()) metric_ = DeviceArray<T>(storage.size());
+    // Kernels in flight may read the old metric: a larger one waits for them before the array is
+    // replaced; the copy runs behind them on the same stream, and is waited for because the
+    // host vector is pageable and goes on return.
+    if (metric_.size() < storage.size()) {
+      ensemble_.synchronize();
+      metric_ = DeviceArray<T>(storage.size());
+    }
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(metric_.data(), storage.data(), storage.size() * sizeof(T),
                                     cudaMemcpyHostToDevice, ensemble_.stream()));
     ensemble_.synchronize();

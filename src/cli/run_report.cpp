@@ -18,6 +18,12 @@ Json stats_json(const IterationStats& s) {
   return v;
 }
 
+double lockstep_efficiency(const IterationStats& s) {
+  return s.lockstep_gradient_evaluations > 0
+             ? double(s.gradient_evaluations) / double(s.lockstep_gradient_evaluations)
+             : 1.0;
+}
+
 DiagnosticExtremes diagnostic_extremes(const SampleResult& result) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   DiagnosticExtremes worst{nan, nan, nan, nan};
@@ -138,8 +144,7 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   if (nuts) {
     // mcmc/nuts.hpp: tree depths of each phase; the lockstep count of the sampling phase (the
     // warm-up's also holds the step-size search's one-step HMC probes, which it does not count).
-    for (const char* phase : {"warmup", "sampling"}) {
-      const IterationStats& s = phase[0] == 'w' ? result.warmup_stats : result.sampling_stats;
+    const auto tree_json = [&](const IterationStats& s) {
       Json tree = Json::object();
       tree["max_tree_depth"] = result.max_tree_depth;
       tree["mean_depth"] = s.mean_tree_depth();
@@ -147,15 +152,13 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
       tree["depth_cap_hits"] = s.tree_depth_capped;
       tree["mean_leapfrog_steps"] =
           s.transitions > 0 ? double(s.gradient_evaluations) / double(s.transitions) : 0.0;
-      if (phase[0] == 's') {
-        tree["lockstep_gradient_evaluations"] = s.lockstep_gradient_evaluations;
-        tree["lockstep_efficiency"] =
-            s.lockstep_gradient_evaluations > 0
-                ? double(s.gradient_evaluations) / double(s.lockstep_gradient_evaluations)
-                : 1.0;
-      }
-      report[phase]["tree"] = tree;
-    }
+      return tree;
+    };
+    report["warmup"]["tree"] = tree_json(result.warmup_stats);
+    Json tree = tree_json(result.sampling_stats);
+    tree["lockstep_gradient_evaluations"] = result.sampling_stats.lockstep_gradient_evaluations;
+    tree["lockstep_efficiency"] = lockstep_efficiency(result.sampling_stats);
+    report["sampling"]["tree"] = tree;
   }
   if (result.sampling_stuck_chains >= 0)
     report["sampling"]["stuck_chains"] = result.sampling_stuck_chains;

@@ -23,6 +23,10 @@ struct RunDescription {
   double total_seconds = 0;
 };
 
+/// NUTS: gradient evaluations / what a GPU's warps pay for them (IterationStats::
+/// lockstep_gradient_evaluations); 1 when nothing was counted.
+double lockstep_efficiency(const IterationStats& s);
+
 /// The worst convergence diagnostics over all quantities (NaN values skipped; NaN if none).
 struct DiagnosticExtremes {
   double max_rhat;
