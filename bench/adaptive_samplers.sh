@@ -6,7 +6,8 @@
 # targets.
 #
 # Usage: bench/adaptive_samplers.sh MYRIAD [TARGET ...]   (targets: gaussian_rho099 logistic
-#        eight_schools; default all). CHAINS, WARMUP, DRAWS and SEED override 1024, 200, 200, 1.
+#        eight_schools; default all). CHAINS, WARMUP, DRAWS and SEED override 1024, 200, 200, 1;
+#        RUNS the sampler:metric pairs (default every one, e.g. RUNS="nuts:diag nuts:dense").
 set -euo pipefail
 myriad=$1
 shift
@@ -29,7 +30,7 @@ model_arguments() {
 }
 
 for target in "${targets[@]}"; do
-  for run in hmc:diag hmc:dense chees:diag chees:dense snaper:diag nuts:diag nuts:dense; do
+  for run in ${RUNS:-hmc:diag hmc:dense chees:diag chees:dense snaper:diag nuts:diag nuts:dense}; do
     sampler=${run%%:*}
     metric=${run##*:}
     out="$work/$target-$sampler-$metric"

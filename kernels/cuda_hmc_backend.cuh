@@ -35,6 +35,7 @@
 #include "cuda_try.cuh"
 #include "device_scope.cuh"
 #include "draw_chunks.cuh"
+#include "ensemble_covariance.cuh"
 #include "hmc_kernels.cuh"
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/hmc_backend.hpp"
@@ -309,6 +310,43 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     ensemble_.synchronize();
   }
 
+  /// The mean and centred cross-products of the positions (kernels/ensemble_covariance.cuh):
+  /// D + D² values come back, not D · chains.
+  void position_covariance(EnsembleCovariance& out) override {
+    const std::size_t entries = static_cast<std::size_t>(dim_) * dim_;
+    const std::int64_t slices = kernels::covariance_slices(chains_, dim_);
+    if (covariance_partials_.size() < static_cast<std::size_t>(slices) * entries) {
+      ensemble_.synchronize();
+      covariance_partials_ = DeviceArray<double>(static_cast<std::size_t>(slices) * entries);
+      covariance_results_ = DeviceArray<double>(dim_ + entries);
+    }
+    double* mean = covariance_results_.data();
+    double* scatter = covariance_results_.data() + dim_;
+    const EnsembleView<const T> x{position_.data(), chains_, dim_, stride_};
+    row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
+    const dim3 tile(kernels::kCovarianceTile, kernels::kCovarianceTile);
+    const dim3 grid(static_cast<unsigned>(slices),
+                    static_cast<unsigned>(kernels::covariance_tile_pairs(dim_)));
+    kernels::covariance_partials_kernel<T>
+        <<<grid, tile, 0, ensemble_.stream()>>>(x, mean, slices, covariance_partials_.data());
+    MYRIAD_CHECK_LAUNCH();
+    const unsigned blocks = static_cast<unsigned>(
+        std::min<std::size_t>((entries + kernels::kReduceBlockSize - 1) / kernels::kReduceBlockSize,
+                              kernels::kMaxReduceBlocks));
+    kernels::finish_covariance_kernel<double>
+        <<<blocks, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(covariance_partials_.data(),
+                                                                       slices, dim_, scatter);
+    MYRIAD_CHECK_LAUNCH();
+    out.mean.assign(static_cast<std::size_t>(dim_), 0.0);
+    out.scatter.assign(entries, 0.0);
+    out.count = chains_;
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.mean.data(), mean, dim_ * sizeof(double),
+                                    cudaMemcpyDeviceToHost, ensemble_.stream()));
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.scatter.data(), scatter, entries * sizeof(double),
+                                    cudaMemcpyDeviceToHost, ensemble_.stream()));
+    ensemble_.synchronize();
+  }
+
   /// out[r] = Σ_c term(x(r, c), r) / divisor for every row r of x, enqueued on the stream. The
   /// chains of each row are split over one block per 256-chain slice, up to a cap. The split
   /// depends on the chain count alone, never on the device (SM count), so the summation order,
@@ -356,6 +394,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   DeviceArray<T> tree_;  ///< NUTS scratch (reserve_tree); empty until NUTS runs
   int nuts_grid_ = 1;
   DeviceArray<double> moment_partials_, moment_results_;
+  DeviceArray<double> covariance_partials_, covariance_results_;  ///< position_covariance
   // Trajectory-length criterion: per-chain terms [row][chain], the probe (centre, direction)
   // and the sums (allocated by the first run_with_criterion).
   DeviceArray<double> criterion_terms_;

@@ -93,6 +93,7 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   report["gradient_evaluations"] = evaluations;
   report["gradient_evaluations_per_second"] = result.gradient_evaluations_per_second();
   report["step_size"] = result.step_size;
+  if (hmc) report["metric"] = to_string(result.metric);  // settings.metric may say "auto"
   report["inverse_metric"] = result.inverse_metric;
   report["acceptance"] = result.sampling_stats.mean_accept_prob();
   report["divergences"] = result.sampling_stats.divergent;

@@ -36,9 +36,10 @@ std::vector<OptionSpec> sample_options() {
           {"thin", "T", "1", "keep every T-th draw in draws.npy and the diagnostics"},
           {"precision", "double|float", "double", "floating-point precision (HMC)"},
           {"sampler", "NAME", "",
-           "hmc (density models, the default; on generators: HMC on the Gaussian-kernel ABC "
-           "target), chees or snaper (HMC with the trajectory length adapted across the "
-           "ensemble), nuts (No-U-Turn), chmc (generators, the default), abc-reject, abc-mcmc"},
+           "chees (density models, the default) or snaper: HMC with the trajectory length "
+           "adapted across the ensemble; nuts (No-U-Turn); hmc (fixed-length HMC; on "
+           "generators: HMC on the Gaussian-kernel ABC target); chmc (generators, the default), "
+           "abc-reject, abc-mcmc"},
           {"abc-epsilon", "E", "", "ABC tolerance (abc-reject, abc-mcmc, hmc on a generator)"},
           {"abc-kernel", "uniform|gaussian", "uniform", "ABC-MCMC kernel"},
           {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
@@ -56,9 +57,10 @@ std::vector<OptionSpec> sample_options() {
            "chees, snaper: most leapfrog steps of an adapted trajectory"},
           {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
           {"max-tree-depth", "D", "10", "nuts: most tree doublings (1-15; 2^D - 1 steps)"},
-          {"metric", "diag|dense", "diag",
-           "HMC samplers: mass matrix adapted from the ensemble's variances or covariance "
-           "(dense: not with snaper; dimension at most 1024)"},
+          {"metric", "auto|diag|dense", "auto",
+           "HMC samplers: mass matrix adapted from the ensemble's variances (diag) or covariance "
+           "(dense: not with snaper; dimension at most 1024); auto: dense up to dimension 100 "
+           "(diag beyond, and with snaper)"},
           {"init", "FILE", "",
            "HMC: initial points instead of drawn ones: a .json array (one point for every chain, "
            "or one per chain) or a .npy float64 array of shape (dim,) or (chains, dim)"},
@@ -277,7 +279,7 @@ int sample_command(int argc, char** argv) {
   if (const auto metric = enum_value(kMetricKindNames, line.text("metric")))
     config.metric = *metric;
   else
-    throw UsageError{"unknown --metric '" + line.text("metric") + "' (diag or dense)"};
+    throw UsageError{"unknown --metric '" + line.text("metric") + "' (auto, diag or dense)"};
   config.restart_stranded = !line.flag("no-restarts");
   if (line.has("init")) config.initial_positions = read_initial_positions(line.text("init"));
   config.target_accept = line.number("target-accept");
@@ -295,9 +297,16 @@ int sample_command(int argc, char** argv) {
   run.requested_device = to_string(config.device);
   run.precision = to_string(precision);
   run.sampler = line.has("sampler") ? line.text("sampler")
-                                    : (spec.kind == ModelKind::generator ? "chmc" : "hmc");
+                                    : (spec.kind == ModelKind::generator ? "chmc" : "chees");
   check_sampler(line, spec, run.sampler);
-  if (const auto sampler = enum_value(kHmcSamplerNames, run.sampler)) config.sampler = *sampler;
+  if (spec.kind == ModelKind::generator) {
+    // Constrained HMC and HMC on the ABC target are fixed-length HMC with a diagonal metric;
+    // the ABC samplers take neither (and --sampler, --metric name no other here).
+    config.sampler = HmcSampler::hmc;
+    config.metric = MetricKind::diag;
+  } else if (const auto sampler = enum_value(kHmcSamplerNames, run.sampler)) {
+    config.sampler = *sampler;
+  }
   config.validate();
   if (spec.dim) check_metric_dimension(config, spec.dim(arguments));
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early

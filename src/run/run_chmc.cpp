@@ -34,7 +34,7 @@ void ChmcConfig::validate_constrained() const {
   MYRIAD_EXPECTS(max_iterations >= 1, "max_iterations must be >= 1, got ", max_iterations);
   MYRIAD_EXPECTS(sampler == HmcSampler::hmc, "sampler ", to_string(sampler),
                  " applies to HMC on a density model, not to constrained HMC");
-  MYRIAD_EXPECTS(metric == MetricKind::diag,
+  MYRIAD_EXPECTS(metric != MetricKind::dense,
                  "a dense metric applies to HMC on a density model, not to constrained HMC");
   MYRIAD_EXPECTS(initial_positions.empty() && init_radius == 0,
                  "initial_positions and init_radius apply to HMC: constrained HMC starts each "

@@ -43,7 +43,7 @@ void SampleConfig::validate() const {
   MYRIAD_EXPECTS(max_tree_depth >= 1 && max_tree_depth <= kLargestMaxTreeDepth,
                  "max_tree_depth must lie in [1, ", kLargestMaxTreeDepth, "], got ",
                  max_tree_depth);
-  MYRIAD_EXPECTS(metric == MetricKind::diag || sampler != HmcSampler::snaper,
+  MYRIAD_EXPECTS(metric != MetricKind::dense || sampler != HmcSampler::snaper,
                  "a dense metric is not available with SNAPER (its principal direction is "
                  "found in a diagonal metric's scaled coordinates); use chees or nuts");
   MYRIAD_EXPECTS(jitter >= 0 && jitter <= 1, "jitter must lie in [0, 1], got ", jitter);
@@ -69,6 +69,14 @@ void check_metric_dimension(const SampleConfig& config, int dim) {
   MYRIAD_EXPECTS(config.metric != MetricKind::dense || dim <= kMaxDenseMetricDim,
                  "a dense metric supports dimensions up to ", kMaxDenseMetricDim,
                  ", the model has ", dim);
+}
+
+MetricKind resolve_metric(const SampleConfig& config, int dim) {
+  if (dim < 2) return MetricKind::diag;
+  if (config.metric != MetricKind::automatic) return config.metric;
+  return dim <= kAutomaticDenseMetricMaxDim && config.sampler != HmcSampler::snaper
+             ? MetricKind::dense
+             : MetricKind::diag;
 }
 
 int automatic_superchains(std::int64_t chains) {
@@ -240,8 +248,7 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   const int dim = backend.dim();
   const int quantities = backend.num_quantities();
   check_metric_dimension(config, dim);
-  // A dense metric of one dimension is the diagonal one.
-  const bool dense = config.metric == MetricKind::dense && dim > 1;
+  const bool dense = resolve_metric(config, dim) == MetricKind::dense;
 
   // Initialisation: the given points, or drawn ones (chains of one superchain share theirs).
   const auto warmup_start = Clock::now();
@@ -295,6 +302,7 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   WelfordVariance variance(dense ? 0 : dim);
   WelfordCovariance covariance(dense ? dim : 0);
   EnsembleMoments moments;
+  EnsembleCovariance covariance_batch;
   const int progress_every = std::max(1, config.warmup / 100);
   // Checks for stranded chains up to the terminal step-size interval, so that a restarted chain
   // has that interval and the sampling phase to part from the chain it restarted from.
@@ -316,7 +324,10 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
     if (config.adapt_step_size)
       adapter.update(config.sampler == HmcSampler::hmc ? s.mean_accept_prob()
                                                        : s.harmonic_accept_prob());
-    if (collect && dense) covariance.add(backend.positions(), config.chains);
+    if (collect && dense) {
+      backend.position_covariance(covariance_batch);
+      covariance.add(covariance_batch);
+    }
     if (collect && !dense) variance.add(moments);
     if (collect && schedule.ends_window(w)) {
       // Stan's regularisation towards 1e-3 · I: (n/(n+5))·Σ + 1e-3·5/(n+5)·I.
@@ -344,6 +355,9 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   }
   if (config.adapt_step_size && config.warmup > 0) step = adapter.final_step_size();
   result.step_size = step;
+  // The metric sampling runs with: the identity, a diagonal one, when no window adapted it.
+  result.metric =
+      inverse_metric.size() > static_cast<std::size_t>(dim) ? MetricKind::dense : MetricKind::diag;
   result.inverse_metric.assign(inverse_metric.begin(), inverse_metric.end());
   if (trajectory.enabled()) {
     settings.max_leapfrog_steps = trajectory.finish(step, result);

@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 
 "$myriad" sample --model gaussian --model-arg dim=3 --chains 256 --warmup 200 --draws 400 \
   --seed 20 --device cpu --quiet --output "$work/hmc"
-$check sample "$work/hmc" | grep -q '^PASS hmc gaussian'
+$check sample "$work/hmc" | grep -q '^PASS chees gaussian'
 "$myriad" ais --model gaussian --model-arg dim=4 --particles 512 --temperatures 200 --seed 20 \
   --device cpu --quiet --output "$work/ais"
 $check ais "$work/ais" | grep -q '^PASS ais gaussian'

@@ -19,11 +19,18 @@ head -c 128 "$work/run/draws.npy" | grep -aq "'shape': (64, 50, 3)"
 # Data size: 64 * 50 * 3 doubles after a 64- or 128-byte header.
 size=$(stat -c %s "$work/run/draws.npy")
 [ $(( (size - 64 * 50 * 3 * 8) % 64 )) -eq 0 ]
-for key in '"model": "gaussian"' '"method": "hmc"' '"chains": 64' '"seed": 7' '"device"' \
+for key in '"model": "gaussian"' '"method": "chees"' '"chains": 64' '"seed": 7' '"device"' \
            '"wall_time"' '"gradient_evaluations_per_second"' '"step_size"' '"acceptance"' \
            '"divergences"' '"failures"' '"nested_rhat"' '"exact"'; do
   grep -q "$key" "$work/run/run.json" || { echo "run.json lacks $key"; exit 1; }
 done
+# The defaults: ChEES, and the metric "auto" resolves to dense in 3 dimensions (3 x 3 values).
+python3 - "$work/run/run.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["settings"]["metric"] == "auto" and r["metric"] == "dense", (r["settings"], r["metric"])
+assert len(r["inverse_metric"]) == 9 and "trajectory" in r["warmup"], r["inverse_metric"]
+PY
 # No staging directories are left behind.
 [ -z "$(find "$work" -maxdepth 1 -name '.*partial*')" ]
 
@@ -33,7 +40,8 @@ done
 head -c 128 "$work/run/draws.npy" | grep -aq "'shape': (8, 10, 2)"
 
 # --init: one point for every chain (JSON) or one per chain (.npy); with no warm-up and a tiny
-# fixed step each first draw is its chain's start. run.json records the restart counters.
+# fixed step each first draw is its chain's start (to 1e-9, as even a NUTS tree of 1023 steps
+# would keep it). run.json records the restart counters.
 # (Plain Python: the .npy files are read and written by hand, version 1.0, '<f8', C order.)
 cat >"$work/npy.py" <<'PY'
 import ast, struct, sys
@@ -70,11 +78,11 @@ PY
 }
 echo '[0.25, -0.5]' >"$work/init.json"
 "$myriad" sample --model gaussian --model-arg dim=2 --chains 4 --warmup 0 --draws 1 \
-  --step-size 1e-9 --device cpu --init "$work/init.json" --output "$work/init_json" --quiet
+  --step-size 1e-12 --device cpu --init "$work/init.json" --output "$work/init_json" --quiet
 expect_starts "$work/init_json" 0.25 -0.5 0.25 -0.5 0.25 -0.5 0.25 -0.5
 python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import npy; npy.save(sys.argv[1] + '/init.npy', [4, 2], [v / 10 for v in range(8)])" "$work"
 "$myriad" sample --model gaussian --model-arg dim=2 --chains 4 --warmup 0 --draws 1 \
-  --step-size 1e-9 --device cpu --init "$work/init.npy" --output "$work/init_npy" --quiet
+  --step-size 1e-12 --device cpu --init "$work/init.npy" --output "$work/init_npy" --quiet
 expect_starts "$work/init_npy" 0 0.1 0.2 0.3 0.4 0.5 0.6 0.7
 
 # ChEES: the adapted trajectory in run.json (length, sampling step count, one trace entry per
@@ -95,6 +103,8 @@ PY
 "$myriad" sample --model gaussian --model-arg dim=3 --sampler snaper --chains 32 --warmup 60 \
   --draws 20 --device cpu --output "$work/snaper" --quiet
 grep -q '"principal_variance"' "$work/snaper/run.json" || { echo "snaper run.json lacks principal_variance"; exit 1; }
+# The automatic metric is diagonal under SNAPER (whose principal direction needs one).
+grep -q '"metric": "diag"' "$work/snaper/run.json" || { echo "snaper ran without the diagonal metric"; exit 1; }
 
 # NUTS: the depth cap in the settings, tree depths of both phases and the sampling phase's
 # lockstep count in run.json; a dense metric is written as dim x dim values.

@@ -22,4 +22,12 @@ Config run_config(std::int64_t chains, int warmup, int draws, std::uint64_t seed
   return config;
 }
 
+/// Fixed-length HMC with the diagonal metric (SampleConfig's defaults are ChEES and the
+/// automatic metric): for the tests of that sampler. Returns config.
+inline SampleConfig& fixed_length_hmc(SampleConfig& config) {
+  config.sampler = HmcSampler::hmc;
+  config.metric = MetricKind::diag;
+  return config;
+}
+
 }  // namespace myriad::testing

@@ -409,6 +409,42 @@ TYPED_TEST(CudaHmc, SetPositionsAgreesWithCpu) {
     EXPECT_TRUE(close(a[c], b[c], kPositionTolerance<T>)) << c << ": " << a[c] << " " << b[c];
 }
 
+TYPED_TEST(CudaHmc, PositionCovarianceAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  // The dense metric's window statistics (kernels/ensemble_covariance.cuh): 37 dimensions leave
+  // partial 16 × 16 tiles; 70 chains make one slice, 9000 three (the last one partial). Both
+  // backends sum in double, in different orders: they agree to rounding, and the device's matrix
+  // is exactly symmetric.
+  const int dim = 37;
+  const auto model = models::Gaussian<T>::make(dim, 0.3);
+  for (std::int64_t chains : {70, 9000}) {
+    auto cpu = make_cpu_hmc_backend<models::Gaussian<T>, T>(model, chains);
+    auto cuda = make_cuda_hmc_backend<models::Gaussian<T>, T>(model, chains);
+    std::vector<T> points(static_cast<std::size_t>(dim * chains));
+    for (std::size_t i = 0; i < points.size(); ++i)
+      points[i] = T(0.01) * T((i * 7919) % 211) - T(1.0) + T(0.001) * T(i / chains);
+    ASSERT_EQ(cpu->set_positions(points), 0);
+    ASSERT_EQ(cuda->set_positions(points), 0);
+    EnsembleCovariance a, b;
+    cpu->position_covariance(a);
+    cuda->position_covariance(b);
+    ASSERT_EQ(b.count, chains);
+    ASSERT_EQ(b.mean.size(), a.mean.size());
+    ASSERT_EQ(b.scatter.size(), a.scatter.size());
+    for (int i = 0; i < dim; ++i) EXPECT_TRUE(close(a.mean[i], b.mean[i], 1e-12)) << i;
+    for (int i = 0; i < dim; ++i) {
+      for (int j = 0; j < dim; ++j) {
+        const std::size_t e = static_cast<std::size_t>(i) * dim + j;
+        EXPECT_TRUE(close(a.scatter[e], b.scatter[e], 1e-11))
+            << chains << " chains, (" << i << ", " << j << "): " << a.scatter[e] << " "
+            << b.scatter[e];
+        EXPECT_EQ(b.scatter[e], b.scatter[static_cast<std::size_t>(j) * dim + i]);
+      }
+    }
+  }
+}
+
 TYPED_TEST(CudaHmc, ChainCountDoesNotChangeAChainsResult) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   using T = TypeParam;

@@ -14,9 +14,10 @@ namespace {
 
 TEST(StatFunnel, DivergencesAreCountedNotFatal) {
   SampleConfig config = myriad::testing::run_config(128, 200, 200, 3);
+  testing::fixed_length_hmc(config);
   const SampleResult result = sample(models::Funnel<double>::make(10), config);
-  // The funnel's neck needs step sizes far below the adapted one: HMC with one step size
-  // diverges there. The counts must be positive and consistent.
+  // The funnel's neck needs step sizes far below the adapted one: fixed-length HMC with one step
+  // size diverges there. The counts must be positive and consistent.
   EXPECT_GT(result.sampling_stats.divergent, 0);
   EXPECT_LE(result.sampling_stats.divergent, result.sampling_stats.transitions);
   EXPECT_EQ(result.sampling_stats.transitions, config.chains * config.draws);

@@ -26,6 +26,7 @@ TEST(StatNuts, RecoversGaussianMomentsWithinFiveMcse) {
   // That is NUTS's known weakness on such targets (docs/tuning.md), not an error.
   SampleConfig config = testing::run_config(256, 300, 1000, 20261127);
   config.sampler = HmcSampler::nuts;
+  config.metric = MetricKind::diag;
   const SampleResult result = sample(models::Gaussian<double>::make(dim, rho, mean, sd), config);
 
   EXPECT_EQ(result.sampling_stats.divergent, 0);

@@ -26,8 +26,11 @@ INSTANTIATE_TEST_SUITE_P(Criteria, StatAdaptiveLength,
 TEST_P(StatAdaptiveLength, RecoversGaussianMomentsWithinFiveMcse) {
   const double mean = -1.0, sd = 3.0, rho = 0.9;
   const int dim = 6;
+  // The diagonal metric leaves the correlation for the trajectory length to span (a dense one
+  // would make this target isotropic).
   SampleConfig config = testing::run_config(256, 300, 300, 20261127);
   config.sampler = GetParam();
+  config.metric = MetricKind::diag;
   const SampleResult result = sample(models::Gaussian<double>::make(dim, rho, mean, sd), config);
 
   EXPECT_EQ(result.sampling_stats.divergent, 0);
@@ -46,12 +49,24 @@ TEST_P(StatAdaptiveLength, RecoversGaussianMomentsWithinFiveMcse) {
   }
 }
 
-/// The samplers whose step size follows the harmonic mean of the chains' acceptance: ChEES,
-/// SNAPER and NUTS, on the curved banana at default settings.
+/// The banana's first two moments within 5 MCSE: E[x1] = E[x2] = 0, E[x1²] = a², E[x2²].
+void expect_banana_moments(const SampleResult& result, const models::Banana<double>& model) {
+  const auto identity = [](double x) { return x; };
+  const auto square = [](double x) { return x * x; };
+  testing::expect_within_mcse(testing::mean_of(result, 0, identity), 0.0, "E[x1]");
+  testing::expect_within_mcse(testing::mean_of(result, 1, identity), 0.0, "E[x2]");
+  testing::expect_within_mcse(testing::mean_of(result, 0, square), 100.0, "E[x1^2]");
+  testing::expect_within_mcse(testing::mean_of(result, 1, square), model.x2_sd() * model.x2_sd(),
+                              "E[x2^2]");
+}
+
+/// The samplers that adapt the trajectory length, ChEES (the default) and SNAPER, on the curved
+/// banana at default settings (the automatic metric: dense in two dimensions, but diagonal under
+/// SNAPER). NUTS is below: it is not divergence-free there.
 class StatCurvedTarget : public ::testing::TestWithParam<HmcSampler> {};
 
 INSTANTIATE_TEST_SUITE_P(Samplers, StatCurvedTarget,
-                         ::testing::Values(HmcSampler::chees, HmcSampler::snaper, HmcSampler::nuts),
+                         ::testing::Values(HmcSampler::chees, HmcSampler::snaper),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST_P(StatCurvedTarget, BananaAtDefaultsHasNoDivergencesAndConverges) {
@@ -62,19 +77,32 @@ TEST_P(StatCurvedTarget, BananaAtDefaultsHasNoDivergencesAndConverges) {
   EXPECT_EQ(result.sampling_stats.divergent, 0);
   EXPECT_EQ(result.sampling_stats.non_finite, 0);
   for (const auto& row : result.summary) EXPECT_LT(row.rhat, 1.01) << row.name;
-  const auto identity = [](double x) { return x; };
-  const auto square = [](double x) { return x * x; };
-  testing::expect_within_mcse(testing::mean_of(result, 0, identity), 0.0, "E[x1]");
-  testing::expect_within_mcse(testing::mean_of(result, 1, identity), 0.0, "E[x2]");
-  testing::expect_within_mcse(testing::mean_of(result, 0, square), 100.0, "E[x1^2]");
-  testing::expect_within_mcse(testing::mean_of(result, 1, square), model.x2_sd() * model.x2_sd(),
-                              "E[x2^2]");
+  expect_banana_moments(result, model);
+}
+
+TEST(StatCurvedTargetNuts, BananaDivergesRarelyAndRecoversTheMoments) {
+  // NUTS on the same run leaves a few divergent transitions in the tails of x1 at any seed: 3,
+  // 0, 1 and 47 of 256 000 at seeds 7-10 with the dense metric (0, 2, 0, 9 with the diagonal
+  // one), and R-hat 1.021 at seed 10. Raising the target acceptance does not help until 0.95:
+  // the harmonic mean that steers one step size for all chains is set by the few chains in the
+  // tails, and the step stays at 0.025-0.034 for targets 0.6-0.95 while the arithmetic mean
+  // acceptance sits at 0.95-0.98. ChEES adapts a smaller step (0.019-0.021) and diverges at
+  // none of these seeds. So NUTS is not the default (docs/tuning.md, "Which sampler to pick");
+  // this test holds what it does do: divergences under 0.05% and the moments within 5 MCSE.
+  const auto model = models::Banana<double>::make(2, 10, 0.1);
+  SampleConfig config = testing::run_config(256, 1000, 1000, 7);
+  config.sampler = HmcSampler::nuts;
+  const SampleResult result = sample(model, config);
+  EXPECT_LT(result.sampling_stats.divergent, result.sampling_stats.transitions / 2000);
+  EXPECT_EQ(result.sampling_stats.non_finite, 0);
+  expect_banana_moments(result, model);
 }
 
 TEST(StatFixedLength, BananaAtDefaultsDivergesWhereTheAdaptiveSamplersDoNot) {
   // The contrast the adaptive samplers are measured against: the same run with fixed-length HMC
   // (16 steps, arithmetic-mean acceptance) diverges in the tails of x1 (several percent).
   SampleConfig config = testing::run_config(256, 1000, 1000, 7);
+  testing::fixed_length_hmc(config);
   const SampleResult result = sample(models::Banana<double>::make(2, 10, 0.1), config);
   EXPECT_GT(result.sampling_stats.divergent, result.sampling_stats.transitions / 100);
 }

@@ -14,6 +14,7 @@
 #include "common/expect_error.hpp"
 #include "myriad/backend/cpu_hmc_backend.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/detail/hmc_chain_bodies.hpp"
 #include "myriad/mcmc/metric.hpp"
 #include "myriad/mcmc/nuts.hpp"
@@ -119,8 +120,11 @@ TEST(Metric, WelfordCovarianceMatchesTheDirectCovarianceOverBatches) {
   const std::vector<double> a{1.0, 2.0, 4.0, 7.0, /**/ 0.5, -1.0, 2.0, 0.0};
   const std::vector<double> b{-3.0, 0.0, 1.0, 2.0, /**/ 1.0, 1.5, -2.0, 4.0};
   WelfordCovariance covariance(2);
-  covariance.add(a, 4);
-  covariance.add(b, 4);
+  EnsembleCovariance batch;
+  for (const auto* points : {&a, &b}) {
+    ensemble_covariance_cpu(EnsembleView<const double>{points->data(), 4, 2, 4}, batch);
+    covariance.add(batch);
+  }
   std::vector<double> x, y;
   for (int c = 0; c < 4; ++c) {
     x.push_back(a[c]);

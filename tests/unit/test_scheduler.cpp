@@ -15,6 +15,8 @@
 #include "myriad/mcmc/welford.hpp"
 #include "myriad/models/funnel.hpp"
 #include "myriad/models/gaussian.hpp"
+#include "myriad/run/abc_config.hpp"
+#include "myriad/run/chmc_config.hpp"
 #include "myriad/run/sample.hpp"
 
 namespace myriad {
@@ -60,6 +62,39 @@ TEST(Scheduler, ResultShapesAndCounts) {
   EXPECT_GT(r.sampling_stats.gradient_evaluations, 0);
   EXPECT_GT(r.step_size, 0);
   EXPECT_EQ(r.superchains, 1);  // 37 is prime: no automatic grouping
+  // The defaults: ChEES (an adapted trajectory length), and a dense metric in three dimensions.
+  EXPECT_GT(r.trajectory_length, 0);
+  EXPECT_EQ(r.metric, MetricKind::dense);
+  EXPECT_EQ(r.inverse_metric.size(), 9u);
+}
+
+TEST(Scheduler, TheAutomaticMetricIsDenseUpToOneHundredDimensionsExceptUnderSnaper) {
+  SampleConfig config;
+  EXPECT_EQ(config.sampler, HmcSampler::chees);
+  EXPECT_EQ(config.metric, MetricKind::automatic);
+  EXPECT_EQ(resolve_metric(config, 1), MetricKind::diag);  // one dimension: the same thing
+  EXPECT_EQ(resolve_metric(config, 2), MetricKind::dense);
+  EXPECT_EQ(resolve_metric(config, kAutomaticDenseMetricMaxDim), MetricKind::dense);
+  EXPECT_EQ(resolve_metric(config, kAutomaticDenseMetricMaxDim + 1), MetricKind::diag);
+  config.sampler = HmcSampler::snaper;
+  EXPECT_EQ(resolve_metric(config, 10), MetricKind::diag);
+  config.sampler = HmcSampler::chees;
+  config.metric = MetricKind::dense;  // asked for: dense at any dimension it supports
+  EXPECT_EQ(resolve_metric(config, 500), MetricKind::dense);
+  config.metric = MetricKind::diag;
+  EXPECT_EQ(resolve_metric(config, 10), MetricKind::diag);
+  // Constrained HMC and the ABC samplers adapt no trajectory length: their configurations say
+  // fixed-length HMC.
+  EXPECT_EQ(ChmcConfig{}.sampler, HmcSampler::hmc);
+  EXPECT_EQ(AbcConfig{}.sampler, HmcSampler::hmc);
+}
+
+TEST(Scheduler, WithoutAMetricWindowTheDiagonalIdentityRuns) {
+  // No warm-up adapts no metric: sampling runs with M = I, reported as the diagonal it is.
+  const SampleResult r =
+      sample(models::Gaussian<double>::make(3, 0.2), myriad::testing::run_config(8, 0, 5, 1));
+  EXPECT_EQ(r.metric, MetricKind::diag);
+  EXPECT_EQ(r.inverse_metric, std::vector<double>(3, 1.0));
 }
 
 TEST(Scheduler, ThinningKeepsEveryThinthDraw) {
@@ -112,12 +147,13 @@ TEST(Scheduler, AutomaticSuperchains) {
 
 TEST(Scheduler, OneSuperchainMeansIndependentStarts) {
   // Draws one transition of a tiny fixed step after no warm-up: each draw is its chain's start
-  // to within 1e-9. superchains = 1 (as automatic gives for a prime chain count) starts every
-  // chain from its own point; K > 1 starts each group of chains/K from one.
+  // to within 1e-9 (whatever the sampler: a NUTS tree of 1023 steps of 1e-14 moves it ~1e-11).
+  // superchains = 1 (as automatic gives for a prime chain count) starts every chain from its
+  // own point; K > 1 starts each group of chains/K from one.
   const auto model = models::Gaussian<double>::make(2, 0.0);
   SampleConfig config = myriad::testing::run_config(12, 0, 1, 5);
   config.adapt_step_size = false;
-  config.initial_step_size = 1e-12;
+  config.initial_step_size = 1e-14;
   const auto starts = [&](int superchains) {
     config.superchains = superchains;
     return sample(model, config).draws_data;  // [chain][draw 0][quantity]
@@ -151,7 +187,7 @@ TEST(Scheduler, InitialPositionsAreWhereTheChainsStart) {
   const auto model = models::Gaussian<double>::make(2, 0.0);
   SampleConfig config = myriad::testing::run_config(3, 0, 1, 5);
   config.adapt_step_size = false;
-  config.initial_step_size = 1e-12;
+  config.initial_step_size = 1e-14;
   config.initial_positions = {0.5, -1.0};  // one point for every chain
   const SampleResult shared = sample(model, config);
   for (int c = 0; c < 3; ++c) {
@@ -199,7 +235,7 @@ TEST(Scheduler, InitialPointIsToldTheChainOrItsSuperchainsFirstChain) {
   static_assert(!model_has_chain_initial_point<StartsAtOne>, "the three-argument form");
   SampleConfig config = myriad::testing::run_config(4, 0, 1, 5);
   config.adapt_step_size = false;
-  config.initial_step_size = 1e-12;
+  config.initial_step_size = 1e-14;
   config.superchains = 1;
   const SampleResult own = sample(StartsAtItsIndex{}, config);
   for (int c = 0; c < 4; ++c) EXPECT_NEAR(own.draws_data[c], c, 1e-9);

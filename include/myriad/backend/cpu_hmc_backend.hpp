@@ -112,6 +112,11 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     return stats;
   }
 
+  void position_covariance(EnsembleCovariance& out) override {
+    ensemble_covariance_cpu(EnsembleView<const T>{position_.data(), this->chains_, dim_, 1, dim_},
+                            out);
+  }
+
   std::vector<T> positions() const override {
     // The interface's layout is [dim][chain].
     std::vector<T> out(position_.size());

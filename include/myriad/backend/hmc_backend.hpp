@@ -100,6 +100,11 @@ class HmcBackend : public ChainEnsemble {
                                             std::vector<double>& criterion_sums,
                                             EnsembleMoments& moments) = 0;
 
+  /// The mean and centred cross-products of the current positions across chains (one
+  /// WelfordCovariance batch for a dense metric's window): computed where the chains are, so
+  /// that D + D² values leave the device instead of D · chains.
+  virtual void position_covariance(EnsembleCovariance& out) = 0;
+
   /// Current positions as a [dim][chain] host array (tests, checkpoints).
   virtual std::vector<T> positions() const = 0;
 

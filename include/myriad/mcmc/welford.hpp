@@ -46,9 +46,8 @@ class WelfordVariance {
 
 /// The running covariance of the ensemble's positions for a dense metric, merged batch by batch
 /// as WelfordVariance merges variances (Chan et al.): C = C_a + C_b + δδᵀ n_a n_b / n, with C
-/// the sums of cross-products about the mean. A batch is the positions of every chain at one
-/// warm-up iteration, [dim][chain] as HmcBackend::positions returns them; O(D² · chains) on the
-/// host per batch.
+/// the sums of cross-products about the mean. A batch is the ensemble's covariance at one warm-up
+/// iteration (HmcBackend::position_covariance, computed where the chains are): O(D²) here.
 class WelfordCovariance {
  public:
   explicit WelfordCovariance(int dim)
@@ -60,35 +59,20 @@ class WelfordCovariance {
     for (auto& c : cross_) c = 0;
   }
 
-  template <class T>
-  void add(const std::vector<T>& positions, std::int64_t chains) {
-    if (chains == 0) return;
+  /// Merges one batch (Chan et al.'s parallel update, entry by entry).
+  void add(const EnsembleCovariance& batch) {
+    if (batch.count == 0) return;
     const auto d = static_cast<std::size_t>(dim_);
-    const auto n_b = static_cast<std::size_t>(chains);
-    std::vector<double> mean_b(d, 0.0), centred(d * n_b);
-    for (std::size_t i = 0; i < d; ++i) {
-      for (std::size_t c = 0; c < n_b; ++c)
-        mean_b[i] += static_cast<double>(positions[i * n_b + c]);
-      mean_b[i] /= static_cast<double>(n_b);
-      for (std::size_t c = 0; c < n_b; ++c)
-        centred[i * n_b + c] = static_cast<double>(positions[i * n_b + c]) - mean_b[i];
-    }
-    const double na = static_cast<double>(count_), nb = static_cast<double>(n_b);
+    const double na = static_cast<double>(count_), nb = static_cast<double>(batch.count);
     const double n = na + nb;
     for (std::size_t i = 0; i < d; ++i) {
-      const double delta_i = mean_b[i] - mean_[i];
-      for (std::size_t j = 0; j <= i; ++j) {
-        double cross_b = 0;
-        for (std::size_t c = 0; c < n_b; ++c)
-          cross_b += centred[i * n_b + c] * centred[j * n_b + c];
-        const double delta_j = mean_b[j] - mean_[j];
-        const double merged = cross_[i * d + j] + cross_b + delta_i * delta_j * na * nb / n;
-        cross_[i * d + j] = merged;
-        cross_[j * d + i] = merged;
-      }
+      const double delta_i = batch.mean[i] - mean_[i];
+      for (std::size_t j = 0; j < d; ++j)
+        cross_[i * d + j] +=
+            batch.scatter[i * d + j] + delta_i * (batch.mean[j] - mean_[j]) * na * nb / n;
     }
-    for (std::size_t i = 0; i < d; ++i) mean_[i] += (mean_b[i] - mean_[i]) * nb / n;
-    count_ += chains;
+    for (std::size_t i = 0; i < d; ++i) mean_[i] += (batch.mean[i] - mean_[i]) * nb / n;
+    count_ += batch.count;
   }
 
   std::int64_t count() const { return count_; }

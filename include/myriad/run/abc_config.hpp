@@ -7,6 +7,9 @@
 namespace myriad {
 
 struct AbcConfig : SampleConfig {
+  /// The ABC samplers take no HMC sampler: sampler stays at hmc, the one validate_abc accepts.
+  AbcConfig() { sampler = HmcSampler::hmc; }
+
   double epsilon = 1.0;                      ///< ABC tolerance ε
   AbcKernel kernel = AbcKernel::uniform_ball;
   double proposal_scale = 0.1;               ///< initial random-walk scale (adapted in warm-up)

@@ -10,6 +10,10 @@
 namespace myriad {
 
 struct ChmcConfig : SampleConfig {
+  /// Constrained HMC runs trajectories of min_steps … max_steps steps: fixed-length HMC, not
+  /// SampleConfig's default sampler.
+  ChmcConfig() { sampler = HmcSampler::hmc; }
+
   int inner_steps = 3;  ///< N_g geodesic sub-steps per outer step
   int min_steps = 4;    ///< N_s uniform on {min_steps, …, max_steps}, shared by chains
   int max_steps = 8;

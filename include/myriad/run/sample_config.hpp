@@ -34,13 +34,22 @@ inline constexpr EnumName<HmcSampler> kHmcSamplerNames[] = {{HmcSampler::hmc, "h
 inline const char* to_string(HmcSampler sampler) { return enum_name(kHmcSamplerNames, sampler); }
 
 /// The mass matrix adapted in warm-up: diagonal (the ensemble's variances) or dense (its
-/// covariance; mcmc/metric.hpp), both regularised as Stan's.
-enum class MetricKind { diag, dense };
+/// covariance; mcmc/metric.hpp), both regularised as Stan's; automatic picks one from the
+/// dimension and the sampler (resolve_metric).
+enum class MetricKind { automatic, diag, dense };
 
-inline constexpr EnumName<MetricKind> kMetricKindNames[] = {{MetricKind::diag, "diag"},
-                                                            {MetricKind::dense, "dense"}};
+inline constexpr EnumName<MetricKind> kMetricKindNames[] = {
+    {MetricKind::automatic, "auto"}, {MetricKind::diag, "diag"}, {MetricKind::dense, "dense"}};
 
 inline const char* to_string(MetricKind metric) { return enum_name(kMetricKindNames, metric); }
+
+/// The largest dimension MetricKind::automatic gives a dense metric. A dense metric costs O(D²)
+/// per leapfrog step against O(D) (a D × D product with M⁻¹); measured on this project's CPU
+/// (bench/results/adaptive-samplers-cpu.md) it still paid at D = 100 on a target whose gradient
+/// costs only O(D) (the equicorrelated Gaussian: NUTS 13.2 k against 0.7 k effective draws per
+/// second, ChEES 11.4 k against 7.3 k), and where correlations need it (posteriordb's diamonds,
+/// D = 26) it is the difference between R-hat 1.01 and 1.7.
+constexpr int kAutomaticDenseMetricMaxDim = 100;
 
 /// The largest SampleConfig::max_leapfrog_steps.
 constexpr int kMaxAdaptedLeapfrogSteps = 1 << 16;
@@ -52,14 +61,15 @@ struct SampleConfig {
   int draws = 1000;
   std::uint64_t seed = 1;
   Device device = Device::automatic;
-  HmcSampler sampler = HmcSampler::hmc;
+  HmcSampler sampler = HmcSampler::chees;  ///< the default by measurement (docs/tuning.md)
   double target_accept = 0.8;    ///< dual-averaging target for the pooled acceptance
   int leapfrog_steps = 16;       ///< hmc: L, the most leapfrog steps of an iteration
   /// chees, snaper: the most leapfrog steps of an adapted trajectory (its length is at most
   /// max_leapfrog_steps step sizes).
   int max_leapfrog_steps = 1024;
   int max_tree_depth = 10;  ///< nuts: Stan's cap, 1 … 15 (at most 2^depth − 1 steps)
-  MetricKind metric = MetricKind::diag;  ///< dense: not with snaper; dim ≤ kMaxDenseMetricDim
+  /// dense: not with snaper, dim ≤ kMaxDenseMetricDim; automatic: resolve_metric.
+  MetricKind metric = MetricKind::automatic;
   double jitter = 0.5;           ///< step counts are uniform on {⌈(1 − jitter)L⌉, …, L}
   double initial_step_size = 0;  ///< 0: found by Stan's doubling/halving heuristic
   /// Initial points uniform in [−r, r]^D; 0: Stan's r = 2. An error with a model that chooses
@@ -90,6 +100,11 @@ struct SampleConfig {
 /// kMaxDenseMetricDim (run_hmc, and the CLI before a run starts).
 void check_metric_dimension(const SampleConfig& config, int dim);
 
+/// The metric a run of config on a model of dimension dim adapts: config.metric, or for
+/// MetricKind::automatic dense where 2 ≤ dim ≤ kAutomaticDenseMetricMaxDim and the sampler is not
+/// SNAPER, diagonal otherwise. A dense metric of one dimension is the diagonal one.
+MetricKind resolve_metric(const SampleConfig& config, int dim);
+
 /// Everything a run produced.
 struct SampleResult {
   std::string device;
@@ -103,7 +118,9 @@ struct SampleResult {
   int superchains = 1;
   std::vector<double> nested_rhat;  ///< per quantity (NaN when superchains == 1)
   double step_size = 0;
-  /// The adapted M⁻¹: its diagonal, or dim × dim row-major for a dense metric.
+  /// The metric adapted (resolve_metric) and M⁻¹: its diagonal, or dim × dim row-major for a
+  /// dense metric.
+  MetricKind metric = MetricKind::diag;
   std::vector<double> inverse_metric;
   int leapfrog_steps = 0;  ///< HMC: the most steps of a sampling iteration (NUTS: 0)
   double jitter = 0;
