@@ -21,10 +21,10 @@
 //    also turns when its left half extended by the right half's first leaf, or its right half
 //    extended by the left half's last leaf, turns. Without them NUTS misses U-turns on targets
 //    that the metric makes isotropic: the momentum sum over a whole period is ≈ 0, and the tree
-//    doubles on (a 10-D standard normal at ε = 0.82: mean 25 steps instead of 7, trees of depth
-//    8). The right half's first leaf is the next checkpoint; the left half's last leaf is kept at
-//    the odd leaf that ends it (checkpoint_end_momentum), and the tree's old end at each doubling
-//    (junction_momentum).
+//    doubles on (a 10-D standard normal at ε = 0.82: 48.7 steps per tree instead of under 7,
+//    trees to depth 9). The right half's first leaf is the next checkpoint; the left half's last
+//    leaf is kept at the odd leaf that ends it (checkpoint_end_momentum), and the tree's old end at
+//    each doubling (junction_momentum).
 //  - A leaf whose energy error exceeds max_energy_error (or is not finite) is divergent: the
 //    subtree is discarded and the tree stops, as does a turning subtree; the tree also stops when
 //    the whole trajectory turns or reaches 2^max_depth − 1 steps (tree depth max_depth).
