@@ -20,6 +20,10 @@
 #endif
 #include <Random123/philox.h>
 
+#if defined(MYRIAD_SIMD_NORMALS) && !MYRIAD_DEVICE_CODE
+#include "myriad/detail/box_muller_lanes.hpp"
+#endif
+
 namespace myriad {
 
 /// What a draw is for. Distinct tags keep the streams of different uses independent.
@@ -93,6 +97,30 @@ class RandomStream {
   template <class T, class Vec>
   MYRIAD_HD void fill_normal(std::uint32_t iteration, Purpose purpose, Vec& out, int n,
                              int first_pair = 0, int pair_step = 1) const {
+#if defined(MYRIAD_SIMD_NORMALS) && !MYRIAD_DEVICE_CODE
+    // On the host, the uniforms of up to kLanePairs pairs at a time, then their normals in SIMD
+    // lanes (detail/box_muller_lanes.hpp); the values are those box_muller gives one by one.
+    constexpr int kLanePairs = 64;
+    T u1[kLanePairs], u2[kLanePairs], z0[kLanePairs], z1[kLanePairs];
+    int index[kLanePairs];
+    int count = 0;
+    const auto flush = [&] {
+      detail::box_muller_lanes(u1, u2, count, z0, z1);
+      for (int k = 0; k < count; ++k) {
+        out[index[k]] = z0[k];
+        if (index[k] + 1 < n) out[index[k] + 1] = z1[k];
+      }
+      count = 0;
+    };
+    for (int i = 2 * first_pair; i < n; i += 2 * pair_step) {
+      const Block b = block(iteration, purpose, static_cast<std::uint32_t>(i / 2));
+      u1[count] = uniform_from_words<T>(b.v[0], b.v[1]);
+      u2[count] = uniform_from_words<T>(b.v[2], b.v[3]);
+      index[count++] = i;
+      if (count == kLanePairs) flush();
+    }
+    if (count > 0) flush();
+#else
     for (int i = 2 * first_pair; i < n; i += 2 * pair_step) {
       const Block b = block(iteration, purpose, static_cast<std::uint32_t>(i / 2));
       T z0, z1;
@@ -101,6 +129,7 @@ class RandomStream {
       out[i] = z0;
       if (i + 1 < n) out[i + 1] = z1;
     }
+#endif
   }
 
   /// Uniform in (0, 1) from two 32-bit words: (k + ½)/2^b with k the top b bits, b = 23 for
@@ -126,13 +155,16 @@ class RandomStream {
   // (CUDA's sin/cos are not glibc's).
   template <class T>
   MYRIAD_HD static void box_muller(T u1, T u2, T& z0, T& z1) {
-    const T radius = myriad::sqrt(T(-2) * myriad::log(u1));
 #if MYRIAD_DEVICE_CODE
+    const T radius = myriad::sqrt(T(-2) * myriad::log(u1));
     T sine, cosine;
     ::sincospi(T(2) * u2, &sine, &cosine);
     z0 = radius * cosine;
     z1 = radius * sine;
+#elif defined(MYRIAD_SIMD_NORMALS)
+    detail::box_muller_lanes(&u1, &u2, 1, &z0, &z1);  // the values fill_normal gives
 #else
+    const T radius = myriad::sqrt(T(-2) * myriad::log(u1));
     const T angle = T(6.283185307179586476925) * u2;
     z0 = radius * myriad::cos(angle);
     z1 = radius * myriad::sin(angle);
