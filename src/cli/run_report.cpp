@@ -96,6 +96,8 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   if (hmc) report["metric"] = to_string(result.metric);  // settings.metric may say "auto"
   report["inverse_metric"] = result.inverse_metric;
   report["acceptance"] = result.sampling_stats.mean_accept_prob();
+  // What ChEES, SNAPER and NUTS steer their step size by (fixed-length HMC: the arithmetic mean).
+  if (hmc) report["acceptance_harmonic"] = result.sampling_stats.harmonic_accept_prob();
   report["divergences"] = result.sampling_stats.divergent;
   Json failures = Json::object();
   failures["divergent"] = result.sampling_stats.divergent;

@@ -352,6 +352,11 @@ int sample_command(int argc, char** argv) {
                     "%.3g gradient evaluations in %.2f s: %.3g gradient evaluations/s", evaluations,
                     seconds, result.gradient_evaluations_per_second());
     }
+    // The harmonic mean of the acceptance, which ChEES, SNAPER and NUTS adapt their step to.
+    char harmonic[48] = "";
+    if (spec.kind == ModelKind::density && run.sampler != "hmc")
+      std::snprintf(harmonic, sizeof harmonic, " (harmonic mean %.3f)",
+                    result.sampling_stats.harmonic_accept_prob());
     // The sampler that ran, and for the HMC samplers on a density the metric "auto" chose.
     std::string method = run.sampler;
     if (spec.kind == ModelKind::density)
@@ -359,13 +364,13 @@ int sample_command(int argc, char** argv) {
     std::printf(
         "\n%s, %s: %lld chains x (%d warmup + %d draws) on %s\n"
         "  %s\n"
-        "  %s %.4g, acceptance %.3f, divergences %lld, non-finite %lld\n"
+        "  %s %.4g, acceptance %.3f%s, divergences %lld, non-finite %lld\n"
         "  max R-hat %.4f, max nested R-hat %.4f (%d superchains), min ESS bulk %.0f, tail %.0f\n"
         "  wrote %s/{summary.csv,draws.npy,run.json}\n",
         spec.name.c_str(), method.c_str(), static_cast<long long>(result.chains), result.warmup,
         result.draws, result.device.c_str(), work,
         run.sampler == "abc-mcmc" ? "proposal scale" : "step size", result.step_size,
-        result.sampling_stats.mean_accept_prob(),
+        result.sampling_stats.mean_accept_prob(), harmonic,
         static_cast<long long>(result.sampling_stats.divergent),
         static_cast<long long>(result.sampling_stats.non_finite), worst.max_rhat,
         worst.max_nested_rhat, result.superchains, worst.min_ess_bulk, worst.min_ess_tail,

@@ -30,6 +30,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["settings"]["metric"] == "auto" and r["metric"] == "dense", (r["settings"], r["metric"])
 assert len(r["inverse_metric"]) == 9 and "trajectory" in r["warmup"], r["inverse_metric"]
+# The harmonic mean ChEES steers its step by never exceeds the arithmetic mean.
+assert 0 < r["acceptance_harmonic"] <= r["acceptance"] <= 1, r
 PY
 # No staging directories are left behind.
 [ -z "$(find "$work" -maxdepth 1 -name '.*partial*')" ]
