@@ -16,8 +16,9 @@ int models_command(int argc, char** argv) {
                            ? "generator: --sampler chmc (default), abc-reject, abc-mcmc, hmc"
                        : spec.kind == ModelKind::annealing ? "annealing target: myriad ais"
                        : spec.kind == ModelKind::plated    ? "plated model: myriad mpis"
-                       : spec.anneal                       ? "density: --sampler hmc; myriad ais"
-                                                           : "density: --sampler hmc";
+                       : spec.anneal
+                           ? "density: --sampler chees (default), snaper, nuts, hmc; myriad ais"
+                           : "density: --sampler chees (default), snaper, nuts, hmc";
     std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind, spec.description.c_str());
     for (const auto& a : spec.arguments)
       std::printf("    --model-arg %s=<%s>  %s\n", a.name.c_str(), a.default_value.c_str(),
