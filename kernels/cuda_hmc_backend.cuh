@@ -300,14 +300,11 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
     row_sums(x, kernels::SquaredDeviationTerm{mean}, 1.0, m2);
 
-    out.mean.assign(static_cast<std::size_t>(dim_), 0.0);
-    out.m2.assign(static_cast<std::size_t>(dim_), 0.0);
+    // mean and m2 are adjacent: one copy brings both.
+    const std::vector<double> host = ensemble_.rows_to_host(mean, 2 * dim_, 2 * dim_, 1);
+    out.mean.assign(host.begin(), host.begin() + dim_);
+    out.m2.assign(host.begin() + dim_, host.end());
     out.count = chains_;
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.mean.data(), mean, dim_ * sizeof(double),
-                                    cudaMemcpyDeviceToHost, ensemble_.stream()));
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.m2.data(), m2, dim_ * sizeof(double),
-                                    cudaMemcpyDeviceToHost, ensemble_.stream()));
-    ensemble_.synchronize();
   }
 
   /// The mean and centred cross-products of the positions (kernels/ensemble_covariance.cuh):
@@ -316,9 +313,9 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     const std::size_t entries = static_cast<std::size_t>(dim_) * dim_;
     const std::int64_t slices = kernels::covariance_slices(chains_, dim_);
     if (covariance_partials_.size() < static_cast<std::size_t>(slices) * entries) {
-      ensemble_.synchronize();
+      ensemble_.synchronize();  // the arrays may be in use by work in flight
       covariance_partials_ = DeviceArray<double>(static_cast<std::size_t>(slices) * entries);
-      covariance_results_ = DeviceArray<double>(dim_ + entries);
+      covariance_results_ = DeviceArray<double>(dim_ + entries);  // sized by dim alone: once
     }
     double* mean = covariance_results_.data();
     double* scatter = covariance_results_.data() + dim_;
@@ -337,14 +334,12 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
         <<<blocks, kernels::kReduceBlockSize, 0, ensemble_.stream()>>>(covariance_partials_.data(),
                                                                        slices, dim_, scatter);
     MYRIAD_CHECK_LAUNCH();
-    out.mean.assign(static_cast<std::size_t>(dim_), 0.0);
-    out.scatter.assign(entries, 0.0);
+    // mean and scatter are adjacent: one copy brings both.
+    const std::int64_t values = dim_ + static_cast<std::int64_t>(entries);
+    const std::vector<double> host = ensemble_.rows_to_host(mean, values, values, 1);
+    out.mean.assign(host.begin(), host.begin() + dim_);
+    out.scatter.assign(host.begin() + dim_, host.end());
     out.count = chains_;
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.mean.data(), mean, dim_ * sizeof(double),
-                                    cudaMemcpyDeviceToHost, ensemble_.stream()));
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(out.scatter.data(), scatter, entries * sizeof(double),
-                                    cudaMemcpyDeviceToHost, ensemble_.stream()));
-    ensemble_.synchronize();
   }
 
   /// out[r] = Σ_c term(x(r, c), r) / divisor for every row r of x, enqueued on the stream. The
