@@ -12,6 +12,9 @@
 // host-compiled benchmark cannot reach the streams). With one iteration per call (before
 // 2026-11-26) that overhead dominated at 4096 chains on an H100 (0.64 ms per call).
 // CPU: 2^10–2^14 chains; CUDA: 2^10–2^20, skipped with an error when no device is present.
+// "cpu" is the CPU backend as it runs by default, chains in SIMD lanes where the model allows
+// (detail/hmc_lane_blocks.hpp; the label names the instruction set and width); "cpu_scalar" the
+// same backend one chain at a time.
 //
 // Counters: bytes_per_grad and flops_per_grad (roofline.hpp); on CUDA also roofline_fraction,
 // achieved FLOP rate over min(peak FLOPs, intensity × peak bandwidth) of the device.
@@ -39,11 +42,16 @@ namespace {
 constexpr int kLeapfrogSteps = 8;
 constexpr int kIterationsPerCall = 20;
 
-/// The backend for a model on `device`, or null with the reason in `why`.
+/// The backend for a model on `device` (on the CPU in SIMD lanes or not), or null with the
+/// reason in `why`; `label` names the CPU backend's lanes.
 template <class Model, class T>
 std::unique_ptr<HmcBackend<T>> make_backend(const Model& model, std::int64_t chains, Device device,
-                                            std::string& why) {
-  if (device == Device::cpu) return make_cpu_hmc_backend<Model, T>(model, chains);
+                                            bool simd_lanes, std::string& why, std::string& label) {
+  if (device == Device::cpu) {
+    auto cpu = std::make_unique<CpuHmcBackend<Model, T>>(model, chains, simd_lanes);
+    label = std::string(cpu->lane_isa()) + " x" + std::to_string(cpu->lane_width());
+    return cpu;
+  }
   if (!cuda_device_available()) {
     why = "no CUDA device: CUDA benchmarks skipped";
     return nullptr;
@@ -57,16 +65,17 @@ std::unique_ptr<HmcBackend<T>> make_backend(const Model& model, std::int64_t cha
 }
 
 template <class T, class MakeModel>
-void hmc_benchmark(benchmark::State& state, Device device, MakeModel make_model, T step_size,
-                   const GradientCost& cost) {
+void hmc_benchmark(benchmark::State& state, Device device, bool simd_lanes, MakeModel make_model,
+                   T step_size, const GradientCost& cost) {
   const std::int64_t chains = state.range(0);
   if (device == Device::cuda && !cuda_device_available()) {
     state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
     return;
   }
   const auto model = make_model(device);
-  std::string why;
-  auto backend = make_backend<std::decay_t<decltype(model)>, T>(model, chains, device, why);
+  std::string why, label;
+  auto backend =
+      make_backend<std::decay_t<decltype(model)>, T>(model, chains, device, simd_lanes, why, label);
   if (!backend) {
     state.SkipWithError(why.c_str());
     return;
@@ -104,13 +113,23 @@ void hmc_benchmark(benchmark::State& state, Device device, MakeModel make_model,
                              benchmark::Counter::kIsRate);
     }
     state.SetLabel(backend->device_name());
+  } else {
+    state.SetLabel(label);
   }
 }
 
 void register_hmc_benchmarks() {
   static auto logistic_data = models::LogisticData<double>::synthetic(1000, 10, 1);
-  for (const Device device : {Device::cpu, Device::cuda}) {
-    const std::string where = "/" + to_string(device);
+  struct Path {
+    const char* name;
+    Device device;
+    bool simd_lanes;
+  };
+  for (const Path path : {Path{"cpu", Device::cpu, true}, Path{"cpu_scalar", Device::cpu, false},
+                          Path{"cuda", Device::cuda, true}}) {
+    const std::string where = std::string("/") + path.name;
+    const Device device = path.device;
+    const bool lanes = path.simd_lanes;
     const auto configure = [device](benchmark::internal::Benchmark* b) {
       b->ArgName("chains")->RangeMultiplier(4)->UseRealTime();
       if (device == Device::cpu) {
@@ -120,21 +139,21 @@ void register_hmc_benchmarks() {
       }
     };
     configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/gaussian" + where).c_str(), [device](benchmark::State& s) {
+        ("BM_hmc/gaussian" + where).c_str(), [device, lanes](benchmark::State& s) {
           hmc_benchmark<double>(
-              s, device, [](Device) { return models::Gaussian<double>::make(100, 0.5); }, 0.1,
-              gaussian_gradient_cost(100));
+              s, device, lanes, [](Device) { return models::Gaussian<double>::make(100, 0.5); },
+              0.1, gaussian_gradient_cost(100));
         }));
     configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/gaussian_f32" + where).c_str(), [device](benchmark::State& s) {
+        ("BM_hmc/gaussian_f32" + where).c_str(), [device, lanes](benchmark::State& s) {
           hmc_benchmark<float>(
-              s, device, [](Device) { return models::Gaussian<float>::make(100, 0.5); }, 0.1f,
-              gaussian_gradient_cost(100));
+              s, device, lanes, [](Device) { return models::Gaussian<float>::make(100, 0.5); },
+              0.1f, gaussian_gradient_cost(100));
         }));
     configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/logistic" + where).c_str(), [device](benchmark::State& s) {
+        ("BM_hmc/logistic" + where).c_str(), [device, lanes](benchmark::State& s) {
           hmc_benchmark<double>(
-              s, device,
+              s, device, lanes,
               [](Device d) {
                 return d == Device::cuda ? logistic_data.device_model(10.0)
                                          : logistic_data.host_model(10.0);
@@ -142,15 +161,15 @@ void register_hmc_benchmarks() {
               0.02, logistic_gradient_cost(1000, 10));
         }));
     configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/eight_schools" + where).c_str(), [device](benchmark::State& s) {
+        ("BM_hmc/eight_schools" + where).c_str(), [device, lanes](benchmark::State& s) {
           hmc_benchmark<double>(
-              s, device, [](Device) { return models::EightSchools<double>::make(); }, 0.2,
+              s, device, lanes, [](Device) { return models::EightSchools<double>::make(); }, 0.2,
               eight_schools_gradient_cost());
         }));
     configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/funnel" + where).c_str(), [device](benchmark::State& s) {
+        ("BM_hmc/funnel" + where).c_str(), [device, lanes](benchmark::State& s) {
           hmc_benchmark<double>(
-              s, device, [](Device) { return models::Funnel<double>::make(10); }, 0.1,
+              s, device, lanes, [](Device) { return models::Funnel<double>::make(10); }, 0.1,
               funnel_gradient_cost(10));
         }));
   }

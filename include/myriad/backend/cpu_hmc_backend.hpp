@@ -5,6 +5,11 @@
 // state stays in cache. The results are those of the GPU's [dim][chain] layout because every
 // random number is keyed by (seed, chain, iteration, purpose, draw) and the step count by
 // (seed, iteration).
+//
+// Where the model's gradient is written over its element type (model_gradient_in_lanes), HMC's
+// iterations run W chains at a time in SIMD lanes (detail/hmc_lane_blocks.hpp): the same
+// transition with a batch of W chains as its element type, at the widest instruction set the
+// machine runs for the built-in models. NUTS runs one chain at a time.
 
 #include <algorithm>
 #include <cstdint>
@@ -18,6 +23,7 @@
 #include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/detail/hmc_chain_bodies.hpp"
+#include "myriad/detail/hmc_lane_blocks.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/model/concept.hpp"
 
@@ -26,8 +32,12 @@ namespace myriad {
 template <class Model, class T>
 class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
  public:
-  CpuHmcBackend(const Model& model, std::int64_t chains)
-      : CpuEnsemble<Model, HmcBackend<T>>(model, chains), dim_(model.dim()) {
+  /// simd_lanes = false runs every model one chain at a time (the reference the lanes are tested
+  /// against, and the benchmarks' scalar rows).
+  CpuHmcBackend(const Model& model, std::int64_t chains, bool simd_lanes = true)
+      : CpuEnsemble<Model, HmcBackend<T>>(model, chains),
+        dim_(model.dim()),
+        lanes_(simd_lanes ? hmc_lane_kernel_for<Model, T>() : HmcLaneKernel<Model, T>{}) {
     check_hmc_ensemble_size(chains, dim_);
     const std::size_t n = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains);
     for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_})
@@ -37,6 +47,20 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   }
 
   int dim() const override { return dim_; }
+
+  /// Chains per SIMD group of HMC's iterations (1: one at a time) and the instruction set.
+  int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
+  const char* lane_isa() const { return lanes_.isa; }
+
+  /// Runs HMC's iterations with `kernel` from now on: one of library_hmc_lane_kernels
+  /// (detail/hmc_lane_blocks.hpp), or HmcLaneKernel{} for one chain at a time. The tests and
+  /// benchmarks compare instruction sets with it.
+  void set_lane_kernel(const HmcLaneKernel<Model, T>& kernel) {
+    MYRIAD_EXPECTS(kernel.width >= 0 && kernel.width <= kMaxLaneWidth &&
+                       (kernel.width == 0) == (kernel.transition == nullptr),
+                   "lane kernel of width ", kernel.width, " is not one a kernel factory returns");
+    lanes_ = kernel;
+  }
 
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
@@ -100,11 +124,18 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     const CriterionTerms terms{criterion_terms_.data(), this->chains_};
     const HmcEnsembleView<T> state = ensemble_view();
     IterationStats stats;
+    if (lanes_.width > 0) {
+      stats = over_lane_groups([&](HmcLaneGroup<T>& group, std::int64_t first, std::int64_t last) {
+        return hmc_lane_criterion_iteration(this->model_, lanes_, group, state, first, last,
+                                            settings, metric(), iteration, probe, terms);
+      });
+    } else {
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
-    for (std::int64_t c = 0; c < this->chains_; ++c) {
-      const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-      stats += hmc_chain_criterion_iteration(this->model_, state.chain(c), rng, settings, metric(),
-                                             iteration, probe, terms, c);
+      for (std::int64_t c = 0; c < this->chains_; ++c) {
+        const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+        stats += hmc_chain_criterion_iteration(this->model_, state.chain(c), rng, settings,
+                                               metric(), iteration, probe, terms, c);
+      }
     }
     sum_criterion_terms(criterion_terms_, this->chains_, rows, criterion_sums);
     ensemble_moments_cpu(EnsembleView<const T>{position_.data(), this->chains_, dim_, 1, dim_},
@@ -165,6 +196,12 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     if (settings.max_tree_depth > 0) return run_nuts_chunk(settings, first_iteration, n, recorded);
     const HmcEnsembleView<T> state = ensemble_view();
     const int quantities = this->num_quantities();
+    if (lanes_.width > 0) {
+      return over_lane_groups([&](HmcLaneGroup<T>& group, std::int64_t first, std::int64_t last) {
+        return hmc_lane_iterations(this->model_, lanes_, group, state, first, last, settings,
+                                   metric(), first_iteration, n, recorded, quantities);
+      });
+    }
     IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < this->chains_; ++c) {
@@ -206,10 +243,28 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     return stats;
   }
 
+  /// body(group, first, last) over the lane groups of all chains, in parallel, each thread with
+  /// its own group scratch; the sum of the statistics it returns.
+  template <class Body>
+  IterationStats over_lane_groups(const Body& body) {
+    const std::int64_t width = lanes_.width;
+    const std::int64_t groups = (this->chains_ + width - 1) / width;
+    IterationStats stats;
+#pragma omp parallel reduction(merge_stats : stats)
+    {
+      HmcLaneGroup<T> group(dim_, lanes_.width);
+#pragma omp for schedule(static)
+      for (std::int64_t g = 0; g < groups; ++g)
+        stats += body(group, g * width, std::min(this->chains_, (g + 1) * width));
+    }
+    return stats;
+  }
+
   /// Lanes of a GPU warp, for the lockstep count.
   static constexpr std::int64_t kWarpLanes = 32;
 
   int dim_;
+  HmcLaneKernel<Model, T> lanes_;  ///< width 0: one chain at a time
   std::vector<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   std::vector<T> log_density_;
   std::vector<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
@@ -221,8 +276,9 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
 
 /// The CPU backend for any model.
 template <class Model, class T>
-std::unique_ptr<HmcBackend<T>> make_cpu_hmc_backend(const Model& model, std::int64_t chains) {
-  return std::make_unique<CpuHmcBackend<Model, T>>(model, chains);
+std::unique_ptr<HmcBackend<T>> make_cpu_hmc_backend(const Model& model, std::int64_t chains,
+                                                    bool simd_lanes = true) {
+  return std::make_unique<CpuHmcBackend<Model, T>>(model, chains, simd_lanes);
 }
 
 }  // namespace myriad

@@ -1,11 +1,13 @@
 #pragma once
 // Scalar math callable from host and device. Models call myriad::exp, myriad::log, ... so that
 // the same expression works for float, double and the dual numbers of core/dual.hpp, which
-// overload these names.
+// overload these names, and for the SIMD batches of chains of detail/simd_lanes.hpp, which
+// supply them through LaneMath (core/lanes.hpp).
 
 #include <cmath>
 
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 
 namespace myriad {
 
@@ -26,6 +28,23 @@ MYRIAD_UNARY_MATH(tan)
 MYRIAD_UNARY_MATH(atan)
 MYRIAD_UNARY_MATH(lgamma)
 #undef MYRIAD_UNARY_MATH
+
+// Element types with a LaneMath specialisation (host only: SIMD batches of chains). Removed from
+// overload resolution for every other type, so float, double and the duals keep their own.
+#define MYRIAD_LANE_MATH(name)                                   \
+  template <class S>                                             \
+  inline auto name(const S& x)->decltype(LaneMath<S>::name(x)) { \
+    return LaneMath<S>::name(x);                                 \
+  }
+
+MYRIAD_LANE_MATH(exp)
+MYRIAD_LANE_MATH(log)
+MYRIAD_LANE_MATH(log1p)
+MYRIAD_LANE_MATH(expm1)
+MYRIAD_LANE_MATH(sqrt)
+MYRIAD_LANE_MATH(fabs)
+MYRIAD_LANE_MATH(isfinite)
+#undef MYRIAD_LANE_MATH
 
 MYRIAD_HD MYRIAD_INLINE double pow(double x, double y) { return ::pow(x, y); }
 MYRIAD_HD MYRIAD_INLINE float pow(float x, float y) { return ::powf(x, y); }

@@ -13,6 +13,7 @@
 
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/mcmc/chain_status.hpp"
@@ -36,19 +37,20 @@ template <class T>
 struct HmcChain {
   ChainVector<T> position;
   ChainVector<T> gradient;
-  T* log_density;
+  T* log_density;  ///< T: the element type (a scalar, or a SIMD batch of chains)
   ChainVector<T> proposal;
   ChainVector<T> momentum;
   ChainVector<T> proposal_gradient;
 };
 
-/// What one transition did.
-template <class T>
+/// What one transition did: for one chain (S a scalar), or per lane for a group of chains in
+/// lockstep (S a SIMD batch, core/lanes.hpp; lane_outcome below takes one lane's).
+template <class S>
 struct HmcOutcome {
-  T accept_prob;         ///< min(1, exp(−ΔH)); 0 for divergent or non-finite trajectories
-  bool accepted;
-  std::uint32_t status;  ///< ChainStatus flags
-  int gradient_evaluations;
+  S accept_prob;  ///< min(1, exp(−ΔH)); 0 for divergent or non-finite trajectories
+  lane_mask_t<S> accepted;
+  typename LaneOps<S>::template per_lane<std::uint32_t> status;  ///< ChainStatus flags
+  typename LaneOps<S>::template per_lane<int> gradient_evaluations;
   int tree_depth = 0;              ///< NUTS: depth of the final tree (mcmc/nuts.hpp); HMC: 0
   bool tree_depth_capped = false;  ///< NUTS: the tree reached the depth cap
 };
@@ -94,58 +96,66 @@ MYRIAD_HD int jittered_leapfrog_steps(std::uint64_t seed, std::uint32_t iteratio
   return steps > max_steps ? max_steps : steps;
 }
 
-/// One HMC transition of one chain at `iteration` (which keys its random numbers).
-template <class Model, class T>
-MYRIAD_HD HmcOutcome<T> hmc_transition(const Model& model, const HmcChain<T>& chain,
-                                       const RandomStream& rng, std::uint32_t iteration,
-                                       const HmcStep<T>& step) {
+/// One HMC transition of one chain at `iteration` (which keys its random numbers), or of a group
+/// of chains in SIMD lanes (S a batch, core/lanes.hpp; rng then holds the group's streams,
+/// detail/simd_lanes.hpp). The lanes' decisions are masks: a lane whose trajectory turns
+/// non-finite stops counting and keeps that log density while the others go on, as a chain that
+/// stops does in a converged warp; a rejected lane keeps its point. Every branch is a select, so
+/// each lane computes exactly what the one-chain call computes for its chain.
+template <class Model, class S, class T, class Rng>
+MYRIAD_HD HmcOutcome<S> hmc_transition(const Model& model, const HmcChain<S>& chain, const Rng& rng,
+                                       std::uint32_t iteration, const HmcStep<T>& step) {
+  using Lanes = LaneOps<S>;
   const int dim = model.dim();
   const T eps = step.step_size;
   const T half_eps = T(0.5) * eps;
   const MetricView<T>& metric = step.metric;
 
-  rng.fill_normal<T>(iteration, Purpose::momentum, chain.momentum, dim);
+  rng.template fill_normal<T>(iteration, Purpose::momentum, chain.momentum, dim);
   metric.momentum_from_normal(chain.momentum);
-  const T initial_energy = -*chain.log_density + metric.kinetic_energy(chain.momentum);
+  const S initial_energy = -*chain.log_density + metric.kinetic_energy(chain.momentum);
 
   for (int i = 0; i < dim; ++i) {
     chain.proposal[i] = chain.position[i];
     chain.proposal_gradient[i] = chain.gradient[i];
   }
-  T proposal_log_density = *chain.log_density;
-  int evaluations = 0;
+  S proposal_log_density = *chain.log_density;
+  typename Lanes::template per_lane<int> evaluations{};
+  lane_mask_t<S> running(true);
   for (int s = 0; s < step.leapfrog_steps; ++s) {
     for (int i = 0; i < dim; ++i) chain.momentum[i] += half_eps * chain.proposal_gradient[i];
     metric.drift(chain.proposal, chain.momentum, eps);
-    proposal_log_density =
-        log_density_and_gradient(model, chain.proposal, chain.proposal_gradient);
-    ++evaluations;
+    const S log_density = log_density_and_gradient(model, chain.proposal, chain.proposal_gradient);
     for (int i = 0; i < dim; ++i) chain.momentum[i] += half_eps * chain.proposal_gradient[i];
+    Lanes::add_where(evaluations, running, 1);
+    proposal_log_density = Lanes::select(running, log_density, proposal_log_density);
     // A non-finite density cannot recover; stop integrating this chain (masked lockstep).
-    if (!myriad::isfinite(proposal_log_density)) break;
+    running = running && myriad::isfinite(log_density);
+    if (!Lanes::any(running)) break;
   }
 
-  const T proposal_energy = -proposal_log_density + metric.kinetic_energy(chain.momentum);
-  const T log_accept_ratio = initial_energy - proposal_energy;
+  const S proposal_energy = -proposal_log_density + metric.kinetic_energy(chain.momentum);
+  const S log_accept_ratio = initial_energy - proposal_energy;
 
-  HmcOutcome<T> outcome{T(0), false, kStatusOk, evaluations};
-  if (!myriad::isfinite(log_accept_ratio)) {
-    outcome.status = kStatusNonFinite | kStatusDivergent;
-    return outcome;
-  }
-  if (-log_accept_ratio > step.max_energy_error) {
-    outcome.status = kStatusDivergent;
-    return outcome;
-  }
-  outcome.accept_prob = log_accept_ratio >= T(0) ? T(1) : myriad::exp(log_accept_ratio);
-  const T u = rng.uniform<T>(iteration, Purpose::accept, 0);
-  if (myriad::log(u) < log_accept_ratio) {
-    outcome.accepted = true;
+  HmcOutcome<S> outcome{S(0), lane_mask_t<S>(false), {}, evaluations};
+  const lane_mask_t<S> finite = myriad::isfinite(log_accept_ratio);
+  const lane_mask_t<S> divergent = !finite || -log_accept_ratio > S(step.max_energy_error);
+  Lanes::assign_where(outcome.status, divergent, kStatusDivergent);
+  Lanes::assign_where(outcome.status, !finite, kStatusNonFinite | kStatusDivergent);
+  if (Lanes::all(divergent)) return outcome;
+
+  outcome.accept_prob =
+      Lanes::select(divergent, S(0),
+                    Lanes::select(log_accept_ratio >= S(0), S(1), myriad::exp(log_accept_ratio)));
+  const S u = rng.template uniform<T>(iteration, Purpose::accept, 0);
+  outcome.accepted = !divergent && myriad::log(u) < log_accept_ratio;
+  if (Lanes::any(outcome.accepted)) {
     for (int i = 0; i < dim; ++i) {
-      chain.position[i] = chain.proposal[i];
-      chain.gradient[i] = chain.proposal_gradient[i];
+      chain.position[i] = Lanes::select(outcome.accepted, chain.proposal[i], chain.position[i]);
+      chain.gradient[i] =
+          Lanes::select(outcome.accepted, chain.proposal_gradient[i], chain.gradient[i]);
     }
-    *chain.log_density = proposal_log_density;
+    *chain.log_density = Lanes::select(outcome.accepted, proposal_log_density, *chain.log_density);
   }
   return outcome;
 }

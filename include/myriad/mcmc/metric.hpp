@@ -11,6 +11,7 @@
 // (docs/tuning.md); SampleConfig limits it to kMaxDenseMetricDim.
 
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 
 namespace myriad {
@@ -40,20 +41,25 @@ struct MetricView {
 
   MYRIAD_HD bool is_dense() const { return dense != nullptr; }
 
+  // The vectors' elements may be a SIMD batch of chains (core/lanes.hpp); the metric's entries,
+  // shared by every chain, then multiply every lane.
+
   /// (M⁻¹p)_i.
   template <class Vec>
-  MYRIAD_HD T velocity(const Vec& p, int i) const {
+  MYRIAD_HD element_t<Vec> velocity(const Vec& p, int i) const {
+    using S = element_t<Vec>;
     if (dense == nullptr) return diagonal[i] * p[i];
     const T* row = dense + static_cast<long long>(i) * dim;
-    T v = T(0);
+    S v = S(0);
     for (int j = 0; j < dim; ++j) v += row[j] * p[j];
     return v;
   }
 
   /// ½ pᵀM⁻¹p.
   template <class Vec>
-  MYRIAD_HD T kinetic_energy(const Vec& p) const {
-    T sum = T(0);
+  MYRIAD_HD element_t<Vec> kinetic_energy(const Vec& p) const {
+    using S = element_t<Vec>;
+    S sum = S(0);
     for (int i = 0; i < dim; ++i) sum += p[i] * velocity(p, i);
     return T(0.5) * sum;
   }
@@ -67,7 +73,7 @@ struct MetricView {
       return;
     }
     for (int i = dim - 1; i >= 0; --i) {
-      T sum = p[i];
+      element_t<Vec> sum = p[i];
       for (int j = i + 1; j < dim; ++j) sum -= factor[static_cast<long long>(j) * dim + i] * p[j];
       p[i] = sum / factor[static_cast<long long>(i) * dim + i];
     }

@@ -15,13 +15,10 @@
 #include "myriad/core/dual.hpp"
 #include "myriad/core/dual_vector.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/detail/detection.hpp"
 
 namespace myriad {
-
-/// Element type of an indexable vector view.
-template <class Vec>
-using element_t = std::decay_t<decltype(std::declval<const Vec&>()[0])>;
 
 /// x lifted to duals with tangent 1 in coordinate `seed` and 0 elsewhere, computed on access.
 template <class Vec>

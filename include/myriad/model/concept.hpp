@@ -15,6 +15,8 @@
 //   using value_type = T;                                           // precision (default double)
 //   template <class Vec, class Grad>
 //   MYRIAD_HD T log_density_gradient(const Vec& x, Grad& g) const;   // returns log p, writes ∇
+//     (or element_t<Vec> in place of T: written over the element type S, branch-free, it also
+//      runs W chains at once in SIMD lanes on the CPU: model_gradient_in_lanes below)
 //   MYRIAD_HD int num_quantities() const;                           // recorded quantities
 //   template <class Vec, class Out> MYRIAD_HD void quantities(const Vec& x, Out& out) const;
 //   std::string quantity_name(int i) const;                         // host only
@@ -38,7 +40,9 @@
 #include <utility>
 #include <vector>
 
+#include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/detection.hpp"
 #include "myriad/model/autodiff.hpp"
@@ -62,6 +66,26 @@ using quantities_expression = decltype(std::declval<const Model&>().num_quantiti
 /// True when the model supplies its own gradient.
 template <class Model>
 constexpr bool model_has_gradient = is_detected_v<detail::gradient_expression, Model>;
+
+namespace detail {
+template <class Model, class S>
+using lane_gradient_expression = decltype(std::declval<const Model&>().log_density_gradient(
+    std::declval<const ChainVector<S>&>(), std::declval<ChainVector<S>&>()));
+template <class Model, class S, class = void>
+struct gradient_returns : std::false_type {};
+template <class Model, class S>
+struct gradient_returns<Model, S, std::void_t<lane_gradient_expression<Model, S>>>
+    : std::is_same<lane_gradient_expression<Model, S>, S> {};
+}  // namespace detail
+
+/// True when the model's gradient is written over the element type of its vectors, i.e. declares
+/// element_t<Vec> (core/lanes.hpp) as its return type, as the built-in models do: then S may be a
+/// SIMD batch of chains and the CPU backend runs the model in lanes (detail/hmc_lane_blocks.hpp).
+/// Read from the declaration alone, without instantiating the body; a gradient declared to
+/// return T (the scalar type) runs one chain at a time. A body so declared must be branch-free
+/// in S: a value-dependent branch is a LaneOps<S>::select (core/lanes.hpp).
+template <class Model, class S>
+constexpr bool model_gradient_in_lanes = detail::gradient_returns<Model, S>::value;
 
 /// True when the model names its own recorded quantities.
 template <class Model>

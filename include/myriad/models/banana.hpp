@@ -58,14 +58,15 @@ struct Banana {
 
   /// With r = x₂ − b(x₁² − a²): ∂/∂x₁ = −x₁/a² + 2 b x₁ r, ∂/∂x₂ = −r, ∂/∂x_i = −x_i.
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& x, Grad& grad) const {
-    const T x1 = x[0];
-    const T bend = T(x[1]) - twist * (x1 * x1 - scale * scale);
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& x, Grad& grad) const {
+    using S = element_t<Vec>;  // a scalar, or a SIMD batch of chains (core/lanes.hpp)
+    const S x1 = x[0];
+    const S bend = S(x[1]) - twist * (x1 * x1 - scale * scale);
     grad[0] = -x1 / (scale * scale) + T(2) * twist * x1 * bend;
     grad[1] = -bend;
-    T rest = T(0);
+    S rest = S(0);
     for (int i = 2; i < dimension; ++i) {
-      const T xi = x[i];
+      const S xi = x[i];
       rest += xi * xi;
       grad[i] = -xi;
     }
@@ -90,8 +91,9 @@ struct Banana {
     return std::sqrt(1 + 2 * b * b * a * a * a * a);
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
+  /// CUDA's.
+  static constexpr unsigned library_backends = library_backend::cpu_lanes | library_backend::hmc;
 };
 
 }  // namespace myriad::models

@@ -83,25 +83,27 @@ struct EightSchools {
   /// With r_j = (y_j − θ_j)/σ_j² and s = sigmoid(2(ℓ − log 5)):
   ///   ∂/∂μ = −μ/25 + Σ r_j,   ∂/∂ℓ = 1 − 2s + τ Σ η_j r_j,   ∂/∂η_j = −η_j + τ r_j.
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& z, Grad& grad) const {
-    const T mu = z[0];
-    const T log_tau = z[1];
-    const T tau = myriad::exp(log_tau);
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& z, Grad& grad) const {
+    using S = element_t<Vec>;  // a scalar, or a SIMD batch of chains (core/lanes.hpp)
+    using Lanes = LaneOps<S>;
+    const S mu = z[0];
+    const S log_tau = z[1];
+    const S tau = myriad::exp(log_tau);
     // log(1 + e^t) and its derivative sigmoid(t) from one exponential, e = e^{−|t|}.
-    const T t = T(2) * (log_tau - T(kLogTauScale));
-    const T e = myriad::exp(-myriad::fabs(t));
-    const T softplus = (t > T(0) ? t : T(0)) + myriad::log1p(e);
-    const T sigmoid = t >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+    const S t = T(2) * (log_tau - T(kLogTauScale));
+    const S e = myriad::exp(-myriad::fabs(t));
+    const S softplus = Lanes::select(t > S(0), t, S(0)) + myriad::log1p(e);
+    const S sigmoid = Lanes::select(t >= S(0), S(1), e) / (T(1) + e);
 
-    T lp = T(-kLogSqrtTwoPi - kLogMuSd) - T(0.5) * mu * mu / T(kMuSd * kMuSd) +
+    S lp = T(-kLogSqrtTwoPi - kLogMuSd) - T(0.5) * mu * mu / T(kMuSd * kMuSd) +
            T(kLogHalfCauchyNormaliser) - softplus + log_tau;
-    T d_mu = -mu / T(kMuSd * kMuSd);
-    T d_log_tau = T(1) - T(2) * sigmoid;
+    S d_mu = -mu / T(kMuSd * kMuSd);
+    S d_log_tau = T(1) - T(2) * sigmoid;
     for (int j = 0; j < kSchools; ++j) {
-      const T eta = z[2 + j];
+      const S eta = z[2 + j];
       const T inv_var = T(1) / (sigma[j] * sigma[j]);
-      const T resid = y[j] - (mu + tau * eta);
-      const T r = resid * inv_var;
+      const S resid = y[j] - (mu + tau * eta);
+      const S r = resid * inv_var;
       lp += T(-2 * kLogSqrtTwoPi) - myriad::log(sigma[j]) - T(0.5) * (eta * eta + resid * r);
       d_mu += r;
       d_log_tau += tau * eta * r;
@@ -128,8 +130,9 @@ struct EightSchools {
     return "theta[" + std::to_string(i - 2) + "]";
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
+  /// CUDA's.
+  static constexpr unsigned library_backends = library_backend::cpu_lanes | library_backend::hmc;
 };
 
 }  // namespace myriad::models

@@ -52,16 +52,17 @@ struct Funnel {
 
   /// ∂/∂v = −v/9 − (D − 1)/2 + ½ e^{−v} Σ x_i²,   ∂/∂x_i = −e^{−v} x_i.
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& z, Grad& grad) const {
-    const T v = z[0];
-    const T precision = myriad::exp(-v);  // 1 / Var(x_i | v)
-    T sum_sq = T(0);
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& z, Grad& grad) const {
+    using S = element_t<Vec>;  // a scalar, or a SIMD batch of chains (core/lanes.hpp)
+    const S v = z[0];
+    const S precision = myriad::exp(-v);  // 1 / Var(x_i | v)
+    S sum_sq = S(0);
     for (int i = 1; i < dimension; ++i) {
-      const T xi = z[i];
+      const S xi = z[i];
       sum_sq += xi * xi;
       grad[i] = -precision * xi;
     }
-    const T half_precision_sum_sq = T(0.5) * precision * sum_sq;
+    const S half_precision_sum_sq = T(0.5) * precision * sum_sq;
     grad[0] = -v / T(kVSd * kVSd) - T(0.5 * (dimension - 1)) + half_precision_sum_sq;
     return T(log_normaliser()) - v * v / T(2.0 * kVSd * kVSd) - T(0.5 * (dimension - 1)) * v -
            half_precision_sum_sq;
@@ -78,8 +79,9 @@ struct Funnel {
   /// −(D/2) log 2π − log 3.
   MYRIAD_HD T log_normaliser() const { return T(-kLogSqrtTwoPi * dimension - kLogVSd); }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
+  /// CUDA's.
+  static constexpr unsigned library_backends = library_backend::cpu_lanes | library_backend::hmc;
 };
 
 }  // namespace myriad::models

@@ -66,15 +66,17 @@ struct Gaussian {
   }
 
   /// ∇ log p = −Σ⁻¹(x − m) = −[(x − m) − c Σᵢ(xᵢ − m) 1] / (s²(1 − ρ)).
+  /// Written over the element type S, so chains also run it in SIMD lanes (core/lanes.hpp).
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& x, Grad& grad) const {
-    T sum = T(0), sum_sq = T(0);
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& x, Grad& grad) const {
+    using S = element_t<Vec>;
+    S sum = S(0), sum_sq = S(0);
     for (int i = 0; i < dimension; ++i) {
-      const T y = x[i] - mean;
+      const S y = x[i] - mean;
       sum += y;
       sum_sq += y * y;
     }
-    const T shift = rank_one_weight * sum;
+    const S shift = rank_one_weight * sum;
     for (int i = 0; i < dimension; ++i) grad[i] = -precision_scale * ((x[i] - mean) - shift);
     return log_normaliser - T(0.5) * precision_scale * (sum_sq - shift * sum);
   }
@@ -100,8 +102,10 @@ struct Gaussian {
       x[i] = mean + sd * (root_diagonal * T(x[i]) + root_rank_one * sum);
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc | library_backend::ais;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
+  /// CUDA's.
+  static constexpr unsigned library_backends =
+      library_backend::cpu_lanes | library_backend::hmc | library_backend::ais;
 };
 
 }  // namespace myriad::models

@@ -71,27 +71,30 @@ struct Logistic {
   }
 
   /// log p(β) and ∇ log p(β) = Xᵀ(y − σ(Xβ)) − β/s² in one pass over the rows of X.
+  /// Written over the element type S, so chains also run it in SIMD lanes (core/lanes.hpp).
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& beta, Grad& grad) const {
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& beta, Grad& grad) const {
+    using S = element_t<Vec>;
+    using Lanes = LaneOps<S>;
     const T prior_precision = T(1) / (prior_sd * prior_sd);
-    T sum_sq = T(0);
+    S sum_sq = S(0);
     for (int j = 0; j < d; ++j) {
-      const T b = beta[j];
+      const S b = beta[j];
       sum_sq += b * b;
       grad[j] = -prior_precision * b;
     }
-    T lp = log_prior_normaliser() - T(0.5) * prior_precision * sum_sq;
+    S lp = log_prior_normaliser() - T(0.5) * prior_precision * sum_sq;
     for (int i = 0; i < n; ++i) {
       const T* row = x + static_cast<std::int64_t>(i) * d;
-      T eta = T(0);
+      S eta = S(0);
       for (int j = 0; j < d; ++j) eta += row[j] * beta[j];
       // log(1 + e^η) and σ(η) from one exponential e = e^{−|η|}; neither overflows:
       //   log(1 + e^η) = max(η, 0) + log(1 + e),  σ(η) = 1/(1 + e) for η ≥ 0, e/(1 + e) else.
-      const T e = myriad::exp(-myriad::fabs(eta));
-      const T softplus = (eta > T(0) ? eta : T(0)) + myriad::log1p(e);
-      const T sigmoid = (eta >= T(0) ? T(1) : e) / (T(1) + e);
+      const S e = myriad::exp(-myriad::fabs(eta));
+      const S softplus = Lanes::select(eta > S(0), eta, S(0)) + myriad::log1p(e);
+      const S sigmoid = Lanes::select(eta >= S(0), S(1), e) / (T(1) + e);
       lp += y[i] * eta - softplus;
-      const T residual = y[i] - sigmoid;
+      const S residual = y[i] - sigmoid;
       for (int j = 0; j < d; ++j) grad[j] += residual * row[j];
     }
     return lp;
@@ -110,8 +113,9 @@ struct Logistic {
     return T(-d) * (T(kLogSqrtTwoPi) + myriad::log(prior_sd));
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::hmc;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
+  /// CUDA's.
+  static constexpr unsigned library_backends = library_backend::cpu_lanes | library_backend::hmc;
 };
 
 /// Owning host container of logistic-regression data: X (n × d, row-major) and y, with an

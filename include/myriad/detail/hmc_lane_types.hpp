@@ -1,0 +1,39 @@
+#pragma once
+// What the CPU backend's lane loop (detail/hmc_lane_blocks.hpp) and the lane kernels
+// (detail/hmc_lane_kernel.hpp) exchange: a kernel's entry point and width, and the per-lane
+// outcomes of one group transition.
+
+#include <cstdint>
+
+#include "myriad/mcmc/hmc.hpp"
+
+namespace myriad {
+
+/// The most lanes a kernel has (16 floats in an AVX-512 register).
+constexpr int kMaxLaneWidth = 16;
+
+/// The outcomes of one lane-group transition, per lane.
+template <class T>
+struct HmcLaneOutcomes {
+  T accept_prob[kMaxLaneWidth];
+  bool accepted[kMaxLaneWidth];
+  std::uint32_t status[kMaxLaneWidth];
+  int gradient_evaluations[kMaxLaneWidth];
+
+  HmcOutcome<T> lane(int l) const {
+    return {accept_prob[l], accepted[l], status[l], gradient_evaluations[l]};
+  }
+};
+
+/// A lane kernel of Model: its transition, its width and instruction set; width 0 where the
+/// model runs one chain at a time.
+template <class Model, class T>
+struct HmcLaneKernel {
+  void (*transition)(const Model& model, T* group, std::uint64_t seed, std::int64_t first,
+                     std::uint32_t iteration, const HmcStep<T>& step,
+                     HmcLaneOutcomes<T>& out) = nullptr;
+  int width = 0;
+  const char* isa = "scalar";
+};
+
+}  // namespace myriad

@@ -1,0 +1,98 @@
+#pragma once
+// Chains in SIMD lanes on the CPU (issue 23): an xsimd batch as the element type S of per-chain
+// code (core/lanes.hpp). Lane l of every batch belongs to chain first + l of a group of W
+// consecutive chains, so one call of a transition written over S advances W chains in lockstep,
+// as a warp advances 32 on a GPU. Host only; needs xsimd (MYRIAD_SIMD_LANES).
+//
+// Here: LaneOps and LaneMath for batches, per-lane views of a vector of batches, and the group's
+// random streams (LaneStreams: each lane draws from its own chain's stream, so a chain's numbers
+// do not depend on its lane or group).
+//
+// Per-lane views read and write a batch's elements through T*: GCC and Clang give a vector type
+// the alias set of its element type, which is what makes this well defined on the compilers the
+// project builds with (the same idiom as xsimd's own generic kernels).
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <xsimd/xsimd.hpp>
+
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/lanes.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/detail/lane_random.hpp"
+
+namespace myriad {
+
+template <class T, class A>
+struct LaneOps<xsimd::batch<T, A>> {
+  using S = xsimd::batch<T, A>;
+  using mask = xsimd::batch_bool<T, A>;
+  static constexpr int width = static_cast<int>(S::size);
+  template <class U>
+  using per_lane = std::array<U, width>;
+
+  static bool all(const mask& m) { return xsimd::all(m); }
+  static bool any(const mask& m) { return xsimd::any(m); }
+  static S select(const mask& m, const S& a, const S& b) { return xsimd::select(m, a, b); }
+  template <class U>
+  static void add_where(per_lane<U>& x, const mask& m, std::common_type_t<U> v) {
+    for (int l = 0; l < width; ++l)
+      if (m.get(static_cast<std::size_t>(l))) x[l] += v;
+  }
+  template <class U>
+  static void assign_where(per_lane<U>& x, const mask& m, std::common_type_t<U> v) {
+    for (int l = 0; l < width; ++l)
+      if (m.get(static_cast<std::size_t>(l))) x[l] = v;
+  }
+};
+
+template <class T, class A>
+struct LaneMath<xsimd::batch<T, A>> {
+  using S = xsimd::batch<T, A>;
+  static S exp(const S& x) { return xsimd::exp(x); }
+  static S log(const S& x) { return xsimd::log(x); }
+  static S log1p(const S& x) { return xsimd::log1p(x); }
+  static S expm1(const S& x) { return xsimd::expm1(x); }
+  static S sqrt(const S& x) { return xsimd::sqrt(x); }
+  static S fabs(const S& x) { return xsimd::fabs(x); }
+  static xsimd::batch_bool<T, A> isfinite(const S& x) { return xsimd::isfinite(x); }
+};
+
+/// Lane l of the batches v[0 .. size) as one chain's vector (element d at data[d · W]).
+template <class T, class A>
+ChainVector<T> lane_view(const ChainVector<xsimd::batch<T, A>>& v, int l) {
+  constexpr int width = static_cast<int>(xsimd::batch<T, A>::size);
+  return {reinterpret_cast<T*>(v.data) + l, v.stride * width, v.size};
+}
+
+/// The random streams of a group of chains first … first + W − 1, with RandomStream's draws as
+/// batches: lane l's numbers are exactly those chain first + l draws alone. The draws are made by
+/// the library's baseline code (detail/lane_random.hpp), not here, so that no scalar inline
+/// function is compiled into a translation unit built for a wider instruction set.
+template <class S>
+class LaneStreams {
+ public:
+  static constexpr int width = LaneOps<S>::width;
+
+  LaneStreams(std::uint64_t seed, std::int64_t first) : seed_(seed), first_(first) {}
+
+  template <class T>
+  void fill_normal(std::uint32_t iteration, Purpose purpose, const ChainVector<S>& out,
+                   int n) const {
+    fill_normal_lanes(seed_, first_, width, iteration, purpose, reinterpret_cast<T*>(out.data), n);
+  }
+
+  template <class T>
+  S uniform(std::uint32_t iteration, Purpose purpose, std::uint32_t index) const {
+    alignas(alignof(S)) T u[width];
+    uniform_lanes(seed_, first_, width, iteration, purpose, index, u);
+    return S::load_aligned(u);
+  }
+
+ private:
+  std::uint64_t seed_;
+  std::int64_t first_;
+};
+
+}  // namespace myriad
