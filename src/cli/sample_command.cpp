@@ -70,6 +70,9 @@ std::vector<OptionSpec> sample_options() {
           {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
           {"step-size", "E", "0", "initial step size (0: automatic)"},
           {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)"},
+          {"no-simd", "", "",
+           "CPU, HMC samplers: one chain at a time instead of chains in SIMD lanes (the same "
+           "draws to rounding, slower)"},
       });
 }
 
@@ -156,6 +159,8 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     throw UsageError{"--max-leapfrog-steps applies to --sampler chees and snaper, not " + sampler};
   if (!density_sampler && line.has("init"))
     throw UsageError{"--init applies to --sampler hmc, chees, snaper and nuts, not " + sampler};
+  if ((!density_sampler || sampler == "nuts") && line.has("no-simd"))
+    throw UsageError{"--no-simd applies to --sampler hmc, chees and snaper, not " + sampler};
   if ((sampler == "abc-mcmc" || sampler == "abc-reject") && line.has("no-restarts"))
     throw UsageError{"--no-restarts applies to --sampler hmc and chmc, not " + sampler};
   if (sampler != "abc-mcmc" && line.has("abc-kernel"))
@@ -285,6 +290,7 @@ int sample_command(int argc, char** argv) {
   config.target_accept = line.number("target-accept");
   config.initial_step_size = line.number("step-size");
   config.superchains = static_cast<int>(line.integer("superchains", 0, 1 << 30));
+  config.cpu_simd_lanes = !line.flag("no-simd");
   config.device = parse_device(line.text("device"));
   const Precision precision = parse_precision(line.text("precision"));
 

@@ -10,6 +10,18 @@ trap 'rm -rf "$work"' EXIT
   --warmup 100 --draws 50 --seed 7 --device cpu --output "$work/run" >"$work/stdout"
 
 grep -q "gradient evaluations/s" "$work/stdout"
+# A built-in model's HMC runs in SIMD lanes on the CPU by default, and --no-simd runs it one
+# chain at a time: the same run to rounding (the same dimensions and acceptance to 2 decimals).
+grep -q "HMC in [a-z0-9]* lanes of [0-9]* chains" "$work/stdout"
+"$myriad" sample --model gaussian --model-arg dim=3 --model-arg rho=0.25 --chains 64 \
+  --warmup 100 --draws 50 --seed 7 --device cpu --no-simd --output "$work/scalar" >"$work/scalar.out"
+if grep -q "lanes of" "$work/scalar.out"; then echo "--no-simd still ran in lanes"; exit 1; fi
+python3 - "$work/run/run.json" "$work/scalar/run.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert abs(a["acceptance"] - b["acceptance"]) < 0.01, (a["acceptance"], b["acceptance"])
+assert "lanes of" in a["device"] and "lanes of" not in b["device"], (a["device"], b["device"])
+PY
 grep -q "^x\[0\]" <(sed 's/^ *//' "$work/stdout")
 [ "$(head -1 "$work/run/summary.csv")" = "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ]
 [ "$(wc -l <"$work/run/summary.csv")" -eq 4 ]

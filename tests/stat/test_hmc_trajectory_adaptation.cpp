@@ -69,13 +69,22 @@ INSTANTIATE_TEST_SUITE_P(Samplers, StatCurvedTarget,
                          ::testing::Values(HmcSampler::chees, HmcSampler::snaper),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
-TEST_P(StatCurvedTarget, BananaAtDefaultsHasNoDivergencesAndConverges) {
+TEST_P(StatCurvedTarget, BananaAtDefaultsRarelyDivergesAndConverges) {
+  // Divergences are rare, not impossible. The leapfrog map is unstable where ε √λmax(M⁻¹H) > 2;
+  // with the adapted metric (M⁻¹ ≈ diag(100, 201), the banana's variances) that bound falls
+  // with |x1| (ε < 0.047 at x1 = 20, 0.025 at 40, 0.020 at 50), so at the adapted ε ≈ 0.019–0.022
+  // only trajectories that reach |x1| ≳ 50, five standard deviations out (probability ~10⁻⁶
+  // per draw), blow up, to a non-finite energy. Expected: a few tenths of a divergence in the
+  // 256 000 transitions. Measured (ChEES, seeds 7–12): 0 at every seed one chain at a time; 1
+  // (non-finite) at seed 7 and 0 at 8–12 with chains in SIMD lanes, whose trajectories equal
+  // the one-chain path's to rounding and so part ways over 2000 iterations. At most 3: with a
+  // Poisson mean of 0.3 the chance of 4 or more is 3·10⁻⁴.
   const auto model = models::Banana<double>::make(2, 10, 0.1);
   SampleConfig config = testing::run_config(256, 1000, 1000, 7);
   config.sampler = GetParam();
   const SampleResult result = sample(model, config);
-  EXPECT_EQ(result.sampling_stats.divergent, 0);
-  EXPECT_EQ(result.sampling_stats.non_finite, 0);
+  EXPECT_LE(result.sampling_stats.divergent, 3);
+  EXPECT_LE(result.sampling_stats.non_finite, result.sampling_stats.divergent);
   for (const auto& row : result.summary) EXPECT_LT(row.rhat, 1.01) << row.name;
   expect_banana_moments(result, model);
 }
@@ -86,9 +95,10 @@ TEST(StatCurvedTargetNuts, BananaDivergesRarelyAndRecoversTheMoments) {
   // one), and R-hat 1.021 at seed 10. Raising the target acceptance does not help until 0.95:
   // the harmonic mean that steers one step size for all chains is set by the few chains in the
   // tails, and the step stays at 0.025-0.034 for targets 0.6-0.95 while the arithmetic mean
-  // acceptance sits at 0.95-0.98. ChEES adapts a smaller step (0.019-0.021) and diverges at
-  // none of these seeds. So NUTS is not the default (docs/tuning.md, "Which sampler to pick");
-  // this test holds what it does do: divergences under 0.05% and the moments within 5 MCSE.
+  // acceptance sits at 0.95-0.98. ChEES adapts a smaller step (0.019-0.022) and diverges at
+  // most once in these runs (StatCurvedTarget above). So NUTS is not the default (docs/tuning.md,
+  // "Which sampler to pick"); this test holds what it does do: divergences under 0.05% and the
+  // moments within 5 MCSE.
   const auto model = models::Banana<double>::make(2, 10, 0.1);
   SampleConfig config = testing::run_config(256, 1000, 1000, 7);
   config.sampler = HmcSampler::nuts;

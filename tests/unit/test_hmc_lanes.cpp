@@ -61,6 +61,9 @@ TYPED_TEST(HmcLanes, BuiltInModelsRunInLanesByDefault) {
   EXPECT_GE(backend.lane_width(), static_cast<int>(16 / sizeof(T)));
   const auto kernels = library_hmc_lane_kernels<models::Gaussian<T>, T>();
   EXPECT_EQ(backend.lane_width(), kernels.front().width);
+  EXPECT_NE(backend.device_name().find(std::string(kernels.front().isa) + " lanes"),
+            std::string::npos)
+      << backend.device_name();
 }
 
 TYPED_TEST(HmcLanes, GaussianAgreesWithOneChainAtATime) {

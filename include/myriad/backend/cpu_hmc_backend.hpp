@@ -48,6 +48,13 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
 
   int dim() const override { return dim_; }
 
+  /// The CPU's threads and, where HMC runs in SIMD lanes, their instruction set and width.
+  std::string device_name() const override {
+    if (lanes_.width == 0) return cpu_device_name();
+    return cpu_device_name() + ", HMC in " + lanes_.isa + " lanes of " +
+           std::to_string(lanes_.width) + " chains";
+  }
+
   /// Chains per SIMD group of HMC's iterations (1: one at a time) and the instruction set.
   int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
   const char* lane_isa() const { return lanes_.isa; }

@@ -31,7 +31,7 @@ class CpuEnsemble : public Interface {
   std::int64_t chains() const final { return chains_; }
   int num_quantities() const final { return recorded_quantity_count(model_); }
   std::vector<std::string> quantity_names() const final { return recorded_quantity_names(model_); }
-  std::string device_name() const final { return cpu_device_name(); }
+  std::string device_name() const override { return cpu_device_name(); }
 
  protected:
   CpuEnsemble(const Model& model, std::int64_t chains) : model_(model), chains_(chains) {}

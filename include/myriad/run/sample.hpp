@@ -57,7 +57,7 @@ Device choose_device(Device requested) {
 /// A backend for Model on a resolved device (cpu or cuda).
 template <class Model, class T = model_value_t<Model>>
 std::unique_ptr<HmcBackend<T>> make_hmc_backend(const Model& model, std::int64_t chains,
-                                                Device device) {
+                                                Device device, bool cpu_simd_lanes = true) {
   if (device == Device::cuda) {
     if constexpr (cuda_backend_reachable<Model>()) {
       return make_cuda_hmc_backend<Model, T>(model, chains);
@@ -65,7 +65,7 @@ std::unique_ptr<HmcBackend<T>> make_hmc_backend(const Model& model, std::int64_t
       throw unavailable_error("this model has no CUDA backend in this translation unit");
     }
   }
-  return make_cpu_hmc_backend<Model, T>(model, chains);
+  return make_cpu_hmc_backend<Model, T>(model, chains, cpu_simd_lanes);
 }
 
 /// Samples Model with many-chain HMC. Device selection: config.device.
@@ -78,7 +78,7 @@ SampleResult sample(const Model& model, const SampleConfig& config) {
                    "(initial_point)");
   }
   const Device device = choose_device<Model>(config.device);
-  auto backend = make_hmc_backend(model, config.chains, device);
+  auto backend = make_hmc_backend(model, config.chains, device, config.cpu_simd_lanes);
   return run_hmc(*backend, config);
 }
 

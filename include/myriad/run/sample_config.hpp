@@ -87,6 +87,10 @@ struct SampleConfig {
   /// Nested R-hat groups: K > 1 groups of chains/K chains, each group started from one point;
   /// 1 = independent chains, each from its own point; 0 = automatic (automatic_superchains).
   int superchains = 0;
+  /// CPU: HMC's iterations (hmc, chees, snaper) with chains in SIMD lanes where the model's
+  /// gradient is written over its element type (detail/hmc_lane_blocks.hpp); false: one chain
+  /// at a time (the same draws to rounding, slower).
+  bool cpu_simd_lanes = true;
   int chunk_iterations = 0;  ///< draws per device→host chunk; 0 = automatic
   int thin = 1;              ///< keep every thin-th draw in the trace (and diagnostics)
   bool keep_draws = true;    ///< keep the [chain][draw][quantity] trace on the host

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""BlackJAX peers of myriad's BM_hmc workloads: `gaussian`, `logistic` and `eight_schools`.
+
+Usage:
+  python3 bench/peers/blackjax_hmc.py [--model gaussian logistic eight_schools]
+                                      [--chains 1024 4096 ...] [--samples 20] [--steps 8]
+                                      [--precision f64|f32] [--devices N]
+
+Prints one JSON line per (model, chain count) with gradient evaluations per second, the unit of
+myriad's BM_hmc (bench/bm_hmc.cpp), for BlackJAX's HMC kernel (blackjax.hmc: fixed step size,
+identity metric, a fixed number of leapfrog steps, no adaptation) under jax.vmap over chains,
+the iterations in one jitted jax.lax.fori_loop: the same work as numpyro_hmc.py and BM_hmc
+(the workloads and their step sizes: peer_targets.py).
+
+--devices N (default 1) splits the chains over N XLA devices with jax.pmap of the vmapped loop.
+On a CPU that needs N host devices, which XLA makes when told before JAX starts
+(XLA_FLAGS=--xla_force_host_platform_device_count=N, set here): one per core is BlackJAX's way
+to use every core (the issue's "pmap"), where one device's vmap leaves part of them idle.
+
+Counted: chains x samples x steps (exact: fixed-length HMC; BlackJAX's info.num_integration_steps
+is checked). Timed: the first call compiles; the compiled loop is run three more times from the
+same state and the fastest kept (wall clock, after block_until_ready).
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from peer_targets import eight_schools_potential, gaussian_potential, logistic_potential
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", nargs="+", default=["gaussian", "logistic", "eight_schools"],
+                        choices=["gaussian", "logistic", "eight_schools"])
+    parser.add_argument("--chains", nargs="+", type=int, default=[1 << 10, 1 << 12, 1 << 14])
+    parser.add_argument("--samples", type=int, default=20, help="HMC iterations per run")
+    parser.add_argument("--steps", type=int, default=8, help="leapfrog steps per iteration")
+    parser.add_argument("--precision", choices=["f64", "f32"], default="f64")
+    parser.add_argument("--devices", type=int, default=1,
+                        help="XLA devices to pmap the chains over (host devices on a CPU)")
+    parser.add_argument("--seed", type=int, default=1)
+    return parser.parse_args()
+
+
+def main():
+    args = parse_args()
+    if args.devices > 1:
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   f" --xla_force_host_platform_device_count={args.devices}")
+    import jax
+    if args.precision == "f64":
+        jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import numpy as np
+    import blackjax
+
+    dtype = jnp.float64 if args.precision == "f64" else jnp.float32
+    devices = jax.devices()[:args.devices]
+    if len(devices) < args.devices:
+        print(json.dumps({"peer": "blackjax", "error": f"{len(devices)} devices, asked for "
+                          f"{args.devices}"}), flush=True)
+        return 1
+
+    for model_name in args.model:
+        if model_name == "gaussian":
+            potential, dim, step_size = gaussian_potential(jnp)
+        elif model_name == "logistic":
+            potential, dim, step_size = logistic_potential(jnp, np, dtype, args.seed)
+        else:
+            potential, dim, step_size = eight_schools_potential(jnp)
+
+        def logdensity(x, potential=potential):
+            return -potential(x)
+
+        kernel = blackjax.hmc(logdensity, step_size=step_size,
+                              inverse_mass_matrix=jnp.ones(dim, dtype=dtype),
+                              num_integration_steps=args.steps)
+
+        def run_chains(states, keys, kernel=kernel):
+            # keys: (samples, chains) per device; one vmapped step per iteration.
+            def body(i, carry):
+                states, steps, accept = carry
+                states, info = jax.vmap(kernel.step)(keys[i], states)
+                return (states, jnp.maximum(steps, jnp.max(info.num_integration_steps)),
+                        accept + jnp.mean(info.acceptance_rate))
+            return jax.lax.fori_loop(0, args.samples, body,
+                                     (states, jnp.array(0), jnp.array(0.0, dtype=dtype)))
+
+        for chains in args.chains:
+            if chains % args.devices != 0:
+                print(json.dumps({"peer": "blackjax", "model": model_name, "chains": chains,
+                                  "error": f"chains not divisible by {args.devices} devices"}),
+                      flush=True)
+                continue
+            per_device = chains // args.devices
+            key = jax.random.PRNGKey(args.seed)
+            init = jax.random.uniform(key, (chains, dim), dtype=dtype, minval=-2.0, maxval=2.0)
+            keys = jax.random.split(jax.random.PRNGKey(args.seed + 1), args.samples * chains)
+            try:
+                states = jax.vmap(kernel.init)(init)
+                if args.devices == 1:
+                    keys = keys.reshape(args.samples, chains, -1)
+                    run = jax.jit(run_chains)
+                else:
+                    # [device][chain ...]: each device runs its share of the chains.
+                    states = jax.tree_util.tree_map(
+                        lambda a: a.reshape((args.devices, per_device) + a.shape[1:]), states)
+                    keys = keys.reshape(args.samples, args.devices, per_device, -1)
+                    keys = jnp.moveaxis(keys, 1, 0)
+                    run = jax.pmap(run_chains, devices=devices)
+                start = time.perf_counter()
+                final = run(states, keys)
+                jax.block_until_ready(final)
+                first = time.perf_counter() - start
+                times = []
+                for _ in range(3):
+                    start = time.perf_counter()
+                    final = run(states, keys)
+                    jax.block_until_ready(final)
+                    times.append(time.perf_counter() - start)
+                seconds = min(times)
+                steps_taken = int(np.max(np.asarray(final[1])))
+                if steps_taken != args.steps:
+                    raise RuntimeError(
+                        f"BlackJAX took {steps_taken} leapfrog steps, not {args.steps}")
+                accept = float(np.mean(np.asarray(final[2]))) / args.samples
+            except Exception as error:  # e.g. out of memory at the largest counts
+                print(json.dumps({"peer": "blackjax", "model": model_name, "chains": chains,
+                                  "error": f"{type(error).__name__}: {error}"[:500]}), flush=True)
+                continue
+            evaluations = chains * args.samples * args.steps
+            print(json.dumps({
+                "peer": "blackjax",
+                "mode": "vmap" if args.devices == 1 else f"pmap over {args.devices} devices",
+                "model": model_name,
+                "precision": args.precision,
+                "device": str(devices[0]),
+                "devices": args.devices,
+                "chains": chains,
+                "samples": args.samples,
+                "leapfrog_steps": args.steps,
+                "gradient_evaluations": evaluations,
+                "seconds": seconds,
+                "seconds_runs": times,
+                "gradient_evaluations_per_second": evaluations / seconds,
+                "first_run_seconds_with_compile": first,
+                "accept_prob_mean": accept,
+                "jax": jax.__version__,
+                "blackjax": blackjax.__version__,
+            }), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
