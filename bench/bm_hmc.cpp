@@ -19,7 +19,7 @@
 // Counters: bytes_per_grad and flops_per_grad (roofline.hpp); on CUDA also roofline_fraction,
 // achieved FLOP rate over min(peak FLOPs, intensity × peak bandwidth) of the device.
 // Models: the CLI's defaults; gaussian also in float ("gaussian_f32") for the precision
-// comparison.
+// comparison, and at issue 23's setting ("gaussian50_L16": D = 50, ε = 0.45, 16 steps).
 
 #include <benchmark/benchmark.h>
 
@@ -66,7 +66,7 @@ std::unique_ptr<HmcBackend<T>> make_backend(const Model& model, std::int64_t cha
 
 template <class T, class MakeModel>
 void hmc_benchmark(benchmark::State& state, Device device, bool simd_lanes, MakeModel make_model,
-                   T step_size, const GradientCost& cost) {
+                   T step_size, const GradientCost& cost, int leapfrog_steps = kLeapfrogSteps) {
   const std::int64_t chains = state.range(0);
   if (device == Device::cuda && !cuda_device_available()) {
     state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
@@ -87,7 +87,7 @@ void hmc_benchmark(benchmark::State& state, Device device, bool simd_lanes, Make
   HmcSettings<T> settings;
   settings.seed = 1;
   settings.step_size = step_size;
-  settings.max_leapfrog_steps = kLeapfrogSteps;
+  settings.max_leapfrog_steps = leapfrog_steps;
   settings.jitter = T(0);
   // Two untimed iterations: first-launch costs (module load, occupancy queries) stay out.
   backend->run(settings, 0, 2, nullptr, 0, 0, nullptr);
@@ -99,7 +99,7 @@ void hmc_benchmark(benchmark::State& state, Device device, bool simd_lanes, Make
     iteration += kIterationsPerCall;
   }
   state.SetItemsProcessed(total.gradient_evaluations);
-  const Roofline roofline = hmc_roofline(cost, backend->dim(), sizeof(T), kLeapfrogSteps);
+  const Roofline roofline = hmc_roofline(cost, backend->dim(), sizeof(T), leapfrog_steps);
   state.counters["bytes_per_grad"] = roofline.bytes;
   state.counters["flops_per_grad"] = roofline.flops;
   state.counters["accept_rate"] = total.mean_accept_prob();
@@ -143,6 +143,14 @@ void register_hmc_benchmarks() {
           hmc_benchmark<double>(
               s, device, lanes, [](Device) { return models::Gaussian<double>::make(100, 0.5); },
               0.1, gaussian_gradient_cost(100));
+        }));
+    // Issue 23's setting: D = 50, ρ = 0.5, ε = 0.45, 16 leapfrog steps (BlackJAX's side:
+    // bench/peers/blackjax_hmc.py --gaussian-dim 50 --step-size 0.45 --steps 16).
+    configure(benchmark::RegisterBenchmark(
+        ("BM_hmc/gaussian50_L16" + where).c_str(), [device, lanes](benchmark::State& s) {
+          hmc_benchmark<double>(
+              s, device, lanes, [](Device) { return models::Gaussian<double>::make(50, 0.5); },
+              0.45, gaussian_gradient_cost(50), 16);
         }));
     configure(benchmark::RegisterBenchmark(
         ("BM_hmc/gaussian_f32" + where).c_str(), [device, lanes](benchmark::State& s) {

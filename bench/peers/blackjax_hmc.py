@@ -41,6 +41,10 @@ def parse_args():
     parser.add_argument("--precision", choices=["f64", "f32"], default="f64")
     parser.add_argument("--devices", type=int, default=1,
                         help="XLA devices to pmap the chains over (host devices on a CPU)")
+    parser.add_argument("--gaussian-dim", type=int, default=100,
+                        help="gaussian: dimension (100 in BM_hmc; 50 in issue 23's setting)")
+    parser.add_argument("--step-size", type=float, default=None,
+                        help="override the workload's step size (issue 23's gaussian: 0.45)")
     parser.add_argument("--seed", type=int, default=1)
     return parser.parse_args()
 
@@ -66,11 +70,13 @@ def main():
 
     for model_name in args.model:
         if model_name == "gaussian":
-            potential, dim, step_size = gaussian_potential(jnp)
+            potential, dim, step_size = gaussian_potential(jnp, dim=args.gaussian_dim)
         elif model_name == "logistic":
             potential, dim, step_size = logistic_potential(jnp, np, dtype, args.seed)
         else:
             potential, dim, step_size = eight_schools_potential(jnp)
+        if args.step_size is not None:
+            step_size = args.step_size
 
         def logdensity(x, potential=potential):
             return -potential(x)
@@ -136,6 +142,8 @@ def main():
                 "peer": "blackjax",
                 "mode": "vmap" if args.devices == 1 else f"pmap over {args.devices} devices",
                 "model": model_name,
+                "dim": dim,
+                "step_size": step_size,
                 "precision": args.precision,
                 "device": str(devices[0]),
                 "devices": args.devices,
