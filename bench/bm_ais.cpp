@@ -13,13 +13,15 @@
 //   roofline_fraction                 CUDA rows: the achieved FLOP rate over min(peak FP64,
 //                                     intensity × DRAM bandwidth).
 // `cpu1` rows run the CPU backend on one OpenMP thread: the single-core baseline of the issue's
-// ≥ 100× goal. CUDA rows (and the protocol rows) report it side by side as vs_one_core: their
-// throughput over the best cpu1 row of the same target run earlier in the process (registered
-// first; 0 when the filter left them out). CUDA rows name the particle mapping
-// (kernels/ais_kernels.cuh): `cuda-thread` (one thread per particle), `cuda-warp` (one warp per
-// particle, the target's team gradient) and `cuda` (automatic). Timing is wall-clock; on CUDA each
-// call ends with the statistics reduction, so the launch and synchronisation overhead of one call
-// is included.
+// ≥ 100× goal. CPU rows run Hamiltonian AIS in SIMD lanes where the target allows (the label
+// says; detail/ais_lane_blocks.hpp: the Gaussian since 2026-11-27, so its cpu1 baseline rose);
+// `cpu_scalar` rows run the same backend one particle at a time. CUDA rows (and the protocol rows)
+// report it side by side as vs_one_core: their throughput over the best cpu1 row of the same target
+// run earlier in the process (registered first; 0 when the filter left them out). CUDA rows name
+// the particle mapping (kernels/ais_kernels.cuh): `cuda-thread` (one thread per particle),
+// `cuda-warp` (one warp per particle, the target's team gradient) and `cuda` (automatic). Timing is
+// wall-clock; on CUDA each call ends with the statistics reduction, so the launch and
+// synchronisation overhead of one call is included.
 //
 // BM_ais_protocol/poe_student_t_d36_l144/<mapping> runs the protocol itself, end to end: start
 // 200 particles and anneal them through all 100 000 temperatures (in launches of 10 000), then
@@ -93,7 +95,8 @@ void compare_with_one_core(benchmark::State& state, const std::string& target, D
 template <class T, class Target>
 void ais_benchmark(benchmark::State& state, const std::string& target_name, Device device,
                    int threads, const Target& target, const GradientCost& cost,
-                   AisParticleMapping mapping = AisParticleMapping::automatic) {
+                   AisParticleMapping mapping = AisParticleMapping::automatic,
+                   bool simd_lanes = true) {
   const std::int64_t particles = state.range(0);
   if (device == Device::cuda && !cuda_device_available()) {
     state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
@@ -105,8 +108,9 @@ void ais_benchmark(benchmark::State& state, const std::string& target_name, Devi
   layout.mapping = mapping;
   std::unique_ptr<AisBackend<T>> backend;
   try {
-    backend = device == Device::cpu ? make_cpu_ais_backend<Target, T>(target, std::move(layout))
-                                    : make_cuda_ais_backend<Target, T>(target, std::move(layout));
+    backend = device == Device::cpu
+                  ? make_cpu_ais_backend<Target, T>(target, std::move(layout), simd_lanes)
+                  : make_cuda_ais_backend<Target, T>(target, std::move(layout));
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
@@ -158,13 +162,13 @@ void ais_benchmark(benchmark::State& state, const std::string& target_name, Devi
 }
 
 void register_gaussian(int dim, const char* device_name, Device device, int threads,
-                       std::int64_t max_particles) {
+                       std::int64_t max_particles, bool simd_lanes = true) {
   const std::string target = "gaussian_d" + std::to_string(dim);
   const std::string name = "BM_ais/" + target + "/" + device_name;
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     ais_benchmark<double>(state, target, device, threads,
                           models::Gaussian<double>::make(dim, 0.5, 1.0, 0.5),
-                          gaussian_gradient_cost(dim));
+                          gaussian_gradient_cost(dim), AisParticleMapping::automatic, simd_lanes);
   });
   b->ArgName("particles")->UseRealTime()->Unit(benchmark::kMillisecond);
   for (std::int64_t p = 200; p <= max_particles; p *= 8) b->Arg(p);
@@ -181,7 +185,8 @@ models::ProductOfExpertsData<double> protocol_target() {
 
 void register_poe_student_t(const char* device_name, Device device, int threads,
                             std::int64_t max_particles,
-                            AisParticleMapping mapping = AisParticleMapping::automatic) {
+                            AisParticleMapping mapping = AisParticleMapping::automatic,
+                            bool simd_lanes = true) {
   const std::string name = std::string("BM_ais/") + kProtocolTarget + "/" + device_name;
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     auto data = protocol_target();
@@ -191,7 +196,7 @@ void register_poe_student_t(const char* device_name, Device device, int threads,
     }
     const auto target = device == Device::cuda ? data.device_model() : data.host_model();
     ais_benchmark<double>(state, kProtocolTarget, device, threads, target,
-                          poe_student_t_gradient_cost(36, 144), mapping);
+                          poe_student_t_gradient_cost(36, 144), mapping, simd_lanes);
   });
   b->ArgName("particles")->UseRealTime()->Unit(benchmark::kMillisecond);
   for (std::int64_t p = 200; p <= max_particles; p *= 8) b->Arg(p);
@@ -253,10 +258,13 @@ const bool registered = [] {
   for (int dim : {4, 36, 256}) {
     register_gaussian(dim, "cpu1", Device::cpu, 1, 1600);
     register_gaussian(dim, "cpu", Device::cpu, 0, 12800);
+    register_gaussian(dim, "cpu_scalar", Device::cpu, 0, 12800, /*simd_lanes=*/false);
     register_gaussian(dim, "cuda", Device::cuda, 0, 1 << 20);
   }
   register_poe_student_t("cpu1", Device::cpu, 1, 200);
   register_poe_student_t("cpu", Device::cpu, 0, 1600);
+  register_poe_student_t("cpu_scalar", Device::cpu, 0, 1600, AisParticleMapping::automatic,
+                         /*simd_lanes=*/false);
   register_poe_student_t("cuda", Device::cuda, 0, 1 << 17);
   register_poe_student_t("cuda-thread", Device::cuda, 0, 1 << 17, AisParticleMapping::thread);
   register_poe_student_t("cuda-warp", Device::cuda, 0, 12800, AisParticleMapping::warp);

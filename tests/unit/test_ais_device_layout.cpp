@@ -179,7 +179,7 @@ IterationStats expect_layouts_agree(const Target& target, std::int64_t particles
   AisLayout<T> layout = make_ais_layout<Target, T>(
       target, particles, make_schedule(ScheduleKind::linear, temperatures, 0.0), base);
   const auto n = static_cast<std::uint32_t>(layout.temperatures());
-  CpuAisBackend<Target, T> cpu(target, layout);
+  CpuAisBackend<Target, T> cpu(target, layout, /*simd_lanes=*/false);
   DeviceLayoutAis<Target, T> device(target, layout);
   EXPECT_NE(device.stride(), layout.particles()) << what << ": pick a total that needs padding";
 

@@ -306,7 +306,7 @@ IterationStats expect_team_agrees(const Target& target, std::int64_t particles, 
   AisLayout<T> layout = make_ais_layout<Target, T>(
       target, particles, make_schedule(ScheduleKind::linear, temperatures, 0.0), base);
   const auto n = static_cast<std::uint32_t>(layout.temperatures());
-  CpuAisBackend<Target, T> cpu(target, layout);
+  CpuAisBackend<Target, T> cpu(target, layout, /*simd_lanes=*/false);
   TeamLayoutAis<Target, T> team(target, layout, lanes);
   // Log weights average Δβ (log p̃ − log q̃) along the path, and the team sums each energy over
   // the coordinates (or experts) in another order: a few ulps of the precision per coordinate,

@@ -3,7 +3,10 @@
 // the per-particle steps of estimate/hais.hpp over a range of temperatures. Particles are
 // independent until the final reduction, so the loop needs no synchronisation between
 // temperatures. State is [particle][dim] (each thread walks its own contiguous rows).
+// Hamiltonian transitions run W particles of one problem at a time in SIMD lanes where the
+// target's gradient is written over its element type (detail/ais_lane_blocks.hpp).
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +16,7 @@
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/ais_lane_blocks.hpp"
 #include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/estimate/annealing_target.hpp"
@@ -23,8 +27,12 @@ namespace myriad {
 template <class Target, class T>
 class CpuAisBackend final : public AisBackend<T> {
  public:
-  CpuAisBackend(const Target& target, AisLayout<T> layout)
-      : target_(target), layout_(std::move(layout)) {
+  /// simd_lanes = false anneals every particle alone (the reference the lanes are tested
+  /// against, and the benchmarks' scalar rows).
+  CpuAisBackend(const Target& target, AisLayout<T> layout, bool simd_lanes = true)
+      : target_(target),
+        layout_(std::move(layout)),
+        lanes_(simd_lanes ? ais_lane_kernel_for<Target, T>() : AisLaneKernel<Target, T>{}) {
     const auto n = static_cast<std::size_t>(layout_.particles());
     const auto values = n * static_cast<std::size_t>(layout_.dim);
     for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
@@ -37,7 +45,24 @@ class CpuAisBackend final : public AisBackend<T> {
 
   const AisLayout<T>& layout() const override { return layout_; }
 
-  std::string device_name() const override { return cpu_device_name(); }
+  /// The CPU's threads and, where Hamiltonian AIS runs in SIMD lanes, their instruction set.
+  std::string device_name() const override {
+    if (lanes_.width == 0) return cpu_device_name();
+    return cpu_device_name() + ", Hamiltonian AIS in " + lanes_.isa + " lanes of " +
+           std::to_string(lanes_.width) + " particles";
+  }
+
+  /// Particles per SIMD group of Hamiltonian transitions (1: one at a time).
+  int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
+
+  /// Anneals with `kernel` from now on (one of library_ais_lane_kernels, or
+  /// AisLaneKernel{} for one particle at a time): the tests compare instruction sets with it.
+  void set_lane_kernel(const AisLaneKernel<Target, T>& kernel) {
+    MYRIAD_EXPECTS(kernel.width >= 0 && kernel.width <= kMaxLaneWidth &&
+                       (kernel.width == 0) == (kernel.anneal == nullptr),
+                   "lane kernel of width ", kernel.width, " is not one a kernel factory returns");
+    lanes_ = kernel;
+  }
 
   std::int64_t start(std::uint64_t seed, bool reverse) override {
     if (reverse) require_exact_samples(target_);
@@ -64,6 +89,8 @@ class CpuAisBackend final : public AisBackend<T> {
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
     const AisBatch batch = this->batch();
     IterationStats stats;
+    if (lanes_.width > 0 && settings.transition == AisTransition::hamiltonian)
+      return run_in_lanes(base, batch, path, k_begin, k_end, settings);
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t i = 0; i < total; ++i)
       stats += anneal_batch_particle(target_, base, particle(i), batch, i, path, k_begin, k_end,
@@ -76,6 +103,38 @@ class CpuAisBackend final : public AisBackend<T> {
   std::vector<T> positions() const override { return position_; }
 
  private:
+  /// run() with the particles in groups of the lane kernel's width, each group within one
+  /// problem (its particles share the problem's target), the groups in parallel.
+  IterationStats run_in_lanes(const AnnealingBase<T>& base, const AisBatch& batch,
+                              const AnnealingPath& path, std::uint32_t k_begin, std::uint32_t k_end,
+                              const AisSettings<T>& settings) {
+    const std::int64_t per_problem = layout_.particles_per_problem;
+    const std::int64_t width = lanes_.width;
+    const std::int64_t groups_per_problem = (per_problem + width - 1) / width;
+    const std::int64_t groups = groups_per_problem * layout_.problems;
+    const auto view = [&](std::vector<T>& a) {
+      return EnsembleView<T>{a.data(), layout_.particles(), layout_.dim, 1, layout_.dim};
+    };
+    const AisParticleArrays<T> arrays{view(position_),          view(momentum_),
+                                      view(gradient_),          target_log_density_.data(),
+                                      base_log_density_.data(), log_weight_.data()};
+    IterationStats stats;
+#pragma omp parallel reduction(merge_stats : stats)
+    {
+      LaneGroup<T> group = ais_lane_group<T>(layout_.dim, lanes_.width);
+      std::vector<double> weights(static_cast<std::size_t>(lanes_.width));
+#pragma omp for schedule(static)
+      for (std::int64_t g = 0; g < groups; ++g) {
+        const int problem = static_cast<int>(g / groups_per_problem);
+        const std::int64_t first = problem * per_problem + (g % groups_per_problem) * width;
+        const std::int64_t last = std::min(first + width, (problem + 1) * per_problem);
+        stats += ais_lane_anneal_range(target_, lanes_, group, weights, arrays, base, batch,
+                                       problem, first, last, path, k_begin, k_end, settings);
+      }
+    }
+    return stats;
+  }
+
   AisBatch batch() const { return {seed_, layout_.particles_per_problem, layout_.particles()}; }
 
   AnnealingBase<T> base_view() const {
@@ -96,6 +155,7 @@ class CpuAisBackend final : public AisBackend<T> {
 
   Target target_;
   AisLayout<T> layout_;
+  AisLaneKernel<Target, T> lanes_;  ///< width 0: one particle at a time
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
   std::vector<T> position_, momentum_, gradient_, proposal_, proposal_momentum_,
@@ -105,8 +165,9 @@ class CpuAisBackend final : public AisBackend<T> {
 };
 
 template <class Target, class T>
-std::unique_ptr<AisBackend<T>> make_cpu_ais_backend(const Target& target, AisLayout<T> layout) {
-  return std::make_unique<CpuAisBackend<Target, T>>(target, std::move(layout));
+std::unique_ptr<AisBackend<T>> make_cpu_ais_backend(const Target& target, AisLayout<T> layout,
+                                                    bool simd_lanes = true) {
+  return std::make_unique<CpuAisBackend<Target, T>>(target, std::move(layout), simd_lanes);
 }
 
 }  // namespace myriad

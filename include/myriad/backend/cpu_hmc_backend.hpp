@@ -132,7 +132,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     const HmcEnsembleView<T> state = ensemble_view();
     IterationStats stats;
     if (lanes_.width > 0) {
-      stats = over_lane_groups([&](HmcLaneGroup<T>& group, std::int64_t first, std::int64_t last) {
+      stats = over_lane_groups([&](LaneGroup<T>& group, std::int64_t first, std::int64_t last) {
         return hmc_lane_criterion_iteration(this->model_, lanes_, group, state, first, last,
                                             settings, metric(), iteration, probe, terms);
       });
@@ -204,7 +204,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     const HmcEnsembleView<T> state = ensemble_view();
     const int quantities = this->num_quantities();
     if (lanes_.width > 0) {
-      return over_lane_groups([&](HmcLaneGroup<T>& group, std::int64_t first, std::int64_t last) {
+      return over_lane_groups([&](LaneGroup<T>& group, std::int64_t first, std::int64_t last) {
         return hmc_lane_iterations(this->model_, lanes_, group, state, first, last, settings,
                                    metric(), first_iteration, n, recorded, quantities);
       });
@@ -259,7 +259,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     IterationStats stats;
 #pragma omp parallel reduction(merge_stats : stats)
     {
-      HmcLaneGroup<T> group(dim_, lanes_.width);
+      LaneGroup<T> group = hmc_lane_group<T>(dim_, lanes_.width);
 #pragma omp for schedule(static)
       for (std::int64_t g = 0; g < groups; ++g)
         stats += body(group, g * width, std::min(this->chains_, (g + 1) * width));

@@ -41,6 +41,12 @@ struct EnsembleView {
   }
 };
 
+/// to[i] = from[i] for i < to.size.
+template <class T>
+MYRIAD_HD void copy_vector(const ChainVector<T>& to, const ChainVector<T>& from) {
+  for (int i = 0; i < to.size; ++i) to[i] = from[i];
+}
+
 /// A plain contiguous vector view (host scratch, per-thread arrays, tests).
 template <class T>
 struct DenseVector {

@@ -23,6 +23,9 @@
 
 namespace myriad {
 
+/// The most lanes a CPU lane kernel has (16 floats in an AVX-512 register).
+constexpr int kMaxLaneWidth = 16;
+
 /// Element type of an indexable vector view.
 template <class Vec>
 using element_t = std::decay_t<decltype(std::declval<const Vec&>()[0])>;
@@ -48,6 +51,13 @@ struct LaneOps {
   template <class U>
   MYRIAD_HD static void assign_where(U& x, bool m, std::common_type_t<U> v) {
     if (m) x = v;
+  }
+  /// Lane l of a value, of a mask, and of a per-lane variable (l = 0 here).
+  MYRIAD_HD static S value(const S& x, int /*l*/) { return x; }
+  MYRIAD_HD static bool flag(bool m, int /*l*/) { return m; }
+  template <class U>
+  MYRIAD_HD static U& entry(U& x, int /*l*/) {
+    return x;
   }
 };
 

@@ -43,7 +43,11 @@ struct SerialTeam {
   MYRIAD_HD T sum(T x) const {
     return x;
   }
-  MYRIAD_HD bool all(bool x) const { return x; }
+  /// A bool, or a mask of chains in SIMD lanes (core/lanes.hpp), which one lane holds whole.
+  template <class Mask>
+  MYRIAD_HD Mask all(Mask x) const {
+    return x;
+  }
   template <class T>
   MYRIAD_HD T broadcast(T x, int /*from*/) const {
     return x;
@@ -54,11 +58,11 @@ struct SerialTeam {
 /// (RandomStream::fill_normal). A pair's two elements belong to other lanes than its writer, so
 /// the fill is fenced by team barriers on both sides: no lane still reads the old values when it
 /// starts, and every lane sees the new ones when it returns.
-template <class T, class Team, class Vec>
-MYRIAD_HD void fill_normal(const Team& team, const RandomStream& rng, std::uint32_t iteration,
+template <class T, class Team, class Rng, class Vec>
+MYRIAD_HD void fill_normal(const Team& team, const Rng& rng, std::uint32_t iteration,
                            Purpose purpose, Vec& out, int n) {
   team.sync();
-  rng.fill_normal<T>(iteration, purpose, out, n, team.rank(), team.size());
+  rng.template fill_normal<T>(iteration, purpose, out, n, team.rank(), team.size());
   team.sync();
 }
 

@@ -13,15 +13,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <new>
 #include <vector>
 
 #include "myriad/backend/hmc_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/detail/hmc_chain_bodies.hpp"
 #include "myriad/detail/hmc_lane_types.hpp"
+#include "myriad/detail/lane_group.hpp"
 #include "myriad/mcmc/hmc.hpp"
 #include "myriad/mcmc/trajectory_criterion.hpp"
 #include "myriad/model/concept.hpp"
@@ -29,68 +27,47 @@
 
 namespace myriad {
 
-/// The state of one group of W chains in the lane kernels' layout: position, gradient, proposal,
-/// momentum and proposal gradient, each [dim][W], then the W log densities; 64-byte aligned,
-/// so that the kernel may read each [W] row as one batch.
+/// The HMC lane kernels' group layout (detail/hmc_lane_kernel.hpp): position, gradient,
+/// proposal, momentum and proposal gradient, each [dim][W], then the W log densities.
+enum HmcLaneVector : int { kLanePosition, kLaneGradient, kLaneProposal, kLaneMomentum };
+constexpr int kHmcLaneVectors = 5;
+
+/// A group of the HMC lane kernels' layout.
 template <class T>
-class HmcLaneGroup {
- public:
-  HmcLaneGroup(int dim, int width)
-      : dim_(dim),
-        width_(width),
-        data_(static_cast<T*>(::operator new[](bytes(dim, width), std::align_val_t{64}))) {}
+LaneGroup<T> hmc_lane_group(int dim, int width) {
+  return LaneGroup<T>(dim, width, kHmcLaneVectors, 1);
+}
 
-  T* data() { return data_.get(); }
-
-  /// Lane l of position (vector 0) as one chain's vector.
-  ChainVector<T> position(int l) { return lane(0, l); }
-  ChainVector<T> proposal(int l) { return lane(2, l); }
-  ChainVector<T> momentum(int l) { return lane(3, l); }
-
-  /// Copies chains first … first + count − 1 of `state` into the first `count` lanes; the rest
-  /// repeat the last of them (their results are never stored).
-  void load(const HmcEnsembleView<T>& state, std::int64_t first, int count) {
-    for (int l = 0; l < width_; ++l) {
-      const std::int64_t c = first + std::min(l, count - 1);
-      copy(state.position.chain(c), lane(0, l));
-      copy(state.gradient.chain(c), lane(1, l));
-      log_density(l) = state.log_density[c];
-    }
+/// Copies chains first … first + count − 1 of `state` into the first `count` lanes of `group`
+/// (position, gradient, log density); the other lanes repeat the last of them (their results
+/// are never stored).
+template <class T>
+void load_hmc_lanes(LaneGroup<T>& group, const HmcEnsembleView<T>& state, std::int64_t first,
+                    int count) {
+  for (int l = 0; l < group.width(); ++l) {
+    const std::int64_t c = first + std::min(l, count - 1);
+    copy_vector(group.lane(kLanePosition, l), state.position.chain(c));
+    copy_vector(group.lane(kLaneGradient, l), state.gradient.chain(c));
+    group.scalar(0, l) = state.log_density[c];
   }
+}
 
-  /// Copies the first `count` lanes back to chains first … first + count − 1 of `state`.
-  void store(const HmcEnsembleView<T>& state, std::int64_t first, int count) {
-    for (int l = 0; l < count; ++l) {
-      copy(lane(0, l), state.position.chain(first + l));
-      copy(lane(1, l), state.gradient.chain(first + l));
-      state.log_density[first + l] = log_density(l);
-    }
+/// Copies the first `count` lanes of `group` back to chains first … first + count − 1.
+template <class T>
+void store_hmc_lanes(LaneGroup<T>& group, const HmcEnsembleView<T>& state, std::int64_t first,
+                     int count) {
+  for (int l = 0; l < count; ++l) {
+    copy_vector(state.position.chain(first + l), group.lane(kLanePosition, l));
+    copy_vector(state.gradient.chain(first + l), group.lane(kLaneGradient, l));
+    state.log_density[first + l] = group.scalar(0, l);
   }
-
- private:
-  struct Free {
-    void operator()(T* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  static std::size_t bytes(int dim, int width) {
-    return sizeof(T) * static_cast<std::size_t>(5 * dim + 1) * static_cast<std::size_t>(width);
-  }
-  ChainVector<T> lane(int vector, int l) {
-    return {data_.get() + static_cast<std::int64_t>(vector) * dim_ * width_ + l, width_, dim_};
-  }
-  T& log_density(int l) { return data_.get()[static_cast<std::int64_t>(5) * dim_ * width_ + l]; }
-  static void copy(const ChainVector<T>& from, const ChainVector<T>& to) {
-    for (int d = 0; d < to.size; ++d) to[d] = from[d];
-  }
-
-  int dim_, width_;
-  std::unique_ptr<T[], Free> data_;
-};
+}
 
 /// hmc_chain_iterations for chains first … last − 1 in groups of the kernel's width, on one
 /// thread, with `group` as the thread's scratch.
 template <class Model, class T>
 IterationStats hmc_lane_iterations(const Model& model, const HmcLaneKernel<Model, T>& kernel,
-                                   HmcLaneGroup<T>& group, const HmcEnsembleView<T>& state,
+                                   LaneGroup<T>& group, const HmcEnsembleView<T>& state,
                                    std::int64_t first, std::int64_t last,
                                    const HmcSettings<T>& settings, const MetricView<T>& metric,
                                    std::uint32_t first_iteration, int num_iterations, T* recorded,
@@ -100,7 +77,7 @@ IterationStats hmc_lane_iterations(const Model& model, const HmcLaneKernel<Model
   std::vector<HmcChainTotals> totals(static_cast<std::size_t>(kernel.width));
   for (std::int64_t c0 = first; c0 < last; c0 += kernel.width) {
     const int count = static_cast<int>(std::min<std::int64_t>(kernel.width, last - c0));
-    group.load(state, c0, count);
+    load_hmc_lanes(group, state, c0, count);
     std::fill(totals.begin(), totals.end(), HmcChainTotals{});
     for (int i = 0; i < num_iterations; ++i) {
       const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
@@ -108,11 +85,11 @@ IterationStats hmc_lane_iterations(const Model& model, const HmcLaneKernel<Model
                         iteration_step(settings, metric, iteration), out);
       for (int l = 0; l < count; ++l) {
         totals[static_cast<std::size_t>(l)].add(out.lane(l));
-        record_chain_quantities(model, group.position(l), recorded, i, num_quantities,
+        record_chain_quantities(model, group.lane(kLanePosition, l), recorded, i, num_quantities,
                                 state.position.chains, c0 + l);
       }
     }
-    group.store(state, c0, count);
+    store_hmc_lanes(group, state, c0, count);
     for (int l = 0; l < count; ++l)
       stats += totals[static_cast<std::size_t>(l)].stats(num_iterations);
   }
@@ -122,7 +99,7 @@ IterationStats hmc_lane_iterations(const Model& model, const HmcLaneKernel<Model
 /// hmc_chain_criterion_iteration for chains first … last − 1 in groups of the kernel's width.
 template <class Model, class T>
 IterationStats hmc_lane_criterion_iteration(
-    const Model& model, const HmcLaneKernel<Model, T>& kernel, HmcLaneGroup<T>& group,
+    const Model& model, const HmcLaneKernel<Model, T>& kernel, LaneGroup<T>& group,
     const HmcEnsembleView<T>& state, std::int64_t first, std::int64_t last,
     const HmcSettings<T>& settings, const MetricView<T>& metric, std::uint32_t iteration,
     const CriterionProbe<T>& probe, const CriterionTerms& terms) {
@@ -131,25 +108,25 @@ IterationStats hmc_lane_criterion_iteration(
   double start_square[kMaxLaneWidth];
   for (std::int64_t c0 = first; c0 < last; c0 += kernel.width) {
     const int count = static_cast<int>(std::min<std::int64_t>(kernel.width, last - c0));
-    group.load(state, c0, count);
+    load_hmc_lanes(group, state, c0, count);
     for (int l = 0; l < count; ++l)
-      start_square[l] = criterion_square(probe, group.position(l), metric);
+      start_square[l] = criterion_square(probe, group.lane(kLanePosition, l), metric);
     kernel.transition(model, group.data(), settings.seed, c0, iteration,
                       iteration_step(settings, metric, iteration), out);
     for (int l = 0; l < count; ++l) {
       write_criterion_terms(probe, terms, c0 + l, start_square[l],
-                            static_cast<double>(out.accept_prob[l]), group.proposal(l),
-                            group.momentum(l), group.position(l), metric);
+                            static_cast<double>(out.accept_prob[l]), group.lane(kLaneProposal, l),
+                            group.lane(kLaneMomentum, l), group.lane(kLanePosition, l), metric);
       HmcChainTotals totals;
       totals.add(out.lane(l));
       stats += totals.stats(1);
     }
-    group.store(state, c0, count);
+    store_hmc_lanes(group, state, c0, count);
   }
   return stats;
 }
 
-/// The library's lane kernel of a built-in model (library_backend::cpu_lanes), for the widest
+/// The library's lane kernel of a built-in model (library_backend::cpu_hmc_lanes), for the widest
 /// instruction set this machine runs; defined in the library (src/backend/simd/).
 template <class Model, class T>
 HmcLaneKernel<Model, T> library_hmc_lane_kernel();
@@ -175,7 +152,7 @@ namespace myriad {
 template <class Model, class T>
 HmcLaneKernel<Model, T> hmc_lane_kernel_for() {
 #if MYRIAD_SIMD_LANES
-  if constexpr (library_holds<Model, library_backend::cpu_lanes>::value) {
+  if constexpr (library_holds<Model, library_backend::cpu_hmc_lanes>::value) {
     return library_hmc_lane_kernel<Model, T>();
   } else if constexpr (model_gradient_in_lanes<Model, xsimd::batch<T>>) {
     return hmc_lane_kernel<Model, T, xsimd::default_arch>();

@@ -1,9 +1,9 @@
 #pragma once
 // The SIMD-lane kernel of CPU HMC: one transition (mcmc/hmc.hpp, hmc_transition) of a group of W
-// chains whose state is a HmcLaneGroup (detail/hmc_lane_blocks.hpp), with S = xsimd::batch<T,
-// Arch>. A translation unit that includes this file compiles the kernel for the instruction set
-// it is built for (xsimd::default_arch); the library compiles the built-in models' kernels once
-// per instruction set and picks the widest the machine runs (src/backend/simd/).
+// chains whose state is a LaneGroup of hmc_lane_group (detail/hmc_lane_blocks.hpp), with S =
+// xsimd::batch<T, Arch>. A translation unit that includes this file compiles the kernel for the
+// instruction set it is built for (xsimd::default_arch); the library compiles the built-in models'
+// kernels once per instruction set and picks the widest the machine runs (src/backend/simd/).
 //
 // Everything this file instantiates is typed by the batch, hence by Arch, except what it calls
 // through non-inline functions of the library (the random numbers, detail/lane_random.hpp):
@@ -21,7 +21,7 @@
 namespace myriad {
 
 /// One HMC transition of chains first … first + W − 1, whose state `group` holds as batches
-/// (HmcLaneGroup's layout: position, gradient, proposal, momentum, proposal gradient, each
+/// (hmc_lane_group's layout: position, gradient, proposal, momentum, proposal gradient, each
 /// [dim][W], then the W log densities).
 template <class Model, class T, class Arch>
 void hmc_lane_transition(const Model& model, T* group, std::uint64_t seed, std::int64_t first,

@@ -9,9 +9,6 @@
 
 namespace myriad {
 
-/// The most lanes a kernel has (16 floats in an AVX-512 register).
-constexpr int kMaxLaneWidth = 16;
-
 /// The outcomes of one lane-group transition, per lane.
 template <class T>
 struct HmcLaneOutcomes {

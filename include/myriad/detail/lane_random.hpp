@@ -19,6 +19,12 @@ void fill_normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::u
 void fill_normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
                        Purpose purpose, float* out, int n);
 
+/// out[l] = RandomStream(seed, first + l).normal(iteration, purpose, index), l < width.
+void normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
+                  Purpose purpose, std::uint32_t index, double* out);
+void normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
+                  Purpose purpose, std::uint32_t index, float* out);
+
 /// out[l] = RandomStream(seed, first + l).uniform(iteration, purpose, index), l < width.
 void uniform_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
                    Purpose purpose, std::uint32_t index, double* out);

@@ -45,6 +45,16 @@ struct LaneOps<xsimd::batch<T, A>> {
     for (int l = 0; l < width; ++l)
       if (m.get(static_cast<std::size_t>(l))) x[l] = v;
   }
+  static T value(const S& x, int l) { return x.get(static_cast<std::size_t>(l)); }
+  static bool flag(const mask& m, int l) { return m.get(static_cast<std::size_t>(l)); }
+  template <class U>
+  static U& entry(per_lane<U>& x, int l) {
+    return x[static_cast<std::size_t>(l)];
+  }
+  template <class U>
+  static const U& entry(const per_lane<U>& x, int l) {
+    return x[static_cast<std::size_t>(l)];
+  }
 };
 
 template <class T, class A>
@@ -81,6 +91,20 @@ class LaneStreams {
   void fill_normal(std::uint32_t iteration, Purpose purpose, const ChainVector<S>& out,
                    int n) const {
     fill_normal_lanes(seed_, first_, width, iteration, purpose, reinterpret_cast<T*>(out.data), n);
+  }
+
+  /// The team form (core/team.hpp, fill_normal): lanes of chains are a one-lane team.
+  template <class T>
+  void fill_normal(std::uint32_t iteration, Purpose purpose, const ChainVector<S>& out, int n,
+                   int /*rank*/, int /*size*/) const {
+    fill_normal<T>(iteration, purpose, out, n);
+  }
+
+  template <class T>
+  S normal(std::uint32_t iteration, Purpose purpose, std::uint32_t index) const {
+    alignas(alignof(S)) T z[width];
+    normal_lanes(seed_, first_, width, iteration, purpose, index, z);
+    return S::load_aligned(z);
   }
 
   template <class T>

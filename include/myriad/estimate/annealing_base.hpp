@@ -42,11 +42,15 @@ struct AnnealingBase {
   }
   MYRIAD_HD bool bounded() const { return lower != nullptr || upper != nullptr; }
 
+  // x_i may be a scalar or a SIMD batch of particles (core/lanes.hpp): the branches below are
+  // on the bounds, which every particle shares.
+
   /// z_i of the energy term ½ z_i² of coordinate i (0 between two bounds).
-  MYRIAD_HD T standardised(int i, T xi) const {
+  template <class S>
+  MYRIAD_HD S standardised(int i, const S& xi) const {
     const T a = lower_bound(i), b = upper_bound(i);
     const bool has_a = myriad::isfinite(a), has_b = myriad::isfinite(b);
-    if (has_a && has_b) return T(0);
+    if (has_a && has_b) return S(0);
     if (has_a) return (xi - a) / sd(i);
     if (has_b) return (xi - b) / sd(i);
     return (xi - centre(i)) / sd(i);
@@ -55,17 +59,21 @@ struct AnnealingBase {
   /// −E_q(x), the unnormalised log density of q; with a team (core/team.hpp) each lane sums its
   /// own coordinates and the result is the same in every lane.
   template <class Vec, class Team = SerialTeam>
-  MYRIAD_HD T log_density(const Vec& x, const Team& team = Team{}) const {
-    T energy = T(0);
+  MYRIAD_HD element_t<Vec> log_density(const Vec& x, const Team& team = Team{}) const {
+    using S = element_t<Vec>;
+    S energy = S(0);
     for (int i = team.rank(); i < dim; i += team.size()) {
-      const T z = standardised(i, x[i]);
+      const S z = standardised(i, S(x[i]));
       energy += z * z;
     }
     return T(-0.5) * team.sum(energy);
   }
 
   /// ∂(−E_q)/∂x_i at x_i.
-  MYRIAD_HD T gradient(int i, T xi) const { return -standardised(i, xi) / sd(i); }
+  template <class S>
+  MYRIAD_HD S gradient(int i, const S& xi) const {
+    return -standardised(i, xi) / sd(i);
+  }
 
   /// Draws x ~ q with `rng` at (iteration, purpose): normals, folded at one bound or replaced by
   /// uniforms between two.
@@ -117,22 +125,31 @@ double base_log_normaliser(int dim, const T* scale, const T* lower, const T* upp
 /// Reflection is volume-preserving and reversible, so the Metropolis test is unchanged. Returns
 /// false when the position is not finite or still outside after `max_reflections` (a step size
 /// far beyond the box width): the caller then rejects the move. With a team each lane reflects
-/// its own coordinates and every lane returns the same answer.
+/// its own coordinates and every lane returns the same answer. With a SIMD batch of particles
+/// as the element type (core/lanes.hpp) it returns a mask: every particle is reflected alone,
+/// those still outside in each round together, so each ends where the one-particle loop leaves
+/// it (a failed particle's proposal is rejected, so where its coordinates stop does not matter).
 template <class T, class Vec, class Mom, class Team = SerialTeam>
-MYRIAD_HD bool reflect_into_box(const AnnealingBase<T>& base, Vec& x, Mom& v,
-                                const Team& team = Team{}, int max_reflections = 64) {
-  if (!base.bounded()) return true;
-  bool inside = true;
-  for (int i = team.rank(); i < base.dim && inside; i += team.size()) {
-    const T a = base.lower_bound(i), b = base.upper_bound(i);
+MYRIAD_HD lane_mask_t<element_t<Vec>> reflect_into_box(const AnnealingBase<T>& base, Vec& x, Mom& v,
+                                                       const Team& team = Team{},
+                                                       int max_reflections = 64) {
+  using S = element_t<Vec>;
+  using Lanes = LaneOps<S>;
+  lane_mask_t<S> inside(true);
+  if (!base.bounded()) return inside;
+  for (int i = team.rank(); i < base.dim && Lanes::any(inside); i += team.size()) {
+    const S a = S(base.lower_bound(i)), b = S(base.upper_bound(i));
     int reflections = 0;
-    while (x[i] < a || x[i] > b) {
-      if (!myriad::isfinite(x[i]) || ++reflections > max_reflections) {
-        inside = false;
-        break;
-      }
-      x[i] = x[i] < a ? a + (a - x[i]) : b - (x[i] - b);
-      v[i] = -v[i];
+    lane_mask_t<S> outside = inside && (x[i] < a || x[i] > b);
+    while (Lanes::any(outside)) {
+      const lane_mask_t<S> fails = outside && (!myriad::isfinite(S(x[i])) ||
+                                               lane_mask_t<S>(++reflections > max_reflections));
+      inside = inside && !fails;
+      outside = outside && !fails;
+      const S xi = x[i];
+      x[i] = Lanes::select(outside, Lanes::select(xi < a, a + (a - xi), b - (xi - b)), xi);
+      v[i] = Lanes::select(outside, -S(v[i]), S(v[i]));
+      outside = outside && (S(x[i]) < a || S(x[i]) > b);
     }
   }
   return team.all(inside);

@@ -48,6 +48,7 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/enum_names.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/core/team.hpp"
@@ -97,7 +98,9 @@ struct AnnealingPath {
   bool reverse = false;  ///< BDMC reverse run from an exact posterior draw
 };
 
-/// Views of one particle's state; the proposal arrays are scratch.
+/// Views of one particle's state; the proposal arrays are scratch. T is the element type: a
+/// scalar, or a SIMD batch of particles in lanes (core/lanes.hpp), whose log weights are then
+/// one double per lane.
 template <class T>
 struct AisParticle {
   ChainVector<T> position;
@@ -108,7 +111,7 @@ struct AisParticle {
   ChainVector<T> proposal_gradient;
   T* target_log_density;    ///< log p̃(position) = −E_p
   T* base_log_density;      ///< −E_q(position)
-  double* log_weight;       ///< Σ Δβ (log p̃ + E_q) so far
+  typename LaneOps<T>::template per_lane<double>* log_weight;  ///< Σ Δβ (log p̃ + E_q) so far
   /// The target's team scratch (model/team_density.hpp): particle_team_scratch_size values, or
   /// null.
   T* scratch = nullptr;
@@ -170,16 +173,41 @@ struct ParticleEnergies {
   T base;    ///< −E_q(position)
 };
 
-/// One Hamiltonian transition at β (file comment), counted in `tally`.
-template <class Target, class T, class Team>
+/// The counts of one anneal_particle call: one IterationStats, or one per SIMD lane.
+template <class S>
+using AisTally = typename LaneOps<S>::template per_lane<IterationStats>;
+
+/// Records one transition of each lane where `alive` is set (particles with a zero weight make
+/// no moves and are not counted).
+template <class S>
+MYRIAD_HD void record_transition(
+    AisTally<S>& tally, const lane_mask_t<S>& alive, const S& accept_prob,
+    const lane_mask_t<S>& accepted,
+    const typename LaneOps<S>::template per_lane<std::uint32_t>& status,
+    const typename LaneOps<S>::template per_lane<int>& evaluations) {
+  using Lanes = LaneOps<S>;
+  for (int l = 0; l < Lanes::width; ++l) {
+    if (!Lanes::flag(alive, l)) continue;
+    Lanes::entry(tally, l).record(static_cast<double>(Lanes::value(accept_prob, l)),
+                                  Lanes::flag(accepted, l), Lanes::entry(status, l),
+                                  Lanes::entry(evaluations, l));
+  }
+}
+
+/// One Hamiltonian transition at β (file comment), counted in `tally`. Written over the
+/// element type S: one particle (S a scalar, with a team of lanes or without), or W particles in
+/// SIMD lanes (S a batch, with the serial team), whose decisions are masks: a particle whose
+/// trajectory turns non-finite stops counting steps and is rejected while the others go on.
+template <class Target, class S, class T, class Rng, class Team>
 MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<T>& base,
-                                      const AisParticle<T>& p, ParticleEnergies<T>& current,
-                                      const RandomStream& rng, std::uint32_t k, T beta,
-                                      const AisSettings<T>& s, IterationStats& tally,
-                                      const Team& team) {
+                                      const AisParticle<S>& p, ParticleEnergies<S>& current,
+                                      const Rng& rng, std::uint32_t k, T beta,
+                                      const AisSettings<T>& s, AisTally<S>& tally,
+                                      const lane_mask_t<S>& alive, const Team& team) {
+  using Lanes = LaneOps<S>;
   const int dim = base.dim, lane = team.rank(), lanes = team.size();
   const T eps = s.step_size, half_eps = T(0.5) * s.step_size, alpha = T(1) - beta;
-  T kinetic = T(0);
+  S kinetic = S(0);
   for (int i = lane; i < dim; i += lanes) {
     p.proposal[i] = p.position[i];
     p.proposal_momentum[i] = p.momentum[i];
@@ -187,106 +215,112 @@ MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<
     kinetic += p.momentum[i] * p.momentum[i];
   }
   kinetic = team.sum(kinetic);
-  const T initial_energy = -(alpha * current.base + beta * current.target) + T(0.5) * kinetic;
-  T lp = current.target, lq;
-  bool finite = true;
-  int evaluations = 0;
-  for (int step = 0; step < s.steps && finite; ++step) {
+  const S initial_energy = -(alpha * current.base + beta * current.target) + T(0.5) * kinetic;
+  S lp = current.target, lq;
+  lane_mask_t<S> finite(true);
+  typename Lanes::template per_lane<int> evaluations{};
+  for (int step = 0; step < s.steps && Lanes::any(finite); ++step) {
     for (int i = lane; i < dim; i += lanes) {
-      const T x = p.proposal[i];
+      const S x = p.proposal[i];
       p.proposal_momentum[i] +=
           half_eps * (alpha * base.gradient(i, x) + beta * p.proposal_gradient[i]);
       p.proposal[i] = x + eps * p.proposal_momentum[i];
     }
-    finite = reflect_into_box(base, p.proposal, p.proposal_momentum, team);
+    const lane_mask_t<S> inside = reflect_into_box(base, p.proposal, p.proposal_momentum, team);
     lp = team_log_density_and_gradient(team, target, p.proposal, p.proposal_gradient, p.scratch);
-    ++evaluations;
-    finite = finite && myriad::isfinite(lp);
-    if (finite) {
-      for (int i = lane; i < dim && finite; i += lanes) {
-        p.proposal_momentum[i] += half_eps * (alpha * base.gradient(i, p.proposal[i]) +
-                                              beta * p.proposal_gradient[i]);
-        finite = myriad::isfinite(p.proposal_gradient[i]);
+    Lanes::add_where(evaluations, finite, 1);
+    finite = finite && inside && myriad::isfinite(lp);
+    if (Lanes::any(finite)) {
+      lane_mask_t<S> gradient_finite(true);
+      for (int i = lane; i < dim; i += lanes) {
+        p.proposal_momentum[i] +=
+            half_eps * (alpha * base.gradient(i, S(p.proposal[i])) + beta * p.proposal_gradient[i]);
+        gradient_finite = gradient_finite && myriad::isfinite(S(p.proposal_gradient[i]));
       }
-      finite = team.all(finite);
+      finite = finite && team.all(gradient_finite);
     }
   }
   lq = base.log_density(p.proposal, team);  // only the end point's base energy enters H
-  kinetic = T(0);
+  kinetic = S(0);
   for (int i = lane; i < dim; i += lanes) kinetic += p.proposal_momentum[i] * p.proposal_momentum[i];
   kinetic = team.sum(kinetic);
-  const T proposal_energy = -(alpha * lq + beta * lp) + T(0.5) * kinetic;
-  const T log_accept = initial_energy - proposal_energy;
+  const S proposal_energy = -(alpha * lq + beta * lp) + T(0.5) * kinetic;
+  const S log_accept = initial_energy - proposal_energy;
 
-  std::uint32_t status = kStatusOk;
-  T accept_prob = T(0);
-  bool accepted = false;
-  if (!finite || !myriad::isfinite(log_accept)) {
-    status = kStatusNonFinite | kStatusDivergent;
-  } else if (-log_accept > s.max_energy_error) {
-    status = kStatusDivergent;
-  } else {
-    accept_prob = log_accept >= T(0) ? T(1) : myriad::exp(log_accept);
-    accepted = myriad::log(rng.uniform<T>(k, Purpose::accept, 0)) < log_accept;
+  const lane_mask_t<S> non_finite = !finite || !myriad::isfinite(log_accept);
+  const lane_mask_t<S> divergent = non_finite || -log_accept > S(s.max_energy_error);
+  typename Lanes::template per_lane<std::uint32_t> status{};
+  Lanes::assign_where(status, divergent, kStatusDivergent);
+  Lanes::assign_where(status, non_finite, kStatusNonFinite | kStatusDivergent);
+  S accept_prob = S(0);
+  lane_mask_t<S> accepted(false);
+  if (!Lanes::all(divergent)) {
+    accept_prob = Lanes::select(divergent, S(0),
+                                Lanes::select(log_accept >= S(0), S(1), myriad::exp(log_accept)));
+    accepted =
+        !divergent && myriad::log(rng.template uniform<T>(k, Purpose::accept, 0)) < log_accept;
   }
-  if (accepted) {
+  // Accepted: the proposal's state; rejected: the momentum flipped.
+  for (int i = lane; i < dim; i += lanes)
+    p.momentum[i] = Lanes::select(accepted, S(p.proposal_momentum[i]), -S(p.momentum[i]));
+  if (Lanes::any(accepted)) {
     for (int i = lane; i < dim; i += lanes) {
-      p.position[i] = p.proposal[i];
-      p.momentum[i] = p.proposal_momentum[i];
-      p.gradient[i] = p.proposal_gradient[i];
+      p.position[i] = Lanes::select(accepted, S(p.proposal[i]), S(p.position[i]));
+      p.gradient[i] = Lanes::select(accepted, S(p.proposal_gradient[i]), S(p.gradient[i]));
     }
-    current.target = lp;
-    current.base = lq;
-  } else {
-    for (int i = lane; i < dim; i += lanes) p.momentum[i] = -p.momentum[i];
+    current.target = Lanes::select(accepted, lp, current.target);
+    current.base = Lanes::select(accepted, lq, current.base);
   }
   // Partial refresh, v ← √(1 − γ) v + √γ r; r goes through the proposal-momentum scratch.
   fill_normal<T>(team, rng, k, Purpose::momentum, p.proposal_momentum, dim);
   const T keep = myriad::sqrt(T(1) - s.refresh), fresh = myriad::sqrt(s.refresh);
   for (int i = lane; i < dim; i += lanes)
     p.momentum[i] = keep * p.momentum[i] + fresh * p.proposal_momentum[i];
-  tally.record(static_cast<double>(accept_prob), accepted, status, evaluations);
+  record_transition<S>(tally, alive, accept_prob, accepted, status, evaluations);
 }
 
-/// `steps` Gaussian random-walk Metropolis moves at β, each x¹ = x + σ z, reflected at bounds.
-template <class Target, class T, class Team>
+/// `steps` Gaussian random-walk Metropolis moves at β, each x¹ = x + σ z, reflected at bounds;
+/// over S as hamiltonian_transition.
+template <class Target, class S, class T, class Rng, class Team>
 MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T>& base,
-                                     const AisParticle<T>& p, ParticleEnergies<T>& current,
-                                     const RandomStream& rng, std::uint32_t k, T beta,
-                                     const AisSettings<T>& s, IterationStats& tally,
-                                     const Team& team) {
+                                     const AisParticle<S>& p, ParticleEnergies<S>& current,
+                                     const Rng& rng, std::uint32_t k, T beta,
+                                     const AisSettings<T>& s, AisTally<S>& tally,
+                                     const lane_mask_t<S>& alive, const Team& team) {
+  using Lanes = LaneOps<S>;
   const int dim = base.dim, lane = team.rank(), lanes = team.size();
   const T alpha = T(1) - beta;
+  const typename Lanes::template per_lane<int> no_gradients{};
   for (int step = 0; step < s.steps; ++step) {
     for (int i = lane; i < dim; i += lanes) {
-      p.proposal[i] = p.position[i] +
-                      s.proposal_scale *
-                          rng.normal<T>(k, Purpose::proposal,
-                                        static_cast<std::uint32_t>(step * dim + i));
-      p.proposal_momentum[i] = T(0);  // reflection flips a momentum nobody uses
+      p.proposal[i] =
+          p.position[i] +
+          s.proposal_scale * rng.template normal<T>(k, Purpose::proposal,
+                                                    static_cast<std::uint32_t>(step * dim + i));
+      p.proposal_momentum[i] = S(0);  // reflection flips a momentum nobody uses
     }
-    bool finite = reflect_into_box(base, p.proposal, p.proposal_momentum, team);
-    const T lp = team_log_density(team, target, p.proposal);
-    const T lq = base.log_density(p.proposal, team);
-    const T log_accept =
-        (alpha * lq + beta * lp) - (alpha * current.base + beta * current.target);
-    finite = finite && myriad::isfinite(log_accept);
-    std::uint32_t status = kStatusOk;
-    T accept_prob = T(0);
-    bool accepted = false;
-    if (!finite) {
-      status = kStatusNonFinite;
-    } else {
-      accept_prob = log_accept >= T(0) ? T(1) : myriad::exp(log_accept);
-      accepted = myriad::log(rng.uniform<T>(k, Purpose::accept, static_cast<std::uint32_t>(step))) <
-                 log_accept;
+    const lane_mask_t<S> inside = reflect_into_box(base, p.proposal, p.proposal_momentum, team);
+    const S lp = team_log_density(team, target, p.proposal);
+    const S lq = base.log_density(p.proposal, team);
+    const S log_accept = (alpha * lq + beta * lp) - (alpha * current.base + beta * current.target);
+    const lane_mask_t<S> finite = inside && myriad::isfinite(log_accept);
+    typename Lanes::template per_lane<std::uint32_t> status{};
+    Lanes::assign_where(status, !finite, kStatusNonFinite);
+    S accept_prob = S(0);
+    lane_mask_t<S> accepted(false);
+    if (Lanes::any(finite)) {
+      accept_prob = Lanes::select(
+          finite, Lanes::select(log_accept >= S(0), S(1), myriad::exp(log_accept)), S(0));
+      accepted = finite && myriad::log(rng.template uniform<T>(
+                               k, Purpose::accept, static_cast<std::uint32_t>(step))) < log_accept;
     }
-    if (accepted) {
-      for (int i = lane; i < dim; i += lanes) p.position[i] = p.proposal[i];
-      current.target = lp;
-      current.base = lq;
+    if (Lanes::any(accepted)) {
+      for (int i = lane; i < dim; i += lanes)
+        p.position[i] = Lanes::select(accepted, S(p.proposal[i]), S(p.position[i]));
+      current.target = Lanes::select(accepted, lp, current.target);
+      current.base = Lanes::select(accepted, lq, current.base);
     }
-    tally.record(static_cast<double>(accept_prob), accepted, status, 0);  // no gradient
+    record_transition<S>(tally, alive, accept_prob, accepted, status, no_gradients);
   }
 }
 
@@ -294,32 +328,38 @@ MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T
 
 /// Advances one particle through steps k ∈ [k_begin, k_end) of the path (1 ≤ k ≤ N): the
 /// log-weight increment of the k-th level visited, then, unless k = N, the transition at the
-/// next inverse temperature. A particle whose weight is zero (non-finite start) is left alone.
-template <class Target, class T, class Team = SerialTeam>
-MYRIAD_HD IterationStats anneal_particle(const Target& target, const AnnealingBase<T>& base,
-                                         const AisParticle<T>& p, const RandomStream& rng,
-                                         const AnnealingPath& path, std::uint32_t k_begin,
-                                         std::uint32_t k_end, const AisSettings<T>& settings,
-                                         const Team& team = Team{}) {
-  IterationStats tally;
-  detail::ParticleEnergies<T> current{*p.target_log_density, *p.base_log_density};
-  if (!myriad::isfinite(current.target)) return tally;
+/// next inverse temperature. A particle whose weight is zero (non-finite start) is left alone
+/// (in SIMD lanes: its lane's transitions are rejected and neither counted nor weighted).
+template <class Target, class S, class T, class Rng, class Team = SerialTeam>
+MYRIAD_HD detail::AisTally<S> anneal_particle(const Target& target, const AnnealingBase<T>& base,
+                                              const AisParticle<S>& p, const Rng& rng,
+                                              const AnnealingPath& path, std::uint32_t k_begin,
+                                              std::uint32_t k_end, const AisSettings<T>& settings,
+                                              const Team& team = Team{}) {
+  using Lanes = LaneOps<S>;
+  detail::AisTally<S> tally{};
+  detail::ParticleEnergies<S> current{*p.target_log_density, *p.base_log_density};
+  const lane_mask_t<S> alive = myriad::isfinite(current.target);
+  if (!Lanes::any(alive)) return tally;
   const std::uint32_t n_max = static_cast<std::uint32_t>(path.temperatures);
-  double log_weight = *p.log_weight;
+  typename Lanes::template per_lane<double> log_weight = *p.log_weight;
   for (std::uint32_t k = k_begin; k < k_end; ++k) {
     // Level n of this step and the inverse temperature of the transition that follows it.
     const std::uint32_t n = path.reverse ? n_max - k + 1 : k;
     const double delta = path.beta[n] - path.beta[n - 1];
     // log p̃ + E_q = log p̃ − log q̃, the base's log density being −E_q.
-    log_weight +=
-        delta * (static_cast<double>(current.target) - static_cast<double>(current.base));
+    for (int l = 0; l < Lanes::width; ++l) {
+      if (!Lanes::flag(alive, l)) continue;
+      Lanes::entry(log_weight, l) += delta * (static_cast<double>(Lanes::value(current.target, l)) -
+                                              static_cast<double>(Lanes::value(current.base, l)));
+    }
     if (k == n_max) break;
     const T beta = static_cast<T>(path.reverse ? path.beta[n - 1] : path.beta[n]);
     if (settings.transition == AisTransition::hamiltonian) {
-      detail::hamiltonian_transition(target, base, p, current, rng, k, beta, settings, tally,
+      detail::hamiltonian_transition(target, base, p, current, rng, k, beta, settings, tally, alive,
                                      team);
     } else {
-      detail::metropolis_transition(target, base, p, current, rng, k, beta, settings, tally,
+      detail::metropolis_transition(target, base, p, current, rng, k, beta, settings, tally, alive,
                                     team);
     }
   }

@@ -137,12 +137,6 @@ MYRIAD_HD T log_add_exp(T a, T b) {
   return high + myriad::log1p(myriad::exp(low - high));
 }
 
-/// Copies n values.
-template <class T>
-MYRIAD_HD void copy_vector(const ChainVector<T>& to, const ChainVector<T>& from) {
-  for (int i = 0; i < to.size; ++i) to[i] = from[i];
-}
-
 /// One NUTS transition of one chain at `iteration`. step.leapfrog_steps is not used; the tree
 /// stops at depth max_depth (1 … kLargestMaxTreeDepth). outcome.tree_depth is the depth of the
 /// final tree (Stan's treedepth__; capped when it equals max_depth, as Stan counts), and

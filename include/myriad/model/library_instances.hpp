@@ -25,9 +25,11 @@ inline constexpr unsigned hmc = 1u << 0;   ///< make_cuda_hmc_backend (backend/h
 inline constexpr unsigned chmc = 1u << 1;  ///< make_cuda_chmc_backend (backend/chmc_backend.hpp)
 inline constexpr unsigned ais = 1u << 2;   ///< make_cuda_ais_backend (backend/ais_backend.hpp)
 inline constexpr unsigned mpis = 1u << 3;  ///< make_cuda_mpis_backend (backend/mpis_backend.hpp)
-/// Not CUDA: HMC's lane kernels for the CPU, one per instruction set, dispatched at run time
-/// (library_hmc_lane_kernel, detail/hmc_lane_blocks.hpp).
-inline constexpr unsigned cpu_lanes = 1u << 4;
+/// Not CUDA: the CPU lane kernels, one per instruction set, dispatched at run time, of HMC
+/// (library_hmc_lane_kernel, detail/hmc_lane_blocks.hpp) and of Hamiltonian AIS
+/// (library_ais_lane_kernel, detail/ais_lane_blocks.hpp).
+inline constexpr unsigned cpu_hmc_lanes = 1u << 4;
+inline constexpr unsigned cpu_ais_lanes = 1u << 5;
 }  // namespace library_backend
 
 /// Model::library_backends, or none where the model does not declare it.

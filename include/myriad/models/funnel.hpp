@@ -81,7 +81,8 @@ struct Funnel {
 
   /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
   /// CUDA's.
-  static constexpr unsigned library_backends = library_backend::cpu_lanes | library_backend::hmc;
+  static constexpr unsigned library_backends =
+      library_backend::cpu_hmc_lanes | library_backend::hmc;
 };
 
 }  // namespace myriad::models

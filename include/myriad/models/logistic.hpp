@@ -115,7 +115,8 @@ struct Logistic {
 
   /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
   /// CUDA's.
-  static constexpr unsigned library_backends = library_backend::cpu_lanes | library_backend::hmc;
+  static constexpr unsigned library_backends =
+      library_backend::cpu_hmc_lanes | library_backend::hmc;
 };
 
 /// Owning host container of logistic-regression data: X (n × d, row-major) and y, with an

@@ -109,16 +109,18 @@ struct ProductOfExperts {
   }
 
   /// log p(x) up to log Z and ∇ log p = −Φᵀψ'(Φx) (hais.md §9.3) in one pass over the rows of Φ.
+  /// Written over the element type S, so particles also run it in SIMD lanes (core/lanes.hpp).
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& x, Grad& grad) const {
-    for (int j = 0; j < dimension; ++j) grad[j] = T(0);
-    T energy = T(0);
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& x, Grad& grad) const {
+    using S = element_t<Vec>;
+    for (int j = 0; j < dimension; ++j) grad[j] = S(0);
+    S energy = S(0);
     for (int l = 0; l < experts; ++l) {
       const T* row = filters + static_cast<std::int64_t>(l) * dimension;
-      T u = T(0);
-      for (int j = 0; j < dimension; ++j) u += row[j] * T(x[j]);
+      S u = S(0);
+      for (int j = 0; j < dimension; ++j) u += row[j] * S(x[j]);
       energy += expert_energy(l, u);
-      const T slope = expert_slope(l, u);
+      const S slope = expert_slope(l, u);
       for (int j = 0; j < dimension; ++j) grad[j] -= slope * row[j];
     }
     return -energy;
@@ -188,18 +190,24 @@ struct ProductOfExperts {
     }
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::ais;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels of
+  /// Hamiltonian AIS and CUDA's.
+  static constexpr unsigned library_backends =
+      library_backend::cpu_ais_lanes | library_backend::ais;
 
  private:
   /// E(u; λ_l) of expert l.
-  MYRIAD_HD T expert_energy(int l, T u) const {
+  template <class S>
+  MYRIAD_HD S expert_energy(int l, const S& u) const {
     return kind == ExpertKind::laplace ? lambda[l] * myriad::fabs(u)
                                        : lambda[l] * myriad::log1p(u * u);
   }
   /// ψ'_l = ∂_u E(u; λ_l) of expert l (sign(0) = 0 for Laplace experts).
-  MYRIAD_HD T expert_slope(int l, T u) const {
-    if (kind == ExpertKind::laplace) return u > T(0) ? lambda[l] : (u < T(0) ? -lambda[l] : T(0));
+  template <class S>
+  MYRIAD_HD S expert_slope(int l, const S& u) const {
+    using Lanes = LaneOps<S>;
+    if (kind == ExpertKind::laplace)
+      return Lanes::select(u > S(0), S(lambda[l]), Lanes::select(u < S(0), S(-lambda[l]), S(0)));
     return T(2) * lambda[l] * u / (T(1) + u * u);
   }
 

@@ -1,0 +1,109 @@
+#pragma once
+// CPU AIS with particles in SIMD lanes (issue 23): the CPU AIS backend's loop over groups of W
+// particles of one problem, each group annealed in lockstep by one call of a lane kernel
+// (detail/ais_lane_kernel.hpp: anneal_particle with S a batch of W particles). Hamiltonian
+// transitions only; random-walk Metropolis runs one particle at a time. As for HMC
+// (detail/hmc_lane_blocks.hpp), each lane computes exactly what the one-particle code computes
+// for its particle, so the log weights equal the scalar path's to rounding.
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "myriad/detail/ais_lane_types.hpp"
+#include "myriad/detail/lane_group.hpp"
+#include "myriad/estimate/annealing_target.hpp"
+#include "myriad/estimate/hais.hpp"
+#include "myriad/mcmc/iteration_stats.hpp"
+#include "myriad/model/concept.hpp"
+#include "myriad/model/library_instances.hpp"
+
+namespace myriad {
+
+/// A group of the AIS lane kernels' layout (detail/ais_lane_types.hpp): the six particle
+/// vectors, then the target and base log densities.
+template <class T>
+LaneGroup<T> ais_lane_group(int dim, int width) {
+  return LaneGroup<T>(dim, width, kAisLaneVectors, 2);
+}
+
+/// Views of the CPU AIS backend's particle arrays ([particle][dim]) that a group loads.
+template <class T>
+struct AisParticleArrays {
+  EnsembleView<T> position, momentum, gradient;
+  T* target_log_density;
+  T* base_log_density;
+  double* log_weight;
+};
+
+/// Anneals particles first … last − 1, all of problem `problem`, through steps [k_begin, k_end)
+/// in groups of the kernel's width (a short last group padded with copies of its last particle,
+/// whose results are dropped), on one thread with `group` and `weights` (W doubles) as scratch.
+template <class Target, class T>
+IterationStats ais_lane_anneal_range(const Target& target, const AisLaneKernel<Target, T>& kernel,
+                                     LaneGroup<T>& group, std::vector<double>& weights,
+                                     const AisParticleArrays<T>& particles,
+                                     const AnnealingBase<T>& base, const AisBatch& batch,
+                                     int problem, std::int64_t first, std::int64_t last,
+                                     const AnnealingPath& path, std::uint32_t k_begin,
+                                     std::uint32_t k_end, const AisSettings<T>& settings) {
+  constexpr int kVectors = 3;  // position, momentum, gradient persist; the rest is scratch
+  IterationStats total;
+  std::vector<IterationStats> stats(static_cast<std::size_t>(kernel.width));
+  const EnsembleView<T> vectors[kVectors] = {particles.position, particles.momentum,
+                                             particles.gradient};
+  for (std::int64_t i0 = first; i0 < last; i0 += kernel.width) {
+    const int count = static_cast<int>(std::min<std::int64_t>(kernel.width, last - i0));
+    for (int l = 0; l < kernel.width; ++l) {
+      const std::int64_t i = i0 + std::min(l, count - 1);
+      for (int v = 0; v < kVectors; ++v) copy_vector(group.lane(v, l), vectors[v].chain(i));
+      group.scalar(0, l) = particles.target_log_density[i];
+      group.scalar(1, l) = particles.base_log_density[i];
+      weights[static_cast<std::size_t>(l)] = particles.log_weight[i];
+    }
+    kernel.anneal(target, problem, base, group.data(), weights.data(), batch.seed,
+                  particle_stream(i0, batch.total, path.reverse), path, k_begin, k_end, settings,
+                  stats.data());
+    for (int l = 0; l < count; ++l) {
+      const std::int64_t i = i0 + l;
+      for (int v = 0; v < kVectors; ++v) copy_vector(vectors[v].chain(i), group.lane(v, l));
+      particles.target_log_density[i] = group.scalar(0, l);
+      particles.base_log_density[i] = group.scalar(1, l);
+      particles.log_weight[i] = weights[static_cast<std::size_t>(l)];
+      total += stats[static_cast<std::size_t>(l)];
+    }
+  }
+  return total;
+}
+
+/// The library's AIS lane kernel of a built-in target (library_backend::cpu_ais_lanes), for the
+/// widest instruction set this machine runs, and all of them (src/backend/simd/).
+template <class Target, class T>
+AisLaneKernel<Target, T> library_ais_lane_kernel();
+template <class Target, class T>
+std::vector<AisLaneKernel<Target, T>> library_ais_lane_kernels();
+
+}  // namespace myriad
+
+#if MYRIAD_SIMD_LANES
+#include "myriad/detail/ais_lane_kernel.hpp"
+#endif
+
+namespace myriad {
+
+/// The lane kernel the CPU AIS backend runs Target with (as hmc_lane_kernel_for): the
+/// library's for a built-in target, else one compiled here when the target's problems have a
+/// gradient written over their element type, else none (width 0).
+template <class Target, class T>
+AisLaneKernel<Target, T> ais_lane_kernel_for() {
+#if MYRIAD_SIMD_LANES
+  if constexpr (library_holds<Target, library_backend::cpu_ais_lanes>::value) {
+    return library_ais_lane_kernel<Target, T>();
+  } else if constexpr (model_gradient_in_lanes<problem_type_t<Target>, xsimd::batch<T>>) {
+    return ais_lane_kernel<Target, T, xsimd::default_arch>();
+  }
+#endif
+  return {};
+}
+
+}  // namespace myriad

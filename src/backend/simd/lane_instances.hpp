@@ -1,0 +1,36 @@
+#pragma once
+// The built-in models whose CPU lane kernels the library compiles once per instruction set
+// (lane_kernels_<isa>.cpp) and dispatches at run time (lane_kernels_dispatch.cpp): HMC's for the
+// models that declare library_backend::cpu_hmc_lanes, Hamiltonian AIS's for the targets that
+// declare library_backend::cpu_ais_lanes (model/library_instances.hpp).
+
+#include "myriad/models/banana.hpp"
+#include "myriad/models/eight_schools.hpp"
+#include "myriad/models/funnel.hpp"
+#include "myriad/models/gaussian.hpp"
+#include "myriad/models/logistic.hpp"
+#include "myriad/models/product_of_experts.hpp"
+
+#define MYRIAD_FOR_EACH_LANE_MODEL(X)     \
+  X(models::Gaussian<float>, float)       \
+  X(models::Gaussian<double>, double)     \
+  X(models::Logistic<float>, float)       \
+  X(models::Logistic<double>, double)     \
+  X(models::EightSchools<float>, float)   \
+  X(models::EightSchools<double>, double) \
+  X(models::Banana<float>, float)         \
+  X(models::Banana<double>, double)       \
+  X(models::Funnel<float>, float)         \
+  X(models::Funnel<double>, double)
+
+#define MYRIAD_FOR_EACH_AIS_LANE_TARGET(X)  \
+  X(models::Gaussian<float>, float)         \
+  X(models::Gaussian<double>, double)       \
+  X(models::ProductOfExperts<float>, float) \
+  X(models::ProductOfExperts<double>, double)
+
+// Each instruction set's translation unit defines its kernels with these.
+#define MYRIAD_LANE_KERNEL_INSTANCE(Model, T) \
+  template HmcLaneKernel<Model, T> hmc_lane_kernel<Model, T, MYRIAD_LANE_ARCH>();
+#define MYRIAD_AIS_LANE_KERNEL_INSTANCE(Target, T) \
+  template AisLaneKernel<Target, T> ais_lane_kernel<Target, T, MYRIAD_LANE_ARCH>();
