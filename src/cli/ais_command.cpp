@@ -61,6 +61,9 @@ std::vector<OptionSpec> ais_options() {
            "CUDA: one thread per particle (many particles) or one warp per particle (few "
            "particles, costly target); auto picks warp for targets with a team gradient when "
            "the warps fit one wave"},
+          {"no-simd", "", "",
+           "CPU: Hamiltonian transitions one particle at a time instead of in SIMD lanes (the "
+           "same log weights to rounding, slower)"},
       });
 }
 
@@ -120,6 +123,7 @@ int ais_command(int argc, char** argv) {
   config.seed = line.unsigned_integer("seed");
   config.device = parse_device(line.text("device"));
   config.particle_mapping = parse_team_mapping(line.text("particle-mapping"), "particle mapping");
+  config.cpu_simd_lanes = !line.flag("no-simd");
   const Precision precision = parse_precision(line.text("precision"));
   config.validate();
   const double base_scale = line.number("base-scale");

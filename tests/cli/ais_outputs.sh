@@ -13,6 +13,18 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
   --temperatures 50 --reverse --seed 3 --device cpu --output "$work/run" >"$work/stdout" ||
   fail "ais run exited non-zero"
 grep -q "log Z = " "$work/stdout" || fail "no log Z line"
+# The Gaussian anneals in SIMD lanes on the CPU by default; --no-simd one particle at a time,
+# to the same log Z within rounding (equal to 4 decimals here).
+grep -q '"device": ".*lanes of' "$work/run/run.json" || fail "run.json device names no lanes"
+"$myriad" ais --model gaussian --model-arg dim=3 --model-arg mean=1 --particles 64 \
+  --temperatures 50 --seed 3 --device cpu --no-simd --output "$work/scalar" --quiet ||
+  fail "ais --no-simd exited non-zero"
+grep -q '"device": ".*lanes of' "$work/scalar/run.json" && fail "--no-simd still used lanes"
+python3 - "$work/run/run.json" "$work/scalar/run.json" <<'PY' || fail "lanes and --no-simd disagree"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert abs(a["log_z"] - b["log_z"]) < 1e-4, (a["log_z"], b["log_z"])
+PY
 grep -q "particle-temperatures/s" "$work/stdout" || fail "no throughput line"
 [ "$(head -1 "$work/run/summary.csv")" = "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ] ||
   fail "summary.csv header"

@@ -48,7 +48,7 @@ Device choose_ais_device(Device requested) {
 /// An AIS backend for Target on a resolved device.
 template <class Target, class T = model_value_t<Target>>
 std::unique_ptr<AisBackend<T>> make_ais_backend(const Target& target, AisLayout<T> layout,
-                                                Device device) {
+                                                Device device, bool cpu_simd_lanes = true) {
   if (device == Device::cuda) {
     if constexpr (cuda_ais_backend_reachable<Target>()) {
       return make_cuda_ais_backend<Target, T>(target, std::move(layout));
@@ -56,7 +56,7 @@ std::unique_ptr<AisBackend<T>> make_ais_backend(const Target& target, AisLayout<
       throw unavailable_error("this model has no CUDA AIS backend in this translation unit");
     }
   }
-  return make_cpu_ais_backend<Target, T>(target, std::move(layout));
+  return make_cpu_ais_backend<Target, T>(target, std::move(layout), cpu_simd_lanes);
 }
 
 /// Exact log Z per problem (NaN where unknown), or empty when the target has no closed form.
@@ -92,7 +92,8 @@ AisResult ais(const Target& target, const AisConfig& config) {
   auto layout =
       make_ais_layout<Target, T>(target, config.particles, config.schedule_values(), config.base);
   layout.mapping = config.particle_mapping;
-  auto backend = make_ais_backend<Target, T>(target, std::move(layout), device);
+  auto backend =
+      make_ais_backend<Target, T>(target, std::move(layout), device, config.cpu_simd_lanes);
   return run_ais(*backend, config, exact_log_z_of(target), coordinate_names(target));
 }
 

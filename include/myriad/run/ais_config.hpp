@@ -39,6 +39,9 @@ struct AisConfig {
   int chunk_temperatures = 0;    ///< temperatures per launch; 0 = automatic
   /// CUDA: one thread or one warp per particle (AisParticleMapping); the CPU ignores it.
   AisParticleMapping particle_mapping = AisParticleMapping::automatic;
+  /// CPU: Hamiltonian transitions with particles in SIMD lanes where the target's gradient is
+  /// written over its element type (detail/ais_lane_blocks.hpp); false: one at a time.
+  bool cpu_simd_lanes = true;
   bool keep_particles = true;    ///< keep the final positions on the host
   std::function<void(const char* phase, std::int64_t done, std::int64_t total)> progress;
 
