@@ -26,9 +26,9 @@ import argparse
 import json
 import os
 import sys
-import time
 
-from peer_targets import eight_schools_potential, gaussian_potential, logistic_potential
+from peer_targets import (eight_schools_potential, gaussian_potential, logistic_potential,
+                          time_compiled)
 
 
 def parse_args():
@@ -117,16 +117,7 @@ def main():
                     keys = keys.reshape(args.samples, args.devices, per_device, -1)
                     keys = jnp.moveaxis(keys, 1, 0)
                     run = jax.pmap(run_chains, devices=devices)
-                start = time.perf_counter()
-                final = run(states, keys)
-                jax.block_until_ready(final)
-                first = time.perf_counter() - start
-                times = []
-                for _ in range(3):
-                    start = time.perf_counter()
-                    final = run(states, keys)
-                    jax.block_until_ready(final)
-                    times.append(time.perf_counter() - start)
+                final, first, times = time_compiled(jax, run, states, keys)
                 seconds = min(times)
                 steps_taken = int(np.max(np.asarray(final[1])))
                 if steps_taken != args.steps:
