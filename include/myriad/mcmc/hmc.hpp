@@ -44,7 +44,8 @@ struct HmcChain {
 };
 
 /// What one transition did: for one chain (S a scalar), or per lane for a group of chains in
-/// lockstep (S a SIMD batch, core/lanes.hpp; lane_outcome below takes one lane's).
+/// lockstep (S a SIMD batch, core/lanes.hpp; HmcLaneOutcomes, detail/hmc_lane_types.hpp, keeps
+/// each lane's as a scalar outcome).
 template <class S>
 struct HmcOutcome {
   S accept_prob;  ///< min(1, exp(−ΔH)); 0 for divergent or non-finite trajectories
