@@ -1,21 +1,9 @@
-// The lane-interleaved random numbers of detail/lane_random.hpp, at the baseline instruction set.
+// The per-lane random numbers of detail/lane_random.hpp, at the baseline instruction set.
 
 #include "myriad/detail/lane_random.hpp"
 
-#include "myriad/core/ensemble.hpp"
-
 namespace myriad {
 namespace {
-
-template <class T>
-void fill(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
-          Purpose purpose, T* out, int n) {
-  for (int l = 0; l < width; ++l) {
-    const ChainVector<T> lane{out + l, width, n};
-    RandomStream(seed, static_cast<std::uint64_t>(first + l))
-        .fill_normal<T>(iteration, purpose, lane, n);
-  }
-}
 
 template <class T>
 void uniforms(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
@@ -42,14 +30,6 @@ void normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32
 void normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
                   Purpose purpose, std::uint32_t index, float* out) {
   normals(seed, first, width, iteration, purpose, index, out);
-}
-void fill_normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
-                       Purpose purpose, double* out, int n) {
-  fill(seed, first, width, iteration, purpose, out, n);
-}
-void fill_normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
-                       Purpose purpose, float* out, int n) {
-  fill(seed, first, width, iteration, purpose, out, n);
 }
 void uniform_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
                    Purpose purpose, std::uint32_t index, double* out) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "myriad/core/random.hpp"
+#include "myriad/detail/philox_lanes.hpp"
 
 namespace {
 
@@ -78,6 +79,34 @@ TEST(RandomStreamLayout, BlockIsPhiloxOfDocumentedKeyAndCounter) {
             RandomStream::uniform_from_words<float>(block.v[0], block.v[1]));
   EXPECT_EQ(stream.exponential<double>(11, Purpose::momentum, 5),
             -std::log(RandomStream::uniform_from_words<double>(block.v[0], block.v[1])));
+}
+
+TEST(PhiloxLanes, EveryWordAndUniformIsRandom123sForEveryLane) {
+  // detail/philox_lanes.hpp computes W streams' blocks at once (the lane kernels' momenta): one
+  // counter, keys (first + l, low seed word), as RandomStream(seed, first + l).block does.
+  constexpr int kWidth = 16;
+  struct Tag {};  // stands for the instruction set a lane kernel is compiled for
+  const std::uint64_t seed = 0xfedcba9876543210ULL;
+  for (const std::uint32_t first : {0u, 1000u, 0xfffffff8u}) {
+    std::uint32_t keys[kWidth];
+    for (int l = 0; l < kWidth; ++l) keys[l] = first + static_cast<std::uint32_t>(l);
+    for (const std::uint32_t draw : {0u, 7u, 0xffffffffu}) {
+      std::uint32_t words[4][kWidth];
+      myriad::philox_lanes<Tag, kWidth>(draw, 2u, 123u, static_cast<std::uint32_t>(seed >> 32),
+                                        keys, static_cast<std::uint32_t>(seed), words);
+      double u[kWidth];
+      float f[kWidth];
+      myriad::uniforms_from_words<Tag, double, kWidth>(words[0], words[1], u);
+      myriad::uniforms_from_words<Tag, float, kWidth>(words[2], words[3], f);
+      for (int l = 0; l < kWidth; ++l) {
+        const RandomStream stream(seed, first + static_cast<std::uint64_t>(l));
+        const auto block = stream.block(123, Purpose::momentum, draw);
+        for (int w = 0; w < 4; ++w) EXPECT_EQ(words[w][l], block.v[w]) << "lane " << l;
+        EXPECT_EQ(u[l], RandomStream::uniform_from_words<double>(block.v[0], block.v[1]));
+        EXPECT_EQ(f[l], RandomStream::uniform_from_words<float>(block.v[2], block.v[3]));
+      }
+    }
+  }
 }
 
 TEST(RandomStreamLayout, NormalPairIsBoxMullerOfOneBlock) {

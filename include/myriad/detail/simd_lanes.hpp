@@ -20,7 +20,9 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/lanes.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/detail/box_muller_batch.hpp"
 #include "myriad/detail/lane_random.hpp"
+#include "myriad/detail/philox_lanes.hpp"
 
 namespace myriad {
 
@@ -77,9 +79,12 @@ ChainVector<T> lane_view(const ChainVector<xsimd::batch<T, A>>& v, int l) {
 }
 
 /// The random streams of a group of chains first … first + W − 1, with RandomStream's draws as
-/// batches: lane l's numbers are exactly those chain first + l draws alone. The draws are made by
-/// the library's baseline code (detail/lane_random.hpp), not here, so that no scalar inline
-/// function is compiled into a translation unit built for a wider instruction set.
+/// batches: lane l's numbers are those chain first + l draws alone (to the ulp of the host's
+/// Box–Muller: the same xsimd formula, at this unit's instruction set). The normals, most of the
+/// draws, are computed here for all lanes at once (Philox in lanes, detail/philox_lanes.hpp);
+/// the few single uniforms and normals come from the library's baseline code
+/// (detail/lane_random.hpp), so that no scalar inline function is compiled into a translation
+/// unit built for a wider instruction set.
 template <class S>
 class LaneStreams {
  public:
@@ -87,10 +92,27 @@ class LaneStreams {
 
   LaneStreams(std::uint64_t seed, std::int64_t first) : seed_(seed), first_(first) {}
 
+  /// out[i] = normal i of every lane's stream, i < n: RandomStream::fill_normal's numbers (its
+  /// Philox blocks, uniforms and Box–Muller), computed for the W lanes at once.
   template <class T>
   void fill_normal(std::uint32_t iteration, Purpose purpose, const ChainVector<S>& out,
                    int n) const {
-    fill_normal_lanes(seed_, first_, width, iteration, purpose, reinterpret_cast<T*>(out.data), n);
+    using Arch = typename S::arch_type;
+    std::uint32_t keys[width];
+    for (int l = 0; l < width; ++l) keys[l] = static_cast<std::uint32_t>(first_ + l);
+    std::uint32_t words[4][width];
+    alignas(alignof(S)) T u1[width], u2[width];
+    for (int i = 0; i < n; i += 2) {
+      philox_lanes<Arch, width>(
+          static_cast<std::uint32_t>(i / 2), static_cast<std::uint32_t>(purpose), iteration,
+          static_cast<std::uint32_t>(seed_ >> 32), keys, static_cast<std::uint32_t>(seed_), words);
+      uniforms_from_words<Arch, T, width>(words[0], words[1], u1);
+      uniforms_from_words<Arch, T, width>(words[2], words[3], u2);
+      S z0, z1;
+      detail::box_muller_batch(S::load_aligned(u1), S::load_aligned(u2), z0, z1);
+      out[i] = z0;
+      if (i + 1 < n) out[i + 1] = z1;
+    }
   }
 
   /// The team form (core/team.hpp, fill_normal): lanes of chains are a one-lane team.

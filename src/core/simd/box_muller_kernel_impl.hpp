@@ -2,18 +2,9 @@
 // BoxMullerKernel's body, for the translation units compiled for one instruction set each.
 
 #include "box_muller_kernel.hpp"
+#include "myriad/detail/box_muller_batch.hpp"
 
 namespace myriad::detail {
-
-/// Both normals of the pairs in one batch of uniforms.
-template <class Batch>
-void box_muller_batch(const Batch& u1, const Batch& u2, Batch& z0, Batch& z1) {
-  using T = typename Batch::value_type;
-  const Batch radius = xsimd::sqrt(Batch(T(-2)) * xsimd::log(u1));
-  const auto sine_cosine = xsimd::sincos(Batch(T(6.283185307179586476925)) * u2);
-  z0 = radius * sine_cosine.second;
-  z1 = radius * sine_cosine.first;
-}
 
 template <class Arch, class T>
 void BoxMullerKernel::operator()(Arch, const T* u1, const T* u2, int n, T* z0, T* z1) const {
