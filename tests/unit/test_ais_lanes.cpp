@@ -24,7 +24,9 @@
 #include "myriad/core/lanes.hpp"
 #include "myriad/detail/ais_lane_blocks.hpp"
 #include "myriad/estimate/annealing_schedule.hpp"
+#include "myriad/models/boltzmann_relaxation.hpp"
 #include "myriad/models/gaussian.hpp"
+#include "myriad/models/linear_generative.hpp"
 #include "myriad/models/product_of_experts.hpp"
 
 namespace myriad {
@@ -108,6 +110,25 @@ TYPED_TEST(AisLanes, ProductOfStudentTExpertsAgreesInEveryInstructionSet) {
     for (const auto& kernel : library_ais_lane_kernels<Target, T>())
       expect_ais_lanes_agree<Target, T>(target, kernel, 37, 20, false,
                                         models::poe_model_name(kind));
+  }
+}
+
+TYPED_TEST(AisLanes, BoltzmannRelaxationAndLinearGenerativeBatchesAgree) {
+  using T = TypeParam;
+  const auto boltzmann = models::BoltzmannRelaxationData<T>::synthetic(6, 3);
+  using Boltzmann = std::decay_t<decltype(boltzmann.host_model())>;
+  for (const auto& kernel : library_ais_lane_kernels<Boltzmann, T>())
+    expect_ais_lanes_agree<Boltzmann, T>(boltzmann.host_model(), kernel, 37, 20, true,
+                                         "boltzmann_relaxation");
+  // Three problems of 13 particles: partial groups in each; the Laplace prior's slope is a
+  // select on the sign.
+  for (const auto prior :
+       {models::LinearGenerativePrior::gaussian, models::LinearGenerativePrior::laplace}) {
+    const auto data = models::LinearGenerativeData<T>::synthetic(5, 4, 3, prior, 0.3, 1.0, 17);
+    using Target = std::decay_t<decltype(data.host_model())>;
+    for (const auto& kernel : library_ais_lane_kernels<Target, T>())
+      expect_ais_lanes_agree<Target, T>(data.host_model(), kernel, 13, 20, true,
+                                        "linear_generative");
   }
 }
 

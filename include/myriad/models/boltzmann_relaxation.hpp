@@ -96,22 +96,23 @@ struct BoltzmannRelaxation {
   /// −φ(x) and ∇(−φ) = Qᵀ tanh(Qx + b) − x in one pass over the rows of Q; log cosh and tanh
   /// share e = e^{−2|t|}: tanh t = sign(t)(1 − e)/(1 + e).
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& x, Grad& grad) const {
-    T sum_sq = T(0), sum_log_cosh = T(0);
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& x, Grad& grad) const {
+    using S = element_t<Vec>;  // a scalar, or a SIMD batch of particles (core/lanes.hpp)
+    S sum_sq = S(0), sum_log_cosh = S(0);
     for (int i = 0; i < units; ++i) {
-      const T x_i = x[i];
+      const S x_i = x[i];
       sum_sq += x_i * x_i;
       grad[i] = -x_i;
     }
     for (int i = 0; i < units; ++i) {
       const T* row = factor + static_cast<std::int64_t>(i) * units;
-      T t = bias[i];
+      S t = S(bias[i]);
       for (int k = 0; k <= i; ++k) t += row[k] * x[k];
-      const T abs_t = myriad::fabs(t);
-      const T e = myriad::exp(T(-2) * abs_t);
+      const S abs_t = myriad::fabs(t);
+      const S e = myriad::exp(T(-2) * abs_t);
       sum_log_cosh += abs_t + myriad::log1p(e) - T(0.69314718055994530942);
-      const T tanh_abs = (T(1) - e) / (T(1) + e);
-      const T tanh_t = t < T(0) ? -tanh_abs : tanh_abs;
+      const S tanh_abs = (T(1) - e) / (T(1) + e);
+      const S tanh_t = LaneOps<S>::select(t < S(0), -tanh_abs, tanh_abs);
       for (int k = 0; k <= i; ++k) grad[k] += row[k] * tanh_t;
     }
     return sum_log_cosh - T(0.5) * sum_sq;
@@ -150,8 +151,10 @@ struct BoltzmannRelaxation {
     }
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::ais;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels of
+  /// Hamiltonian AIS and CUDA's.
+  static constexpr unsigned library_backends =
+      library_backend::cpu_ais_lanes | library_backend::ais;
 };
 
 /// Owning host container of a random Boltzmann machine, its relaxation and the enumerated exact

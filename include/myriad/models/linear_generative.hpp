@@ -98,25 +98,27 @@ struct LinearGenerativePoint {
 
   /// log p(x_p, a) and ∇_a log p = Φᵀ(x_p − Φa)/σ_n² − ∇E_a in one pass over the rows of Φ.
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& a, Grad& grad) const {
-    T prior_energy = T(0);
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& a, Grad& grad) const {
+    using S = element_t<Vec>;  // a scalar, or a SIMD batch of particles (core/lanes.hpp)
+    using Lanes = LaneOps<S>;
+    S prior_energy = S(0);
     for (int l = 0; l < latent_dim; ++l) {
-      const T a_l = a[l];
+      const S a_l = a[l];
       if (prior == LinearGenerativePrior::gaussian) {
         prior_energy += T(0.5) * a_l * a_l;
         grad[l] = -a_l;
       } else {
         prior_energy += myriad::fabs(a_l);
-        grad[l] = a_l > T(0) ? T(-1) : (a_l < T(0) ? T(1) : T(0));
+        grad[l] = Lanes::select(a_l > S(0), S(-1), Lanes::select(a_l < S(0), S(1), S(0)));
       }
     }
-    T sum_sq = T(0);
+    S sum_sq = S(0);
     for (int m = 0; m < observed_dim; ++m) {
       const T* row = phi + static_cast<std::int64_t>(m) * latent_dim;
-      T r = x[m];
+      S r = S(x[m]);
       for (int l = 0; l < latent_dim; ++l) r -= row[l] * a[l];
       sum_sq += r * r;
-      const T weighted = noise_precision * r;
+      const S weighted = noise_precision * r;
       for (int l = 0; l < latent_dim; ++l) grad[l] += weighted * row[l];
     }
     return log_normaliser - T(0.5) * noise_precision * sum_sq - prior_energy;
@@ -185,8 +187,10 @@ struct LinearGenerative {
     }
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::ais;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels of
+  /// Hamiltonian AIS and CUDA's.
+  static constexpr unsigned library_backends =
+      library_backend::cpu_ais_lanes | library_backend::ais;
 };
 
 /// Owning host container of a synthetic linear generative model (Φ, data, generating latents,

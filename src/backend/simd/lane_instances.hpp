@@ -5,9 +5,11 @@
 // declare library_backend::cpu_ais_lanes (model/library_instances.hpp).
 
 #include "myriad/models/banana.hpp"
+#include "myriad/models/boltzmann_relaxation.hpp"
 #include "myriad/models/eight_schools.hpp"
 #include "myriad/models/funnel.hpp"
 #include "myriad/models/gaussian.hpp"
+#include "myriad/models/linear_generative.hpp"
 #include "myriad/models/logistic.hpp"
 #include "myriad/models/product_of_experts.hpp"
 
@@ -23,11 +25,15 @@
   X(models::Funnel<float>, float)         \
   X(models::Funnel<double>, double)
 
-#define MYRIAD_FOR_EACH_AIS_LANE_TARGET(X)  \
-  X(models::Gaussian<float>, float)         \
-  X(models::Gaussian<double>, double)       \
-  X(models::ProductOfExperts<float>, float) \
-  X(models::ProductOfExperts<double>, double)
+#define MYRIAD_FOR_EACH_AIS_LANE_TARGET(X)       \
+  X(models::Gaussian<float>, float)              \
+  X(models::Gaussian<double>, double)            \
+  X(models::ProductOfExperts<float>, float)      \
+  X(models::ProductOfExperts<double>, double)    \
+  X(models::BoltzmannRelaxation<float>, float)   \
+  X(models::BoltzmannRelaxation<double>, double) \
+  X(models::LinearGenerative<float>, float)      \
+  X(models::LinearGenerative<double>, double)
 
 // Each instruction set's translation unit defines its kernels with these.
 #define MYRIAD_LANE_KERNEL_INSTANCE(Model, T) \
