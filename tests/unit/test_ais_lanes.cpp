@@ -27,6 +27,7 @@
 #include "myriad/models/boltzmann_relaxation.hpp"
 #include "myriad/models/gaussian.hpp"
 #include "myriad/models/linear_generative.hpp"
+#include "myriad/models/mcrbm.hpp"
 #include "myriad/models/product_of_experts.hpp"
 
 namespace myriad {
@@ -130,6 +131,15 @@ TYPED_TEST(AisLanes, BoltzmannRelaxationAndLinearGenerativeBatchesAgree) {
       expect_ais_lanes_agree<Target, T>(data.host_model(), kernel, 13, 20, true,
                                         "linear_generative");
   }
+}
+
+TYPED_TEST(AisLanes, McrbmAgrees) {
+  using T = TypeParam;
+  // Small sizes (M = 5, L = 6 factors, K = 70 covariance units: two tiles, J = 3 mean units).
+  const auto data = models::McrbmData<T>::synthetic(5, 6, 70, 3, 11);
+  using Target = std::decay_t<decltype(data.host_model())>;
+  for (const auto& kernel : library_ais_lane_kernels<Target, T>())
+    expect_ais_lanes_agree<Target, T>(data.host_model(), kernel, 21, 15, false, "mcrbm");
 }
 
 /// BoxedGaussian of tests/common/ais_test_targets.hpp with its gradient written over S:

@@ -280,7 +280,8 @@ MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<
 }
 
 /// `steps` Gaussian random-walk Metropolis moves at β, each x¹ = x + σ z, reflected at bounds;
-/// over S as hamiltonian_transition.
+/// written over S as hamiltonian_transition is, though anneal_particle runs only the latter in
+/// SIMD lanes.
 template <class Target, class S, class T, class Rng, class Team>
 MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T>& base,
                                      const AisParticle<S>& p, ParticleEnergies<S>& current,
@@ -355,7 +356,12 @@ MYRIAD_HD detail::AisTally<S> anneal_particle(const Target& target, const Anneal
     }
     if (k == n_max) break;
     const T beta = static_cast<T>(path.reverse ? path.beta[n - 1] : path.beta[n]);
-    if (settings.transition == AisTransition::hamiltonian) {
+    if constexpr (lane_width_v < S >> 1) {
+      // In SIMD lanes only the Hamiltonian transition: the CPU backend runs the random-walk
+      // baseline one particle at a time (its log density need not be written over S).
+      detail::hamiltonian_transition(target, base, p, current, rng, k, beta, settings, tally, alive,
+                                     team);
+    } else if (settings.transition == AisTransition::hamiltonian) {
       detail::hamiltonian_transition(target, base, p, current, rng, k, beta, settings, tally, alive,
                                      team);
     } else {

@@ -119,60 +119,63 @@ struct Mcrbm {
   ///   Σ_k σ(t_k) ∇t_k = (1/s) Σ_l r_l f_l C_lᵀ − (Σ_l r_l f_l²/s²) x,   f_l = C_l x,
   /// from a second pass.
   template <class Vec, class Grad>
-  MYRIAD_HD T log_density_gradient(const Vec& x, Grad& grad) const {
+  MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& x, Grad& grad) const {
+    using S = element_t<Vec>;  // a scalar, or a SIMD batch of particles (core/lanes.hpp)
     const T precision = T(1) / (sigma * sigma);
-    T sum_sq = T(0), linear = T(0);
+    S sum_sq = S(0), linear = S(0);
     for (int m = 0; m < dimension; ++m) {
-      const T xm = x[m];
+      const S xm = x[m];
       sum_sq += xm * xm;
       linear += visible_bias[m] * xm;
       grad[m] = visible_bias[m] - precision * xm;
     }
-    T lp = linear - T(0.5) * precision * sum_sq;
+    S lp = linear - T(0.5) * precision * sum_sq;
     for (int j = 0; j < mean_units; ++j) {
       const T* row = mean_weights + static_cast<std::int64_t>(j) * dimension;
-      T a = mean_bias[j];
-      for (int m = 0; m < dimension; ++m) a += row[m] * T(x[m]);
-      T logistic;
+      S a = S(mean_bias[j]);
+      for (int m = 0; m < dimension; ++m) a += row[m] * S(x[m]);
+      S logistic;
       lp += softplus_and_logistic(a, logistic);
       for (int m = 0; m < dimension; ++m) grad[m] += logistic * row[m];
     }
-    const T inverse_s = T(1) / (sum_sq + T(0.5));
-    T radial = T(0);  // Σ_l r_l f_l² over all tiles; multiplies −x/s²
-    T t[kCovarianceTile];
+    const S inverse_s = T(1) / (sum_sq + T(0.5));
+    S radial = S(0);  // Σ_l r_l f_l² over all tiles; multiplies −x/s²
+    S t[kCovarianceTile];
     for (int k0 = 0; k0 < covariance_units; k0 += kCovarianceTile) {
       const int tile =
           covariance_units - k0 < kCovarianceTile ? covariance_units - k0 : kCovarianceTile;
-      for (int kk = 0; kk < tile; ++kk) t[kk] = covariance_bias[k0 + kk];
+      for (int kk = 0; kk < tile; ++kk) t[kk] = S(covariance_bias[k0 + kk]);
       for (int l = 0; l < factors; ++l) {
-        const T f = filter_output(l, x);
-        const T q = T(0.5) * inverse_s * f * f;
+        const S f = filter_output(l, x);
+        const S q = T(0.5) * inverse_s * f * f;
         const T* pool = pooling + static_cast<std::int64_t>(l) * covariance_units + k0;
         for (int kk = 0; kk < tile; ++kk) t[kk] += pool[kk] * q;
       }
       for (int kk = 0; kk < tile; ++kk) {
-        T logistic;
+        S logistic;
         lp += softplus_and_logistic(t[kk], logistic);
         t[kk] = logistic;  // from here on t holds σ(t_k)
       }
       for (int l = 0; l < factors; ++l) {
-        const T f = filter_output(l, x);
+        const S f = filter_output(l, x);
         const T* pool = pooling + static_cast<std::int64_t>(l) * covariance_units + k0;
-        T r = T(0);
+        S r = S(0);
         for (int kk = 0; kk < tile; ++kk) r += t[kk] * pool[kk];
         radial += r * f * f;
-        const T weight = r * f * inverse_s;
+        const S weight = r * f * inverse_s;
         const T* row = filters + static_cast<std::int64_t>(l) * dimension;
         for (int m = 0; m < dimension; ++m) grad[m] += weight * row[m];
       }
     }
-    const T radial_weight = radial * inverse_s * inverse_s;
-    for (int m = 0; m < dimension; ++m) grad[m] -= radial_weight * T(x[m]);
+    const S radial_weight = radial * inverse_s * inverse_s;
+    for (int m = 0; m < dimension; ++m) grad[m] -= radial_weight * S(x[m]);
     return lp;
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::ais;
+  /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels of
+  /// Hamiltonian AIS and CUDA's.
+  static constexpr unsigned library_backends =
+      library_backend::cpu_ais_lanes | library_backend::ais;
 
  private:
   /// C_l x, generic over the scalar.
@@ -188,10 +191,12 @@ struct Mcrbm {
   /// log(1 + e^a), returned, and σ(a), written to `logistic`, from one exponential e = e^{−|a|}
   /// (as in logistic.hpp): log(1 + e^a) = max(a, 0) + log(1 + e), σ(a) = 1/(1 + e) for a ≥ 0 and
   /// e/(1 + e) otherwise; neither overflows.
-  MYRIAD_HD static T softplus_and_logistic(T a, T& logistic) {
-    const T e = myriad::exp(-myriad::fabs(a));
-    logistic = (a >= T(0) ? T(1) : e) / (T(1) + e);
-    return (a > T(0) ? a : T(0)) + myriad::log1p(e);
+  template <class S>
+  MYRIAD_HD static S softplus_and_logistic(const S& a, S& logistic) {
+    using Lanes = LaneOps<S>;
+    const S e = myriad::exp(-myriad::fabs(a));
+    logistic = Lanes::select(a >= S(0), S(1), e) / (T(1) + e);
+    return Lanes::select(a > S(0), a, S(0)) + myriad::log1p(e);
   }
 };
 

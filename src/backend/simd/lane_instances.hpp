@@ -11,6 +11,7 @@
 #include "myriad/models/gaussian.hpp"
 #include "myriad/models/linear_generative.hpp"
 #include "myriad/models/logistic.hpp"
+#include "myriad/models/mcrbm.hpp"
 #include "myriad/models/product_of_experts.hpp"
 
 #define MYRIAD_FOR_EACH_LANE_MODEL(X)     \
@@ -33,7 +34,9 @@
   X(models::BoltzmannRelaxation<float>, float)   \
   X(models::BoltzmannRelaxation<double>, double) \
   X(models::LinearGenerative<float>, float)      \
-  X(models::LinearGenerative<double>, double)
+  X(models::LinearGenerative<double>, double)    \
+  X(models::Mcrbm<float>, float)                 \
+  X(models::Mcrbm<double>, double)
 
 // Each instruction set's translation unit defines its kernels with these.
 #define MYRIAD_LANE_KERNEL_INSTANCE(Model, T) \
