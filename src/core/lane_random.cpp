@@ -13,24 +13,8 @@ void uniforms(std::uint64_t seed, std::int64_t first, int width, std::uint32_t i
                  .uniform<T>(iteration, purpose, index);
 }
 
-template <class T>
-void normals(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
-             Purpose purpose, std::uint32_t index, T* out) {
-  for (int l = 0; l < width; ++l)
-    out[l] = RandomStream(seed, static_cast<std::uint64_t>(first + l))
-                 .normal<T>(iteration, purpose, index);
-}
-
 }  // namespace
 
-void normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
-                  Purpose purpose, std::uint32_t index, double* out) {
-  normals(seed, first, width, iteration, purpose, index, out);
-}
-void normal_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
-                  Purpose purpose, std::uint32_t index, float* out) {
-  normals(seed, first, width, iteration, purpose, index, out);
-}
 void uniform_lanes(std::uint64_t seed, std::int64_t first, int width, std::uint32_t iteration,
                    Purpose purpose, std::uint32_t index, double* out) {
   uniforms(seed, first, width, iteration, purpose, index, out);

@@ -122,14 +122,13 @@ class CpuAisBackend final : public AisBackend<T> {
 #pragma omp parallel reduction(merge_stats : stats)
     {
       LaneGroup<T> group = ais_lane_group<T>(layout_.dim, lanes_.width);
-      std::vector<double> weights(static_cast<std::size_t>(lanes_.width));
 #pragma omp for schedule(static)
       for (std::int64_t g = 0; g < groups; ++g) {
         const int problem = static_cast<int>(g / groups_per_problem);
         const std::int64_t first = problem * per_problem + (g % groups_per_problem) * width;
         const std::int64_t last = std::min(first + width, (problem + 1) * per_problem);
-        stats += ais_lane_anneal_range(target_, lanes_, group, weights, arrays, base, batch,
-                                       problem, first, last, path, k_begin, k_end, settings);
+        stats += ais_lane_anneal_range(target_, lanes_, group, arrays, base, batch, problem, first,
+                                       last, path, k_begin, k_end, settings);
       }
     }
     return stats;

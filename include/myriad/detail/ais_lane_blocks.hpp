@@ -38,18 +38,18 @@ struct AisParticleArrays {
 
 /// Anneals particles first … last − 1, all of problem `problem`, through steps [k_begin, k_end)
 /// in groups of the kernel's width (a short last group padded with copies of its last particle,
-/// whose results are dropped), on one thread with `group` and `weights` (W doubles) as scratch.
+/// whose results are dropped), on one thread with `group` as scratch.
 template <class Target, class T>
 IterationStats ais_lane_anneal_range(const Target& target, const AisLaneKernel<Target, T>& kernel,
-                                     LaneGroup<T>& group, std::vector<double>& weights,
-                                     const AisParticleArrays<T>& particles,
+                                     LaneGroup<T>& group, const AisParticleArrays<T>& particles,
                                      const AnnealingBase<T>& base, const AisBatch& batch,
                                      int problem, std::int64_t first, std::int64_t last,
                                      const AnnealingPath& path, std::uint32_t k_begin,
                                      std::uint32_t k_end, const AisSettings<T>& settings) {
   constexpr int kVectors = 3;  // position, momentum, gradient persist; the rest is scratch
   IterationStats total;
-  std::vector<IterationStats> stats(static_cast<std::size_t>(kernel.width));
+  IterationStats stats[kMaxLaneWidth];
+  double weights[kMaxLaneWidth];
   const EnsembleView<T> vectors[kVectors] = {particles.position, particles.momentum,
                                              particles.gradient};
   for (std::int64_t i0 = first; i0 < last; i0 += kernel.width) {
@@ -59,18 +59,18 @@ IterationStats ais_lane_anneal_range(const Target& target, const AisLaneKernel<T
       for (int v = 0; v < kVectors; ++v) copy_vector(group.lane(v, l), vectors[v].chain(i));
       group.scalar(0, l) = particles.target_log_density[i];
       group.scalar(1, l) = particles.base_log_density[i];
-      weights[static_cast<std::size_t>(l)] = particles.log_weight[i];
+      weights[l] = particles.log_weight[i];
     }
-    kernel.anneal(target, problem, base, group.data(), weights.data(), batch.seed,
+    kernel.anneal(target, problem, base, group.data(), weights, batch.seed,
                   particle_stream(i0, batch.total, path.reverse), path, k_begin, k_end, settings,
-                  stats.data());
+                  stats);
     for (int l = 0; l < count; ++l) {
       const std::int64_t i = i0 + l;
       for (int v = 0; v < kVectors; ++v) copy_vector(vectors[v].chain(i), group.lane(v, l));
       particles.target_log_density[i] = group.scalar(0, l);
       particles.base_log_density[i] = group.scalar(1, l);
-      particles.log_weight[i] = weights[static_cast<std::size_t>(l)];
-      total += stats[static_cast<std::size_t>(l)];
+      particles.log_weight[i] = weights[l];
+      total += stats[l];
     }
   }
   return total;

@@ -74,24 +74,23 @@ IterationStats hmc_lane_iterations(const Model& model, const HmcLaneKernel<Model
                                    int num_quantities) {
   IterationStats stats;
   HmcLaneOutcomes<T> out;
-  std::vector<HmcChainTotals> totals(static_cast<std::size_t>(kernel.width));
+  HmcChainTotals totals[kMaxLaneWidth];
   for (std::int64_t c0 = first; c0 < last; c0 += kernel.width) {
     const int count = static_cast<int>(std::min<std::int64_t>(kernel.width, last - c0));
     load_hmc_lanes(group, state, c0, count);
-    std::fill(totals.begin(), totals.end(), HmcChainTotals{});
+    std::fill(totals, totals + kernel.width, HmcChainTotals{});
     for (int i = 0; i < num_iterations; ++i) {
       const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
       kernel.transition(model, group.data(), settings.seed, c0, iteration,
                         iteration_step(settings, metric, iteration), out);
       for (int l = 0; l < count; ++l) {
-        totals[static_cast<std::size_t>(l)].add(out.lane(l));
+        totals[l].add(out.lane(l));
         record_chain_quantities(model, group.lane(kLanePosition, l), recorded, i, num_quantities,
                                 state.position.chains, c0 + l);
       }
     }
     store_hmc_lanes(group, state, c0, count);
-    for (int l = 0; l < count; ++l)
-      stats += totals[static_cast<std::size_t>(l)].stats(num_iterations);
+    for (int l = 0; l < count; ++l) stats += totals[l].stats(num_iterations);
   }
   return stats;
 }

@@ -71,18 +71,11 @@ struct LaneMath<xsimd::batch<T, A>> {
   static xsimd::batch_bool<T, A> isfinite(const S& x) { return xsimd::isfinite(x); }
 };
 
-/// Lane l of the batches v[0 .. size) as one chain's vector (element d at data[d · W]).
-template <class T, class A>
-ChainVector<T> lane_view(const ChainVector<xsimd::batch<T, A>>& v, int l) {
-  constexpr int width = static_cast<int>(xsimd::batch<T, A>::size);
-  return {reinterpret_cast<T*>(v.data) + l, v.stride * width, v.size};
-}
-
 /// The random streams of a group of chains first … first + W − 1, with RandomStream's draws as
 /// batches: lane l's numbers are those chain first + l draws alone (to the ulp of the host's
 /// Box–Muller: the same xsimd formula, at this unit's instruction set). The normals, most of the
 /// draws, are computed here for all lanes at once (Philox in lanes, detail/philox_lanes.hpp);
-/// the few single uniforms and normals come from the library's baseline code
+/// the single accept uniforms come from the library's baseline code
 /// (detail/lane_random.hpp), so that no scalar inline function is compiled into a translation
 /// unit built for a wider instruction set.
 template <class S>
@@ -120,13 +113,6 @@ class LaneStreams {
   void fill_normal(std::uint32_t iteration, Purpose purpose, const ChainVector<S>& out, int n,
                    int /*rank*/, int /*size*/) const {
     fill_normal<T>(iteration, purpose, out, n);
-  }
-
-  template <class T>
-  S normal(std::uint32_t iteration, Purpose purpose, std::uint32_t index) const {
-    alignas(alignof(S)) T z[width];
-    normal_lanes(seed_, first_, width, iteration, purpose, index, z);
-    return S::load_aligned(z);
   }
 
   template <class T>

@@ -356,7 +356,7 @@ MYRIAD_HD detail::AisTally<S> anneal_particle(const Target& target, const Anneal
     }
     if (k == n_max) break;
     const T beta = static_cast<T>(path.reverse ? path.beta[n - 1] : path.beta[n]);
-    if constexpr (lane_width_v < S >> 1) {
+    if constexpr ((lane_width_v<S>) > 1) {
       // In SIMD lanes only the Hamiltonian transition: the CPU backend runs the random-walk
       // baseline one particle at a time (its log density need not be written over S).
       detail::hamiltonian_transition(target, base, p, current, rng, k, beta, settings, tally, alive,
