@@ -18,6 +18,7 @@
 
 #include "common/cuda_skip.hpp"
 #include "common/hmc_agreement.hpp"
+#include "common/hmc_test_models.hpp"
 #include "common/recording_sink.hpp"
 #include "myriad/backend/cpu_hmc_backend.hpp"
 #include "myriad/backend/device.hpp"
@@ -75,6 +76,14 @@ TYPED_TEST(CudaHmc, FunnelAndEightSchoolsAgreeWithCpu) {
   expect_backends_agree<T>(models::Funnel<T>::make(4), models::Funnel<T>::make(4), 65, "funnel");
   expect_backends_agree<T>(models::EightSchools<T>::make(), models::EightSchools<T>::make(), 65,
                            "eight_schools");
+}
+
+TYPED_TEST(CudaHmc, ModelWithoutGradientAgreesWithCpu) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  using T = TypeParam;
+  // The gradient by vector-mode duals inside the kernel (two chunked passes for D = 9).
+  const testing::CoupledSkewNormals model;
+  expect_backends_agree<T>(model, model, 65, "coupled skew normals, gradient by duals");
 }
 
 TYPED_TEST(CudaHmc, LogisticWithDeviceDataAgreesWithCpu) {
