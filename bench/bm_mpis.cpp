@@ -1,6 +1,10 @@
 // Massively parallel importance sampling of the built-in plated models (mpis.md §9): time and
 // memory against K, CPU and CUDA, through the backend interface as the scheduler drives it.
 //
+// <device>: cpu (contraction steps in SIMD lanes of output elements, detail/
+// log_sum_product_lane_kernel.hpp; the label names the instruction set), cpu_scalar (one output
+// element at a time) or cuda.
+//
 // BM_mpis/<model>/<device>/k:K          one estimate of log P(x) per iteration: particles,
 //                                       log-factors and the contraction (the paper's "ELBO"
 //                                       time, mpis.md §9.3), one run.
@@ -51,7 +55,7 @@ constexpr double kFlopsPerTerm = 5.0;
 
 template <class Data>
 void mpis_benchmark(benchmark::State& state, const std::string& model_name, Data& data,
-                    Device device, bool posterior) {
+                    Device device, bool simd_lanes, bool posterior) {
   const std::int64_t k = state.range(0);
   if (device == Device::cuda && !cuda_device_available()) {
     state.SkipWithError("no CUDA device: CUDA benchmarks skipped");
@@ -71,7 +75,7 @@ void mpis_benchmark(benchmark::State& state, const std::string& model_name, Data
     options.seed = 7;
     options.first_run = run;
     return device == Device::cuda ? make_cuda_mpis_backend(model, s, plan, options)
-                                  : make_cpu_mpis_backend(model, s, plan, options);
+                                  : make_cpu_mpis_backend(model, s, plan, options, simd_lanes);
   };
   double log_p = 0;
   std::int64_t peak = 0, run = 0;
@@ -137,16 +141,22 @@ template <class Make>
 void register_model(const std::string& model, Make make_data,
                     std::initializer_list<std::int64_t> cpu_k,
                     std::initializer_list<std::int64_t> cuda_k) {
+  struct Path {
+    const char* name;
+    Device device;
+    bool simd_lanes;
+  };
   for (bool posterior : {false, true}) {
-    for (Device device : {Device::cpu, Device::cuda}) {
-      const std::string name = std::string(posterior ? "BM_mpis_posterior/" : "BM_mpis/") + model +
-                               (device == Device::cpu ? "/cpu" : "/cuda");
+    for (const Path path : {Path{"cpu", Device::cpu, true}, Path{"cpu_scalar", Device::cpu, false},
+                            Path{"cuda", Device::cuda, true}}) {
+      const std::string name =
+          std::string(posterior ? "BM_mpis_posterior/" : "BM_mpis/") + model + "/" + path.name;
       auto* b = benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
         auto data = make_data();
-        mpis_benchmark(state, model, data, device, posterior);
+        mpis_benchmark(state, model, data, path.device, path.simd_lanes, posterior);
       });
       b->ArgName("k")->UseRealTime()->Unit(benchmark::kMillisecond);
-      for (std::int64_t k : device == Device::cpu ? cpu_k : cuda_k) b->Arg(k);
+      for (std::int64_t k : path.device == Device::cpu ? cpu_k : cuda_k) b->Arg(k);
     }
   }
 }

@@ -48,6 +48,9 @@ std::vector<OptionSpec> mpis_options() {
            "memory (default: automatic when one run does not fit)"},
           {"contraction", "auto|generic|tiled|cublas", "auto",
            "CUDA: how log-sum-product steps run (docs/mpis.md)"},
+          {"no-simd", "", "",
+           "CPU: log-sum-product steps one output element at a time instead of in SIMD lanes "
+           "(the same estimates to rounding, slower)"},
       });
 }
 
@@ -79,6 +82,7 @@ int mpis_command(int argc, char** argv) {
   if (line.has("runs-per-batch"))
     config.runs_per_batch = static_cast<int>(line.integer("runs-per-batch", 1, 1000000));
   config.contraction = parse_contraction_path(line.text("contraction"));
+  config.cpu_simd_lanes = !line.flag("no-simd");
   if (line.has("chunk") && config.method == MpisMethod::global)
     throw UsageError{"--chunk needs --method mpis (global IS draws its samples in chunks itself)"};
   if (line.has("chunk")) {

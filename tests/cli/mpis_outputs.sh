@@ -14,6 +14,18 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
   --k 12 --runs 3 --samples 5 --write-weights --seed 3 --device cpu --output "$work/run" \
   >"$work/stdout" || fail "mpis run exited non-zero"
 grep -q "log P = " "$work/stdout" || fail "no log P line"
+# The contractions run in SIMD lanes of output elements on the CPU by default; --no-simd one
+# element at a time, to the same estimates within rounding (tests/unit/test_log_semiring_gemm.cpp).
+grep -q '"device": ".*lanes of' "$work/run/run.json" || fail "run.json device names no lanes"
+"$myriad" mpis --model hierarchical_gaussian --model-arg groups=4 --model-arg per_group=3 \
+  --k 12 --runs 3 --seed 3 --device cpu --no-simd --output "$work/scalar" --quiet ||
+  fail "mpis --no-simd exited non-zero"
+grep -q '"device": ".*lanes of' "$work/scalar/run.json" && fail "--no-simd still used lanes"
+python3 - "$work/run/run.json" "$work/scalar/run.json" <<'PY' || fail "lanes and --no-simd disagree"
+import json, sys
+a, b = (json.load(open(p))["log_marginal"]["per_run"] for p in sys.argv[1:])
+assert len(a) == len(b) == 3 and all(abs(x - y) <= 1e-9 * max(1, abs(x)) for x, y in zip(a, b)), (a, b)
+PY
 grep -q "5 index variables, largest clique 2" "$work/stdout" || fail "no plan line"
 [ "$(head -1 "$work/run/summary.csv")" = "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ] ||
   fail "summary.csv header"

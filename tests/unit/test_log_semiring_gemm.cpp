@@ -19,8 +19,16 @@
 // Hence |Δ| ≤ u (8·scale + 4K + 16), a bound with slack of about 2 on every term. With the
 // whole reduction in one chunk and no constant inputs, the tiled path's arithmetic is the
 // generic element's term for term, and the test demands bitwise equality.
+//
+// The CPU policy's SIMD lanes (detail/log_sum_product_lane_kernel.hpp) run the generic element
+// for a lane group of outputs: the same terms, sums and max, bit for bit; only the exponential is
+// another's (xsimd's, ≤ 1 ulp like glibc's). The two shifted sums then differ by at most
+// (2 + 2 + 2(K − 1))u relative (each term's exp on either side, and either side's recursive
+// summation), and the results by that plus one rounding of max + log(sum) on each side:
+// |Δ| ≤ u (2K + 4 + 2|U|).
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -34,6 +42,8 @@
 #include <string>
 #include <vector>
 
+#include "myriad/backend/cpu_parallel.hpp"
+#include "myriad/detail/log_sum_product_lane_types.hpp"
 #include "myriad/estimate/log_contract.hpp"
 #include "myriad/estimate/log_semiring_gemm.hpp"
 #include "myriad/estimate/log_tensor.hpp"
@@ -710,6 +720,103 @@ TEST(LogSemiringGemmMaxShift, ZeroWeightRowsAndPairsGiveMinusInfinity) {
   EXPECT_EQ(out[2], -INFINITY);  // row 1 (e = 0 only) with column 0 (e = 1, 2 only)
   EXPECT_NEAR(out[3], generic[3], 1e-15);
   EXPECT_EQ(generic[2], -INFINITY);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CPU policy's SIMD lanes
+
+/// u (2K + 4 + 2 max|U|) over the reference's finite outputs (the lanes' bound, at the top).
+double lanes_tolerance(const Output& reference) {
+  double largest = 0.0;
+  for (double x : reference.tensor.values())
+    if (std::isfinite(x)) largest = std::max(largest, std::abs(x));
+  const double k = static_cast<double>(reference.step.element.elim_size);
+  return kUnitRoundoff * (2.0 * k + 4.0 + 2.0 * largest);
+}
+
+std::unique_ptr<Output> run_lanes(const Case& c, const LogSumProductLaneKernel& kernel) {
+  auto out = make_output(c);
+  run_log_sum_product_lanes(kernel, out->step);
+  return out;
+}
+
+std::vector<LogSumProductLaneKernel> lane_kernels_or_skip() {
+  const std::vector<LogSumProductLaneKernel> kernels = library_log_sum_product_lane_kernels();
+#if defined(MYRIAD_SIMD_LANES)
+  EXPECT_FALSE(kernels.empty()) << "a build with SIMD lanes has a kernel for at least sse2";
+#else
+  EXPECT_TRUE(kernels.empty());
+#endif
+  return kernels;
+}
+
+TEST(LogSumProductLanes, EveryInstructionSetMatchesTheGenericElement) {
+  const auto kernels = lane_kernels_or_skip();
+  if (kernels.empty()) GTEST_SKIP() << "built without SIMD lanes (no xsimd)";
+  const std::vector<Values> draws = {{1e4, 3.0, 0.1}, {1e4, 1e3, 0.1}, {30.0, 3.0, 0.6}};
+  std::uint64_t seed = 300;
+  // Every case's geometry: inputs that broadcast, move by one or stride along the lanes, constant
+  // inputs, output slices, lane groups cut short by the output's end.
+  for (const auto& make : numeric_cases()) {
+    for (const Values& values : draws) {
+      Case c = make();
+      fill(c, values, ++seed);
+      const auto reference = run_generic(c);
+      for (const LogSumProductLaneKernel& kernel : kernels)
+        expect_same_output(*run_lanes(c, kernel), *reference, lanes_tolerance(*reference), false,
+                           c.name + " in " + kernel.isa + " lanes, seed " + std::to_string(seed));
+    }
+  }
+  print_worst_ratio("SIMD lanes vs generic");
+}
+
+TEST(LogSumProductLanes, NonFiniteTermsFollowTheGenericElement) {
+  // +inf (an overflowed weight: U = +inf), NaN (ignored by the max, poisons the sum: U = max)
+  // and rows of −inf (U = −inf), in lanes of the same group.
+  const auto kernels = lane_kernels_or_skip();
+  if (kernels.empty()) GTEST_SKIP() << "built without SIMD lanes (no xsimd)";
+  Case c = batched_dot();
+  fill(c, Values{1e4, 3.0, 0.0}, 7);  // finite, so that only the entries set below are not
+  double* a = c.tensors[0]->data();
+  a[0 * 37 + 3] = INFINITY;
+  a[1 * 37 + 5] = std::numeric_limits<double>::quiet_NaN();
+  for (int e = 0; e < 37; ++e) a[2 * 37 + e] = -INFINITY;
+  a[3 * 37 + 1] = INFINITY;
+  a[3 * 37 + 2] = std::numeric_limits<double>::quiet_NaN();
+  const auto reference = run_generic(c);
+  EXPECT_EQ(reference->tensor.values()[0], INFINITY);
+  EXPECT_EQ(reference->tensor.values()[2], -INFINITY);
+  for (const LogSumProductLaneKernel& kernel : kernels)
+    expect_same_output(*run_lanes(c, kernel), *reference, lanes_tolerance(*reference), false,
+                       std::string("non-finite terms in ") + kernel.isa + " lanes");
+}
+
+TEST(LogSumProductLanes, ThePolicyRunsLanesUnlessToldNotAndThreadsChangeNoBit) {
+  Case c = hierarchical(200, 100);  // 3000 outputs of 100 terms: above the parallel threshold
+  fill(c, Values{}, 11);
+  const auto reference = run_generic(c);
+  // simd_lanes = false: the generic element, bit for bit.
+  auto scalar = make_output(c);
+  run_log_sum_product(CpuParallel{false}, scalar->step);
+  expect_same_output(*scalar, *reference, 0.0, true, "CpuParallel without lanes");
+  // simd_lanes = true: the widest kernel, whatever the number of threads.
+  const LogSumProductLaneKernel widest = library_log_sum_product_lane_kernel();
+  const int threads = omp_get_max_threads();
+  std::vector<std::vector<double>> outputs;
+  for (int t : {1, 2, 3}) {
+    omp_set_num_threads(t);
+    auto lanes = make_output(c);
+    run_log_sum_product(CpuParallel{true}, lanes->step);
+    outputs.push_back(lanes->tensor.values());
+    if (widest.width > 0) {
+      expect_same_output(*lanes, *run_lanes(c, widest), 0.0, true, "CpuParallel with lanes");
+    } else {
+      expect_same_output(*lanes, *reference, 0.0, true, "CpuParallel, a build without lanes");
+    }
+  }
+  omp_set_num_threads(threads);
+  for (std::size_t i = 1; i < outputs.size(); ++i)
+    EXPECT_EQ(outputs[i], outputs[0]) << "the thread count changed the lanes' results";
 }
 
 }  // namespace

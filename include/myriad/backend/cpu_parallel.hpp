@@ -11,6 +11,9 @@
 //   policy.upload / download    host ↔ policy memory
 //   policy.synchronize()        wait for the policy's work (a no-op on the CPU)
 //   policy.memory()             bytes held now and at most, over the policy's arrays
+//
+// Its log-sum-product steps (MP IS's contractions) run in SIMD lanes of output elements
+// (detail/log_sum_product_lane_kernel.hpp) unless the policy is made with simd_lanes = false.
 
 #include <cstdint>
 #include <cstring>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "myriad/core/error.hpp"
+#include "myriad/estimate/log_sum_product_element.hpp"
 
 namespace myriad {
 
@@ -81,7 +85,11 @@ class CpuParallel {
   template <class T>
   using Array = HostArray<T>;
 
-  CpuParallel() : tracker_(std::make_shared<MemoryTracker>()) {}
+  /// simd_lanes: run log-sum-product steps in SIMD lanes where the library has them.
+  explicit CpuParallel(bool simd_lanes = true)
+      : tracker_(std::make_shared<MemoryTracker>()), simd_lanes_(simd_lanes) {}
+
+  bool simd_lanes() const { return simd_lanes_; }
 
   template <class T>
   Array<T> allocate(std::int64_t n) const {
@@ -131,6 +139,13 @@ class CpuParallel {
 
  private:
   std::shared_ptr<MemoryTracker> tracker_;
+  bool simd_lanes_ = true;
 };
+
+/// The CPU policy's log-sum-product steps (src/backend/cpu_parallel.cpp): in SIMD lanes of output
+/// elements when policy.simd_lanes() and the library has lanes, the generic element otherwise.
+/// Declared with the policy, so that every translation unit running an engine on CpuParallel
+/// calls it rather than the generic template.
+void run_log_sum_product(const CpuParallel& parallel, const LogSumProductStep& step);
 
 }  // namespace myriad

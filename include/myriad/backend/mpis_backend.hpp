@@ -13,6 +13,7 @@
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/log_sum_product_lane_types.hpp"
 #include "myriad/estimate/contraction_path.hpp"
 #include "myriad/estimate/mpis_engine.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -65,13 +66,28 @@ class MpisEngineBackend final : public MpisBackend {
   std::string device_;
 };
 
+/// The CPU's description and, where contractions run in SIMD lanes, their instruction set and
+/// width.
+inline std::string cpu_mpis_device_name(bool simd_lanes) {
+  std::string name = describe_device(Device::cpu);
+  const LogSumProductLaneKernel lanes =
+      simd_lanes ? library_log_sum_product_lane_kernel() : LogSumProductLaneKernel{};
+  if (lanes.width > 0)
+    name += std::string(", contractions in ") + lanes.isa + " lanes of " +
+            std::to_string(lanes.width) + " output elements";
+  return name;
+}
+
+/// The CPU backend; simd_lanes: contraction steps in SIMD lanes of output elements where the
+/// library has them (backend/cpu_parallel.hpp).
 template <class Model>
 std::unique_ptr<MpisBackend> make_cpu_mpis_backend(const Model& model,
                                                    const PlatedStructure& structure,
                                                    const MpisPlan& plan,
-                                                   const MpisEngineOptions& options) {
+                                                   const MpisEngineOptions& options,
+                                                   bool simd_lanes = true) {
   return std::make_unique<MpisEngineBackend<Model, CpuParallel>>(
-      model, structure, plan, CpuParallel{}, options, describe_device(Device::cpu));
+      model, structure, plan, CpuParallel{simd_lanes}, options, cpu_mpis_device_name(simd_lanes));
 }
 
 /// The CUDA backend: defined in kernels/cuda_mpis_backend.cuh; the library instantiates it for

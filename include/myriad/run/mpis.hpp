@@ -62,7 +62,7 @@ MpisResult mpis(const Model& model, const MpisConfig& config) {
         throw unavailable_error("this model has no CUDA MP IS backend in this translation unit");
       }
     }
-    return make_cpu_mpis_backend<Model>(model, structure, plan, options);
+    return make_cpu_mpis_backend<Model>(model, structure, plan, options, config.cpu_simd_lanes);
   };
   // Batches run one engine after another; the pool keeps what one frees for the next.
   const std::shared_ptr<void> pool_hold =

@@ -45,6 +45,9 @@ struct MpisConfig {
   double memory_budget = 0;       ///< bytes for one batch; 0: 80% of the device's available memory
   std::int64_t global_chunk = 0;  ///< global IS: joint samples per launch; 0: automatic
   ContractionPath contraction = ContractionPath::automatic;  ///< CUDA only
+  /// CPU only: contraction steps in SIMD lanes of output elements (false: one element at a
+  /// time, the reference the lanes are tested against).
+  bool cpu_simd_lanes = true;
   /// Split this top-level plate into chunks of chunk_size elements (mpis.md §3.3) to bound
   /// memory; empty: automatically, only when one run would not fit the budget. chunk_size 0:
   /// the largest that fits.

@@ -1,5 +1,6 @@
 // library_hmc_lane_kernel and library_ais_lane_kernel: the built-in models' lane kernels for the
-// widest instruction set this machine runs, chosen once per model. Compiled at the baseline
+// widest instruction set this machine runs, chosen once per model; and the MP IS contraction's
+// (library_log_sum_product_lane_kernel). Compiled at the baseline
 // instruction set; it names the kernels of the others (lane_kernels_<isa>.cpp) without compiling
 // them.
 
@@ -9,6 +10,7 @@
 #include "lane_instances.hpp"
 #include "myriad/detail/ais_lane_types.hpp"
 #include "myriad/detail/hmc_lane_types.hpp"
+#include "myriad/detail/log_sum_product_lane_types.hpp"
 
 namespace myriad {
 
@@ -17,6 +19,10 @@ template <class Model, class T, class Arch>
 HmcLaneKernel<Model, T> hmc_lane_kernel();
 template <class Target, class T, class Arch>
 AisLaneKernel<Target, T> ais_lane_kernel();
+namespace detail {
+template <class Arch>
+LogSumProductLaneKernel log_sum_product_lane_kernel();
+}
 
 namespace {
 
@@ -54,6 +60,16 @@ std::vector<AisLaneKernel<Target, T>> library_ais_lane_kernels() {
 template <class Target, class T>
 AisLaneKernel<Target, T> library_ais_lane_kernel() {
   static const AisLaneKernel<Target, T> widest = library_ais_lane_kernels<Target, T>().front();
+  return widest;
+}
+
+std::vector<LogSumProductLaneKernel> library_log_sum_product_lane_kernels() {
+  return runnable_kernels<LogSumProductLaneKernel>(
+      [](auto arch) { return detail::log_sum_product_lane_kernel<decltype(arch)>(); });
+}
+
+LogSumProductLaneKernel library_log_sum_product_lane_kernel() {
+  static const LogSumProductLaneKernel widest = library_log_sum_product_lane_kernels().front();
   return widest;
 }
 
