@@ -87,12 +87,28 @@ void log_sum_product_lane_group(const LogSumProductStep& step, std::int64_t grou
     }
   };
 
+  // The max pass keeps the terms of short reductions (most of MP IS's: E = K or a few K) so that
+  // the sum pass reads them back instead of loading and gathering them again.
+  constexpr std::int64_t kKeptTerms = 256;
+  alignas(64) double kept[kKeptTerms * W];
+  const bool keep = e.elim_size <= kKeptTerms;
   B max(-INFINITY);
-  sweep([&](const B& s) { max = xsimd::select(s > max, s, max); });  // the element's NaN rule
+  std::int64_t at = 0;
+  sweep([&](const B& s) {
+    max = xsimd::select(s > max, s, max);  // the element's NaN rule
+    if (keep) s.store_aligned(kept + W * at++);
+  });
   // The element skips the sum for a max of ±inf (all zero weight, or an overflowed sum).
   const auto finite = xsimd::isfinite(max);
   B sum(0.0);
-  if (xsimd::any(finite)) sweep([&](const B& s) { sum += xsimd::exp(s - max); });
+  if (xsimd::any(finite)) {
+    if (keep) {
+      for (std::int64_t a = 0; a < e.elim_size; ++a)
+        sum += xsimd::exp(B::load_aligned(kept + W * a) - max);
+    } else {
+      sweep([&](const B& s) { sum += xsimd::exp(s - max); });
+    }
+  }
   sum = xsimd::select(finite, sum, B(0.0));
 
   alignas(64) double max_of[W], sum_of[W];
