@@ -13,6 +13,11 @@
 //   automatic  tiled when the reduction is long enough and the tile full enough to reuse data,
 //              else generic (resolve_contraction_path; the thresholds are unmeasured).
 //
+// A generic step with fewer outputs than the device has thread slots, or an automatic tiled one
+// with fewer tiles than SMs, runs with its reduction split into parts when it is long enough
+// (choose_log_sum_product_split, estimate/log_sum_product_split.hpp): window 5 on an H200 found
+// a chimpanzees step of a few outputs running 178 ms on one block and GEMMs on 7 and 42 blocks.
+//
 // Defined once in kernels/cuda_contraction.cu, so that the kernels and cuBLAS are compiled into
 // the library rather than into every translation unit that instantiates the engine. The
 // declaration lives in kernels/cuda_parallel.cuh with the policy, so no translation unit that

@@ -14,6 +14,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/estimate/log_semiring_gemm.hpp"
+#include "myriad/estimate/log_sum_product_split.hpp"
 #include "myriad/estimate/log_tensor.hpp"
 #include "myriad/estimate/mpis_plan.hpp"
 #include "myriad/run/mpis_config.hpp"
@@ -495,10 +496,12 @@ MpisResult run_mpis(const PlatedStructure& s, const MpisConfig& config,
     result.operations = describe_plan(one_run, s);
     result.forward_terms = one_run.forward_terms();
     // The cuBLAS path's scratch for a round of batches is held once, whatever the batch
-    // (resolve_contraction_path keeps it within kMaxShiftScratchBytes); the runs get the rest.
-    const double scratch = config.contraction == ContractionPath::cublas
-                               ? static_cast<double>(kMaxShiftScratchBytes)
-                               : 0.0;
+    // (resolve_contraction_path keeps it within kMaxShiftScratchBytes), and on a GPU a split
+    // reduction's (kSplitScratchBytes); the runs get the rest.
+    const double scratch =
+        (config.contraction == ContractionPath::cublas ? static_cast<double>(kMaxShiftScratchBytes)
+                                                       : 0.0) +
+        (config.device == Device::cuda ? static_cast<double>(kSplitScratchBytes) : 0.0);
     const double budget_for_runs = budget - scratch;
     chunking = choose_mpis_chunking(one_run, s, config, budget_for_runs);
     const double per_run = estimate_mpis_bytes(one_run, s, config, chunking);

@@ -182,8 +182,32 @@ Case broadcast_reduce() {
   return c;
 }
 
+/// Few outputs of a long reduction (the shape of window 5's single-block chimpanzees step): the
+/// generic and automatic paths split the reduction (estimate/log_sum_product_split.hpp).
+Case starved_dot() {
+  Case c = named("starved_dot");
+  c.tensors = {LogTensor({20, 10}, {7, 5000}), LogTensor({20, 10}, {7, 5000})};
+  c.eliminate = {10};
+  c.out_vars = c.output_vars = {20};
+  c.output_extents = {7};
+  return c;
+}
+
+/// A GEMV of a few tiles over a long reduction: automatic splits it rather than run a handful of
+/// tiled blocks; an explicit tiled request keeps the tiled kernel.
+Case starved_gemv() {
+  Case c = named("starved_gemv");
+  c.tensors = {LogTensor({20, 10}, {2, 3000}), LogTensor({20, 10, 1}, {2, 3000, 64})};
+  c.eliminate = {10};
+  c.out_vars = c.output_vars = {20, 1};
+  c.output_extents = {2, 64};
+  return c;
+}
+
 std::vector<std::function<Case()>> cases() {
-  return {hierarchical,
+  return {starved_dot,
+          starved_gemv,
+          hierarchical,
           [] { return chain_level(20, 7); },
           [] { return chain_level(70, 5); },
           multi_axis,

@@ -26,6 +26,10 @@
 // (2 + 2 + 2(K − 1))u relative (each term's exp on either side, and either side's recursive
 // summation), and the results by that plus one rounding of max + log(sum) on each side:
 // |Δ| ≤ u (2K + 4 + 2|U|).
+//
+// The split reduction (estimate/log_sum_product_split.hpp) sums the same terms in P groups, each
+// rescaled once by exp(m_p − M) in the combine: the tiled path's per-chunk rescaling, within the
+// same bound u (8·scale + 4K + 16).
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -46,6 +50,7 @@
 #include "myriad/detail/log_sum_product_lane_types.hpp"
 #include "myriad/estimate/log_contract.hpp"
 #include "myriad/estimate/log_semiring_gemm.hpp"
+#include "myriad/estimate/log_sum_product_split.hpp"
 #include "myriad/estimate/log_tensor.hpp"
 
 namespace myriad {
@@ -817,6 +822,104 @@ TEST(LogSumProductLanes, ThePolicyRunsLanesUnlessToldNotAndThreadsChangeNoBit) {
   omp_set_num_threads(threads);
   for (std::size_t i = 1; i < outputs.size(); ++i)
     EXPECT_EQ(outputs[i], outputs[0]) << "the thread count changed the lanes' results";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The split reduction
+
+std::unique_ptr<Output> run_split(const Case& c, std::int64_t parts) {
+  auto out = make_output(c);
+  const std::int64_t terms = out->step.element.elim_size;
+  LogSumProductSplit split;
+  split.part_terms = (terms + parts - 1) / parts;
+  split.parts = (terms + split.part_terms - 1) / split.part_terms;
+  run_log_sum_product_split(CpuParallel{false}, out->step, split);
+  return out;
+}
+
+TEST(LogSumProductSplit, EveryPartitionMatchesTheGenericElement) {
+  const std::vector<Values> draws = {{1e4, 3.0, 0.1}, {1e4, 1e3, 0.1}, {30.0, 3.0, 0.6}};
+  std::uint64_t seed = 500;
+  for (const auto& make : numeric_cases()) {
+    for (const Values& values : draws) {
+      Case c = make();
+      fill(c, values, ++seed);
+      const auto reference = run_generic(c);
+      const std::int64_t terms = reference->step.element.elim_size;
+      for (std::int64_t parts : {std::int64_t{2}, std::int64_t{3}, std::int64_t{7}, terms})
+        expect_same_output(
+            *run_split(c, parts), *reference, tolerance_of(c, terms), false,
+            c.name + " in " + std::to_string(parts) + " parts, seed " + std::to_string(seed));
+    }
+  }
+  print_worst_ratio("split reduction vs generic");
+}
+
+TEST(LogSumProductSplit, AStarvedStepSplitsAndMatches) {
+  // Seven outputs of 5000 terms each: the shape of the single-block chimpanzees step.
+  Case c;
+  c.name = "starved";
+  add_tensor(c, {20, 10}, {7, 5000});
+  add_tensor(c, {20, 10}, {7, 5000});
+  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view()};
+  c.eliminate = {10};
+  c.out_vars = {20};
+  c.output_tensor_vars = c.out_vars;
+  c.output_tensor_extents = {7};
+  fill(c, Values{}, 21);
+  const auto reference = run_generic(c);
+  // On 132 SMs (270 336 thread slots): 19 parts of 264 terms, the last one 248.
+  const LogSumProductSplit split = choose_log_sum_product_split(7, 5000, 132 * 2048);
+  EXPECT_EQ(split.parts, 19);
+  EXPECT_EQ(split.part_terms, 264);
+  auto out = make_output(c);
+  run_log_sum_product_split(CpuParallel{false}, out->step, split);
+  expect_same_output(*out, *reference, tolerance_of(c, 5000), false, "starved step");
+}
+
+TEST(LogSumProductSplit, TheRuleSplitsOnlyWhatWouldStarveTheDevice) {
+  const std::int64_t slots = 132 * 2048;
+  // Outputs enough to fill the device, or a reduction too short for two parts: not split.
+  EXPECT_EQ(choose_log_sum_product_split(slots, 1 << 20, slots).parts, 1);
+  EXPECT_EQ(choose_log_sum_product_split(10, 2 * kSplitMinPartTerms - 1, slots).parts, 1);
+  EXPECT_EQ(choose_log_sum_product_split(0, 1 << 20, slots).parts, 1);
+  // One output of a long reduction: as many parts as thread slots, each at least the minimum.
+  const LogSumProductSplit one = choose_log_sum_product_split(1, std::int64_t{1} << 30, slots);
+  EXPECT_EQ(one.parts, std::min(slots, kSplitMaxPairs));
+  // The scratch bound: at most kSplitMaxPairs (output, part) pairs.
+  const LogSumProductSplit wide =
+      choose_log_sum_product_split(1000, std::int64_t{1} << 30, 1 << 30);
+  EXPECT_LE(wide.parts * 1000, kSplitMaxPairs);
+  // The length bound, and the parts cover the terms with none empty, whatever the shape.
+  for (std::int64_t outputs : {1, 3, 100, 5000})
+    for (std::int64_t terms : {512, 1000, 4097, 100000, 12345678}) {
+      const LogSumProductSplit s = choose_log_sum_product_split(outputs, terms, slots);
+      if (s.parts == 1) continue;
+      EXPECT_GE(s.part_terms, kSplitMinPartTerms);
+      EXPECT_GE(s.parts * s.part_terms, terms);
+      EXPECT_LT((s.parts - 1) * s.part_terms, terms) << "an empty last part";
+      EXPECT_LE(s.parts * outputs, std::max<std::int64_t>(slots, outputs) + outputs);
+    }
+}
+
+TEST(LogSumProductSplit, NonFiniteTermsFollowTheGenericElement) {
+  // 37 terms in parts of 10: +inf, NaN in a part whose other terms are −inf, rows of −inf.
+  Case c = batched_dot();
+  fill(c, Values{1e4, 3.0, 0.0}, 9);
+  double* a = c.tensors[0]->data();
+  a[0 * 37 + 3] = INFINITY;
+  for (int e = 20; e < 30; ++e) a[1 * 37 + e] = -INFINITY;
+  a[1 * 37 + 25] = std::numeric_limits<double>::quiet_NaN();
+  for (int e = 0; e < 37; ++e) a[2 * 37 + e] = -INFINITY;
+  for (int e = 0; e < 37; ++e) a[3 * 37 + e] = -INFINITY;
+  a[3 * 37 + 31] = std::numeric_limits<double>::quiet_NaN();
+  const auto reference = run_generic(c);
+  EXPECT_EQ(reference->tensor.values()[0], INFINITY);
+  EXPECT_EQ(reference->tensor.values()[2], -INFINITY);
+  EXPECT_EQ(reference->tensor.values()[3], -INFINITY);
+  for (std::int64_t parts : {2, 4, 37})
+    expect_same_output(*run_split(c, parts), *reference, tolerance_of(c, 37), false,
+                       "non-finite terms in " + std::to_string(parts) + " parts");
 }
 
 }  // namespace

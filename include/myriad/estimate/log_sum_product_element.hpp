@@ -56,6 +56,13 @@ struct LogSumProductElement {
   /// fastest) for inputs positioned at `base`; an odometer moves each input's offset.
   template <class Visit>
   MYRIAD_HD void sweep(const std::int64_t* base, Visit&& visit) const {
+    sweep_range(base, 0, elim_size, visit);
+  }
+
+  /// sweep() over the eliminated assignments e in [first, last) only.
+  template <class Visit>
+  MYRIAD_HD void sweep_range(const std::int64_t* base, std::int64_t first, std::int64_t last,
+                             Visit&& visit) const {
     std::int64_t offset[kMaxStepInputs];
     std::int64_t digit[kMaxStepAxes];
     // Inputs constant over E, summed once (a −inf among them makes every term −inf).
@@ -63,8 +70,14 @@ struct LogSumProductElement {
     for (int c = 0; c < constants; ++c)
       constant += data[constant_input[c]][base[constant_input[c]]];
     for (int v = 0; v < varying; ++v) offset[v] = base[varying_input[v]];
-    for (int b = 0; b < elim_axes; ++b) digit[b] = 0;
-    for (std::int64_t e = 0; e < elim_size; ++e) {
+    // The odometer's reading at `first`.
+    std::int64_t rest = first;
+    for (int b = elim_axes - 1; b >= 0; --b) {
+      digit[b] = rest % elim_extent[b];
+      rest /= elim_extent[b];
+      for (int v = 0; v < varying; ++v) offset[v] += digit[b] * elim_stride[varying_input[v]][b];
+    }
+    for (std::int64_t e = first; e < last; ++e) {
       double s = constant;
       for (int v = 0; v < varying; ++v) s += data[varying_input[v]][offset[v]];
       visit(e, s);
@@ -80,11 +93,17 @@ struct LogSumProductElement {
 
   /// max_e s(e) and Σ_e exp(s(e) − max) at `base` (two passes; sum is 0 when max is ±inf).
   MYRIAD_HD void max_and_sum(const std::int64_t* base, double& max, double& sum) const {
+    max_and_sum_range(base, 0, elim_size, max, sum);
+  }
+
+  /// max_and_sum over the eliminated assignments in [first, last) only (a split reduction's part).
+  MYRIAD_HD void max_and_sum_range(const std::int64_t* base, std::int64_t first, std::int64_t last,
+                                   double& max, double& sum) const {
     max = -INFINITY;
-    sweep(base, [&](std::int64_t, double s) { max = s > max ? s : max; });
+    sweep_range(base, first, last, [&](std::int64_t, double s) { max = s > max ? s : max; });
     sum = 0.0;
     if (max == -INFINITY || max == INFINITY) return;  // all zero weight, or an overflowed sum
-    sweep(base, [&](std::int64_t, double s) { sum += myriad::exp(s - max); });
+    sweep_range(base, first, last, [&](std::int64_t, double s) { sum += myriad::exp(s - max); });
   }
 
   /// U[o] = LSE_E Σ_j T_j at output element o.
@@ -114,13 +133,16 @@ struct LogSumProductStep {
   double* out = nullptr;
   std::int64_t out_stride[kMaxStepAxes] = {};
   std::int64_t out_size = 0;
-  MYRIAD_HD void operator()(std::int64_t o) const {
+  MYRIAD_HD void operator()(std::int64_t o) const { out[out_offset(o)] = element(o); }
+
+  /// Where output element o goes: Σ_a coord_a · out_stride[a].
+  MYRIAD_HD std::int64_t out_offset(std::int64_t o) const {
     std::int64_t offset = 0, rest = o;
     for (int a = element.out_axes - 1; a >= 0; --a) {
       offset += (rest % element.out_extent[a]) * out_stride[a];
       rest /= element.out_extent[a];
     }
-    out[offset] = element(o);
+    return offset;
   }
 };
 

@@ -70,6 +70,7 @@ MpisResult mpis(const Model& model, const MpisConfig& config) {
   // The contraction path is a CUDA setting: the CPU engine has one path, and must not set
   // the cuBLAS path's scratch aside from its memory budget.
   MpisConfig effective = config;
+  effective.device = device;  // resolved: the plan sets the GPU's contraction scratch aside
   if (device != Device::cuda) effective.contraction = ContractionPath::automatic;
   MpisResult result = run_mpis(structure, effective, factory, available_memory_bytes(device));
   if constexpr (plated_has_exact_log_marginal<Model>)
