@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 
@@ -37,8 +38,13 @@ namespace myriad::linalg {
 ///
 /// O(n³/3) multiply-adds, no scratch.
 template <class T>
-MYRIAD_HD int cholesky_in_place_info(MatrixView<T> a) {
-  static_assert(!std::is_const<T>::value, "cholesky_in_place_info overwrites its argument");
+MYRIAD_HD int cholesky_in_place_info(MatrixView<T> a);
+
+/// (Internal.) The Cholesky–Crout loop of cholesky_in_place_info over element type S, with
+/// `accept(j, pivot)` judging each pivot d_j before anything of column j is written: false stops
+/// the factorisation there; true goes on with `pivot`, which it may have replaced.
+template <class S, class Accept>
+MYRIAD_HD void cholesky_crout(MatrixView<S> a, Accept&& accept) {
   const int n = a.rows;
   // Column-major-like views (batches in LAPACK layout) update column j by axpys of the earlier
   // columns, which runs down contiguous columns; row-major-like views take the inner products
@@ -46,28 +52,59 @@ MYRIAD_HD int cholesky_in_place_info(MatrixView<T> a) {
   // k = 0, 1, …, j − 1, so they round identically: the choice changes speed, not results.
   const bool by_columns = a.row_stride < a.col_stride;
   for (int j = 0; j < n; ++j) {
-    T pivot = a(j, j);
+    S pivot = a(j, j);
     for (int k = 0; k < j; ++k) pivot -= a(j, k) * a(j, k);
-    // !(pivot > 0) also catches NaN. Nothing of column j has been written yet.
-    if (!(pivot > T(0)) || !isfinite(pivot)) return j + 1;
-    const T l_jj = sqrt(pivot);
+    if (!accept(j, pivot)) return;
+    const S l_jj = sqrt(pivot);
     a(j, j) = l_jj;
-    const T inverse_l_jj = T(1) / l_jj;
+    const S inverse_l_jj = S(1) / l_jj;
     if (by_columns) {
       for (int k = 0; k < j; ++k) {
-        const T l_jk = a(j, k);
+        const S l_jk = a(j, k);
         for (int i = j + 1; i < n; ++i) a(i, j) -= a(i, k) * l_jk;
       }
       for (int i = j + 1; i < n; ++i) a(i, j) *= inverse_l_jj;
     } else {
       for (int i = j + 1; i < n; ++i) {
-        T s = a(i, j);
+        S s = a(i, j);
         for (int k = 0; k < j; ++k) s -= a(i, k) * a(j, k);
         a(i, j) = s * inverse_l_jj;
       }
     }
   }
-  return 0;
+}
+
+template <class T>
+MYRIAD_HD int cholesky_in_place_info(MatrixView<T> a) {
+  static_assert(!std::is_const<T>::value, "cholesky_in_place_info overwrites its argument");
+  int info = 0;
+  cholesky_crout(a, [&](int j, const T& pivot) {
+    // !(pivot > 0) also catches NaN. Nothing of column j has been written yet.
+    if (!(pivot > T(0)) || !isfinite(pivot)) {
+      info = j + 1;
+      return false;
+    }
+    return true;
+  });
+  return info;
+}
+
+/// cholesky_in_place_info for W matrices at once, one per lane of a SIMD batch S (core/lanes.hpp;
+/// the matrices interleaved, entry (i, j) of every lane in one batch): every lane's factor is the
+/// one-lane code's, operation for operation. Returns the lanes whose factorisation failed (a
+/// pivot not positive or not finite); such a lane goes on with pivot 1, so that it cannot disturb
+/// the others, and its L is meaningless, as a failed one-lane factor is.
+template <class S>
+MYRIAD_HD lane_mask_t<S> cholesky_in_place_lanes(MatrixView<S> a) {
+  static_assert(!std::is_const<S>::value, "cholesky_in_place_lanes overwrites its argument");
+  lane_mask_t<S> failed(false);
+  cholesky_crout(a, [&](int, S& pivot) {
+    const lane_mask_t<S> bad = !(pivot > S(0)) || !isfinite(pivot);
+    failed = failed || bad;
+    pivot = LaneOps<S>::select(bad, S(1), pivot);
+    return true;
+  });
+  return failed;
 }
 
 /// Factors A = L Lᵀ in place (see cholesky_in_place_info); false when A is not numerically

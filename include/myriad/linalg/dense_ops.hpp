@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 
@@ -66,6 +67,7 @@ MYRIAD_HD auto dot(const X& x, const Y& y, int n) {
 
 /// ‖x‖∞ = max_{i<n} |x_i| (0 for n = 0). NaN if any element is NaN, so that a convergence test
 /// ‖r‖∞ < τ fails on a NaN residual rather than skipping it (constrained-hmc.md §4).
+/// With SIMD lanes as elements (core/lanes.hpp), each lane's norm of its own vector.
 template <class X>
 MYRIAD_HD auto max_abs(const X& x, int n) {
   using Value = std::remove_const_t<std::remove_reference_t<decltype(x[0])>>;
@@ -73,7 +75,7 @@ MYRIAD_HD auto max_abs(const X& x, int n) {
   for (int i = 0; i < n; ++i) {
     const Value a = fabs(static_cast<Value>(x[i]));
     // a != a is NaN; once m is NaN neither comparison replaces it.
-    if (a > m || a != a) m = a;
+    m = LaneOps<Value>::select(a > m || a != a, a, m);
   }
   return m;
 }
