@@ -88,11 +88,13 @@ struct DenseConstraintFactor {
             n};
   }
 
-  /// J at u and the Cholesky factor of J Jᵀ; false on a non-positive pivot or non-finite J.
+  /// J at u and the Cholesky factor of J Jᵀ; false on a non-positive pivot or non-finite J
+  /// (with T a SIMD batch of chains, core/lanes.hpp: the mask of the lanes that succeeded).
   template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
-  MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& dual_outputs,
-                          const Team& team = Team{}) {
-    return form(g, u, dual_outputs, team) && factor(team);
+  MYRIAD_HD lane_mask_t<T> evaluate(const Generator& g, const Vec& u, DualScratch& dual_outputs,
+                                    const Team& team = Team{}) {
+    form(g, u, dual_outputs, team);  // always true
+    return factor(team);
   }
 
   /// The first half of evaluate(): J at u and the lower triangle of G = J Jᵀ in `chol`, to be
@@ -107,10 +109,16 @@ struct DenseConstraintFactor {
     return true;
   }
 
-  /// The second half: G = L Lᵀ in place; false on a non-positive or non-finite pivot.
+  /// The second half: G = L Lᵀ in place; false on a non-positive or non-finite pivot (per lane
+  /// for a SIMD batch of chains, whose lanes are never also a team's).
   template <class Team = SerialTeam>
-  MYRIAD_HD bool factor(const Team& team = Team{}) {
-    return linalg::team_cholesky_in_place(team, chol);
+  MYRIAD_HD lane_mask_t<T> factor(const Team& team = Team{}) {
+    if constexpr (lane_width_v < T >> 1) {
+      static_assert(Team::kSerial, "chains in SIMD lanes run one lane of a team each");
+      return !linalg::cholesky_in_place_lanes(chol);
+    } else {
+      return linalg::team_cholesky_in_place(team, chol);
+    }
   }
 
   template <class Vec, class Out, class Team = SerialTeam>

@@ -1,0 +1,213 @@
+// Constrained HMC's pieces over SIMD lanes (core/lanes.hpp), as they become generic over the
+// element type: W chains at once, one per lane of an xsimd batch, against the one-lane code on
+// each lane's own data — the Cholesky factorisation, the ∞-norm, the dense constraint factor.
+// This translation unit is compiled for the baseline instruction set, where neither side
+// contracts a·b + c into an FMA, so every lane must equal its one-lane result bit for bit, except
+// where a transcendental function (xsimd's against libm's) is involved.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+#include <xsimd/xsimd.hpp>
+
+#include "myriad/detail/simd_lanes.hpp"
+#include "myriad/linalg/cholesky.hpp"
+#include "myriad/linalg/dense_ops.hpp"
+#include "myriad/linalg/matrix_view.hpp"
+#include "myriad/mcmc/constraint_factor.hpp"
+#include "myriad/models/linear_gaussian.hpp"
+#include "myriad/models/sphere.hpp"
+
+namespace myriad {
+namespace {
+
+using Batch = xsimd::batch<double>;
+constexpr int W = static_cast<int>(Batch::size);
+
+/// A random SPD matrix B Bᵀ + n I (n × n, row-major), B with N(0, 1) entries.
+std::vector<double> spd(int n, std::mt19937_64& rng) {
+  std::normal_distribution<double> normal;
+  std::vector<double> b(n * n), a(n * n, 0.0);
+  for (double& x : b) x = normal(rng);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      for (int k = 0; k < n; ++k) a[i * n + j] += b[i * n + k] * b[j * n + k];
+      if (i == j) a[i * n + j] += n;
+    }
+  return a;
+}
+
+/// Lane l's matrices interleaved: entry (i, j) of every lane in one batch.
+std::vector<Batch> interleave(const std::vector<std::vector<double>>& lanes, int size) {
+  std::vector<Batch> out(size);
+  alignas(64) double values[W];
+  for (int e = 0; e < size; ++e) {
+    for (int l = 0; l < W; ++l) values[l] = lanes[l][e];
+    out[e] = Batch::load_aligned(values);
+  }
+  return out;
+}
+
+double lane_of(const Batch& b, int l) {
+  alignas(64) double values[W];
+  b.store_aligned(values);
+  return values[l];
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(LinalgLanes, CholeskyEqualsTheOneLaneFactorOnEveryLaneAndFlagsFailedLanes) {
+  std::mt19937_64 rng(7);
+  for (int n : {1, 2, 5, 9, 16, 33}) {
+    for (int failing = -1; failing < W; ++failing) {  // -1: no lane fails
+      std::vector<std::vector<double>> lanes;
+      for (int l = 0; l < W; ++l) {
+        std::vector<double> a = spd(n, rng);
+        // Lane `failing` gets an indefinite matrix (a negative pivot at column n/2), or a NaN.
+        if (l == failing) {
+          if (l % 2 == 0) {
+            a[(n / 2) * n + n / 2] = -1.0;
+          } else {
+            a[(n - 1) * n + (n - 1)] = std::numeric_limits<double>::quiet_NaN();
+          }
+        }
+        lanes.push_back(a);
+      }
+      std::vector<Batch> group = interleave(lanes, n * n);
+      const auto failed = linalg::cholesky_in_place_lanes(dense_matrix(group.data(), n, n));
+      for (int l = 0; l < W; ++l) {
+        std::vector<double> one = lanes[l];
+        const int info = linalg::cholesky_in_place_info(dense_matrix(one.data(), n, n));
+        EXPECT_EQ(LaneOps<Batch>::flag(failed, l), info != 0)
+            << "n " << n << ", lane " << l << ", failing lane " << failing;
+        EXPECT_EQ(info != 0, l == failing) << "the test's own matrices";
+        if (info != 0) continue;  // a failed factor is meaningless on either side
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j <= i; ++j)
+            ASSERT_TRUE(same_bits(lane_of(group[i * n + j], l), one[i * n + j]))
+                << "n " << n << ", lane " << l << ", L(" << i << ", " << j
+                << ") = " << lane_of(group[i * n + j], l) << " against " << one[i * n + j];
+      }
+    }
+  }
+}
+
+TEST(LinalgLanes, MaxAbsIsEachLanesNormWithItsNaNRule) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> normal(0.0, 10.0);
+  const int n = 11;
+  std::vector<std::vector<double>> lanes(W, std::vector<double>(n));
+  for (auto& v : lanes)
+    for (double& x : v) x = normal(rng);
+  lanes[0][4] = std::numeric_limits<double>::quiet_NaN();  // a NaN anywhere: the norm is NaN
+  lanes[W - 1][n - 1] = -1e300;
+  const std::vector<Batch> group = interleave(lanes, n);
+  const Batch norm = linalg::max_abs(group, n);
+  for (int l = 0; l < W; ++l) {
+    const double one = linalg::max_abs(lanes[l], n);
+    EXPECT_TRUE(same_bits(lane_of(norm, l), one) ||
+                (std::isnan(one) && std::isnan(lane_of(norm, l))))
+        << "lane " << l << ": " << lane_of(norm, l) << " against " << one;
+  }
+  EXPECT_TRUE(std::isnan(lane_of(norm, 0)));
+  EXPECT_EQ(lane_of(norm, W - 1), 1e300);
+}
+
+/// The dense constraint factor of `g` at W points, in lanes and one lane at a time: J, L, the
+/// Gram solve, J v and Jᵀ w of every lane bit for bit, ½ log|G| to a few ulp (xsimd's log), and
+/// the lanes whose Gram matrix is singular flagged.
+template <class Generator>
+void expect_dense_factor_lanes_agree(const Generator& g, const std::vector<std::vector<double>>& u,
+                                     const std::vector<bool>& singular) {
+  const int m = g.output_dim(), n = g.input_dim();
+  const std::int64_t size = DenseConstraintFactor<double>::workspace_size(m, n, 0);
+  std::vector<Batch> group_work(size), group_u = interleave(u, n);
+  ChainWorkspace<Batch> group_ws{group_work.data(), 1};
+  auto group = DenseConstraintFactor<Batch>::at(group_ws, 0, m, n, 0);
+  const ChainVector<Batch> group_point{group_u.data(), 1, n};
+  std::vector<Dual<Batch>> no_duals(1, Dual<Batch>(Batch(0.0)));
+  const auto ok = group.evaluate(g, group_point, no_duals);
+  // A right-hand side per lane for the solves and products.
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  std::vector<std::vector<double>> rhs(W, std::vector<double>(m)),
+      tangent(W, std::vector<double>(n));
+  for (int l = 0; l < W; ++l) {
+    for (double& x : rhs[l]) x = normal(rng);
+    for (double& x : tangent[l]) x = normal(rng);
+  }
+  std::vector<Batch> group_rhs = interleave(rhs, m), group_tangent = interleave(tangent, n);
+  std::vector<Batch> group_jv(m), group_jtw(n);
+  ChainVector<Batch> rhs_view{group_rhs.data(), 1, m}, jv{group_jv.data(), 1, m},
+      jtw{group_jtw.data(), 1, n};
+  const ChainVector<Batch> tangent_view{group_tangent.data(), 1, n};
+  group.apply(tangent_view, jv);
+  group.apply_transpose(rhs_view, jtw);
+  const Batch half_log_det = group.half_log_det();
+  group.gram_solve(rhs_view);
+  for (int l = 0; l < W; ++l) {
+    std::vector<double> work(size), point = u[l];
+    ChainWorkspace<double> ws{work.data(), 1};
+    auto one = DenseConstraintFactor<double>::at(ws, 0, m, n, 0);
+    std::vector<Dual<double>> duals(1, Dual<double>(0.0));
+    const bool one_ok = one.evaluate(g, ChainVector<double>{point.data(), 1, n}, duals);
+    EXPECT_EQ(LaneOps<Batch>::flag(ok, l), one_ok) << "lane " << l;
+    EXPECT_EQ(one_ok, !singular[l]) << "the test's own points";
+    for (int e = 0; e < m * n; ++e)
+      ASSERT_TRUE(same_bits(lane_of(group.jacobian.data[e], l), one.jacobian.data[e])) << "J";
+    if (!one_ok) continue;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j <= i; ++j)
+        ASSERT_TRUE(same_bits(lane_of(group.chol(i, j), l), one.chol(i, j))) << "L";
+    std::vector<double> v = rhs[l], out_jv(m), out_jtw(n), t = tangent[l];
+    ChainVector<double> v_view{v.data(), 1, m}, jv_one{out_jv.data(), 1, m},
+        jtw_one{out_jtw.data(), 1, n};
+    one.apply(ChainVector<double>{t.data(), 1, n}, jv_one);
+    one.apply_transpose(v_view, jtw_one);
+    const double one_half_log_det = one.half_log_det();
+    one.gram_solve(v_view);
+    for (int i = 0; i < m; ++i) {
+      ASSERT_TRUE(same_bits(lane_of(group_rhs[i], l), v[i])) << "G⁻¹ w, lane " << l;
+      ASSERT_TRUE(same_bits(lane_of(group_jv[i], l), out_jv[i])) << "J v, lane " << l;
+    }
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(same_bits(lane_of(group_jtw[i], l), out_jtw[i]));
+    // Each log within 1 ulp on either side, summed over M terms: M · 4u relative to Σ |log L_ii|.
+    double scale = 0.0;
+    for (int i = 0; i < m; ++i) scale += std::abs(std::log(one.chol(i, i)));
+    EXPECT_NEAR(lane_of(half_log_det, l), one_half_log_det, 4.0 * m * 0x1p-53 * (scale + 1.0))
+        << "lane " << l;
+  }
+}
+
+std::vector<std::vector<double>> random_points(int n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<std::vector<double>> u(W, std::vector<double>(n));
+  for (auto& point : u)
+    for (double& x : point) x = normal(rng);
+  return u;
+}
+
+TEST(ChmcLanes, DenseConstraintFactorOfTheSphereEqualsTheOneLaneFactors) {
+  // J = 2uᵀ differs per lane; at u = 0 the Gram matrix 4|u|² is 0 and the lane fails alone.
+  const auto g = models::Sphere::make(6, 1.5);
+  std::vector<std::vector<double>> u = random_points(6, 11);
+  std::vector<bool> singular(W, false);
+  u[W - 1].assign(6, 0.0);
+  singular[W - 1] = true;
+  expect_dense_factor_lanes_agree(g, u, singular);
+}
+
+TEST(ChmcLanes, DenseConstraintFactorOfALinearGaussianEqualsTheOneLaneFactors) {
+  const auto problem = models::LinearGaussianProblem::make(3, 7, 4);
+  expect_dense_factor_lanes_agree(problem.host_model(), random_points(7, 12),
+                                  std::vector<bool>(W, false));
+}
+
+}  // namespace
+}  // namespace myriad
