@@ -108,14 +108,24 @@ struct DiagonalPlusLowRankGram {
   /// Forms and factors S and caches log|G|. False (and the chain's Gram matrix unusable) when
   /// some d_i is not positive and finite, S is not numerically positive definite, or log|G| is
   /// not finite. O(MK² + K³).
-  MYRIAD_HD bool factor() const {
+  ///
+  /// With T a SIMD batch of chains (core/lanes.hpp): the mask of the lanes that succeeded; a
+  /// failed lane goes on with harmless values (its result is meaningless, as one chain's is).
+  MYRIAD_HD lane_mask_t<T> factor() const {
     const int m = b.rows;
     const int k = b.cols;
+    lane_mask_t<T> ok(true);
     T log_d = T(0);
     for (int i = 0; i < m; ++i) {
       const T d_i = d[i];
-      if (!(d_i > T(0)) || !isfinite(d_i)) return false;
-      log_d += log(d_i);
+      const lane_mask_t<T> positive = d_i > T(0) && isfinite(d_i);
+      if constexpr (lane_width_v<T> == 1) {
+        if (!positive) return false;
+        log_d += log(d_i);
+      } else {
+        ok = ok && positive;
+        log_d += log(LaneOps<T>::select(positive, d_i, T(1)));
+      }
     }
     // S = I + Σ_i (b_i / d_i)(b_i / d_i)ᵀ, one scaled row of B at a time in the scratch.
     for (int a = 0; a < k; ++a)
@@ -126,11 +136,15 @@ struct DiagonalPlusLowRankGram {
       for (int a = 0; a < k; ++a)
         for (int c = 0; c <= a; ++c) capacitance(a, c) += scratch[a] * scratch[c];
     }
-    if (!cholesky_in_place(capacitance)) return false;
+    if constexpr (lane_width_v<T> == 1) {
+      if (!cholesky_in_place(capacitance)) return false;
+    } else {
+      ok = ok && !cholesky_in_place_lanes(capacitance);
+    }
     // log|G| = Σ log d_i² + log|S|.
     const T log_det_g = T(2) * log_d + log_det_from_cholesky(capacitance);
     *log_det_cache = log_det_g;
-    return isfinite(log_det_g);
+    return ok && isfinite(log_det_g);
   }
 
   /// log|G| = log|J Jᵀ| (after a successful factor()).
@@ -233,24 +247,37 @@ struct TriangularPlusLowRankGram {
   /// Computes W = T⁻¹ B, forms and factors S, and caches log|G|. False when some T_ii is not
   /// positive and finite, S is not numerically positive definite (e.g. W overflowed), or log|G|
   /// is not finite. O(KM² + MK² + K³).
-  MYRIAD_HD bool factor() const {
+  ///
+  /// With T a SIMD batch of chains: the mask of the lanes that succeeded (as the diagonal case).
+  MYRIAD_HD lane_mask_t<T> factor() const {
     const int m = b.rows;
     const int k = b.cols;
+    lane_mask_t<T> ok(true);
     T log_t = T(0);
     for (int i = 0; i < m; ++i) {
       const T t_ii = t(i, i);
-      if (!(t_ii > T(0)) || !isfinite(t_ii)) return false;
-      log_t += log(t_ii);
+      const lane_mask_t<T> positive = t_ii > T(0) && isfinite(t_ii);
+      if constexpr (lane_width_v<T> == 1) {
+        if (!positive) return false;
+        log_t += log(t_ii);
+      } else {
+        ok = ok && positive;
+        log_t += log(LaneOps<T>::select(positive, t_ii, T(1)));
+      }
     }
     for (int i = 0; i < m; ++i)
       for (int a = 0; a < k; ++a) w(i, a) = b(i, a);
     solve_lower_columns(t, w);  // W = T⁻¹ B
     detail::identity_plus_gram_of_columns(w.as_const(), capacitance);
-    if (!cholesky_in_place(capacitance)) return false;
+    if constexpr (lane_width_v<T> == 1) {
+      if (!cholesky_in_place(capacitance)) return false;
+    } else {
+      ok = ok && !cholesky_in_place_lanes(capacitance);
+    }
     // log|G| = log|T|² + log|S|.
     const T log_det_g = T(2) * log_t + log_det_from_cholesky(capacitance);
     *log_det_cache = log_det_g;
-    return isfinite(log_det_g);
+    return ok && isfinite(log_det_g);
   }
 
   /// log|G| = log|J Jᵀ| (after a successful factor()).

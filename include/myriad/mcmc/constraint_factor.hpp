@@ -279,8 +279,8 @@ struct StructuredConstraintFactor {
   }
 
   template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
-  MYRIAD_HD bool evaluate(const Generator& g, const Vec& u, DualScratch& /*dual_outputs*/,
-                          const Team& team = Team{}) {
+  MYRIAD_HD lane_mask_t<T> evaluate(const Generator& g, const Vec& u, DualScratch& /*dual_outputs*/,
+                                    const Team& team = Team{}) {
     return on_lane_zero(team, [&] {
       MatrixView<T> b = parameter_block(jacobian, k);
       auto t = noise_block(jacobian, k);
@@ -292,13 +292,13 @@ struct StructuredConstraintFactor {
   /// algorithm (linalg/structured_gram.hpp) and never batched, so form() does all of evaluate()
   /// and factor() has nothing left to do.
   template <class Generator, class Vec, class DualScratch, class Team = SerialTeam>
-  MYRIAD_HD bool form(const Generator& g, const Vec& u, DualScratch& dual_outputs,
-                      const Team& team = Team{}) {
+  MYRIAD_HD lane_mask_t<T> form(const Generator& g, const Vec& u, DualScratch& dual_outputs,
+                                const Team& team = Team{}) {
     return evaluate(g, u, dual_outputs, team);
   }
   template <class Team = SerialTeam>
-  MYRIAD_HD bool factor(const Team& /*team*/ = Team{}) {
-    return true;
+  MYRIAD_HD lane_mask_t<T> factor(const Team& /*team*/ = Team{}) {
+    return lane_mask_t<T>(true);
   }
 
   /// out = B v₁ + T v₂.
