@@ -55,6 +55,37 @@ MYRIAD_HD void identity_plus_gram_of_columns(MatrixView<U> rows, MatrixView<T> s
     }
 }
 
+/// log_sum += Σ_{i<m} log x(i) for a diagonal that must be positive and finite. With one chain,
+/// false at the first entry that is not (the factorisation has failed); with SIMD lanes
+/// (core/lanes.hpp) such lanes are cleared in `ok` and add log 1, and the result is true.
+template <class T, class Diagonal>
+MYRIAD_HD bool add_log_positive_diagonal(const Diagonal& x, int m, T& log_sum, lane_mask_t<T>& ok) {
+  for (int i = 0; i < m; ++i) {
+    const T x_i = x(i);
+    const lane_mask_t<T> positive = x_i > T(0) && isfinite(x_i);
+    if constexpr (lane_width_v<T> == 1) {
+      if (!positive) return false;
+      log_sum += log(x_i);
+    } else {
+      ok = ok && positive;
+      log_sum += log(LaneOps<T>::select(positive, x_i, T(1)));
+    }
+  }
+  return true;
+}
+
+/// Cholesky of the capacitance S in place: with one chain, false if it fails; with SIMD lanes the
+/// failed lanes are cleared in `ok` and the result is true.
+template <class T>
+MYRIAD_HD bool factor_capacitance(MatrixView<T> s, lane_mask_t<T>& ok) {
+  if constexpr (lane_width_v<T> == 1) {
+    return cholesky_in_place(s);
+  } else {
+    ok = ok && !cholesky_in_place_lanes(s);
+    return true;
+  }
+}
+
 }  // namespace detail
 
 /// G = B Bᵀ + diag(d²) for J = [B diag(d)], d > 0: independent observations with one scalar
@@ -116,17 +147,8 @@ struct DiagonalPlusLowRankGram {
     const int k = b.cols;
     lane_mask_t<T> ok(true);
     T log_d = T(0);
-    for (int i = 0; i < m; ++i) {
-      const T d_i = d[i];
-      const lane_mask_t<T> positive = d_i > T(0) && isfinite(d_i);
-      if constexpr (lane_width_v<T> == 1) {
-        if (!positive) return false;
-        log_d += log(d_i);
-      } else {
-        ok = ok && positive;
-        log_d += log(LaneOps<T>::select(positive, d_i, T(1)));
-      }
-    }
+    if (!detail::add_log_positive_diagonal([&](int i) { return T(d[i]); }, m, log_d, ok))
+      return false;
     // S = I + Σ_i (b_i / d_i)(b_i / d_i)ᵀ, one scaled row of B at a time in the scratch.
     for (int a = 0; a < k; ++a)
       for (int c = 0; c <= a; ++c) capacitance(a, c) = a == c ? T(1) : T(0);
@@ -136,11 +158,7 @@ struct DiagonalPlusLowRankGram {
       for (int a = 0; a < k; ++a)
         for (int c = 0; c <= a; ++c) capacitance(a, c) += scratch[a] * scratch[c];
     }
-    if constexpr (lane_width_v<T> == 1) {
-      if (!cholesky_in_place(capacitance)) return false;
-    } else {
-      ok = ok && !cholesky_in_place_lanes(capacitance);
-    }
+    if (!detail::factor_capacitance(capacitance, ok)) return false;
     // log|G| = Σ log d_i² + log|S|.
     const T log_det_g = T(2) * log_d + log_det_from_cholesky(capacitance);
     *log_det_cache = log_det_g;
@@ -254,26 +272,13 @@ struct TriangularPlusLowRankGram {
     const int k = b.cols;
     lane_mask_t<T> ok(true);
     T log_t = T(0);
-    for (int i = 0; i < m; ++i) {
-      const T t_ii = t(i, i);
-      const lane_mask_t<T> positive = t_ii > T(0) && isfinite(t_ii);
-      if constexpr (lane_width_v<T> == 1) {
-        if (!positive) return false;
-        log_t += log(t_ii);
-      } else {
-        ok = ok && positive;
-        log_t += log(LaneOps<T>::select(positive, t_ii, T(1)));
-      }
-    }
+    if (!detail::add_log_positive_diagonal([&](int i) { return T(t(i, i)); }, m, log_t, ok))
+      return false;
     for (int i = 0; i < m; ++i)
       for (int a = 0; a < k; ++a) w(i, a) = b(i, a);
     solve_lower_columns(t, w);  // W = T⁻¹ B
     detail::identity_plus_gram_of_columns(w.as_const(), capacitance);
-    if constexpr (lane_width_v<T> == 1) {
-      if (!cholesky_in_place(capacitance)) return false;
-    } else {
-      ok = ok && !cholesky_in_place_lanes(capacitance);
-    }
+    if (!detail::factor_capacitance(capacitance, ok)) return false;
     // log|G| = log|T|² + log|S|.
     const T log_det_g = T(2) * log_t + log_det_from_cholesky(capacitance);
     *log_det_cache = log_det_g;
