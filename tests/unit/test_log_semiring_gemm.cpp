@@ -354,6 +354,25 @@ std::vector<std::function<Case()>> numeric_cases() {
   };
 }
 
+/// check(c, reference, seed) for every numeric case under each of three value draws, filled with
+/// seeds first + 1, first + 2, …; `reference` is the generic element's output for c.
+template <class Check>
+void for_each_filled_case(std::uint64_t first, Check&& check) {
+  static const Values draws[] = {
+      {1e4, 3.0, 0.1},    // large offsets along rows and columns
+      {1e4, 1e3, 0.1},    // and along the reduction (the max moves between chunks)
+      {30.0, 3.0, 0.6}};  // mostly −inf: many outputs with no finite term
+  std::uint64_t seed = first;
+  for (const auto& make : numeric_cases()) {
+    for (const Values& values : draws) {
+      Case c = make();
+      fill(c, values, ++seed);
+      const auto reference = run_generic(c);
+      check(c, *reference, seed);
+    }
+  }
+}
+
 LogSemiringGemm gemm_of(const Output& out) {
   std::string why;
   const std::optional<LogSemiringGemm> gemm = as_log_semiring_gemm(out.step, &why);
@@ -586,28 +605,18 @@ TEST(LogSemiringGemmTileBody, OnlineRescaleAcrossChunksIsExact) {
 }
 
 TEST(LogSemiringGemmTiled, HostBlockMatchesTheGenericElementForEveryTiling) {
-  const std::vector<Values> draws = {
-      {1e4, 3.0, 0.1},    // large offsets along rows and columns
-      {1e4, 1e3, 0.1},    // and along the reduction (the max moves between chunks)
-      {30.0, 3.0, 0.6}};  // mostly −inf: many outputs with no finite term
-  std::uint64_t seed = 100;
-  for (const auto& make : numeric_cases()) {
-    for (const Values& values : draws) {
-      Case c = make();
-      fill(c, values, ++seed);
-      const auto reference = run_generic(c);
-      const LogSemiringGemm probe = gemm_of(*reference);
-      const double tolerance = tolerance_of(c, probe.k());
-      const bool bitwise = probe.k() <= LogGemmSquare::kChunk && probe.step.element.constants == 0;
-      for (LogGemmTilingId tiling : kTilings) {
-        const auto out = make_output(c);
-        run_log_semiring_gemm_tiled_host(gemm_of(*out), tiling);
-        expect_same_output(*out, *reference, tolerance, bitwise,
-                           c.name + " tiling " + std::to_string(static_cast<int>(tiling)) +
-                               " seed " + std::to_string(seed));
-      }
+  for_each_filled_case(100, [](const Case& c, const Output& reference, std::uint64_t seed) {
+    const LogSemiringGemm probe = gemm_of(reference);
+    const double tolerance = tolerance_of(c, probe.k());
+    const bool bitwise = probe.k() <= LogGemmSquare::kChunk && probe.step.element.constants == 0;
+    for (LogGemmTilingId tiling : kTilings) {
+      const auto out = make_output(c);
+      run_log_semiring_gemm_tiled_host(gemm_of(*out), tiling);
+      expect_same_output(*out, reference, tolerance, bitwise,
+                         c.name + " tiling " + std::to_string(static_cast<int>(tiling)) +
+                             " seed " + std::to_string(seed));
     }
-  }
+  });
   print_worst_ratio("tiled host block vs generic");
 }
 
@@ -628,24 +637,17 @@ TEST(LogSemiringGemmTiled, ChainLevelAtLargerKWithTheChosenTiling) {
 // The max-shift (cuBLAS) algorithm
 
 TEST(LogSemiringGemmMaxShift, HostTwinMatchesTheGenericElement) {
-  const std::vector<Values> draws = {{1e4, 3.0, 0.1}, {1e4, 1e3, 0.1}, {30.0, 3.0, 0.6}};
-  std::uint64_t seed = 200;
-  for (const auto& make : numeric_cases()) {
-    for (const Values& values : draws) {
-      Case c = make();
-      fill(c, values, ++seed);
-      const auto reference = run_generic(c);
-      const double tolerance = tolerance_of(c, gemm_of(*reference).k());
-      // One round with the default budget, and one batch per round (a budget of one byte).
-      for (std::int64_t budget : {kMaxShiftScratchBytes, std::int64_t{1}}) {
-        const auto out = make_output(c);
-        run_log_semiring_gemm_max_shift_host(gemm_of(*out), true, budget);
-        expect_same_output(
-            *out, *reference, tolerance, false,
-            c.name + " budget " + std::to_string(budget) + " seed " + std::to_string(seed));
-      }
+  for_each_filled_case(200, [](const Case& c, const Output& reference, std::uint64_t seed) {
+    const double tolerance = tolerance_of(c, gemm_of(reference).k());
+    // One round with the default budget, and one batch per round (a budget of one byte).
+    for (std::int64_t budget : {kMaxShiftScratchBytes, std::int64_t{1}}) {
+      const auto out = make_output(c);
+      run_log_semiring_gemm_max_shift_host(gemm_of(*out), true, budget);
+      expect_same_output(
+          *out, reference, tolerance, false,
+          c.name + " budget " + std::to_string(budget) + " seed " + std::to_string(seed));
     }
-  }
+  });
   print_worst_ratio("max-shift host twin vs generic");
 }
 
@@ -741,7 +743,7 @@ double lanes_tolerance(const Output& reference) {
 
 std::unique_ptr<Output> run_lanes(const Case& c, const LogSumProductLaneKernel& kernel) {
   auto out = make_output(c);
-  run_log_sum_product_lanes(kernel, out->step);
+  run_log_sum_product_lanes(CpuParallel{}, kernel, out->step);
   return out;
 }
 
@@ -758,20 +760,13 @@ std::vector<LogSumProductLaneKernel> lane_kernels_or_skip() {
 TEST(LogSumProductLanes, EveryInstructionSetMatchesTheGenericElement) {
   const auto kernels = lane_kernels_or_skip();
   if (kernels.empty()) GTEST_SKIP() << "built without SIMD lanes (no xsimd)";
-  const std::vector<Values> draws = {{1e4, 3.0, 0.1}, {1e4, 1e3, 0.1}, {30.0, 3.0, 0.6}};
-  std::uint64_t seed = 300;
   // Every case's geometry: inputs that broadcast, move by one or stride along the lanes, constant
   // inputs, output slices, lane groups cut short by the output's end.
-  for (const auto& make : numeric_cases()) {
-    for (const Values& values : draws) {
-      Case c = make();
-      fill(c, values, ++seed);
-      const auto reference = run_generic(c);
-      for (const LogSumProductLaneKernel& kernel : kernels)
-        expect_same_output(*run_lanes(c, kernel), *reference, lanes_tolerance(*reference), false,
-                           c.name + " in " + kernel.isa + " lanes, seed " + std::to_string(seed));
-    }
-  }
+  for_each_filled_case(300, [&](const Case& c, const Output& reference, std::uint64_t seed) {
+    for (const LogSumProductLaneKernel& kernel : kernels)
+      expect_same_output(*run_lanes(c, kernel), reference, lanes_tolerance(reference), false,
+                         c.name + " in " + kernel.isa + " lanes, seed " + std::to_string(seed));
+  });
   print_worst_ratio("SIMD lanes vs generic");
 }
 
@@ -838,20 +833,13 @@ std::unique_ptr<Output> run_split(const Case& c, std::int64_t parts) {
 }
 
 TEST(LogSumProductSplit, EveryPartitionMatchesTheGenericElement) {
-  const std::vector<Values> draws = {{1e4, 3.0, 0.1}, {1e4, 1e3, 0.1}, {30.0, 3.0, 0.6}};
-  std::uint64_t seed = 500;
-  for (const auto& make : numeric_cases()) {
-    for (const Values& values : draws) {
-      Case c = make();
-      fill(c, values, ++seed);
-      const auto reference = run_generic(c);
-      const std::int64_t terms = reference->step.element.elim_size;
-      for (std::int64_t parts : {std::int64_t{2}, std::int64_t{3}, std::int64_t{7}, terms})
-        expect_same_output(
-            *run_split(c, parts), *reference, tolerance_of(c, terms), false,
-            c.name + " in " + std::to_string(parts) + " parts, seed " + std::to_string(seed));
-    }
-  }
+  for_each_filled_case(500, [](const Case& c, const Output& reference, std::uint64_t seed) {
+    const std::int64_t terms = reference.step.element.elim_size;
+    for (std::int64_t parts : {std::int64_t{2}, std::int64_t{3}, std::int64_t{7}, terms})
+      expect_same_output(
+          *run_split(c, parts), reference, tolerance_of(c, terms), false,
+          c.name + " in " + std::to_string(parts) + " parts, seed " + std::to_string(seed));
+  });
   print_worst_ratio("split reduction vs generic");
 }
 

@@ -52,7 +52,7 @@ void log_sum_product_lane_group(const LogSumProductStep& step, std::int64_t grou
   std::int64_t stride[kMaxStepInputs][kMaxStepAxes];
   for (int v = 0; v < e.varying; ++v) {
     const int j = e.varying_input[v];
-    const std::int64_t step_along = base[j][1 % W] - base[j][0];
+    const std::int64_t step_along = base[j][1] - base[j][0];  // W ≥ 2
     bool progression = true;
     for (int l = 1; l < W; ++l)
       progression = progression && base[j][l] - base[j][0] == l * step_along;
@@ -114,14 +114,9 @@ void log_sum_product_lane_group(const LogSumProductStep& step, std::int64_t grou
   alignas(64) double max_of[W], sum_of[W];
   max.store_aligned(max_of);
   sum.store_aligned(sum_of);
-  for (int l = 0; l < lanes; ++l) {
-    std::int64_t offset = 0, rest = first + l;
-    for (int a = e.out_axes - 1; a >= 0; --a) {
-      offset += (rest % e.out_extent[a]) * step.out_stride[a];
-      rest /= e.out_extent[a];
-    }
-    step.out[offset] = sum_of[l] > 0.0 ? max_of[l] + myriad::log(sum_of[l]) : max_of[l];
-  }
+  for (int l = 0; l < lanes; ++l)
+    step.out[step.out_offset(first + l)] =
+        sum_of[l] > 0.0 ? max_of[l] + myriad::log(sum_of[l]) : max_of[l];
 }
 
 /// The kernel of instruction set Arch.

@@ -25,9 +25,10 @@ std::vector<LogSumProductLaneKernel> library_log_sum_product_lane_kernels();
 /// The widest of them, chosen once; width 0 in a build without SIMD lanes.
 LogSumProductLaneKernel library_log_sum_product_lane_kernel();
 
-/// Runs every lane group of `step` with `kernel` (an OpenMP loop over groups above the CPU
-/// policy's parallel threshold).
-void run_log_sum_product_lanes(const LogSumProductLaneKernel& kernel,
+class CpuParallel;
+
+/// Runs every lane group of `step` with `kernel` on the CPU policy's threads.
+void run_log_sum_product_lanes(const CpuParallel& parallel, const LogSumProductLaneKernel& kernel,
                                const LogSumProductStep& step);
 
 }  // namespace myriad
