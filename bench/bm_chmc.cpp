@@ -29,8 +29,11 @@
 //  * vs_one_core (CUDA rows): the GPU-vs-one-core ratio of the goal, ess_per_second over that of
 //    the generator's chains:1 CPU row, which runs first when the filter selects it (0 if not).
 //
-// Rows: CPU with 1 chain (the single-core baseline; one OpenMP thread does all the work) and a
-// few small ensembles, so that the CPU rows finish in seconds on a two-core machine; CUDA with
+// Rows: CPU with 1 chain (the single-core baseline; one OpenMP thread does all the work, one
+// chain at a time) and a few small ensembles, so that the CPU rows finish in seconds on a
+// two-core machine, in SIMD lanes where the library holds the generator's lane kernels (sphere,
+// linear_gaussian: detail/chmc_lane_blocks.hpp), with `cpu_scalar` rows of the same ensembles one
+// chain at a time beside them; CUDA with
 // 2^8 … 2^14 chains (2^12 for linear_gaussian_m128), skipped with an error when no device is
 // present. Generators: the CLI's sphere (N = 10), linear_gaussian with M = 32, N = 64 (dense
 // Gram; the automatic mapping gives it a warp per chain) and with M = 128, N = 160 (automatic:
@@ -71,6 +74,7 @@
 #include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/models/builtin_generators.hpp"
 #include "myriad/run/sample_constrained.hpp"
 #include "one_core_baseline.hpp"
@@ -102,9 +106,11 @@ struct RowDevice {
   Device device = Device::cpu;
   ChmcChainMapping mapping = ChmcChainMapping::automatic;
   GramFactorization gram = GramFactorization::automatic;
-  /// "cpu", "cuda", "cuda-thread", "cuda-warp-library", …
+  bool cpu_simd_lanes = true;  ///< false: the `cpu_scalar` rows, one chain at a time
+  /// "cpu", "cpu_scalar", "cuda", "cuda-thread", "cuda-warp-library", …
   std::string name() const {
     std::string n = to_string(device);
+    if (!cpu_simd_lanes) n += "_scalar";
     if (mapping != ChmcChainMapping::automatic) n += std::string("-") + to_string(mapping);
     if (gram != GramFactorization::automatic) n += std::string("-") + to_string(gram);
     return n;
@@ -143,9 +149,10 @@ void ess_run(const Generator& generator, const RowDevice& device, int warmup, in
   config.device = device.device;
   config.chain_mapping = device.mapping;
   config.gram_factorization = device.gram;
+  config.cpu_simd_lanes = device.cpu_simd_lanes;
   row.backend = make_chmc_backend<Generator, double>(
       generator, chains, choose_constrained_device<Generator>(device.device),
-      ChmcCudaOptions(device.mapping, device.gram));
+      ChmcCudaOptions(device.mapping, device.gram), device.cpu_simd_lanes);
   const SampleResult result = run_chmc(*row.backend, config);
   row.min_ess = std::numeric_limits<double>::infinity();
   for (const auto& s : result.summary) {
@@ -307,13 +314,21 @@ void register_generator(const std::string& name, int max_cpu_chains, MakeGenerat
                         const std::vector<RowDevice>& cuda_rows = {{Device::cuda}},
                         int max_cuda_chains = 1 << 14) {
   std::vector<RowDevice> devices = {{Device::cpu}};
+  using Generator = decltype(make_generator(Device::cpu));
+  if constexpr (library_holds<Generator, library_backend::cpu_chmc_lanes>::value) {
+    RowDevice scalar;
+    scalar.cpu_simd_lanes = false;
+    devices.push_back(scalar);
+  }
   devices.insert(devices.end(), cuda_rows.begin(), cuda_rows.end());
   for (const RowDevice& device : devices) {
     auto* b = benchmark::RegisterBenchmark(
         ("BM_chmc/" + name + "/" + device.name()).c_str(),
         [=](benchmark::State& s) { chmc_benchmark(s, name, device, make_generator); });
     b->ArgName("chains")->UseRealTime()->Unit(benchmark::kMillisecond);
-    if (device.device == Device::cpu) {
+    if (device.device == Device::cpu && !device.cpu_simd_lanes) {
+      for (int chains = 4; chains <= max_cpu_chains; chains *= 4) b->Arg(chains);
+    } else if (device.device == Device::cpu) {
       for (int chains = 1; chains <= max_cpu_chains; chains *= 4) b->Arg(chains);
     } else {
       b->RangeMultiplier(4)->Range(1 << 8, max_cuda_chains);

@@ -71,8 +71,8 @@ std::vector<OptionSpec> sample_options() {
           {"step-size", "E", "0", "initial step size (0: automatic)"},
           {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)"},
           {"no-simd", "", "",
-           "CPU, HMC samplers: one chain at a time instead of chains in SIMD lanes (the same "
-           "draws to rounding, slower)"},
+           "CPU, HMC samplers and chmc: one chain at a time instead of chains in SIMD lanes (the "
+           "same draws to rounding, slower)"},
       });
 }
 
@@ -159,8 +159,8 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
     throw UsageError{"--max-leapfrog-steps applies to --sampler chees and snaper, not " + sampler};
   if (!density_sampler && line.has("init"))
     throw UsageError{"--init applies to --sampler hmc, chees, snaper and nuts, not " + sampler};
-  if ((!density_sampler || sampler == "nuts") && line.has("no-simd"))
-    throw UsageError{"--no-simd applies to --sampler hmc, chees and snaper, not " + sampler};
+  if (((!density_sampler && sampler != "chmc") || sampler == "nuts") && line.has("no-simd"))
+    throw UsageError{"--no-simd applies to --sampler hmc, chees, snaper and chmc, not " + sampler};
   if ((sampler == "abc-mcmc" || sampler == "abc-reject") && line.has("no-restarts"))
     throw UsageError{"--no-restarts applies to --sampler hmc and chmc, not " + sampler};
   if (sampler != "abc-mcmc" && line.has("abc-kernel"))

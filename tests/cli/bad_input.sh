@@ -59,7 +59,7 @@ expect_usage_error "of arrays of numbers of one length" sample --model gaussian 
 expect_usage_error "expected a JSON array of numbers" sample --model gaussian --init "$work/object.json" "${common[@]}"
 expect_error "cannot read" sample --model gaussian --init "$work/missing.json" "${common[@]}"
 expect_usage_error "--init applies to --sampler hmc, chees, snaper and nuts, not chmc" sample --model sphere --init "$work/init3.json" "${common[@]}"
-expect_usage_error "--no-simd applies to --sampler hmc, chees and snaper, not nuts" sample --model gaussian --sampler nuts --no-simd "${common[@]}"
+expect_usage_error "--no-simd applies to --sampler hmc, chees, snaper and chmc, not nuts" sample --model gaussian --sampler nuts --no-simd "${common[@]}"
 expect_usage_error "--no-restarts applies to --sampler hmc and chmc, not abc-mcmc" sample --model sphere --sampler abc-mcmc --abc-epsilon 0.1 --no-restarts "${common[@]}"
 # Settings a sampler would ignore are refused.
 expect_usage_error "--abc-kernel applies to --sampler abc-mcmc" sample --model sphere --abc-kernel gaussian "${common[@]}"

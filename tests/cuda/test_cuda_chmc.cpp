@@ -116,7 +116,7 @@ Agreement expect_cpu_and_cuda_agree(const Generator& cpu_generator, const Genera
                                     const std::string& what, ChmcCudaOptions options = {},
                                     double initial_tolerance = kInitialTolerance) {
   return expect_backends_agree(
-      [&] { return make_cpu_chmc_backend<Generator, double>(cpu_generator, chains); },
+      [&] { return make_cpu_chmc_backend<Generator, double>(cpu_generator, chains, false); },
       [&] { return make_cuda(cuda_generator, chains, options); }, settings, iterations,
       chains_per_init,
       what + ", " + std::to_string(chains) + " chains, " + to_string(options.chain_mapping) +
@@ -339,21 +339,27 @@ TEST(CudaChmc, CopyChainsAgreesWithCpu) {
   };
   const std::int64_t chains = 40;
   const std::vector<Case> cases = {
-      {[&] { return make_cpu_chmc_backend<test_generators::TestSphere, double>(sphere, chains); },
+      {[&] {
+         return make_cpu_chmc_backend<test_generators::TestSphere, double>(sphere, chains, false);
+       },
        [&] { return make_cuda(sphere, chains, ChmcChainMapping::thread); }, 1.6, "sphere, thread"},
-      {[&] { return make_cpu_chmc_backend<test_generators::TestSphere, double>(sphere, chains); },
+      {[&] {
+         return make_cpu_chmc_backend<test_generators::TestSphere, double>(sphere, chains, false);
+       },
        [&] {
          return make_cuda(sphere, chains,
                           ChmcCudaOptions(ChmcChainMapping::thread, GramFactorization::library));
        },
        1.6, "sphere, thread, library Gram"},
       {[&] {
-         return make_cpu_chmc_backend<models::LinearGaussian, double>(linear.host_model(), chains);
+         return make_cpu_chmc_backend<models::LinearGaussian, double>(linear.host_model(), chains,
+                                                                      false);
        },
        [&] { return make_cuda(linear.device_model(), chains, ChmcChainMapping::warp); }, 0.5,
        "linear_gaussian M = 18, warp"},
       {[&] {
-         return make_cpu_chmc_backend<models::LotkaVolterra, double>(problem.host_model(), chains);
+         return make_cpu_chmc_backend<models::LotkaVolterra, double>(problem.host_model(), chains,
+                                                                     false);
        },
        [&] { return make_cuda(problem.device_model(), chains); }, 0.2, "lotka_volterra"}};
   for (const Case& c : cases) {

@@ -20,7 +20,7 @@ namespace {
 template <class Generator>
 int record(const Generator& g, std::int64_t chains, double step_size, int iterations,
            const std::string& out) {
-  auto backend = myriad::make_cpu_chmc_backend<Generator, double>(g, chains);
+  auto backend = myriad::make_cpu_chmc_backend<Generator, double>(g, chains, /*simd_lanes=*/false);
   const auto recording = myriad::testing::record_chmc(
       *backend, myriad::testing::test_settings(step_size), iterations, 1);
   if (!myriad::testing::write_recording(recording, out)) {

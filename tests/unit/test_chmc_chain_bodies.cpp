@@ -241,7 +241,9 @@ class CollectingSink final : public DrawSink<double> {
   std::vector<double> values_;
 };
 
-/// Runs the CPU backend and the kernel bodies side by side and expects identical results;
+/// Runs the CPU backend, one chain at a time (the kernels' per-chain code; its SIMD lanes are
+/// tested in test_chmc_lanes.cpp), and the kernel bodies side by side and expects identical
+/// results;
 /// returns the chains found backed off (step back-off h > 0) after the launches, summed over
 /// the launches, so that a test can require the back-off to have been exercised.
 template <class Generator>
@@ -257,7 +259,7 @@ int expect_kernel_body_matches_cpu(const Generator& generator, std::int64_t chai
   settings.step.step_size = step_size;
   settings.min_steps = 2;
   settings.max_steps = 5;
-  CpuChmcBackend<Generator, double> cpu(generator, chains);
+  CpuChmcBackend<Generator, double> cpu(generator, chains, /*simd_lanes=*/false);
   HostKernelEnsemble<Generator> kernel(generator, chains, lanes, batched);
   EXPECT_EQ(kernel.initialize(settings.seed, 10, chains_per_init),
             cpu.initialize(settings.seed, 10, chains_per_init));

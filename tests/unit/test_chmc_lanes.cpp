@@ -1,11 +1,15 @@
-// Constrained HMC's pieces over SIMD lanes (core/lanes.hpp), as they become generic over the
-// element type: W chains at once, one per lane of an xsimd batch, against the one-lane code on
-// each lane's own data — the Cholesky factorisation, the ∞-norm, the dense constraint factor.
-// This translation unit is compiled for the baseline instruction set, where neither side
-// contracts a·b + c into an FMA, so every lane must equal its one-lane result bit for bit, except
-// where a transcendental function (xsimd's against libm's) is involved.
+// Constrained HMC over SIMD lanes (core/lanes.hpp). Its pieces — the Cholesky factorisation, the
+// ∞-norm, the dense constraint factor, the structured Gram factorisations — against the one-lane
+// code on each lane's own data: this translation unit is compiled for the baseline instruction
+// set, where neither side contracts a·b + c into an FMA, so every lane must equal its one-lane
+// result bit for bit, except where a transcendental function (xsimd's against libm's) is
+// involved. Then whole runs: the CPU backend with each lane kernel the library holds against one
+// chain at a time, under the rounding rule of CPU against CUDA (tests/common/chmc_agreement.hpp):
+// the momenta alone already differ by an ulp there (Box–Muller at the kernel's instruction set
+// against the host's dispatched one), so runs are compared to rounding, not bit for bit.
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstdint>
@@ -15,6 +19,9 @@
 #include <vector>
 #include <xsimd/xsimd.hpp>
 
+#include "common/chmc_agreement.hpp"
+#include "myriad/backend/cpu_chmc_backend.hpp"
+#include "myriad/detail/chmc_lane_blocks.hpp"
 #include "myriad/detail/simd_lanes.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/dense_ops.hpp"
@@ -268,6 +275,77 @@ TEST(ChmcLanes, DiagonalPlusLowRankGramEqualsTheOneLaneFactorisation) {
 TEST(ChmcLanes, TriangularPlusLowRankGramEqualsTheOneLaneFactorisation) {
   for (int failing : {-1, 0, W - 1})
     expect_structured_gram_lanes_agree<linalg::TriangularPlusLowRankGram, true>(20, 4, failing);
+}
+
+/// The CPU backend with each lane kernel the library holds for `g` against one chain at a time,
+/// from one seed, under the rounding tolerances of CPU against CUDA (tests/common/
+/// chmc_agreement.hpp): the AVX2 and AVX-512 kernels contract a·b + c into FMAs and use xsimd's
+/// exp and log, which perturbs the arithmetic as nvcc does. `chains` is not a multiple of the
+/// widths, so that the last group runs with idle lanes.
+template <class Generator>
+void expect_backend_lanes_agree(const Generator& g, std::int64_t chains, double step_size,
+                                int iterations, const std::string& name) {
+  const ChmcSettings<double> settings = testing::test_settings(step_size);
+  CpuChmcBackend<Generator, double> scalar(g, chains, false);
+  ASSERT_EQ(scalar.lane_width(), 1);
+  const testing::ChmcRecording reference = testing::record_chmc(scalar, settings, iterations, 1);
+  const auto kernels = library_chmc_lane_kernels<Generator, double>();
+  ASSERT_FALSE(kernels.empty());
+  for (const auto& kernel : kernels) {
+    CpuChmcBackend<Generator, double> lanes(g, chains);
+    lanes.set_lane_kernel(kernel);
+    const testing::ChmcRecording candidate = testing::record_chmc(lanes, settings, iterations, 1);
+    testing::expect_recordings_agree(
+        reference, candidate, settings,
+        name + " in " + kernel.isa + " lanes against one chain at a time");
+  }
+}
+
+TEST(ChmcLanes, BuiltInGeneratorsRunInLanesByDefault) {
+  const auto sphere = models::Sphere::make(5, 1.0);
+  CpuChmcBackend<models::Sphere, double> backend(sphere, 64);
+  const auto kernels = library_chmc_lane_kernels<models::Sphere, double>();
+  EXPECT_EQ(backend.lane_width(), kernels.front().width);
+  EXPECT_GT(backend.lane_width(), 1);
+  EXPECT_NE(backend.device_name().find("lanes of"), std::string::npos) << backend.device_name();
+  CpuChmcBackend<models::Sphere, double> scalar(sphere, 64, false);
+  EXPECT_EQ(scalar.device_name().find("lanes"), std::string::npos) << scalar.device_name();
+}
+
+TEST(ChmcLanes, SphereBackendAgreesWithOneChainAtATime) {
+  expect_backend_lanes_agree(models::Sphere::make(5, 1.0), 301, 1.0, 5, "sphere");
+}
+
+TEST(ChmcLanes, LinearGaussianBackendAgreesWithOneChainAtATime) {
+  const auto problem = models::LinearGaussianProblem::make(4, 12, 3);
+  expect_backend_lanes_agree(problem.host_model(), 203, 1.2, 5, "linear_gaussian");
+}
+
+TEST(ChmcLanes, LotkaVolterraBackendAgreesWithOneChainAtATime) {
+  // Triangular + low-rank Gram, the generator's own add_jacobian_vjp, exp in z = exp(u₁ − 2):
+  // at δt = 0.2 most transitions are accepted and the rest spread over every failure counter.
+  const auto problem = testing::small_lotka_volterra();
+  expect_backend_lanes_agree(problem.host_model(), 101, 0.2, 5, "lotka_volterra");
+}
+
+TEST(ChmcLanes, ThreadCountChangesNothing) {
+  const auto sphere = models::Sphere::make(6, 1.3);
+  const ChmcSettings<double> settings = testing::test_settings(1.0);
+  std::vector<testing::ChmcRecording> runs;
+  const int threads = omp_get_max_threads();
+  for (int n : {1, 2}) {
+    omp_set_num_threads(n);
+    CpuChmcBackend<models::Sphere, double> lanes(sphere, 99);
+    runs.push_back(testing::record_chmc(lanes, settings, 4, 1));
+  }
+  omp_set_num_threads(threads);
+  EXPECT_EQ(runs[0].positions, runs[1].positions);
+  EXPECT_EQ(runs[0].halvings, runs[1].halvings);
+  EXPECT_EQ(runs[0].draws, runs[1].draws);
+  for (std::size_t i = 0; i < runs[0].stats.size(); ++i) {
+    EXPECT_EQ(runs[0].stats[i].accepted, runs[1].stats[i].accepted);
+    EXPECT_EQ(runs[0].stats[i].newton_iterations, runs[1].stats[i].newton_iterations);
+  }
 }
 
 }  // namespace

@@ -3,6 +3,12 @@
 // detail/chmc_chain_bodies.hpp, the same functions the CUDA kernels loop over. State and
 // scratch are [chain][element], so each chain's Jacobian and Gram factor are contiguous and stay
 // in cache while the chain runs all iterations of a call.
+//
+// Where the generator is written over its element type (generator_in_lanes, model/generator.hpp)
+// the iterations run W chains at a time in SIMD lanes (detail/chmc_lane_blocks.hpp): the same
+// transition, each lane's decisions a mask, each group's scratch in the thread's cache.
+// Initialisation and restarts run one chain at a time (once per run, not per iteration), and so
+// does an ensemble smaller than one group (its idle lanes would cost as much as busy ones).
 
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +19,7 @@
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/detail/chmc_chain_bodies.hpp"
+#include "myriad/detail/chmc_lane_blocks.hpp"
 #include "myriad/detail/cpu_draw_chunks.hpp"
 #include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/ensemble_checks.hpp"
@@ -25,10 +32,13 @@ namespace myriad {
 template <class Generator, class T>
 class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
  public:
-  CpuChmcBackend(const Generator& g, std::int64_t chains)
+  /// simd_lanes = false runs every generator one chain at a time (the reference the lanes are
+  /// tested against, and the benchmarks' scalar rows).
+  CpuChmcBackend(const Generator& g, std::int64_t chains, bool simd_lanes = true)
       : CpuEnsemble<Generator, ChmcBackend<T>>(g, chains),
         layout_(chmc_layout<Generator, T>(g)),
-        scratch_(kernels::ChmcScratchPlacement::chain_major<T>(layout_)) {
+        scratch_(kernels::ChmcScratchPlacement::chain_major<T>(layout_)),
+        lanes_(simd_lanes ? chmc_lane_kernel_for<Generator, T>() : ChmcLaneKernel<Generator, T>{}) {
     check_chain_count(chains);
     MYRIAD_EXPECTS(layout_.m >= 1 && layout_.m <= layout_.n,
                    "a generator needs 1 <= M <= N, got M = ", layout_.m, ", N = ", layout_.n);
@@ -42,9 +52,32 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
     nested_work_.assign(static_cast<std::size_t>(scratch_.nested_values(layout_, chains, chains)),
                         Dual<Dual<T>>(Dual<T>(T(0))));
     halvings_.assign(c, 0);
+    if (lanes_.width > chains) lanes_ = ChmcLaneKernel<Generator, T>{};
   }
 
   int input_dim() const override { return layout_.n; }
+
+  /// The CPU's threads and, where the transitions run in SIMD lanes, their instruction set and
+  /// width.
+  std::string device_name() const override {
+    if (lanes_.width == 0) return cpu_device_name();
+    return cpu_device_name() + ", constrained HMC in " + lanes_.isa + " lanes of " +
+           std::to_string(lanes_.width) + " chains";
+  }
+
+  /// Chains per SIMD group (1: one at a time) and the instruction set.
+  int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
+  const char* lane_isa() const { return lanes_.isa; }
+
+  /// Runs the iterations with `kernel` from now on: one of library_chmc_lane_kernels
+  /// (detail/chmc_lane_blocks.hpp), or ChmcLaneKernel{} for one chain at a time. The tests and
+  /// benchmarks compare instruction sets with it.
+  void set_lane_kernel(const ChmcLaneKernel<Generator, T>& kernel) {
+    MYRIAD_EXPECTS(kernel.width >= 0 && kernel.width <= kMaxLaneWidth &&
+                       (kernel.width == 0) == (kernel.transition == nullptr),
+                   "lane kernel of width ", kernel.width, " is not one a kernel factory returns");
+    lanes_ = kernel;
+  }
 
   std::int64_t initialize(std::uint64_t seed, int max_tries,
                           std::int64_t chains_per_init) override {
@@ -114,6 +147,21 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
                            T* recorded, int quantities) {
     const kernels::ChmcEnsembleView<T> state = state_view();
     IterationStats stats;
+    if (lanes_.width > 0) {
+      const std::int64_t width = lanes_.width;
+      const std::int64_t groups = (this->chains_ + width - 1) / width;
+#pragma omp parallel reduction(merge_stats : stats)
+      {
+        LaneGroup<T> group = chmc_lane_group<T>(layout_, lanes_.width);
+#pragma omp for schedule(dynamic)
+        for (std::int64_t g = 0; g < groups; ++g) {
+          stats += chmc_lane_iterations(this->model_, lanes_, group, state, g * width,
+                                        std::min(this->chains_, (g + 1) * width), settings,
+                                        first_iteration, n, recorded, quantities);
+        }
+      }
+      return stats;
+    }
 #pragma omp parallel for schedule(dynamic) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < this->chains_; ++c) {
       stats += kernels::chain_iterations(this->model_, state, settings, first_iteration, n,
@@ -129,11 +177,13 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
   std::vector<Dual<Dual<T>>> nested_work_;
   std::vector<T> chunk_;
   std::vector<std::uint8_t> halvings_;  ///< step back-off h_c of each chain
+  ChmcLaneKernel<Generator, T> lanes_;  ///< width 0: one chain at a time
 };
 
 template <class Generator, class T>
-std::unique_ptr<ChmcBackend<T>> make_cpu_chmc_backend(const Generator& g, std::int64_t chains) {
-  return std::make_unique<CpuChmcBackend<Generator, T>>(g, chains);
+std::unique_ptr<ChmcBackend<T>> make_cpu_chmc_backend(const Generator& g, std::int64_t chains,
+                                                      bool simd_lanes = true) {
+  return std::make_unique<CpuChmcBackend<Generator, T>>(g, chains, simd_lanes);
 }
 
 }  // namespace myriad

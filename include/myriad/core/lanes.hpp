@@ -34,6 +34,7 @@ using element_t = std::decay_t<decltype(std::declval<const Vec&>()[0])>;
 template <class S, class = void>
 struct LaneOps {
   using mask = bool;
+  using scalar = S;  ///< the type of one lane's value
   template <class U>
   using per_lane = U;
   static constexpr int width = 1;

@@ -30,6 +30,7 @@ template <class T, class A>
 struct LaneOps<xsimd::batch<T, A>> {
   using S = xsimd::batch<T, A>;
   using mask = xsimd::batch_bool<T, A>;
+  using scalar = T;
   static constexpr int width = static_cast<int>(S::size);
   template <class U>
   using per_lane = std::array<U, width>;

@@ -16,12 +16,23 @@
 // that steers control flow (a norm, an energy, a status) is computed by every lane from the whole
 // vector in the one-lane order, so every lane takes the same branch and a team of any size
 // reproduces the one-lane chain bit for bit.
+//
+// Lanes (core/lanes.hpp). The element type T may also be a SIMD batch of W chains (the CPU
+// backend's lane kernels, detail/chmc_lane_kernel.hpp; with SerialTeam only): every scalar that
+// steers control flow is then a batch, every decision a mask, and a chain that fails leaves the
+// transition as a lane: its status is recorded, it stops counting Newton iterations and gradient
+// evaluations and it can no longer be accepted, while the lanes still running go on (the masked
+// lockstep of a converged warp). A Newton loop runs until its last running lane has converged
+// or failed, the converged lanes keeping their iterate. Each lane so computes what the one-chain
+// transition computes for its chain; with T a scalar every mask is a bool and the code is the
+// one-chain code.
 
 #include <cstdint>
 #include <type_traits>
 
 #include "myriad/core/dual.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/core/team.hpp"
@@ -143,14 +154,16 @@ struct ChmcChain {
   std::int64_t gram_step = 0;
 };
 
-/// What one transition did.
+/// What one transition did: for one chain, or per lane for chains in SIMD lanes (T a batch).
 template <class T>
 struct ChmcOutcome {
+  template <class U>
+  using per_lane = typename LaneOps<T>::template per_lane<U>;
   T accept_prob;
-  bool accepted;
-  std::uint32_t status;  ///< ChainStatus flags
-  int gradient_evaluations;
-  int newton_iterations;
+  lane_mask_t<T> accepted;
+  per_lane<std::uint32_t> status;  ///< ChainStatus flags
+  per_lane<int> gradient_evaluations;
+  per_lane<int> newton_iterations;
 };
 
 /// Where one chain's transition stands between two Gram factorisations (the phases of
@@ -163,8 +176,8 @@ struct ChmcProgress {
   T potential;       ///< φ at the proposal after the last gradient evaluation
   int current;       ///< the factor at the proposal u (0 or 1)
   int pending;       ///< the factor whose Gram matrix awaits factorisation
-  bool formed;       ///< the pending factor's form() succeeded
-  bool finished;     ///< `out` is final
+  lane_mask_t<T> formed;    ///< the pending factor's form() succeeded
+  lane_mask_t<T> finished;  ///< `out` is final (per lane: the lane's transition has ended)
 };
 
 /// The per-chain machinery of constrained HMC for one generator (a bundle of views, built
@@ -173,6 +186,11 @@ template <class Generator, class T, class Team = SerialTeam>
 class ConstrainedChain {
  public:
   using Factor = typename constraint_factor_for<Generator, T>::type;
+  using Lanes = LaneOps<T>;
+  using Mask = lane_mask_t<T>;
+  using Scalar = typename Lanes::scalar;  ///< one lane's value type
+  template <class U>
+  using per_lane = typename Lanes::template per_lane<U>;
 
   MYRIAD_HD ConstrainedChain(const Generator& g, const ChmcChain<T>& chain,
                              const Team& team = Team{})
@@ -200,25 +218,29 @@ class ConstrainedChain {
   }
 
   /// Evaluates J, the Gram factor, φ and ∇φ at the chain's position (after initialisation).
-  /// Returns a ChainStatus (kStatusOk on success).
+  /// Returns a ChainStatus (kStatusOk on success). One chain only.
   MYRIAD_HD std::uint32_t evaluate_current() {
+    static_assert(Lanes::width == 1, "chains are placed on the manifold one at a time");
     Factor& f = factor_[0];
     if (!f.evaluate(g_, c_.position, dual_outputs_, team_)) return kStatusCholeskyFailure;
     T potential = T(0);
-    const std::uint32_t status = potential_and_gradient(c_.position, f, potential, c_.gradient);
+    const bool finite = potential_and_gradient(c_.position, f, potential, c_.gradient);
     if (team_.rank() == 0) *c_.potential = potential;
     team_.sync();
-    return status;
+    return finite ? kStatusOk : kStatusNonFinite;
   }
 
   /// One transition at `iteration` (keys the momentum and accept draws): the phases below run
   /// back to back, each Gram matrix factored in place by the chain's own team.
-  MYRIAD_HD ChmcOutcome<T> transition(const RandomStream& rng, std::uint32_t iteration,
+  /// With T a batch, rng holds the lanes' streams (LaneStreams, detail/simd_lanes.hpp) and
+  /// step.step_size may differ between lanes (each chain's step back-off).
+  template <class Rng>
+  MYRIAD_HD ChmcOutcome<T> transition(const Rng& rng, std::uint32_t iteration,
                                       const ChmcStep<T>& step) {
     ChmcProgress<T> progress;
     begin_transition(progress);
     for (int phase = 0;; ++phase) {
-      const bool factored = factor_[progress.pending].factor(team_);
+      const Mask factored = factor_[progress.pending].factor(team_);
       if (!resume_transition(progress, phase, rng, iteration, step, factored)) return progress.out;
     }
   }
@@ -233,12 +255,12 @@ class ConstrainedChain {
 
   /// Phase start: J and the Gram matrix at the chain's position into factor 0.
   MYRIAD_HD void begin_transition(ChmcProgress<T>& progress) {
-    progress.out = ChmcOutcome<T>{T(0), false, kStatusOk, 0, 0};
+    progress.out = ChmcOutcome<T>{T(0), Mask(false), {}, {}, {}};
     progress.initial_energy = T(0);
     progress.potential = T(0);
     progress.current = 0;
     progress.pending = 0;
-    progress.finished = false;
+    progress.finished = Mask(false);
     // J and L at the start point: recomputed rather than cached across transitions (one
     // Jacobian per transition against N_s·N_g per trajectory).
     progress.formed = factor_[0].form(g_, c_.position, dual_outputs_, team_);
@@ -247,18 +269,15 @@ class ConstrainedChain {
   /// Phase `phase` (0 … N_s · N_g) of the transition, after the pending factor's Gram matrix was
   /// factored (`factored`: its Cholesky succeeded). Returns true when it has formed the next Gram
   /// matrix (progress.pending names its factor) and false when the transition has ended, with
-  /// progress.out its outcome (a finished transition stays finished).
-  MYRIAD_HD bool resume_transition(ChmcProgress<T>& progress, int phase, const RandomStream& rng,
+  /// progress.out its outcome (a finished transition stays finished). In lanes: true while any
+  /// lane's transition goes on, `factored` and progress.finished per lane.
+  template <class Rng>
+  MYRIAD_HD bool resume_transition(ChmcProgress<T>& progress, int phase, const Rng& rng,
                                    std::uint32_t iteration, const ChmcStep<T>& step,
-                                   bool factored) {
-    if (progress.finished) return false;
+                                   Mask factored) {
+    if (Lanes::all(progress.finished)) return false;
     ChmcOutcome<T>& out = progress.out;
-    const auto finish = [&](std::uint32_t status) {
-      out.status = status;
-      progress.finished = true;
-      return false;
-    };
-    if (!(progress.formed && factored)) return finish(kStatusCholeskyFailure);
+    if (!fail(progress, !(progress.formed && factored), kStatusCholeskyFailure)) return false;
     ChainVector<T> u = c_.work.vector(layout_.proposal(), n_);
     ChainVector<T> p = c_.work.vector(layout_.momentum(), n_);
     ChainVector<T> grad = c_.work.vector(layout_.proposal_gradient(), n_);
@@ -267,7 +286,7 @@ class ConstrainedChain {
     int& current = progress.current;
 
     if (phase == 0) {
-      fill_normal<T>(team_, rng, iteration, Purpose::momentum, p, n_);
+      fill_normal<Scalar>(team_, rng, iteration, Purpose::momentum, p, n_);
       project_momentum(p, factor_[current]);
       progress.initial_energy = *c_.potential + T(0.5) * linalg::dot(p, p, n_);
       team_.sync();  // every lane has read all of p before kick() changes it
@@ -278,23 +297,20 @@ class ConstrainedChain {
       kick(p, grad, T(0.5) * step.step_size, factor_[current]);
     } else {
       // Inner step phase − 1 ends with the factor just factored at its end point.
-      std::uint32_t status = finish_geodesic_step(u, p, h, current, step, out.newton_iterations);
-      if (status != kStatusOk) return finish(status);
+      if (!finish_geodesic_step(progress, u, p, h, step)) return false;
       current = 1 - current;
       if (phase % step.inner_steps == 0) {  // the end of outer step s: a full kick
         const int s = phase / step.inner_steps - 1;
-        status = potential_and_gradient(u, factor_[current], progress.potential, grad);
-        ++out.gradient_evaluations;
-        if (status != kStatusOk) return finish(status);
+        const Mask finite = potential_and_gradient(u, factor_[current], progress.potential, grad);
+        Lanes::add_where(out.gradient_evaluations, !progress.finished, 1);
+        if (!fail(progress, !finite, kStatusNonFinite)) return false;
         kick(p, grad, s + 1 < step.steps ? step.step_size : T(0.5) * step.step_size,
              factor_[current]);
       }
     }
     if (phase < step.steps * step.inner_steps) {
       // Inner step `phase` up to the Gram matrix at its end point.
-      const std::uint32_t status =
-          start_geodesic_step(u, p, h, current, step, out.newton_iterations);
-      if (status != kStatusOk) return finish(status);
+      if (!start_geodesic_step(progress, u, p, h, step)) return false;
       progress.pending = 1 - current;
       progress.formed = factor_[progress.pending].form(g_, c_.work.vector(layout_.iterate(), n_),
                                                        dual_outputs_, team_);
@@ -304,51 +320,23 @@ class ConstrainedChain {
     // project_momentum ended with a barrier: every lane reads the whole of p.
     const T final_energy = progress.potential + T(0.5) * linalg::dot(p, p, n_);
     const T log_accept_ratio = progress.initial_energy - final_energy;
-    if (!myriad::isfinite(log_accept_ratio)) return finish(kStatusNonFinite);
-    out.accept_prob = log_accept_ratio >= T(0) ? T(1) : myriad::exp(log_accept_ratio);
-    const T uniform = rng.uniform<T>(iteration, Purpose::accept, 0);
-    if (myriad::log(uniform) < log_accept_ratio) {
-      out.accepted = true;
+    if (!fail(progress, !myriad::isfinite(log_accept_ratio), kStatusNonFinite)) return false;
+    const Mask running = !progress.finished;
+    out.accept_prob = Lanes::select(
+        running, Lanes::select(log_accept_ratio >= T(0), T(1), myriad::exp(log_accept_ratio)),
+        out.accept_prob);
+    const T uniform = rng.template uniform<Scalar>(iteration, Purpose::accept, 0);
+    out.accepted = running && myriad::log(uniform) < log_accept_ratio;
+    if (Lanes::any(out.accepted)) {
       for (int i = lane; i < n_; i += lanes) {
-        c_.position[i] = u[i];
-        c_.gradient[i] = grad[i];
+        c_.position[i] = Lanes::select(out.accepted, u[i], c_.position[i]);
+        c_.gradient[i] = Lanes::select(out.accepted, grad[i], c_.gradient[i]);
       }
-      if (lane == 0) *c_.potential = progress.potential;
+      if (lane == 0) *c_.potential = Lanes::select(out.accepted, progress.potential, *c_.potential);
       team_.sync();
     }
-    return finish(kStatusOk);
-  }
-
-  /// Symmetric quasi-Newton projection of v onto the manifold along range(Jᵀ) of the frozen
-  /// factor f (§4): v ← v − Jᵀ G⁻¹ (g_x(v) − x̄) until ‖r‖∞ < constraint_tol and the next
-  /// update ‖Δ‖∞ < position_tol (returned without applying it, as Mici does).
-  template <class Vec>
-  MYRIAD_HD std::uint32_t project_position(Vec& v, const Factor& f, const ChmcStep<T>& step,
-                                           int& iterations) {
-    ChainVector<T> r = c_.work.vector(layout_.residual(), m_);
-    ChainVector<T> delta = c_.work.vector(layout_.update(), n_);
-    for (int it = 0; it < step.max_iterations; ++it) {
-      ++iterations;
-      on_lane_zero(team_, [&] {
-        g_.generate(v, r);
-        for (int i = 0; i < m_; ++i) r[i] -= g_.observed(i);
-      });
-      // Every lane scans the whole residual: the same norm, so the same branch, in every lane.
-      T r_norm = T(0);
-      bool finite = true;
-      for (int i = 0; i < m_; ++i) {
-        finite = finite && myriad::isfinite(r[i]);
-        r_norm = r_norm > myriad::fabs(r[i]) ? r_norm : myriad::fabs(r[i]);
-      }
-      if (!finite) return kStatusNonFinite;
-      if (r_norm > step.divergence_tol) return kStatusDivergent;
-      f.gram_solve(r, team_);
-      f.apply_transpose(r, delta, team_);
-      const T delta_norm = linalg::max_abs(delta, n_);
-      if (r_norm < step.constraint_tol && delta_norm < step.position_tol) return kStatusOk;
-      for (int i = team_.rank(); i < n_; i += team_.size()) v[i] -= delta[i];
-    }
-    return kStatusNotConverged;
+    progress.finished = Mask(true);  // the running lanes end with kStatusOk
+    return false;
   }
 
   /// p ← (I − Jᵀ G⁻¹ J) p: the orthogonal projection onto the tangent space (§5).
@@ -364,6 +352,59 @@ class ConstrainedChain {
   }
 
  private:
+  /// Ends the transition of the running lanes in `failed` with `status` (one chain: ends it when
+  /// `failed`). Returns whether any lane's transition goes on.
+  MYRIAD_HD static bool fail(ChmcProgress<T>& progress, Mask failed, std::uint32_t status) {
+    Lanes::assign_where(progress.out.status, failed && !progress.finished, status);
+    progress.finished = progress.finished || failed;
+    return !Lanes::all(progress.finished);
+  }
+
+  /// Symmetric quasi-Newton projection of v onto the manifold along range(Jᵀ) of the frozen
+  /// factor f (§4): v ← v − Jᵀ G⁻¹ (g_x(v) − x̄) until ‖r‖∞ < constraint_tol and the next
+  /// update ‖Δ‖∞ < position_tol (returned without applying it, as Mici does). Projects the lanes
+  /// whose transition goes on and ends those whose projection fails, with the projection's
+  /// status or, if not kStatusOk, `failure`; returns whether any lane goes on.
+  template <class Vec>
+  MYRIAD_HD bool project_position(ChmcProgress<T>& progress, Vec& v, const Factor& f,
+                                  const ChmcStep<T>& step, std::uint32_t failure = kStatusOk) {
+    ChainVector<T> r = c_.work.vector(layout_.residual(), m_);
+    ChainVector<T> delta = c_.work.vector(layout_.update(), n_);
+    const auto end = [&](Mask failed, std::uint32_t status) {
+      return fail(progress, failed, failure != kStatusOk ? failure : status);
+    };
+    Mask iterating = !progress.finished;  // the lanes not yet converged
+    for (int it = 0; it < step.max_iterations; ++it) {
+      Lanes::add_where(progress.out.newton_iterations, iterating, 1);
+      on_lane_zero(team_, [&] {
+        g_.generate(v, r);
+        for (int i = 0; i < m_; ++i) r[i] -= T(g_.observed(i));
+      });
+      // Every lane scans the whole residual: the same norm, so the same branch, in every lane.
+      T r_norm = T(0);
+      Mask finite(true);
+      for (int i = 0; i < m_; ++i) {
+        finite = finite && myriad::isfinite(r[i]);
+        const T a = myriad::fabs(r[i]);
+        r_norm = Lanes::select(r_norm > a, r_norm, a);
+      }
+      if (!end(iterating && !finite, kStatusNonFinite)) return false;
+      iterating = iterating && finite;
+      const Mask divergent = iterating && r_norm > step.divergence_tol;
+      if (!end(divergent, kStatusDivergent)) return false;
+      iterating = iterating && !divergent;
+      if (!Lanes::any(iterating)) return true;
+      f.gram_solve(r, team_);
+      f.apply_transpose(r, delta, team_);
+      const T delta_norm = linalg::max_abs(delta, n_);
+      iterating = iterating && !(r_norm < step.constraint_tol && delta_norm < step.position_tol);
+      if (!Lanes::any(iterating)) return true;
+      for (int i = team_.rank(); i < n_; i += team_.size())
+        v[i] = Lanes::select(iterating, v[i] - delta[i], v[i]);
+    }
+    return end(iterating, kStatusNotConverged);
+  }
+
   /// p ← P(p − t ∇φ).
   template <class Vec, class Grad>
   MYRIAD_HD void kick(Vec& p, const Grad& grad, T t, const Factor& f) {
@@ -377,10 +418,11 @@ class ConstrainedChain {
   // factor); finish_geodesic_step, with that factor factored, takes the RATTLE momentum and
   // checks the reverse step. On success u and p hold the new point and tangent momentum.
 
-  /// start ← u, v ← u + h p, then v projected onto the manifold with the factor at u.
+  /// start ← u, v ← u + h p, then v projected onto the manifold with the factor at u. Returns
+  /// whether any lane goes on.
   template <class Vec>
-  MYRIAD_HD std::uint32_t start_geodesic_step(const Vec& u, const Vec& p, T h, int current,
-                                              const ChmcStep<T>& step, int& iterations) {
+  MYRIAD_HD bool start_geodesic_step(ChmcProgress<T>& progress, const Vec& u, const Vec& p, T h,
+                                     const ChmcStep<T>& step) {
     ChainVector<T> start = c_.work.vector(layout_.start(), n_);
     ChainVector<T> v = c_.work.vector(layout_.iterate(), n_);
     // Every element below is read and written by its own lane, except where a barrier
@@ -391,18 +433,18 @@ class ConstrainedChain {
       start[i] = u[i];
       v[i] = u[i] + h * p[i];
     }
-    return project_position(v, factor_[current], step, iterations);
+    return project_position(progress, v, factor_[progress.current], step);
   }
 
   /// u ← v, p ← P(v − start)/h at v (the other factor), then the reverse sub-step from
-  /// (u, −p) must return to start (§6).
+  /// (u, −p) must return to start (§6). Returns whether any lane goes on.
   template <class Vec>
-  MYRIAD_HD std::uint32_t finish_geodesic_step(Vec& u, Vec& p, T h, int current,
-                                               const ChmcStep<T>& step, int& iterations) {
+  MYRIAD_HD bool finish_geodesic_step(ChmcProgress<T>& progress, Vec& u, Vec& p, T h,
+                                      const ChmcStep<T>& step) {
     ChainVector<T> start = c_.work.vector(layout_.start(), n_);
     ChainVector<T> v = c_.work.vector(layout_.iterate(), n_);
     const int lane = team_.rank(), lanes = team_.size();
-    Factor& next = factor_[1 - current];
+    Factor& next = factor_[1 - progress.current];
     // RATTLE momentum (u' − u)/h, projected at u'. (The factorisation ended with a barrier.)
     for (int i = lane; i < n_; i += lanes) {
       u[i] = v[i];
@@ -411,22 +453,21 @@ class ConstrainedChain {
     project_momentum(p, next);
     // Reverse sub-step from (u', −p') must return to u (§6).
     for (int i = lane; i < n_; i += lanes) v[i] = u[i] - h * p[i];
-    const std::uint32_t status = project_position(v, next, step, iterations);
-    if (status != kStatusOk) return kStatusNotReversible;
+    if (!project_position(progress, v, next, step, kStatusNotReversible)) return false;
     // project_position's last operation ended with a barrier and did not change v since: every
     // lane reads the whole of v and start.
     T distance = T(0);
     for (int i = 0; i < n_; ++i) {
       const T d = myriad::fabs(v[i] - start[i]);
-      distance = distance > d ? distance : d;
+      distance = Lanes::select(distance > d, distance, d);
     }
-    return distance > step.reverse_tol ? kStatusNotReversible : kStatusOk;
+    return fail(progress, distance > step.reverse_tol, kStatusNotReversible);
   }
 
   /// φ(u) = −log ρ(u) + ½ log|G| and ∇φ with the factor f evaluated at u. Every lane gets φ.
+  /// Returns whether φ and ∇φ are finite (per lane).
   template <class Vec, class Grad>
-  MYRIAD_HD std::uint32_t potential_and_gradient(const Vec& u, const Factor& f, T& potential,
-                                                 Grad& grad) {
+  MYRIAD_HD Mask potential_and_gradient(const Vec& u, const Factor& f, T& potential, Grad& grad) {
     const T log_prior = on_lane_zero(team_, [&] {
       T value;
       if constexpr (generator_has_log_prior_gradient<Generator>) {
@@ -442,9 +483,9 @@ class ConstrainedChain {
         g_, u, grad, c, dual_jacobian_, dual_outputs_, nested_outputs_,
         c_.work.vector(layout_.jacobian_vjp_work(), static_cast<int>(layout_.vjp_size)), team_);
     potential = -log_prior + f.half_log_det(team_);
-    bool finite = myriad::isfinite(potential);
-    for (int i = 0; i < n_ && finite; ++i) finite = myriad::isfinite(grad[i]);
-    return finite ? kStatusOk : kStatusNonFinite;
+    Mask finite = myriad::isfinite(potential);
+    for (int i = 0; i < n_ && Lanes::any(finite); ++i) finite = finite && myriad::isfinite(grad[i]);
+    return finite;
   }
 
   /// The prior as a density model, for gradient_by_duals.

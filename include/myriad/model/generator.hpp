@@ -22,6 +22,7 @@
 //
 //   template <class Vec, class Grad>
 //   MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const;  // returns log ρ
+//                                     // (or element_t<Vec>: see "Chains in SIMD lanes" below)
 //   template <class Vec, class Jac>
 //   MYRIAD_HD void jacobian(const Vec& u, Jac& J) const;      // J(m, n) = ∂g_m/∂u_n, generic
 //                                                            // scalar (duals give ∂J for the
@@ -63,12 +64,22 @@
 // product into grad (N entries) and must not touch anything else. For the structured forms only
 // the entries of J and C where J is structurally non-zero are valid (B, and T's diagonal or
 // lower triangle): the member reads no others. Built-in: models/lotka_volterra.hpp.
+//
+// Chains in SIMD lanes (core/lanes.hpp). The CPU backend advances W chains at once when a
+// generator's per-transition members — generate, log_prior or log_prior_gradient, jacobian or
+// structured_jacobian, add_jacobian_vjp — are written over the element type of their vectors
+// (`generic scalar` above: element_t<Vec>, core/lanes.hpp, never value_type) and do not branch
+// on it: element type S may then be a SIMD batch of W chains' values. The declaration says so:
+// log_prior_gradient declared to return element_t<Vec> (generator_in_lanes below, read without
+// instantiating a body). initialize, sample_prior and quantities run one chain at a time and may
+// use value_type freely.
 
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/detection.hpp"
@@ -166,6 +177,23 @@ MYRIAD_HD int generator_jacobian_vjp_workspace(const G& g) {
 template <class G>
 constexpr bool generator_has_log_prior_gradient =
     is_detected_v<detail::log_prior_gradient_expression, G>;
+
+namespace detail {
+template <class G, class S>
+using lane_log_prior_gradient_expression = decltype(std::declval<const G&>().log_prior_gradient(
+    std::declval<const ChainVector<S>&>(), std::declval<ChainVector<S>&>()));
+template <class G, class S, class = void>
+struct log_prior_gradient_returns : std::false_type {};
+template <class G, class S>
+struct log_prior_gradient_returns<G, S, std::void_t<lane_log_prior_gradient_expression<G, S>>>
+    : std::is_same<lane_log_prior_gradient_expression<G, S>, S> {};
+}  // namespace detail
+
+/// True when the generator is written over the element type of its vectors (see "Chains in SIMD
+/// lanes" above): its log_prior_gradient is declared to return element_t<Vec>, so that S may be
+/// a SIMD batch of chains and the CPU backend runs constrained HMC in lanes.
+template <class G, class S>
+constexpr bool generator_in_lanes = detail::log_prior_gradient_returns<G, S>::value;
 
 /// True when the generator can place a chain on its manifold itself.
 template <class G>

@@ -26,10 +26,12 @@ inline constexpr unsigned chmc = 1u << 1;  ///< make_cuda_chmc_backend (backend/
 inline constexpr unsigned ais = 1u << 2;   ///< make_cuda_ais_backend (backend/ais_backend.hpp)
 inline constexpr unsigned mpis = 1u << 3;  ///< make_cuda_mpis_backend (backend/mpis_backend.hpp)
 /// Not CUDA: the CPU lane kernels, one per instruction set, dispatched at run time, of HMC
-/// (library_hmc_lane_kernel, detail/hmc_lane_blocks.hpp) and of Hamiltonian AIS
-/// (library_ais_lane_kernel, detail/ais_lane_blocks.hpp).
+/// (library_hmc_lane_kernel, detail/hmc_lane_blocks.hpp), of Hamiltonian AIS
+/// (library_ais_lane_kernel, detail/ais_lane_blocks.hpp) and of constrained HMC
+/// (library_chmc_lane_kernel, detail/chmc_lane_blocks.hpp).
 inline constexpr unsigned cpu_hmc_lanes = 1u << 4;
 inline constexpr unsigned cpu_ais_lanes = 1u << 5;
+inline constexpr unsigned cpu_chmc_lanes = 1u << 6;
 }  // namespace library_backend
 
 /// Model::library_backends, or none where the model does not declare it.

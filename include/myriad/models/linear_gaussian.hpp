@@ -23,6 +23,7 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
@@ -84,7 +85,7 @@ struct LinearGaussian {
 
   /// ∇ log ρ = −u; returns log ρ(u).
   template <class Vec, class Grad>
-  MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const {
+  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
     for (int n = 0; n < num_inputs; ++n) g[n] = -u[n];
     return standard_normal_log_prior(u, num_inputs);
   }
@@ -140,8 +141,9 @@ struct LinearGaussian {
   }
   std::string quantity_name(int i) const { return "u[" + std::to_string(i) + "]"; }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
+  /// Backends the library instantiates (CUDA, and the CPU's lanes): model/library_instances.hpp.
+  static constexpr unsigned library_backends =
+      library_backend::chmc | library_backend::cpu_chmc_lanes;
 
  private:
   // u ← u − P (A u − x̄) row by row without scratch: r_m = (A u)_m − x̄_m at the current u,

@@ -31,6 +31,7 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
@@ -81,7 +82,7 @@ struct LotkaVolterra {
 
   /// ∇ log ρ = −u; returns log ρ(u).
   template <class Vec, class Grad>
-  MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const {
+  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
     for (int n = 0; n < input_dim(); ++n) g[n] = -u[n];
     return standard_normal_log_prior(u, input_dim());
   }
@@ -112,11 +113,13 @@ struct LotkaVolterra {
   template <class Vec, class Jac, class Cot, class Grad, class Work>
   MYRIAD_HD void add_jacobian_vjp(const Vec& u, const Jac& J, const Cot& C, Grad& grad,
                                   Work& work) const {
+    using V = element_t<Vec>;
     const int S = dynamics.num_steps;
     detail::WorkRange<Work> states{work, 0}, series_bar{work, 2 * S + 2};
     dynamics.record_states(u, states);
-    for (int q = 0; q < 2 * S; ++q) series_bar[q] = 0;
-    double z[kNumParameters], z_bar[kNumParameters] = {0, 0, 0, 0};
+    for (int q = 0; q < 2 * S; ++q) series_bar[q] = V(0);
+    V z[kNumParameters], z_bar[kNumParameters];
+    for (V& x : z_bar) x = V(0);
     dynamics.parameters(u, z);
     for (int n = 0; n < input_dim(); ++n)
       dynamics.add_tangent_adjoint(n, states, z, detail::MatrixColumn<Jac>{J, n},
@@ -148,8 +151,9 @@ struct LotkaVolterra {
   }
   std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
+  /// Backends the library instantiates (CUDA, and the CPU's lanes): model/library_instances.hpp.
+  static constexpr unsigned library_backends =
+      library_backend::chmc | library_backend::cpu_chmc_lanes;
 
  private:
   template <class Vec, class Params, class Noise>

@@ -256,14 +256,15 @@ struct LotkaVolterraDynamics {
   /// states[2s], states[2s+1] = y_s = (r_s, f_s) for s = 0 … S (2S + 2 entries) at u.
   template <class Vec, class States>
   MYRIAD_HD void record_states(const Vec& u, States& states) const {
-    double z[kNumParameters];
+    using V = element_t<Vec>;
+    V z[kNumParameters];
     parameters(u, z);
-    const double scale_r = noise_scale_r(), scale_f = noise_scale_f();
-    double r = r0, f = f0;
+    const V scale_r = V(noise_scale_r()), scale_f = V(noise_scale_f());
+    V r = V(r0), f = V(f0);
     states[0] = r;
     states[1] = f;
     for (int s = 0; s < num_steps; ++s) {
-      double base_r, base_f;
+      V base_r, base_f;
       drift_step(z, r, f, base_r, base_f);
       r = base_r + scale_r * u[kNumParameters + 2 * s];
       f = base_f + scale_f * u[kNumParameters + 2 * s + 1];
@@ -276,30 +277,31 @@ struct LotkaVolterraDynamics {
   /// states y_1 … y_{S−1} into series_bar (at their rows of the series, 2s − 2 and 2s − 1 for
   /// y_s) and w.r.t. z into z_bar[0 … 3]. tangent(q) = Y_qn and cotangent(q) = C̃_qn for rows
   /// q = 0 … 2S−1; the rows of a noise column above T's diagonal (q < n − K) are not read.
-  /// `states` from record_states, z = parameters(u).
-  template <class States, class Tangent, class Cotangent, class SeriesBar>
-  MYRIAD_HD void add_tangent_adjoint(int n, const States& states, const double* z,
+  /// `states` from record_states, z = parameters(u). All in the states' element type V (one
+  /// chain's double, or a SIMD batch of chains: every branch here is on indices).
+  template <class States, class V, class Tangent, class Cotangent, class SeriesBar>
+  MYRIAD_HD void add_tangent_adjoint(int n, const States& states, const V* z,
                                      const Tangent& tangent, const Cotangent& cotangent,
-                                     SeriesBar& series_bar, double* z_bar) const {
+                                     SeriesBar& series_bar, V* z_bar) const {
     constexpr int K = kNumParameters;
     const int S = num_steps;
-    const double h = dt, su = prior_scale;
+    const V h = V(dt), su = V(prior_scale);
     const bool parameter = n < K;
     const int first_row = parameter ? 0 : n - K;  // rows above are zero
     const int first_step = parameter ? 0 : first_row / 2 + 1;
-    double mu_r = 0, mu_f = 0;  // μⁿ_{s+1}
-    double a_next[2][2] = {{0, 0}, {0, 0}};  // A_{s+1}
+    V mu_r = V(0), mu_f = V(0);                     // μⁿ_{s+1}
+    V a_next[2][2] = {{V(0), V(0)}, {V(0), V(0)}};  // A_{s+1}
     for (int s = S - 1; s >= first_step; --s) {
-      const double r = states[2 * s], f = states[2 * s + 1];
-      const double next_r = mu_r, next_f = mu_f;
+      const V r = states[2 * s], f = states[2 * s + 1];
+      const V next_r = mu_r, next_f = mu_f;
       mu_r = cotangent(2 * s) + a_next[0][0] * next_r + a_next[1][0] * next_f;
       mu_f = cotangent(2 * s + 1) + a_next[0][1] * next_r + a_next[1][1] * next_f;
-      double w_r = 0, w_f = 0;  // ∂Φⁿ/∂y_s
+      V w_r = V(0), w_f = V(0);  // ∂Φⁿ/∂y_s
       if (s > 0) {
         // The A_s ẏⁿ_s terms, ẏ = (ṙ, ḟ): ∂(A_s ẏ)/∂r = (−δt z₁ ḟ, δt z₃ ḟ), ∂(A_s ẏ)/∂f =
         // (−δt z₁ ṙ, δt z₃ ṙ), and ∂/∂z = δt ṙ, −δt(f ṙ + r ḟ), −δt ḟ, δt(f ṙ + r ḟ).
-        const double dr = 2 * s - 2 >= first_row ? double(tangent(2 * s - 2)) : 0.0;
-        const double df = double(tangent(2 * s - 1));
+        const V dr = 2 * s - 2 >= first_row ? V(tangent(2 * s - 2)) : V(0);
+        const V df = V(tangent(2 * s - 1));
         w_r += h * (z[3] * mu_f - z[1] * mu_r) * df;
         w_f += h * (z[3] * mu_f - z[1] * mu_r) * dr;
         z_bar[0] += h * mu_r * dr;
@@ -309,7 +311,7 @@ struct LotkaVolterraDynamics {
       }
       if (parameter) {
         // μ · F_z(y_s) żⁿ, żⁿ = s_u z_n e_n: differentiated in y_s and, ∂ż_n/∂z_n = s_u, in z_n.
-        const double dz = su * z[n];
+        const V dz = su * z[n];
         switch (n) {
           case 0:  // δt μ_r ż₀ r
             w_r += h * mu_r * dz;
@@ -335,28 +337,28 @@ struct LotkaVolterraDynamics {
         series_bar[2 * s - 2] += w_r;
         series_bar[2 * s - 1] += w_f;
       }
-      a_next[0][0] = 1 + h * (z[0] - z[1] * f);
+      a_next[0][0] = V(1) + h * (z[0] - z[1] * f);
       a_next[0][1] = -h * z[1] * r;
       a_next[1][0] = h * z[3] * f;
-      a_next[1][1] = 1 + h * (z[3] * r - z[2]);
+      a_next[1][1] = V(1) + h * (z[3] * r - z[2]);
     }
   }
 
   /// grad += the vector–Jacobian product of u ↦ y(u) with cotangent series_bar (2S, on the
   /// rows of the series) plus, through z, z_bar: the simulator's reverse sweep (see above).
-  template <class Vec, class States, class SeriesBar, class Grad>
+  template <class Vec, class States, class SeriesBar, class V, class Grad>
   MYRIAD_HD void add_series_vjp(const Vec& u, const States& states, const SeriesBar& series_bar,
-                                double* z_bar, Grad& grad) const {
+                                V* z_bar, Grad& grad) const {
     constexpr int K = kNumParameters;
     const int S = num_steps;
-    const double h = dt;
-    double z[K];
+    const V h = V(dt);
+    V z[K];
     parameters(u, z);
-    const double scale_r = noise_scale_r(), scale_f = noise_scale_f();
-    double y_bar_r = series_bar[2 * S - 2], y_bar_f = series_bar[2 * S - 1];  // ȳ_S
+    const V scale_r = V(noise_scale_r()), scale_f = V(noise_scale_f());
+    V y_bar_r = series_bar[2 * S - 2], y_bar_f = series_bar[2 * S - 1];  // ȳ_S
     for (int s = S - 1; s >= 0; --s) {
       // ȳ_{s+1} is known.
-      const double r = states[2 * s], f = states[2 * s + 1];
+      const V r = states[2 * s], f = states[2 * s + 1];
       grad[K + 2 * s] += scale_r * y_bar_r;
       grad[K + 2 * s + 1] += scale_f * y_bar_f;
       z_bar[0] += h * r * y_bar_r;
@@ -364,15 +366,15 @@ struct LotkaVolterraDynamics {
       z_bar[2] -= h * f * y_bar_f;
       z_bar[3] += h * r * f * y_bar_f;
       if (s > 0) {
-        const double a00 = 1 + h * (z[0] - z[1] * f), a01 = -h * z[1] * r;
-        const double a10 = h * z[3] * f, a11 = 1 + h * (z[3] * r - z[2]);
-        const double prev_r = series_bar[2 * s - 2] + a00 * y_bar_r + a10 * y_bar_f;
-        const double prev_f = series_bar[2 * s - 1] + a01 * y_bar_r + a11 * y_bar_f;
+        const V a00 = V(1) + h * (z[0] - z[1] * f), a01 = -h * z[1] * r;
+        const V a10 = h * z[3] * f, a11 = V(1) + h * (z[3] * r - z[2]);
+        const V prev_r = series_bar[2 * s - 2] + a00 * y_bar_r + a10 * y_bar_f;
+        const V prev_f = series_bar[2 * s - 1] + a01 * y_bar_r + a11 * y_bar_f;
         y_bar_r = prev_r;
         y_bar_f = prev_f;
       }
     }
-    for (int k = 0; k < K; ++k) grad[k] += prior_scale * z[k] * z_bar[k];
+    for (int k = 0; k < K; ++k) grad[k] += V(prior_scale) * z[k] * z_bar[k];
   }
 
   /// With u₁ fixed, the u₂ that makes the simulator reproduce `series` (interleaved r, f):
@@ -423,7 +425,9 @@ template <class Matrix>
 struct MatrixColumn {
   const Matrix& matrix;
   int column;
-  MYRIAD_HD double operator()(int q) const { return matrix(q, column); }
+  MYRIAD_HD auto operator()(int q) const {
+    return std::decay_t<decltype(matrix(q, column))>(matrix(q, column));
+  }
 };
 template <class Matrix>
 struct MatrixRow {

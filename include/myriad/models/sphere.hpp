@@ -14,6 +14,7 @@
 
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/generator.hpp"
@@ -61,7 +62,7 @@ struct Sphere {
 
   /// ∇ log ρ = −u; returns log ρ(u).
   template <class Vec, class Grad>
-  MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const {
+  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
     for (int n = 0; n < dimension; ++n) g[n] = -u[n];
     return standard_normal_log_prior(u, dimension);
   }
@@ -103,8 +104,9 @@ struct Sphere {
   }
   std::string quantity_name(int i) const { return "u[" + std::to_string(i) + "]"; }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
+  /// Backends the library instantiates (CUDA, and the CPU's lanes): model/library_instances.hpp.
+  static constexpr unsigned library_backends =
+      library_backend::chmc | library_backend::cpu_chmc_lanes;
 };
 
 }  // namespace myriad::models

@@ -88,8 +88,9 @@ struct SampleConfig {
   /// 1 = independent chains, each from its own point; 0 = automatic (automatic_superchains).
   int superchains = 0;
   /// CPU: HMC's iterations (hmc, chees, snaper) with chains in SIMD lanes where the model's
-  /// gradient is written over its element type (detail/hmc_lane_blocks.hpp); false: one chain
-  /// at a time (the same draws to rounding, slower).
+  /// gradient is written over its element type (detail/hmc_lane_blocks.hpp), and constrained
+  /// HMC's where the generator is (detail/chmc_lane_blocks.hpp); false: one chain at a time (the
+  /// same draws to rounding, slower).
   bool cpu_simd_lanes = true;
   int chunk_iterations = 0;  ///< draws per device→host chunk; 0 = automatic
   int thin = 1;              ///< keep every thin-th draw in the trace (and diagnostics)

@@ -49,7 +49,8 @@ Device choose_constrained_device(Device requested) {
 /// to CUDA only.
 template <class Generator, class T = double>
 std::unique_ptr<ChmcBackend<T>> make_chmc_backend(const Generator& generator, std::int64_t chains,
-                                                  Device device, ChmcCudaOptions options = {}) {
+                                                  Device device, ChmcCudaOptions options = {},
+                                                  bool cpu_simd_lanes = true) {
   if (device == Device::cuda) {
     if constexpr (cuda_chmc_backend_reachable<Generator>()) {
       return make_cuda_chmc_backend<Generator, T>(generator, chains, options);
@@ -58,7 +59,7 @@ std::unique_ptr<ChmcBackend<T>> make_chmc_backend(const Generator& generator, st
           "this generator has no CUDA constrained-HMC backend in this translation unit");
     }
   }
-  return make_cpu_chmc_backend<Generator, T>(generator, chains);
+  return make_cpu_chmc_backend<Generator, T>(generator, chains, cpu_simd_lanes);
 }
 
 /// Samples a generator conditioned on its observed data. Device selection: config.device
@@ -72,7 +73,7 @@ SampleResult sample_constrained(const Generator& generator, const ChmcConfig& co
   const Device device = choose_constrained_device<Generator>(config.device);
   auto backend = make_chmc_backend<Generator, double>(
       generator, config.chains, device,
-      ChmcCudaOptions(config.chain_mapping, config.gram_factorization));
+      ChmcCudaOptions(config.chain_mapping, config.gram_factorization), config.cpu_simd_lanes);
   return run_chmc(*backend, config);
 }
 

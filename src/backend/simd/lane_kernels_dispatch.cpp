@@ -9,6 +9,7 @@
 
 #include "lane_instances.hpp"
 #include "myriad/detail/ais_lane_types.hpp"
+#include "myriad/detail/chmc_lane_types.hpp"
 #include "myriad/detail/hmc_lane_types.hpp"
 #include "myriad/detail/log_sum_product_lane_types.hpp"
 
@@ -19,6 +20,8 @@ template <class Model, class T, class Arch>
 HmcLaneKernel<Model, T> hmc_lane_kernel();
 template <class Target, class T, class Arch>
 AisLaneKernel<Target, T> ais_lane_kernel();
+template <class Generator, class T, class Arch>
+ChmcLaneKernel<Generator, T> chmc_lane_kernel();
 namespace detail {
 template <class Arch>
 LogSumProductLaneKernel log_sum_product_lane_kernel();
@@ -63,6 +66,19 @@ AisLaneKernel<Target, T> library_ais_lane_kernel() {
   return widest;
 }
 
+template <class Generator, class T>
+std::vector<ChmcLaneKernel<Generator, T>> library_chmc_lane_kernels() {
+  return runnable_kernels<ChmcLaneKernel<Generator, T>>(
+      [](auto arch) { return chmc_lane_kernel<Generator, T, decltype(arch)>(); });
+}
+
+template <class Generator, class T>
+ChmcLaneKernel<Generator, T> library_chmc_lane_kernel() {
+  static const ChmcLaneKernel<Generator, T> widest =
+      library_chmc_lane_kernels<Generator, T>().front();
+  return widest;
+}
+
 std::vector<LogSumProductLaneKernel> library_log_sum_product_lane_kernels() {
   return runnable_kernels<LogSumProductLaneKernel>(
       [](auto arch) { return detail::log_sum_product_lane_kernel<decltype(arch)>(); });
@@ -80,7 +96,12 @@ LogSumProductLaneKernel library_log_sum_product_lane_kernel() {
   template std::vector<AisLaneKernel<Target, T>> library_ais_lane_kernels<Target, T>(); \
   template AisLaneKernel<Target, T> library_ais_lane_kernel<Target, T>();
 
+#define MYRIAD_CHMC_LANE_DISPATCH_INSTANCE(Generator, T)                                        \
+  template std::vector<ChmcLaneKernel<Generator, T>> library_chmc_lane_kernels<Generator, T>(); \
+  template ChmcLaneKernel<Generator, T> library_chmc_lane_kernel<Generator, T>();
+
 MYRIAD_FOR_EACH_LANE_MODEL(MYRIAD_LANE_DISPATCH_INSTANCE)
 MYRIAD_FOR_EACH_AIS_LANE_TARGET(MYRIAD_AIS_LANE_DISPATCH_INSTANCE)
+MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(MYRIAD_CHMC_LANE_DISPATCH_INSTANCE)
 
 }  // namespace myriad
