@@ -428,7 +428,7 @@ void register_chmc_benchmarks() {
                              : lotka_volterra_problem().host_summaries_model();
   };
   register_generator("sphere", 64, [](Device) { return models::Sphere::make(10, 1.0); });
-  register_generator("linear_gaussian_m32", 16, m32, kDenseGramRows);
+  register_generator("linear_gaussian_m32", 64, m32, kDenseGramRows);
   // M = 128: a thread-per-chain row factors a 128 × 128 Gram matrix in one thread ~50 times per
   // iteration, so its 2^14-chain ESS run would take many minutes; rows stop at 2^12 chains.
   register_generator("linear_gaussian_m128", 1, m128, kDenseGramRows, 1 << 12);
@@ -436,8 +436,9 @@ void register_chmc_benchmarks() {
   // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
   register_generator("gld", 4, data_where_read(gld_problem));
   register_generator("lotka_volterra", 64, lotka_volterra);
-  // ~2 ms per chain-iteration on one core: the CPU ensemble row stays at 4 chains.
-  register_generator("lotka_volterra_paper", 4, data_where_read(lotka_volterra_problem));
+  // ~2 ms per chain-iteration on one core one chain at a time, ~0.5 ms in lanes: the CPU rows go
+  // to 64 chains (8 AVX-512 groups) so that the lanes show, ~10 s per row's ESS run.
+  register_generator("lotka_volterra_paper", 64, data_where_read(lotka_volterra_problem));
 
   // The mapping rows: the automatic choices' thresholds at M = 9, 16, 32, 64 and 128 (dense
   // Gram); thread against warp per chain for Lotka–Volterra (M = 20, triangular + low-rank),

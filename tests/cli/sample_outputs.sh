@@ -160,6 +160,19 @@ done
   --no-step-back-off --output "$work/sphere_no_back_off" --quiet
 grep -q '"step_back_off": false' "$work/sphere_no_back_off/run.json" ||
   { echo "--no-step-back-off is not recorded in run.json"; exit 1; }
+# Constrained HMC of a built-in generator runs in SIMD lanes on the CPU by default, --no-simd one
+# chain at a time: the same run to rounding (the acceptance to 2 decimals).
+for simd in "" --no-simd; do
+  "$myriad" sample --model lotka_volterra --model-arg series=short --chains 32 --warmup 40 \
+    --draws 20 --seed 5 --device cpu $simd --output "$work/lv$simd" --quiet
+done
+python3 - "$work/lv/run.json" "$work/lv--no-simd/run.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert "constrained HMC in" in a["device"] and "lanes of" in a["device"], a["device"]
+assert "lanes of" not in b["device"], b["device"]
+assert abs(a["acceptance"] - b["acceptance"]) < 0.01, (a["acceptance"], b["acceptance"])
+PY
 "$myriad" sample --model sphere --sampler abc-reject --abc-epsilon 0.2 --chains 10 --draws 100 \
   --device cpu --output "$work/abc" --quiet
 grep -q '"simulations": 1000' "$work/abc/run.json"
