@@ -29,6 +29,7 @@
 #include "myriad/linalg/structured_gram.hpp"
 #include "myriad/mcmc/constraint_factor.hpp"
 #include "myriad/models/linear_gaussian.hpp"
+#include "myriad/models/noisy_generator.hpp"
 #include "myriad/models/sphere.hpp"
 
 namespace myriad {
@@ -326,6 +327,15 @@ TEST(ChmcLanes, LotkaVolterraBackendAgreesWithOneChainAtATime) {
   // at δt = 0.2 most transitions are accepted and the rest spread over every failure counter.
   const auto problem = testing::small_lotka_volterra();
   expect_backend_lanes_agree(problem.host_model(), 101, 0.2, 5, "lotka_volterra");
+}
+
+TEST(ChmcLanes, NoisyGeneratorsAgreeWithOneChainAtATime) {
+  // g(u) + ε n around a generator that runs in lanes runs in lanes too (the CLI's noise=ε).
+  const auto sphere = models::Noisy<models::Sphere>::make(models::Sphere::make(4, 1.0), 0.3);
+  expect_backend_lanes_agree(sphere, 77, 0.8, 5, "noisy sphere");
+  const auto problem = testing::small_lotka_volterra();
+  const auto lotka_volterra = models::Noisy<models::LotkaVolterra>::make(problem.host_model(), 0.5);
+  expect_backend_lanes_agree(lotka_volterra, 45, 0.2, 4, "noisy lotka_volterra");
 }
 
 TEST(ChmcLanes, ThreadCountChangesNothing) {

@@ -20,6 +20,7 @@
 
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/detection.hpp"
@@ -115,13 +116,14 @@ struct is_noisy_generator<Noisy<Inner>> : std::true_type {};
 /// g_y(u, n) = g_x(u) + ε n around an inner generator (constrained-hmc.md §9).
 template <class Generator>
 struct Noisy {
-  /// The library instantiates the constrained-HMC backend of Noisy<G> for every built-in
-  /// generator G that it instantiates itself (the CLI's noise=ε), not for noisy generators made
-  /// noisy again: model/library_instances.hpp.
+  /// The library instantiates the constrained-HMC backends of Noisy<G> (CUDA, and the CPU's
+  /// lanes) for every built-in generator G whose own it instantiates (the CLI's noise=ε), not for
+  /// noisy generators made noisy again: model/library_instances.hpp.
   static constexpr unsigned library_backends =
       detail::is_noisy_generator<Generator>::value
           ? 0u
-          : library_backends_of<Generator>::value & library_backend::chmc;
+          : library_backends_of<Generator>::value &
+                (library_backend::chmc | library_backend::cpu_chmc_lanes);
 
   using value_type = double;
   static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
@@ -163,18 +165,22 @@ struct Noisy {
     return inner.log_prior(v) + (S(-kLogSqrtTwoPi * M) - S(0.5) * sum);
   }
 
-  /// ∇ log ρ(u) from the inner generator, ∂/∂n_m = −n_m; returns the log prior.
+  /// ∇ log ρ(u) from the inner generator, ∂/∂n_m = −n_m; returns the log prior, in the type the
+  /// inner generator's returns in: element_t<Vec> where the inner one runs in SIMD lanes
+  /// (generator_in_lanes), so that the noisy one does too, value_type elsewhere.
   template <class Vec, class Grad, class G = Generator,
             std::enable_if_t<generator_has_log_prior_gradient<G>, int> = 0>
-  MYRIAD_HD value_type log_prior_gradient(const Vec& v, Grad& g) const {
+  MYRIAD_HD auto log_prior_gradient(const Vec& v, Grad& g) const
+      -> decltype(std::declval<const G&>().log_prior_gradient(v, g)) {
+    using V = element_t<Vec>;
     const int N = inner_dim(), M = output_dim();
-    double sum = 0;
+    V sum = V(0);
     for (int m = 0; m < M; ++m) {
-      const double n = v[N + m];
+      const V n = v[N + m];
       g[N + m] = -n;
       sum += n * n;
     }
-    return inner.log_prior_gradient(v, g) + (-kLogSqrtTwoPi * M - 0.5 * sum);
+    return inner.log_prior_gradient(v, g) + (V(-kLogSqrtTwoPi * M) - V(0.5) * sum);
   }
 
   /// Dense J = [J_x  εI] (all M × (N + M) entries).

@@ -15,6 +15,7 @@
 #include "myriad/models/logistic.hpp"
 #include "myriad/models/lotka_volterra.hpp"
 #include "myriad/models/mcrbm.hpp"
+#include "myriad/models/noisy_generator.hpp"
 #include "myriad/models/product_of_experts.hpp"
 #include "myriad/models/sphere.hpp"
 
@@ -42,10 +43,13 @@
   X(models::Mcrbm<float>, float)                 \
   X(models::Mcrbm<double>, double)
 
-#define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X) \
-  X(models::Sphere, double)                    \
-  X(models::LinearGaussian, double)            \
-  X(models::LotkaVolterra, double)
+#define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X)     \
+  X(models::Sphere, double)                        \
+  X(models::LinearGaussian, double)                \
+  X(models::LotkaVolterra, double)                 \
+  X(models::Noisy<models::Sphere>, double)         \
+  X(models::Noisy<models::LinearGaussian>, double) \
+  X(models::Noisy<models::LotkaVolterra>, double)
 
 // Each instruction set's translation unit defines its kernels with these.
 #define MYRIAD_LANE_KERNEL_INSTANCE(Model, T) \
