@@ -329,6 +329,14 @@ TEST(ChmcLanes, LotkaVolterraBackendAgreesWithOneChainAtATime) {
   expect_backend_lanes_agree(problem.host_model(), 101, 0.2, 5, "lotka_volterra");
 }
 
+TEST(ChmcLanes, LotkaVolterraSummariesBackendAgreesWithOneChainAtATime) {
+  // Dense 9 × 9 Gram, the summaries' add_jacobian_vjp (Hessian–vector products on duals of
+  // batches), the short series (S = 10, N = 24).
+  const auto problem = testing::small_lotka_volterra();
+  expect_backend_lanes_agree(problem.host_summaries_model(), 45, 0.3, 4,
+                             "lotka_volterra_summaries");
+}
+
 TEST(ChmcLanes, NoisyGeneratorsAgreeWithOneChainAtATime) {
   // g(u) + ε n around a generator that runs in lanes runs in lanes too (the CLI's noise=ε).
   const auto sphere = models::Noisy<models::Sphere>::make(models::Sphere::make(4, 1.0), 0.3);

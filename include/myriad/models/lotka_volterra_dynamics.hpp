@@ -433,14 +433,20 @@ template <class Matrix>
 struct MatrixRow {
   const Matrix& matrix;
   int row;
-  MYRIAD_HD double operator[](int n) const { return matrix(row, n); }
+  MYRIAD_HD auto operator[](int n) const {
+    return std::decay_t<decltype(matrix(row, n))>(matrix(row, n));
+  }
 };
+
+/// The element type of a scratch vector (one chain's double, or a SIMD batch of chains).
+template <class Work>
+using work_element_t = std::decay_t<decltype(std::declval<const Work&>()[0])>;
 
 /// The series y_1 … y_S of record_states' states: y[q] = states[q + 2].
 template <class Work>
 struct SeriesOfStates {
   const WorkRange<Work>& states;
-  MYRIAD_HD double operator[](int q) const { return states[q + 2]; }
+  MYRIAD_HD work_element_t<Work> operator[](int q) const { return states[q + 2]; }
 };
 
 /// The series lifted to duals along a tangent column: Dual(y[q], column[q]).
@@ -448,21 +454,24 @@ template <class Work>
 struct DualSeries {
   const SeriesOfStates<Work>& series;
   const WorkRange<Work>& column;
-  MYRIAD_HD Dual<double> operator[](int q) const { return Dual<double>(series[q], column[q]); }
+  MYRIAD_HD Dual<work_element_t<Work>> operator[](int q) const {
+    return Dual<work_element_t<Work>>(series[q], column[q]);
+  }
 };
 
 /// A vector read as a column, q ↦ v[q].
 template <class Work>
 struct VectorAsColumn {
   const WorkRange<Work>& vector;
-  MYRIAD_HD double operator()(int q) const { return vector[q]; }
+  MYRIAD_HD work_element_t<Work> operator()(int q) const { return vector[q]; }
 };
 
 /// Visitor of simulate_tangent / simulate_directional: column[2s], column[2s+1] = dr_s, df_s.
 template <class Work>
 struct TangentWriter {
   WorkRange<Work>& column;
-  MYRIAD_HD void operator()(int s, double, double, double dr, double df) const {
+  template <class V>
+  MYRIAD_HD void operator()(int s, const V&, const V&, const V& dr, const V& df) const {
     column[2 * s] = dr;
     column[2 * s + 1] = df;
   }
@@ -473,13 +482,19 @@ template <class Work>
 struct SummaryGradientWriter {
   WorkRange<Work>& h;
   int offset;
-  MYRIAD_HD void operator()(int q, double value) const { h[offset + q] = value; }
+  template <class V>
+  MYRIAD_HD void operator()(int q, const V& value) const {
+    h[offset + q] = value;
+  }
 };
 /// … and, on duals, the tangent added to a cotangent (series_bar[q] += value.eps).
 template <class Work>
 struct TangentAdder {
   WorkRange<Work>& series_bar;
-  MYRIAD_HD void operator()(int q, const Dual<double>& value) const { series_bar[q] += value.eps; }
+  template <class V>
+  MYRIAD_HD void operator()(int q, const Dual<V>& value) const {
+    series_bar[q] += value.eps;
+  }
 };
 
 // Writes simulated states into the output vector.

@@ -16,6 +16,7 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
@@ -313,7 +314,7 @@ struct LotkaVolterraSummaries {
 
   /// ∇ log ρ = −u; returns log ρ(u).
   template <class Vec, class Grad>
-  MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const {
+  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
     for (int n = 0; n < input_dim(); ++n) g[n] = -u[n];
     return standard_normal_log_prior(u, input_dim());
   }
@@ -354,6 +355,7 @@ struct LotkaVolterraSummaries {
   template <class Vec, class Jac, class Cot, class Grad, class Work>
   MYRIAD_HD void add_jacobian_vjp(const Vec& u, const Jac& /*J*/, const Cot& C, Grad& grad,
                                   Work& work) const {
+    using V = element_t<Vec>;
     constexpr int K = kNumParameters;
     const int S = dynamics.num_steps, Q = 2 * S;
     detail::WorkRange<Work> states{work, 0};                // y_0 … y_S, 2S + 2
@@ -363,20 +365,21 @@ struct LotkaVolterraSummaries {
     detail::WorkRange<Work> cotangent{work, 12 * Q + 2};    // a column of HᵀC, 2S
     dynamics.record_states(u, states);
     const detail::SeriesOfStates<Work> series{states};
-    for (int q = 0; q < Q; ++q) series_bar[q] = 0;
+    for (int q = 0; q < Q; ++q) series_bar[q] = V(0);
     for (int m = 0; m < kNumSummaries; ++m) {
       double weights[kNumSummaries] = {};
       weights[m] = 1;
       detail::SummaryGradientWriter<Work> row{h, m * Q};
       detail::summaries_gradient(series, S, weights, row);
     }
-    double z[K], z_bar[K] = {0, 0, 0, 0};
+    V z[K], z_bar[K];
+    for (V& x : z_bar) x = V(0);
     dynamics.parameters(u, z);
     detail::TangentWriter<Work> tangent{column};
     for (int n = 0; n < input_dim(); ++n) {
       dynamics.simulate_tangent(u, n, tangent);
       for (int q = 0; q < Q; ++q) {
-        double sum = 0;
+        V sum = V(0);
         for (int m = 0; m < kNumSummaries; ++m) sum += h[m * Q + q] * C(m, n);
         cotangent[q] = sum;
       }
@@ -468,8 +471,9 @@ struct LotkaVolterraSummaries {
   }
   std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
+  /// Backends the library instantiates (CUDA, and the CPU's lanes): model/library_instances.hpp.
+  static constexpr unsigned library_backends =
+      library_backend::chmc | library_backend::cpu_chmc_lanes;
 
  private:
   // r = g(u) − x̄ and ‖r‖∞ (infinite if any entry is not finite).

@@ -14,6 +14,7 @@
 #include "myriad/models/linear_generative.hpp"
 #include "myriad/models/logistic.hpp"
 #include "myriad/models/lotka_volterra.hpp"
+#include "myriad/models/lotka_volterra_summaries.hpp"
 #include "myriad/models/mcrbm.hpp"
 #include "myriad/models/noisy_generator.hpp"
 #include "myriad/models/product_of_experts.hpp"
@@ -47,9 +48,11 @@
   X(models::Sphere, double)                        \
   X(models::LinearGaussian, double)                \
   X(models::LotkaVolterra, double)                 \
+  X(models::LotkaVolterraSummaries, double)        \
   X(models::Noisy<models::Sphere>, double)         \
   X(models::Noisy<models::LinearGaussian>, double) \
-  X(models::Noisy<models::LotkaVolterra>, double)
+  X(models::Noisy<models::LotkaVolterra>, double)  \
+  X(models::Noisy<models::LotkaVolterraSummaries>, double)
 
 // Each instruction set's translation unit defines its kernels with these.
 #define MYRIAD_LANE_KERNEL_INSTANCE(Model, T) \
