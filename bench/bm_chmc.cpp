@@ -31,9 +31,9 @@
 //
 // Rows: CPU with 1 chain (the single-core baseline; one OpenMP thread does all the work, one
 // chain at a time) and a few small ensembles, so that the CPU rows finish in seconds on a
-// two-core machine, in SIMD lanes where the library holds the generator's lane kernels (sphere,
-// linear_gaussian: detail/chmc_lane_blocks.hpp), with `cpu_scalar` rows of the same ensembles one
-// chain at a time beside them; CUDA with
+// two-core machine, in SIMD lanes where the library holds the generator's lane kernels (all but
+// gld: detail/chmc_lane_blocks.hpp), with `cpu_scalar` rows of the same ensembles one chain at a
+// time beside them; CUDA with
 // 2^8 … 2^14 chains (2^12 for linear_gaussian_m128), skipped with an error when no device is
 // present. Generators: the CLI's sphere (N = 10), linear_gaussian with M = 32, N = 64 (dense
 // Gram; the automatic mapping gives it a warp per chain) and with M = 128, N = 160 (automatic:
@@ -432,7 +432,7 @@ void register_chmc_benchmarks() {
   // M = 128: a thread-per-chain row factors a 128 × 128 Gram matrix in one thread ~50 times per
   // iteration, so its 2^14-chain ESS run would take many minutes; rows stop at 2^12 chains.
   register_generator("linear_gaussian_m128", 1, m128, kDenseGramRows, 1 << 12);
-  register_generator("lotka_volterra_summaries", 4, summaries, small_dense_gram_rows());
+  register_generator("lotka_volterra_summaries", 64, summaries, small_dense_gram_rows());
   // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
   register_generator("gld", 4, data_where_read(gld_problem));
   register_generator("lotka_volterra", 64, lotka_volterra);
