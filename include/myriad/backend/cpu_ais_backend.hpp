@@ -18,6 +18,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/detail/ais_lane_blocks.hpp"
 #include "myriad/detail/cpu_ensemble.hpp"
+#include "myriad/detail/lane_group.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
@@ -58,9 +59,7 @@ class CpuAisBackend final : public AisBackend<T> {
   /// Anneals with `kernel` from now on (one of library_ais_lane_kernels, or
   /// AisLaneKernel{} for one particle at a time): the tests compare instruction sets with it.
   void set_lane_kernel(const AisLaneKernel<Target, T>& kernel) {
-    MYRIAD_EXPECTS(kernel.width >= 0 && kernel.width <= kMaxLaneWidth &&
-                       (kernel.width == 0) == (kernel.anneal == nullptr),
-                   "lane kernel of width ", kernel.width, " is not one a kernel factory returns");
+    check_lane_kernel(kernel.width, kernel.anneal != nullptr);
     lanes_ = kernel;
   }
 

@@ -23,6 +23,7 @@
 #include "myriad/detail/cpu_draw_chunks.hpp"
 #include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/ensemble_checks.hpp"
+#include "myriad/detail/lane_group.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/mcmc/constrained_hmc.hpp"
 #include "myriad/model/concept.hpp"
@@ -73,9 +74,7 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
   /// (detail/chmc_lane_blocks.hpp), or ChmcLaneKernel{} for one chain at a time. The tests and
   /// benchmarks compare instruction sets with it.
   void set_lane_kernel(const ChmcLaneKernel<Generator, T>& kernel) {
-    MYRIAD_EXPECTS(kernel.width >= 0 && kernel.width <= kMaxLaneWidth &&
-                       (kernel.width == 0) == (kernel.transition == nullptr),
-                   "lane kernel of width ", kernel.width, " is not one a kernel factory returns");
+    check_lane_kernel(kernel.width, kernel.transition != nullptr);
     lanes_ = kernel;
   }
 

@@ -24,6 +24,7 @@
 #include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/detail/hmc_chain_bodies.hpp"
 #include "myriad/detail/hmc_lane_blocks.hpp"
+#include "myriad/detail/lane_group.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/model/concept.hpp"
 
@@ -63,9 +64,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   /// (detail/hmc_lane_blocks.hpp), or HmcLaneKernel{} for one chain at a time. The tests and
   /// benchmarks compare instruction sets with it.
   void set_lane_kernel(const HmcLaneKernel<Model, T>& kernel) {
-    MYRIAD_EXPECTS(kernel.width >= 0 && kernel.width <= kMaxLaneWidth &&
-                       (kernel.width == 0) == (kernel.transition == nullptr),
-                   "lane kernel of width ", kernel.width, " is not one a kernel factory returns");
+    check_lane_kernel(kernel.width, kernel.transition != nullptr);
     lanes_ = kernel;
   }
 

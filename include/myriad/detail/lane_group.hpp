@@ -11,8 +11,17 @@
 #include <new>
 
 #include "myriad/core/ensemble.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/core/lanes.hpp"
 
 namespace myriad {
+
+/// Throws unless (width, has_entry) is what a lane-kernel factory returns: width 0 and no entry
+/// point (one chain at a time), or 1 … kMaxLaneWidth lanes and an entry point.
+inline void check_lane_kernel(int width, bool has_entry) {
+  MYRIAD_EXPECTS(width >= 0 && width <= kMaxLaneWidth && (width == 0) != has_entry,
+                 "lane kernel of width ", width, " is not one a kernel factory returns");
+}
 
 template <class T>
 class LaneGroup {
