@@ -31,8 +31,8 @@
 //
 // Rows: CPU with 1 chain (the single-core baseline; one OpenMP thread does all the work, one
 // chain at a time) and a few small ensembles, so that the CPU rows finish in seconds on a
-// two-core machine, in SIMD lanes where the library holds the generator's lane kernels (all but
-// gld: detail/chmc_lane_blocks.hpp), with `cpu_scalar` rows of the same ensembles one chain at a
+// two-core machine, in SIMD lanes where the library holds the generator's lane kernels (all of
+// them: detail/chmc_lane_blocks.hpp), with `cpu_scalar` rows of the same ensembles one chain at a
 // time beside them; CUDA with
 // 2^8 … 2^14 chains (2^12 for linear_gaussian_m128), skipped with an error when no device is
 // present. Generators: the CLI's sphere (N = 10), linear_gaussian with M = 32, N = 64 (dense
@@ -433,8 +433,9 @@ void register_chmc_benchmarks() {
   // iteration, so its 2^14-chain ESS run would take many minutes; rows stop at 2^12 chains.
   register_generator("linear_gaussian_m128", 1, m128, kDenseGramRows, 1 << 12);
   register_generator("lotka_volterra_summaries", 64, summaries, small_dense_gram_rows());
-  // ~10 ms per transition on one core: the CPU ensemble row stays at 4 chains.
-  register_generator("gld", 4, data_where_read(gld_problem));
+  // ~10 ms per transition on one core one chain at a time: the CPU rows stop at 16 chains (two
+  // AVX-512 groups).
+  register_generator("gld", 16, data_where_read(gld_problem));
   register_generator("lotka_volterra", 64, lotka_volterra);
   // ~2 ms per chain-iteration on one core one chain at a time, ~0.5 ms in lanes: the CPU rows go
   // to 64 chains (8 AVX-512 groups) so that the lanes show, ~10 s per row's ESS run.

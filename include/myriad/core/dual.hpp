@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 
 namespace myriad {
@@ -42,13 +43,31 @@ struct Dual {
     const T q = a.val * inv;
     return {q, (a.eps - q * b.eps) * inv};
   }
-  // Comparisons look at values only: branches in model code follow the primal computation.
-  MYRIAD_HD friend bool operator<(const Dual& a, const Dual& b) { return a.val < b.val; }
-  MYRIAD_HD friend bool operator>(const Dual& a, const Dual& b) { return a.val > b.val; }
-  MYRIAD_HD friend bool operator<=(const Dual& a, const Dual& b) { return a.val <= b.val; }
-  MYRIAD_HD friend bool operator>=(const Dual& a, const Dual& b) { return a.val >= b.val; }
-  MYRIAD_HD friend bool operator==(const Dual& a, const Dual& b) { return a.val == b.val; }
-  MYRIAD_HD friend bool operator!=(const Dual& a, const Dual& b) { return a.val != b.val; }
+  // Comparisons look at values only: branches in model code follow the primal computation. A
+  // bool, or for duals of a SIMD batch of chains the lanes' mask (core/lanes.hpp).
+  MYRIAD_HD friend auto operator<(const Dual& a, const Dual& b) { return a.val < b.val; }
+  MYRIAD_HD friend auto operator>(const Dual& a, const Dual& b) { return a.val > b.val; }
+  MYRIAD_HD friend auto operator<=(const Dual& a, const Dual& b) { return a.val <= b.val; }
+  MYRIAD_HD friend auto operator>=(const Dual& a, const Dual& b) { return a.val >= b.val; }
+  MYRIAD_HD friend auto operator==(const Dual& a, const Dual& b) { return a.val == b.val; }
+  MYRIAD_HD friend auto operator!=(const Dual& a, const Dual& b) { return a.val != b.val; }
+};
+
+/// Duals of a SIMD batch of chains (detail/simd_lanes.hpp) have the batch's lanes: a mask
+/// selects value and tangent together, so that lane code written over S runs on duals of S.
+template <class T>
+struct LaneOps<Dual<T>, std::enable_if_t<(LaneOps<T>::width > 1)>> {
+  using mask = lane_mask_t<T>;
+  using scalar = typename LaneOps<T>::scalar;
+  static constexpr int width = LaneOps<T>::width;
+  template <class U>
+  using per_lane = typename LaneOps<T>::template per_lane<U>;
+
+  static bool all(const mask& m) { return LaneOps<T>::all(m); }
+  static bool any(const mask& m) { return LaneOps<T>::any(m); }
+  static Dual<T> select(const mask& m, const Dual<T>& a, const Dual<T>& b) {
+    return {LaneOps<T>::select(m, a.val, b.val), LaneOps<T>::select(m, a.eps, b.eps)};
+  }
 };
 
 template <class T>
@@ -100,7 +119,11 @@ MYRIAD_HD MYRIAD_INLINE Dual<T> tanh(const Dual<T>& x) {
 }
 template <class T>
 MYRIAD_HD MYRIAD_INLINE Dual<T> fabs(const Dual<T>& x) {
-  return value_of(x) < 0 ? -x : x;
+  if constexpr (lane_width_v < T >> 1) {
+    return LaneOps<Dual<T>>::select(x.val < T(0), -x, x);
+  } else {
+    return value_of(x) < 0 ? -x : x;
+  }
 }
 /// x^y for a constant exponent y.
 template <class T, class S, class = std::enable_if_t<std::is_arithmetic<S>::value>>

@@ -43,6 +43,7 @@ MYRIAD_LANE_MATH(log1p)
 MYRIAD_LANE_MATH(expm1)
 MYRIAD_LANE_MATH(sqrt)
 MYRIAD_LANE_MATH(fabs)
+MYRIAD_LANE_MATH(tanh)
 MYRIAD_LANE_MATH(isfinite)
 #undef MYRIAD_LANE_MATH
 
@@ -75,7 +76,12 @@ MYRIAD_HD MYRIAD_INLINE bool value_of_positive(const T& x) {
 template <class T>
 MYRIAD_HD MYRIAD_INLINE T log1p_exp(const T& x) {
   // For x > 0: x + log1p(exp(-x)); else log1p(exp(x)). Both arguments of exp are <= 0.
-  return value_of_positive(x) ? x + log1p(exp(-x)) : log1p(exp(x));
+  if constexpr (lane_width_v < T >> 1) {
+    // Chains in SIMD lanes: the same two expressions as one, max(x, 0) + log1p(exp(−|x|)).
+    return LaneOps<T>::select(x > T(0), x, T(0)) + log1p(exp(-fabs(x)));
+  } else {
+    return value_of_positive(x) ? x + log1p(exp(-x)) : log1p(exp(x));
+  }
 }
 
 /// log N(x; mu, sigma) including the normalising constant.

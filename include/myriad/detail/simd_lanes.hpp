@@ -69,6 +69,7 @@ struct LaneMath<xsimd::batch<T, A>> {
   static S expm1(const S& x) { return xsimd::expm1(x); }
   static S sqrt(const S& x) { return xsimd::sqrt(x); }
   static S fabs(const S& x) { return xsimd::fabs(x); }
+  static S tanh(const S& x) { return xsimd::tanh(x); }
   static xsimd::batch_bool<T, A> isfinite(const S& x) { return xsimd::isfinite(x); }
 };
 

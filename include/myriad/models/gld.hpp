@@ -38,6 +38,7 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/lanes.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
@@ -52,32 +53,51 @@ namespace detail {
 constexpr double kGldSeriesThreshold = 0.5;
 constexpr int kGldSeriesTerms = 16;
 
+/// The Taylor series of gld_power_term, a F(λa) (t = λa).
+template <class S>
+MYRIAD_HD S gld_power_series(const S& t, const S& a) {
+  // F(t) = 1 + t/2 (1 + t/3 (1 + t/4 (…))), evaluated from the inside.
+  S f = S(1);
+  for (int j = kGldSeriesTerms + 1; j >= 2; --j) f = S(1) + t * f / S(j);
+  return a * f;
+}
+
+/// The Taylor series of gld_power_term_dlambda, a² F'(λa) (t = λa).
+template <class S>
+MYRIAD_HD S gld_power_dlambda_series(const S& t, const S& a) {
+  // F'(t) = ½ (1 + t r₀ (1 + t r₁ (…))), r_k = c_{k+1}/c_k = (k+2)/((k+1)(k+3)).
+  S f = S(1);
+  for (int k = kGldSeriesTerms - 1; k >= 0; --k)
+    f = S(1) + t * f * S(double(k + 2) / (double(k + 1) * double(k + 3)));
+  return a * a * f * S(0.5);
+}
+
 /// E(λ, a) = (p^λ − 1)/λ with a = log p, i.e. expm1(λa)/λ, or a F(λa) with
 /// F(t) = Σ_k t^k/(k+1)! = (e^t − 1)/t for |λa| < ½ (finite and exact at λ = 0, where E = a).
+/// For chains in SIMD lanes (S a batch, or duals of one) both forms, selected per lane.
 template <class S>
 MYRIAD_HD S gld_power_term(const S& lambda, const S& a) {
   const S t = lambda * a;
-  if (fabs(value_of(t)) < kGldSeriesThreshold) {
-    // F(t) = 1 + t/2 (1 + t/3 (1 + t/4 (…))), evaluated from the inside.
-    S f = S(1);
-    for (int j = kGldSeriesTerms + 1; j >= 2; --j) f = S(1) + t * f / S(j);
-    return a * f;
+  if constexpr (lane_width_v < S >> 1) {
+    return LaneOps<S>::select(fabs(t) < S(kGldSeriesThreshold), gld_power_series(t, a),
+                              expm1(t) / lambda);
+  } else {
+    if (fabs(value_of(t)) < kGldSeriesThreshold) return gld_power_series(t, a);
+    return expm1(t) / lambda;
   }
-  return expm1(t) / lambda;
 }
 
 /// ∂E/∂λ = (a e^{λa} − E)/λ, or a² F'(λa) with F'(t) = Σ_k (k+1) t^k/(k+2)! for |λa| < ½.
 template <class S>
 MYRIAD_HD S gld_power_term_dlambda(const S& lambda, const S& a) {
   const S t = lambda * a;
-  if (fabs(value_of(t)) < kGldSeriesThreshold) {
-    // F'(t) = ½ (1 + t r₀ (1 + t r₁ (…))), r_k = c_{k+1}/c_k = (k+2)/((k+1)(k+3)).
-    S f = S(1);
-    for (int k = kGldSeriesTerms - 1; k >= 0; --k)
-      f = S(1) + t * f * S(double(k + 2) / (double(k + 1) * double(k + 3)));
-    return a * a * f * S(0.5);
+  if constexpr (lane_width_v < S >> 1) {
+    return LaneOps<S>::select(fabs(t) < S(kGldSeriesThreshold), gld_power_dlambda_series(t, a),
+                              (a * exp(t) - expm1(t) / lambda) / lambda);
+  } else {
+    if (fabs(value_of(t)) < kGldSeriesThreshold) return gld_power_dlambda_series(t, a);
+    return (a * exp(t) - expm1(t) / lambda) / lambda;
   }
-  return (a * exp(t) - expm1(t) / lambda) / lambda;
 }
 
 }  // namespace detail
@@ -141,16 +161,17 @@ struct Gld {
 
   /// ∂ log ρ/∂u_i = −u_i (normal inputs) or −c tanh(c u_i/2) (logistic inputs); returns log ρ.
   template <class Vec, class Grad>
-  MYRIAD_HD value_type log_prior_gradient(const Vec& u, Grad& g) const {
-    double sum = 0;
+  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
+    using V = element_t<Vec>;
+    V sum = V(0);
     for (int i = 0; i < 3; ++i) {
-      const double ui = u[i];
+      const V ui = u[i];
       g[i] = -ui;
-      sum += -kLogSqrtTwoPi - 0.5 * ui * ui;
+      sum += V(-kLogSqrtTwoPi) - V(0.5) * ui * ui;
     }
     for (int i = 3; i < input_dim(); ++i) {
-      const double ui = u[i];
-      g[i] = -kLogisticRate * myriad::tanh(0.5 * kLogisticRate * ui);
+      const V ui = u[i];
+      g[i] = V(-kLogisticRate) * myriad::tanh(V(0.5 * kLogisticRate) * ui);
       sum += logistic_log_density(ui);
     }
     return sum;
@@ -256,8 +277,9 @@ struct Gld {
     return (myriad::log(uniform) - myriad::log1p(-uniform)) / kLogisticRate;
   }
 
-  /// CUDA backends the library instantiates: model/library_instances.hpp.
-  static constexpr unsigned library_backends = library_backend::chmc;
+  /// Backends the library instantiates (CUDA, and the CPU's lanes): model/library_instances.hpp.
+  static constexpr unsigned library_backends =
+      library_backend::chmc | library_backend::cpu_chmc_lanes;
 
  private:
   // log of the unit-variance logistic density: log c − c u − 2 log(1 + e^{−c u}).

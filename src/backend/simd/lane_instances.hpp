@@ -10,6 +10,7 @@
 #include "myriad/models/eight_schools.hpp"
 #include "myriad/models/funnel.hpp"
 #include "myriad/models/gaussian.hpp"
+#include "myriad/models/gld.hpp"
 #include "myriad/models/linear_gaussian.hpp"
 #include "myriad/models/linear_generative.hpp"
 #include "myriad/models/logistic.hpp"
@@ -44,15 +45,17 @@
   X(models::Mcrbm<float>, float)                 \
   X(models::Mcrbm<double>, double)
 
-#define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X)     \
-  X(models::Sphere, double)                        \
-  X(models::LinearGaussian, double)                \
-  X(models::LotkaVolterra, double)                 \
-  X(models::LotkaVolterraSummaries, double)        \
-  X(models::Noisy<models::Sphere>, double)         \
-  X(models::Noisy<models::LinearGaussian>, double) \
-  X(models::Noisy<models::LotkaVolterra>, double)  \
-  X(models::Noisy<models::LotkaVolterraSummaries>, double)
+#define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X)             \
+  X(models::Sphere, double)                                \
+  X(models::LinearGaussian, double)                        \
+  X(models::LotkaVolterra, double)                         \
+  X(models::LotkaVolterraSummaries, double)                \
+  X(models::Gld, double)                                   \
+  X(models::Noisy<models::Sphere>, double)                 \
+  X(models::Noisy<models::LinearGaussian>, double)         \
+  X(models::Noisy<models::LotkaVolterra>, double)          \
+  X(models::Noisy<models::LotkaVolterraSummaries>, double) \
+  X(models::Noisy<models::Gld>, double)
 
 // Each instruction set's translation unit defines its kernels with these.
 #define MYRIAD_LANE_KERNEL_INSTANCE(Model, T) \
