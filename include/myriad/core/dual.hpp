@@ -119,7 +119,7 @@ MYRIAD_HD MYRIAD_INLINE Dual<T> tanh(const Dual<T>& x) {
 }
 template <class T>
 MYRIAD_HD MYRIAD_INLINE Dual<T> fabs(const Dual<T>& x) {
-  if constexpr (lane_width_v < T >> 1) {
+  if constexpr ((lane_width_v<T>) > 1) {
     return LaneOps<Dual<T>>::select(x.val < T(0), -x, x);
   } else {
     return value_of(x) < 0 ? -x : x;

@@ -76,7 +76,7 @@ MYRIAD_HD MYRIAD_INLINE bool value_of_positive(const T& x) {
 template <class T>
 MYRIAD_HD MYRIAD_INLINE T log1p_exp(const T& x) {
   // For x > 0: x + log1p(exp(-x)); else log1p(exp(x)). Both arguments of exp are <= 0.
-  if constexpr (lane_width_v < T >> 1) {
+  if constexpr ((lane_width_v<T>) > 1) {
     // Chains in SIMD lanes: the same two expressions as one, max(x, 0) + log1p(exp(−|x|)).
     return LaneOps<T>::select(x > T(0), x, T(0)) + log1p(exp(-fabs(x)));
   } else {

@@ -113,7 +113,7 @@ struct DenseConstraintFactor {
   /// for a SIMD batch of chains, whose lanes are never also a team's).
   template <class Team = SerialTeam>
   MYRIAD_HD lane_mask_t<T> factor(const Team& team = Team{}) {
-    if constexpr (lane_width_v < T >> 1) {
+    if constexpr ((lane_width_v<T>) > 1) {
       static_assert(Team::kSerial, "chains in SIMD lanes run one lane of a team each");
       return !linalg::cholesky_in_place_lanes(chol);
     } else {

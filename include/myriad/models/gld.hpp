@@ -78,7 +78,7 @@ MYRIAD_HD S gld_power_dlambda_series(const S& t, const S& a) {
 template <class S>
 MYRIAD_HD S gld_power_term(const S& lambda, const S& a) {
   const S t = lambda * a;
-  if constexpr (lane_width_v < S >> 1) {
+  if constexpr ((lane_width_v<S>) > 1) {
     return LaneOps<S>::select(fabs(t) < S(kGldSeriesThreshold), gld_power_series(t, a),
                               expm1(t) / lambda);
   } else {
@@ -91,7 +91,7 @@ MYRIAD_HD S gld_power_term(const S& lambda, const S& a) {
 template <class S>
 MYRIAD_HD S gld_power_term_dlambda(const S& lambda, const S& a) {
   const S t = lambda * a;
-  if constexpr (lane_width_v < S >> 1) {
+  if constexpr ((lane_width_v<S>) > 1) {
     return LaneOps<S>::select(fabs(t) < S(kGldSeriesThreshold), gld_power_dlambda_series(t, a),
                               (a * exp(t) - expm1(t) / lambda) / lambda);
   } else {
