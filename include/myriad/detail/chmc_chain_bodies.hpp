@@ -198,6 +198,17 @@ MYRIAD_HD bool restart_chain_at(const Generator& generator, const ChmcEnsembleVi
   return machine.evaluate_current() == kStatusOk;
 }
 
+/// The settings of the transitions at `iteration`: the ensemble's, with N_s drawn by
+/// uniform_trajectory_steps, which depends on (seed, iteration) only, so every chain (thread,
+/// lane) computes the same N_s. Each chain then scales step_size by its own back-off.
+template <class T>
+MYRIAD_HD ChmcStep<T> iteration_step(const ChmcSettings<T>& settings, std::uint32_t iteration) {
+  ChmcStep<T> step = settings.step;
+  step.steps =
+      uniform_trajectory_steps(settings.seed, iteration, settings.min_steps, settings.max_steps);
+  return step;
+}
+
 /// Runs iterations first_iteration … first_iteration + num_iterations − 1 of chain c with `team`
 /// and returns the chain's statistics over them (one count per transition whose status has the
 /// flag set). N_s of each iteration comes from uniform_trajectory_steps (the same for every
@@ -221,10 +232,7 @@ MYRIAD_HD IterationStats chain_iterations(const Generator& generator,
   std::uint8_t halvings = settings.step_back_off ? state.step_halvings[c] : 0;
   for (int i = 0; i < num_iterations; ++i) {
     const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-    ChmcStep<T> step = settings.step;
-    // Depends on (seed, iteration) only: every thread computes the same N_s.
-    step.steps =
-        uniform_trajectory_steps(settings.seed, iteration, settings.min_steps, settings.max_steps);
+    ChmcStep<T> step = iteration_step(settings, iteration);
     step.step_size *= step_back_off_scale<T>(halvings);
     const ChmcOutcome<T> out = machine.transition(rng, iteration, step);
     if (settings.step_back_off) halvings = next_step_halvings(halvings, out);
@@ -313,9 +321,7 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
 template <class T, class Begin, class Factor, class Resume>
 void run_phased_iteration(const ChmcSettings<T>& settings, std::uint32_t iteration, Begin begin,
                           Factor factor, Resume resume) {
-  ChmcStep<T> step = settings.step;
-  step.steps =
-      uniform_trajectory_steps(settings.seed, iteration, settings.min_steps, settings.max_steps);
+  const ChmcStep<T> step = iteration_step(settings, iteration);
   const int phases = 1 + step.steps * step.inner_steps;
   begin();
   for (int phase = 0; phase < phases; ++phase) {

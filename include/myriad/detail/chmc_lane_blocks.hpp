@@ -63,9 +63,7 @@ IterationStats chmc_lane_iterations(const Generator& generator,
     }
     for (int i = 0; i < num_iterations; ++i) {
       const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-      ChmcStep<T> step = settings.step;
-      step.steps = uniform_trajectory_steps(settings.seed, iteration, settings.min_steps,
-                                            settings.max_steps);
+      const ChmcStep<T> step = kernels::iteration_step(settings, iteration);
       for (int l = 0; l < kernel.width; ++l)
         step_sizes[l] = step.step_size * step_back_off_scale<T>(halvings[l]);
       kernel.transition(generator, group.data(), settings.seed, c0, iteration, step, step_sizes,

@@ -35,8 +35,8 @@ void chmc_lane_transition(const Generator& g, T* group, std::uint64_t seed, std:
   const ChmcChain<S> chain{
       ChainVector<S>{v, 1, n},
       ChainVector<S>{v + n, 1, n},
-      v + 2 * n,
-      ChainWorkspace<S>{scratch + rows.work, 1},
+      v + ChmcLaneRows::kVectors * n,
+      ChainWorkspace<S>{scratch, 1},
       ChainWorkspace<Dual<S>>{reinterpret_cast<Dual<S>*>(scratch + rows.dual), 1},
       ChainWorkspace<Dual<Dual<S>>>{reinterpret_cast<Dual<Dual<S>>*>(scratch + rows.nested), 1}};
   const ChmcStep<S> lane_step{

@@ -20,12 +20,14 @@ struct ChmcLaneRows {
   static constexpr int kVectors = 2;     ///< u, ∇φ
   static constexpr int kDualRows = 2;    ///< a Dual<S>: value and tangent
   static constexpr int kNestedRows = 4;  ///< a Dual<Dual<S>>
-  std::int64_t work, dual, nested, end;  ///< rows of each workspace, counted from the scratch
+  /// First rows of the dual and nested-dual workspaces, and the scratch's rows in all, counted
+  /// from the scratch (whose T workspace comes first).
+  std::int64_t dual, nested, end;
 
   static ChmcLaneRows of(const ChmcLayout& layout) {
     const std::int64_t dual = layout.size();
     const std::int64_t nested = dual + kDualRows * layout.dual_size();
-    return {0, dual, nested, nested + kNestedRows * layout.nested_size()};
+    return {dual, nested, nested + kNestedRows * layout.nested_size()};
   }
   /// Rows after the vectors: φ and the scratch.
   static std::int64_t scalar_rows(const ChmcLayout& layout) { return 1 + of(layout).end; }

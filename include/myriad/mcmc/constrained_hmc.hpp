@@ -189,8 +189,6 @@ class ConstrainedChain {
   using Lanes = LaneOps<T>;
   using Mask = lane_mask_t<T>;
   using Scalar = typename Lanes::scalar;  ///< one lane's value type
-  template <class U>
-  using per_lane = typename Lanes::template per_lane<U>;
 
   MYRIAD_HD ConstrainedChain(const Generator& g, const ChmcChain<T>& chain,
                              const Team& team = Team{})
