@@ -6,6 +6,8 @@
 #
 # Each entry is "<file stem> <header under myriad/models/> <type>":
 #   hmc, ais  a class template, instantiated for float and double;
+#   hmc64     a class template, instantiated for double only: the posteriordb ports, whose
+#             references are double-precision runs (their library_backends say so);
 #   chmc      a generator, instantiated with its noisy variant Noisy<G> (the CLI's noise=ε);
 #   mpis      a plated model.
 
@@ -15,6 +17,8 @@ set(myriad_cuda_hmc_builtins
   "eight_schools eight_schools.hpp models::EightSchools"
   "funnel funnel.hpp models::Funnel"
   "banana banana.hpp models::Banana")
+set(myriad_cuda_hmc64_builtins
+  "linear_regression linear_regression.hpp models::LinearRegression")
 set(myriad_cuda_ais_builtins
   "gaussian gaussian.hpp models::Gaussian"
   "product_of_experts product_of_experts.hpp models::ProductOfExperts"
@@ -44,6 +48,9 @@ template std::unique_ptr<HmcBackend<float>> make_cuda_hmc_backend<@type@<float>,
     const @type@<float>&, std::int64_t);
 template std::unique_ptr<HmcBackend<double>> make_cuda_hmc_backend<@type@<double>, double>(
     const @type@<double>&, std::int64_t);]=])
+  set(hmc64_template [=[
+template std::unique_ptr<HmcBackend<double>> make_cuda_hmc_backend<@type@<double>, double>(
+    const @type@<double>&, std::int64_t);]=])
   set(ais_template [=[
 template std::unique_ptr<AisBackend<float>> make_cuda_ais_backend<@type@<float>, float>(
     const @type@<float>&, AisLayout<float>);
@@ -58,7 +65,9 @@ template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<models::Noi
 template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<@type@>(
     const @type@&, const PlatedStructure&, const MpisPlan&, const MpisEngineOptions&);]=])
   set(extra_include_chmc "#include \"myriad/models/noisy_generator.hpp\"\n")
-  foreach(family hmc ais chmc mpis)
+  foreach(family hmc hmc64 ais chmc mpis)
+    # The backend's header: hmc64 is HMC's.
+    string(REPLACE "hmc64" "hmc" backend ${family})
     foreach(entry IN LISTS myriad_cuda_${family}_builtins)
       string(REPLACE " " ";" fields "${entry}")
       list(GET fields 0 stem)
@@ -71,7 +80,7 @@ template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<@type@>(
 #include <cstdint>
 #include <memory>
 
-#include \"cuda_${family}_backend.cuh\"
+#include \"cuda_${backend}_backend.cuh\"
 ${extra_include_${family}}#include \"myriad/models/${header}\"
 
 namespace myriad {

@@ -17,8 +17,15 @@
 namespace myriad {
 
 ModelArguments::ModelArguments(const ModelSpec& spec,
-                               const std::vector<std::pair<std::string, std::string>>& given)
-    : model_(spec.name) {
+                               const std::vector<std::pair<std::string, std::string>>& given,
+                               const std::string& data_path)
+    : model_(spec.name), data_path_(data_path) {
+  if (!data_path.empty() && spec.data == DataUse::none)
+    throw invalid_argument("model " + spec.name + " takes no data (--data)");
+  if (data_path.empty() && spec.data == DataUse::required)
+    throw invalid_argument("model " + spec.name + " needs --data FILE.json (CmdStan's JSON) with " +
+                           spec.data_variables);
+  if (!data_path.empty()) data_ = std::make_shared<const StanData>(StanData::read(data_path));
   for (const auto& argument : spec.arguments) values_.emplace_back(argument.name, argument.default_value);
   for (const auto& [key, value] : given) {
     bool known = false;
@@ -26,6 +33,7 @@ ModelArguments::ModelArguments(const ModelSpec& spec,
       if (entry.first == key) {
         entry.second = value;
         known = true;
+        given_.push_back(key);
       }
     }
     if (!known) {
@@ -35,6 +43,18 @@ ModelArguments::ModelArguments(const ModelSpec& spec,
                              (names.empty() ? " (it takes none)" : " (known: " + names + ")"));
     }
   }
+}
+
+const StanData& ModelArguments::required_data() const {
+  if (!data_) throw invalid_argument("model " + model_ + " needs --data FILE.json");
+  return *data_;
+}
+
+bool ModelArguments::given(const std::string& name) const {
+  raw(name);  // an unknown name is a programming error, reported as such
+  for (const auto& g : given_)
+    if (g == name) return true;
+  return false;
 }
 
 const std::string& ModelArguments::raw(const std::string& name) const {
@@ -137,21 +157,47 @@ ModelSpec gaussian_spec() {
   return spec;
 }
 
+/// Refuses model arguments that --data replaces, which would otherwise be ignored.
+void refuse_with_data(const ModelArguments& a, const std::vector<std::string>& replaced) {
+  if (a.data() == nullptr) return;
+  for (const auto& name : replaced)
+    if (a.given(name))
+      throw invalid_argument("model argument " + name + " does not apply with --data (the file " +
+                             "gives the data)");
+}
+
 ModelSpec logistic_spec() {
   ModelSpec spec;
   spec.name = "logistic";
   spec.description =
-      "Bayesian logistic regression on synthetic data (intercept + n x (d-1) N(0,1) covariates, "
-      "beta ~ N(0, prior_sd^2 I)) drawn from data_seed";
-  spec.arguments = {{"n", "1000", "observations"},
-                    {"d", "10", "coefficients, intercept included"},
+      "Bayesian logistic regression, beta ~ N(0, prior_sd^2 I): on synthetic data (intercept + "
+      "n x (d-1) N(0,1) covariates) drawn from data_seed, or on --data";
+  spec.arguments = {{"n", "1000", "observations (synthetic data)"},
+                    {"d", "10", "coefficients, intercept included (synthetic data)"},
                     {"prior_sd", "10", "prior standard deviation of each coefficient"},
                     {"data_seed", "1", "seed of the synthetic data"}};
-  spec.sample = [](const ModelArguments& a, const SampleConfig& config, Precision precision) {
+  spec.data = DataUse::optional;
+  spec.data_variables =
+      "int<lower=1> N; int<lower=1> D; matrix[N, D] X (any intercept a column of ones); "
+      "array[N] int<lower=0, upper=1> y";
+  const auto make_data = [](const ModelArguments& a, auto t) {
+    using T = decltype(t);
+    refuse_with_data(a, {"n", "d", "data_seed"});
+    const StanData* data = a.data();
+    if (data == nullptr)
+      return models::LogisticData<T>::synthetic(a.integer("n"), a.integer("d"),
+                                                a.unsigned_integer("data_seed"));
+    const int n = data->integer("N", 1, 1 << 30), d = data->integer("D", 1, 1 << 20);
+    const std::vector<double> x = data->matrix("X", n, d);
+    const std::vector<int> y = data->integers("y", n, 0, 1);
+    return models::LogisticData<T>::from_arrays(std::vector<T>(x.begin(), x.end()),
+                                                std::vector<T>(y.begin(), y.end()), n, d);
+  };
+  spec.sample = [make_data](const ModelArguments& a, const SampleConfig& config,
+                            Precision precision) {
     const auto run = [&](auto t) {
       using T = decltype(t);
-      auto data = models::LogisticData<T>::synthetic(a.integer("n"), a.integer("d"),
-                                                     a.unsigned_integer("data_seed"));
+      auto data = make_data(a, t);
       SampleConfig resolved = config;
       resolved.device = choose_device<models::Logistic<T>>(config.device);
       const T prior_sd = T(a.number("prior_sd"));
@@ -162,21 +208,36 @@ ModelSpec logistic_spec() {
     };
     return precision == Precision::float32 ? run(float{}) : run(double{});
   };
-  spec.dim = [](const ModelArguments& a) { return static_cast<int>(a.integer("d")); };
+  // Builds (and so checks) the data before the run starts.
+  spec.dim = [make_data](const ModelArguments& a) {
+    return make_data(a, double{}).host_model(1.0).dim();
+  };
   return spec;
 }
 
-ModelSpec eight_schools_spec() {
+/// eight_schools with the standard data, or the data of --data (posteriordb's eight_schools
+/// format); `required`: eight_schools_noncentered, posteriordb's name, which always reads it.
+ModelSpec eight_schools_spec(bool posteriordb) {
   ModelSpec spec;
-  spec.name = "eight_schools";
+  spec.name = posteriordb ? "eight_schools_noncentered" : "eight_schools";
   spec.description =
-      "eight schools (Rubin 1981), non-centred: mu ~ N(0,5), tau ~ half-Cauchy(0,5), "
-      "theta_j = mu + tau eta_j";
-  spec.sample = [](const ModelArguments&, const SampleConfig& config, Precision precision) {
-    return sample_in(precision, config,
-                     [&](auto t) { return models::EightSchools<decltype(t)>::make(); });
+      posteriordb ? "posteriordb's eight_schools-eight_schools_noncentered: eight_schools on the "
+                    "data of --data"
+                  : "eight schools (Rubin 1981), non-centred: mu ~ N(0,5), tau ~ half-Cauchy(0,5), "
+                    "theta_j = mu + tau eta_j; the standard data, or --data";
+  spec.data = posteriordb ? DataUse::required : DataUse::optional;
+  spec.data_variables = "int<lower=0> J; array[J] real y; array[J] real<lower=0> sigma";
+  const auto make = [](const ModelArguments& a, auto t) {
+    using Model = models::EightSchools<decltype(t)>;
+    const StanData* data = a.data();
+    if (data == nullptr) return Model::make();
+    const int J = data->integer("J", 1, Model::kMaxSchools);
+    return Model::make(data->reals("y", J), data->reals("sigma", J));
   };
-  spec.dim = [](const ModelArguments&) { return models::EightSchools<double>::make().dim(); };
+  spec.sample = [make](const ModelArguments& a, const SampleConfig& config, Precision precision) {
+    return sample_in(precision, config, [&](auto t) { return make(a, t); });
+  };
+  spec.dim = [make](const ModelArguments& a) { return make(a, double{}).dim(); };
   return spec;
 }
 
@@ -228,8 +289,10 @@ ModelSpec banana_spec() {
 
 const std::vector<ModelSpec>& builtin_models() {
   static const std::vector<ModelSpec> models = [] {
-    std::vector<ModelSpec> all = {gaussian_spec(), logistic_spec(), eight_schools_spec(),
+    std::vector<ModelSpec> all = {gaussian_spec(), logistic_spec(), eight_schools_spec(false),
                                   funnel_spec(), banana_spec()};
+    all.push_back(eight_schools_spec(true));
+    for (auto& spec : posteriordb_model_specs()) all.push_back(std::move(spec));
     for (auto& spec : generator_model_specs()) all.push_back(std::move(spec));
     for (auto& spec : annealing_target_specs()) all.push_back(std::move(spec));
     for (auto& spec : plated_model_specs()) all.push_back(std::move(spec));

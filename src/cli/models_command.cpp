@@ -20,6 +20,9 @@ int models_command(int argc, char** argv) {
                            ? "density: --sampler chees (default), snaper, nuts, hmc; myriad ais"
                            : "density: --sampler chees (default), snaper, nuts, hmc";
     std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind, spec.description.c_str());
+    if (spec.data != DataUse::none)
+      std::printf("    --data FILE.json%s  %s\n",
+                  spec.data == DataUse::optional ? " (optional)" : "", spec.data_variables.c_str());
     for (const auto& a : spec.arguments)
       std::printf("    --model-arg %s=<%s>  %s\n", a.name.c_str(), a.default_value.c_str(),
                   a.description.c_str());

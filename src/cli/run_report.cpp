@@ -46,6 +46,7 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   Json args = Json::object();
   for (const auto& [key, value] : run.model_arguments) args[key] = value;
   report["model_args"] = args;
+  if (!run.data_file.empty()) report["data_file"] = run.data_file;
 
   Json settings = Json::object();
   // Only the settings the sampler used (ABC's own are under "abc").

@@ -30,6 +30,9 @@ std::vector<OptionSpec> sample_options() {
       "built-in model to sample (see 'myriad models')",
       "output directory (summary.csv, draws.npy, run.json)",
       {
+          {"data", "FILE", "",
+           "the model's data: a JSON file in CmdStan's format (the models that take data, "
+           "see 'myriad models')"},
           {"chains", "N", "1024", "number of chains"},
           {"warmup", "W", "1000", "warm-up iterations per chain"},
           {"draws", "D", "1000", "recorded draws per chain"},
@@ -295,11 +298,15 @@ int sample_command(int argc, char** argv) {
   const Precision precision = parse_precision(line.text("precision"));
 
   const ModelSpec& spec = find_model(line.text("model"));
-  const ModelArguments arguments(spec, model_arguments(line));
+  const ModelArguments arguments(spec, model_arguments(line),
+                                 line.has("data") ? line.text("data") : std::string());
+  if (spec.double_only && precision != Precision::float64)
+    throw UsageError{spec.name + " runs in double precision only (--precision double)"};
 
   RunDescription run;
   run.model = spec.name;
   run.model_arguments = arguments.values();
+  run.data_file = arguments.data_path();
   run.requested_device = to_string(config.device);
   run.precision = to_string(precision);
   run.sampler = line.has("sampler") ? line.text("sampler")

@@ -6,19 +6,21 @@
 // for hierarchical models"):
 //
 //   μ ~ N(0, 5²),  τ ~ HalfCauchy(0, 5),  η_j ~ N(0, 1),  θ_j = μ + τ η_j,
-//   y_j ~ N(θ_j, σ_j²),  j = 1, …, 8.
+//   y_j ~ N(θ_j, σ_j²),  j = 1, …, J  (J = 8 in the standard data).
 //
-// Parameters are z = (μ, log τ, η_1, …, η_8). With τ = e^ℓ the density of ℓ carries the Jacobian
-// dτ/dℓ = τ, so
+// This is posteriordb's eight_schools_noncentered (its model.stan declares theta_trans, mu, tau;
+// here the same density with the parameters in another order), which the CLI also registers
+// under that name with its data from --data. Parameters are z = (μ, log τ, η_1, …, η_J). With τ =
+// e^ℓ the density of ℓ carries the Jacobian dτ/dℓ = τ, so
 //   log p(z) = log N(μ; 0, 5) + log(2/(5π)) − log(1 + τ²/25) + ℓ
 //              + Σ_j [log N(η_j; 0, 1) + log N(y_j; μ + τ η_j, σ_j)],
 // every normalising constant included, so that log Z is the marginal likelihood log p(y).
 // log(1 + τ²/25) is evaluated as log1p_exp(2(ℓ − log 5)), which does not overflow for large ℓ.
 
-#include <array>
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
@@ -30,7 +32,6 @@ namespace myriad::models {
 template <class T>
 struct EightSchools {
   using value_type = T;
-  static constexpr int kSchools = 8;
   static constexpr double kMuSd = 5.0;                        ///< prior sd of μ
   static constexpr double kLogMuSd = 1.6094379124341003;      ///< log 5
   static constexpr double kTauScale = 5.0;                    ///< half-Cauchy scale s of τ
@@ -39,29 +40,41 @@ struct EightSchools {
   static constexpr double kLogHalfCauchyNormaliser = -2.061020617723555;
   static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
 
-  /// Observed effects y_j and their standard errors σ_j (BDA3, Table 5.2).
-  T y[kSchools] = {T(28), T(8), T(-3), T(7), T(-1), T(1), T(18), T(12)};
-  T sigma[kSchools] = {T(15), T(10), T(16), T(11), T(9), T(11), T(10), T(18)};
+  /// J, the number of schools (8 in the standard data; at most kMaxSchools, so that the model
+  /// stays a small trivially copyable struct that a kernel takes by value).
+  int schools = 8;
+  static constexpr int kMaxSchools = 32;
+  /// Observed effects y_j and their standard errors σ_j (BDA3, Table 5.2); entries past J unused.
+  T y[kMaxSchools] = {T(28), T(8), T(-3), T(7), T(-1), T(1), T(18), T(12)};
+  T sigma[kMaxSchools] = {T(15), T(10), T(16), T(11), T(9), T(11), T(10), T(18)};
 
   /// The model with the standard data.
   static EightSchools make() { return EightSchools{}; }
 
-  /// The model with other data for the same eight-group structure; σ_j must be positive.
-  static EightSchools make(const std::array<double, kSchools>& effects,
-                           const std::array<double, kSchools>& standard_errors) {
+  /// The model with other data of the same structure, J = effects.size() groups (posteriordb's
+  /// eight_schools data: J, y, sigma); σ_j must be positive.
+  static EightSchools make(const std::vector<double>& effects,
+                           const std::vector<double>& standard_errors) {
+    const int J = static_cast<int>(effects.size());
+    MYRIAD_EXPECTS(J >= 1 && J <= kMaxSchools, "eight_schools: J must be in 1..", kMaxSchools,
+                   ", got ", J);
+    MYRIAD_EXPECTS(standard_errors.size() == effects.size(), "eight_schools: sigma has ",
+                   standard_errors.size(), " entries, expected J = ", J);
     EightSchools model;
-    for (int j = 0; j < kSchools; ++j) {
-      MYRIAD_EXPECTS(std::isfinite(effects[j]), "eight_schools: y[", j, "] must be finite, got ",
-                     effects[j]);
+    model.schools = J;
+    for (int j = 0; j < J; ++j) {
+      MYRIAD_EXPECTS(std::isfinite(effects[j]), "eight_schools: y[", j + 1,
+                     "] must be finite, got ", effects[j]);
       MYRIAD_EXPECTS(std::isfinite(standard_errors[j]) && standard_errors[j] > 0,
-                     "eight_schools: sigma[", j, "] must be positive, got ", standard_errors[j]);
+                     "eight_schools: sigma[", j + 1, "] must be positive, got ",
+                     standard_errors[j]);
       model.y[j] = T(effects[j]);
       model.sigma[j] = T(standard_errors[j]);
     }
     return model;
   }
 
-  MYRIAD_HD int dim() const { return kSchools + 2; }
+  MYRIAD_HD int dim() const { return schools + 2; }
 
   /// log p(μ, log τ, η) as in the header comment, generic over the scalar (duals included).
   template <class Vec>
@@ -72,7 +85,7 @@ struct EightSchools {
     const S tau = exp(log_tau);
     S lp = normal_log_density(mu, S(0), S(kMuSd)) + S(kLogHalfCauchyNormaliser) -
            log1p_exp(S(2) * (log_tau - S(kLogTauScale))) + log_tau;
-    for (int j = 0; j < kSchools; ++j) {
+    for (int j = 0; j < schools; ++j) {
       const S eta = z[2 + j];
       lp += normal_log_density(eta, S(0), S(1)) +
             normal_log_density(S(y[j]), mu + tau * eta, S(sigma[j]));
@@ -99,7 +112,7 @@ struct EightSchools {
            T(kLogHalfCauchyNormaliser) - softplus + log_tau;
     S d_mu = -mu / T(kMuSd * kMuSd);
     S d_log_tau = T(1) - T(2) * sigmoid;
-    for (int j = 0; j < kSchools; ++j) {
+    for (int j = 0; j < schools; ++j) {
       const S eta = z[2 + j];
       const T inv_var = T(1) / (sigma[j] * sigma[j]);
       const S resid = y[j] - (mu + tau * eta);
@@ -115,19 +128,19 @@ struct EightSchools {
   }
 
   /// Recorded quantities: μ, τ and the school effects θ_j = μ + τ η_j.
-  MYRIAD_HD int num_quantities() const { return kSchools + 2; }
+  MYRIAD_HD int num_quantities() const { return schools + 2; }
   template <class Vec, class Out>
   MYRIAD_HD void quantities(const Vec& z, Out& out) const {
     const T mu = z[0];
     const T tau = myriad::exp(T(z[1]));
     out[0] = mu;
     out[1] = tau;
-    for (int j = 0; j < kSchools; ++j) out[2 + j] = mu + tau * T(z[2 + j]);
+    for (int j = 0; j < schools; ++j) out[2 + j] = mu + tau * T(z[2 + j]);
   }
   std::string quantity_name(int i) const {
     if (i == 0) return "mu";
     if (i == 1) return "tau";
-    return "theta[" + std::to_string(i - 2) + "]";
+    return "theta[" + std::to_string(i - 1) + "]";  // Stan's names: theta[1] … theta[J]
   }
 
   /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and

@@ -41,10 +41,9 @@
 // host and, on demand, one copy on the device. Recorded quantities are on the constrained scale and
 // named as Stan names them: beta[1] … beta[k], sigma, or the coefficient names the data were
 // given (LinearRegressionData::name_coefficients; brms's b[1] … b[K−1], Intercept for diamonds).
-// A library model (for the C++ API and the tests' posteriordb ports,
-// tests/stat/test_hmc_posteriordb.cpp, tests/common/posteriordb_diamonds.hpp), not yet a CLI
-// built-in: it has no data of its own, and the library holds no CUDA instance of it (compile one
-// with nvcc, as for any user model).
+// The CLI registers it under each posteriordb model name (src/app/posteriordb_regressions.cpp),
+// which does each Stan program's transformed data; the library holds its CUDA instance in double
+// precision (a float one is compiled with nvcc, as for any user model).
 
 #include <cmath>
 #include <cstdint>
@@ -58,6 +57,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/mirrored_array.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
 
@@ -163,6 +163,10 @@ struct LinearRegression {
   }
 
   /// log p_σ(σ), normalised on (0, ∞); 0 for the flat prior.
+  /// Backends the library instantiates (model/library_instances.hpp): CUDA's, in double.
+  static constexpr unsigned library_backends =
+      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+
   template <class S>
   MYRIAD_HD S log_scale_prior(const S& sigma) const {
     const S u = sigma / S(scale);

@@ -86,7 +86,7 @@ TEST(ModelsQuantities, EightSchoolsRecordsMuTauAndSchoolEffects) {
   const auto model = EightSchools<double>::make();
   ASSERT_NO_FATAL_FAILURE(expect_quantity_names(model, 10, {{0, "mu"}, {1, "tau"}}));
   for (int j = 0; j < 8; ++j) {
-    EXPECT_EQ(myriad::recorded_quantity_name(model, 2 + j), "theta[" + std::to_string(j) + "]");
+    EXPECT_EQ(myriad::recorded_quantity_name(model, 2 + j), "theta[" + std::to_string(j + 1) + "]");
   }
   const auto z = eight_schools_point(0);
   const auto q = recorded_quantities(model, z);
@@ -99,8 +99,8 @@ TEST(ModelsQuantities, EightSchoolsRecordsMuTauAndSchoolEffects) {
 // make() validation.
 
 TEST(ModelsMake, EightSchoolsValidatesCustomData) {
-  const std::array<double, 8> y = {28, 8, -3, 7, -1, 1, 18, 12};
-  std::array<double, 8> sigma = {15, 10, 16, 11, 9, 11, 10, 18};
+  const std::vector<double> y = {28, 8, -3, 7, -1, 1, 18, 12};
+  std::vector<double> sigma = {15, 10, 16, 11, 9, 11, 10, 18};
   const auto custom = EightSchools<double>::make(y, sigma);
   const auto standard = EightSchools<double>::make();
   const auto z = eight_schools_point(3);
@@ -108,7 +108,21 @@ TEST(ModelsMake, EightSchoolsValidatesCustomData) {
   EXPECT_EQ(standard.dim(), 10);
   sigma[3] = 0;
   expect_invalid_argument([&] { EightSchools<double>::make(y, sigma); },
-                          "eight_schools: sigma[3] must be positive, got 0");
+                          "eight_schools: sigma[4] must be positive, got 0");
+  // Another number of schools: the first three, as J = 3.
+  const auto three = EightSchools<double>::make({28, 8, -3}, {15, 10, 16});
+  EXPECT_EQ(three.dim(), 5);
+  EXPECT_EQ(myriad::recorded_quantity_name(three, 4), "theta[3]");
+  expect_invalid_argument(
+      [&] {
+        EightSchools<double>::make({1, 2}, {1});
+      },
+      "eight_schools: sigma has 1 entries, expected J = 2");
+  expect_invalid_argument(
+      [&] {
+        EightSchools<double>::make(std::vector<double>(33, 1.0), std::vector<double>(33, 1.0));
+      },
+      "eight_schools: J must be in 1..32, got 33");
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 // `myriad sample --model NAME --model-arg key=value` runs.
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "myriad/app/option_names.hpp"
+#include "myriad/app/stan_data.hpp"
 #include "myriad/model/exact_moment.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/run/abc_config.hpp"
@@ -27,12 +29,21 @@ struct ModelArgument {
 
 struct ModelSpec;
 
+/// Whether a model reads its data from `--data FILE.json` (CmdStan's JSON format,
+/// app/stan_data.hpp): not at all, in place of the data it has built in, or always.
+enum class DataUse { none, optional, required };
+
 /// The arguments of one run of a model: given values checked against the model's argument list,
-/// with defaults for the rest. Accessors throw myriad::invalid_argument naming the model and
-/// argument when a value does not parse.
+/// with defaults for the rest, and the data file if the run names one. Accessors throw
+/// myriad::invalid_argument naming the model and argument when a value does not parse.
 class ModelArguments {
  public:
-  ModelArguments(const ModelSpec& spec, const std::vector<std::pair<std::string, std::string>>& given);
+  /// Reads `data_path` (empty: none) now, so that a missing or malformed file is refused before
+  /// a run starts; throws myriad::invalid_argument if the model takes no data and one is given,
+  /// or needs data and none is.
+  ModelArguments(const ModelSpec& spec,
+                 const std::vector<std::pair<std::string, std::string>>& given,
+                 const std::string& data_path = {});
 
   double number(const std::string& name) const;
   int integer(const std::string& name) const;
@@ -41,11 +52,21 @@ class ModelArguments {
   const std::string& word(const std::string& name, const std::vector<std::string>& allowed) const;
   /// Every argument with its effective value, in the model's order.
   const std::vector<std::pair<std::string, std::string>>& values() const { return values_; }
+  /// The argument was given (--model-arg), not defaulted.
+  bool given(const std::string& name) const;
+  /// The data read from --data, or null when the run names none.
+  const StanData* data() const { return data_.get(); }
+  /// The data, which a model with DataUse::required always has.
+  const StanData& required_data() const;
+  const std::string& data_path() const { return data_path_; }
 
  private:
   const std::string& raw(const std::string& name) const;
   std::string model_;
   std::vector<std::pair<std::string, std::string>> values_;
+  std::vector<std::string> given_;
+  std::string data_path_;
+  std::shared_ptr<const StanData> data_;
 };
 
 /// Density models are sampled by HMC (and some also annealed by `myriad ais`); generator models
@@ -73,6 +94,12 @@ struct ModelSpec {
   std::string description;
   std::vector<ModelArgument> arguments;
   ModelKind kind = ModelKind::density;
+  /// Whether the model reads --data, and the variables the file must hold, as Stan declares them
+  /// (what `myriad models` lists).
+  DataUse data = DataUse::none;
+  std::string data_variables;
+  /// The model runs in double precision only (--precision float32 is refused before the run).
+  bool double_only = false;
   /// Density models: builds the model (uploading data to the device if needed) and samples it.
   std::function<SampleResult(const ModelArguments&, const SampleConfig&, Precision)> sample;
   /// Density models: the dimension the arguments give, for the checks that precede a run (a
@@ -98,6 +125,10 @@ std::vector<ModelSpec> annealing_target_specs();
 
 /// The built-in plated models (src/app/plated_registry.cpp).
 std::vector<ModelSpec> plated_model_specs();
+
+/// The posteriordb posteriors ported as built-in density models, data from --data
+/// (src/app/posteriordb_*.cpp).
+std::vector<ModelSpec> posteriordb_model_specs();
 
 /// Every built-in model, in listing order.
 const std::vector<ModelSpec>& builtin_models();
