@@ -18,7 +18,14 @@ set(myriad_cuda_hmc_builtins
   "funnel funnel.hpp models::Funnel"
   "banana banana.hpp models::Banana")
 set(myriad_cuda_hmc64_builtins
-  "linear_regression linear_regression.hpp models::LinearRegression")
+  "linear_regression linear_regression.hpp models::LinearRegression"
+  "ar_k ar_k.hpp models::ArK"
+  "arma11 arma11.hpp models::Arma11"
+  "garch11 garch11.hpp models::Garch11"
+  "low_dim_gauss_mix low_dim_gauss_mix.hpp models::LowDimGaussMix"
+  "gp_pois_regr gp_pois_regr.hpp models::GpPoisRegr"
+  "hmm_example hmm_example.hpp models::HmmExample"
+  "one_comp_mm_elim_abs one_comp_mm_elim_abs.hpp models::OneCompMmElimAbs")
 set(myriad_cuda_ais_builtins
   "gaussian gaussian.hpp models::Gaussian"
   "product_of_experts product_of_experts.hpp models::ProductOfExperts"

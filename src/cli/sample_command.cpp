@@ -417,9 +417,9 @@ int sample_command(int argc, char** argv) {
     }
     if (result.warmup_restarted_chains > 0) {
       std::printf(
-          "  note: %lld chains were stranded in warm-up (no move in %d iterations, or under "
-          "constrained HMC a step backed off %d or more times) and restarted from healthy "
-          "chains (run.json: warmup.restarts)\n",
+          "  note: %lld chains were stranded in warm-up (no move in %d iterations, a log "
+          "density far below the ensemble's, or under constrained HMC a step backed off %d or "
+          "more times) and restarted from healthy chains (run.json: warmup.restarts)\n",
           static_cast<long long>(result.warmup_restarted_chains), kRestartCheckIterations,
           kStrandedStepHalvings);
     }

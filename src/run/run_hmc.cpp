@@ -190,6 +190,13 @@ class AdaptiveTrajectory {
     return stats;
   }
 
+  /// The ensemble changed (stranded chains restarted): the length starts again from a few steps
+  /// of `step_size`, as at the start of warm-up.
+  void restart(double step_size) {
+    length_ = TrajectoryLengthAdaptation(step_size * kInitialTrajectorySteps,
+                                         TrajectoryLengthAdaptation::Options{});
+  }
+
   /// The metric changed: the length's average restarts (it is measured in the new metric).
   void metric_changed() { length_.restart_average(); }
 
@@ -278,19 +285,21 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
 
   // Iteration numbers key the random numbers; they run on across phases.
   std::uint32_t iteration = 0;
-  double step = config.initial_step_size;
-  if (step == 0) {
-    // One-step trajectories without jitter; each probe is a real iteration (a valid move).
+  // Stan's heuristic: one-step trajectories without jitter; each probe is a real iteration (a
+  // valid move).
+  const auto reasonable_step_size = [&] {
     HmcSettings<T> probe_settings = settings;
     probe_settings.max_leapfrog_steps = 1;
     probe_settings.jitter = T(0);
-    step = find_reasonable_step_size([&](double eps) {
+    return find_reasonable_step_size([&](double eps) {
       probe_settings.step_size = T(eps);
       const IterationStats s = backend.run(probe_settings, iteration++, 1, nullptr, 0, 0, nullptr);
       result.warmup_stats += s;
       return s.mean_accept_prob();
     });
-  }
+  };
+  double step = config.initial_step_size;
+  if (step == 0) step = reasonable_step_size();
 
   // Warm-up: one iteration per launch so that the pooled acceptance steers the step size (and,
   // for ChEES and SNAPER, the criterion's gradient the trajectory length).
@@ -308,7 +317,7 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   // has that interval and the sampling phase to part from the chain it restarted from.
   const int restarts_until =
       schedule.adapt_metric ? schedule.window_ends.back() + 1 : config.warmup * 9 / 10;
-  StrandedChainRestarts<HmcBackend<T>> restarts(backend, config.seed, result);
+  StrandedChainRestarts<HmcBackend<T>> restarts(backend, config.seed, result, dim);
   for (int w = 0; w < config.warmup; ++w) {
     const double eps = config.adapt_step_size ? adapter.step_size() : step;
     settings.step_size = T(eps);
@@ -348,8 +357,17 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
       if (config.adapt_step_size) adapter.restart(adapter.step_size());
       if (trajectory.enabled()) trajectory.metric_changed();
     }
-    if (config.restart_stranded && (w + 1) % kRestartCheckIterations == 0 && w + 1 < restarts_until)
-      restarts.check(w);
+    if (config.restart_stranded && (w + 1) % kRestartCheckIterations == 0 &&
+        w + 1 < restarts_until) {
+      // Chains far behind the ensemble held its step size (and so the trajectory length) at
+      // what their stiffness allows; with them restarted, both are found afresh, as at the start
+      // (mcmc/chain_restarts.hpp).
+      if (restarts.check(w).far_behind > 0 && config.adapt_step_size) {
+        adapter.restart(config.initial_step_size > 0 ? config.initial_step_size
+                                                     : reasonable_step_size());
+        if (trajectory.enabled()) trajectory.restart(adapter.step_size());
+      }
+    }
     if (config.progress && (w + 1) % progress_every == 0)
       config.progress({"warmup", w + 1, config.warmup});
   }

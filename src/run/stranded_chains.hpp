@@ -24,15 +24,19 @@ class StrandedChainRestarts {
   /// Constrained HMC's backends keep a per-chain step back-off (ChmcBackend::step_halvings).
   static constexpr bool kHasStepBackOff = std::is_base_of_v<ChmcBackend<Value>, Backend>;
 
-  StrandedChainRestarts(Backend& backend, std::uint64_t seed, SampleResult& result)
+  /// far_behind_dim: the dimension for far_behind_chains, or 0 to flag unmoved chains only.
+  StrandedChainRestarts(Backend& backend, std::uint64_t seed, SampleResult& result,
+                        int far_behind_dim = 0)
       : backend_(backend),
         seed_(seed),
+        far_behind_dim_(far_behind_dim),
         result_(result),
         previous_(backend.log_densities()),
         restarted_(static_cast<std::size_t>(backend.chains()), false) {}
 
-  /// The check after warm-up iteration `iteration` (0-based; it keys the choice of sources).
-  void check(int iteration) {
+  /// The check after warm-up iteration `iteration` (0-based; it keys the choice of sources);
+  /// returns what it did.
+  RestartPlan check(int iteration) {
     const std::vector<Value> current = backend_.log_densities();
     std::vector<bool> stranded = unmoved_chains(previous_, current);
     if constexpr (kHasStepBackOff) {
@@ -40,10 +44,13 @@ class StrandedChainRestarts {
       for (std::size_t c = 0; c < stranded.size(); ++c)
         if (halvings[c] >= kStrandedStepHalvings) stranded[c] = true;
     }
-    const RestartPlan plan = plan_restarts(stranded, seed_, static_cast<std::uint32_t>(iteration));
+    const RestartPlan plan = plan_restarts(
+        stranded,
+        far_behind_dim_ > 0 ? far_behind_chains(current, far_behind_dim_) : std::vector<bool>{},
+        seed_, static_cast<std::uint32_t>(iteration));
     previous_ = current;
-    if (plan.stranded > 0 && !plan.restart) ++result_.warmup_stuck_checks;
-    if (!plan.restart) return;
+    if (plan.unmoved_kept) ++result_.warmup_stuck_checks;
+    if (!plan.restart) return plan;
     if constexpr (std::is_void<decltype(backend_.copy_chains(plan.source))>::value) {
       backend_.copy_chains(plan.source);
     } else {
@@ -64,11 +71,13 @@ class StrandedChainRestarts {
       if (!restarted_[c]) ++result_.warmup_restarted_chains;
       restarted_[c] = true;
     }
+    return plan;
   }
 
  private:
   Backend& backend_;
   std::uint64_t seed_;
+  int far_behind_dim_;
   SampleResult& result_;
   std::vector<Value> previous_;
   std::vector<bool> restarted_;

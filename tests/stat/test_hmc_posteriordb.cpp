@@ -2,10 +2,11 @@
 // chain uniform in (−2, 2) on the unconstrained scale, at default settings. On the two regressions
 // the starts lie where the density is far stiffer than at the posterior (on kidiq the residuals
 // are of order 100 and σ = e^τ ≤ e², a curvature up to 1e8 in β), which stranded chains before
-// the warm-up restarted them (issue 22); the hidden Markov model exercises a forward-algorithm
-// density by duals. posteriordb's diamonds (common/posteriordb_diamonds.hpp) has its own file,
-// test_posteriordb_diamonds.cpp: checked in closed form, and sampled with the dense metric (with
-// a diagonal one neither HMC nor ChEES converges on it at test sizes, docs/tuning.md).
+// the warm-up restarted them (issue 22). The other posteriordb posteriors, these two at the
+// defaults too, are in the conformance suite (test_posteriordb_conformance.cpp). posteriordb's
+// diamonds (common/posteriordb_diamonds.hpp) has its own file, test_posteriordb_diamonds.cpp:
+// checked in closed form, and sampled with the dense metric (with a diagonal one neither HMC nor
+// ChEES converges on it at test sizes, docs/tuning.md).
 
 #include <gtest/gtest.h>
 
@@ -63,71 +64,6 @@ LinearRegressionData<double> earnings() {
                                                    LinearRegressionData<double>::flat(4),
                                                    ScalePrior::flat, 1.0);
 }
-
-/// hmm_example-hmm_example: a two-state hidden Markov model with unit-variance normal emissions,
-/// marginalised by the forward algorithm, on the unconstrained scale as Stan samples it:
-/// theta1 = (σ(a), 1 − σ(a)) and theta2 = (σ(b), 1 − σ(b)) (Stan's stick-breaking simplex for
-/// K = 2, log-Jacobian log σ(a) + log(1 − σ(a))), mu = (e^c, e^c + e^d) (positive_ordered,
-/// log-Jacobian c + d). Priors mu[1] ~ N(3, 1), mu[2] ~ N(10, 1). No gradient of its own: duals.
-struct HmmExample {
-  const double* y = nullptr;
-  int n = 0;
-
-  int dim() const { return 4; }
-
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    using S = std::decay_t<decltype(x[0])>;
-    const S a = x[0], b = x[1], c = x[2], d = x[3];
-    // log σ(t) = −log(1 + e^{−t}), log(1 − σ(t)) = −log(1 + e^{t}).
-    const S log_theta[2][2] = {{-myriad::log1p_exp(-a), -myriad::log1p_exp(a)},
-                               {-myriad::log1p_exp(-b), -myriad::log1p_exp(b)}};
-    const S mu[2] = {myriad::exp(c), myriad::exp(c) + myriad::exp(d)};
-    S lp = log_theta[0][0] + log_theta[0][1] + log_theta[1][0] + log_theta[1][1] + c + d;
-    lp += myriad::normal_log_density(mu[0], S(3), S(1)) +
-          myriad::normal_log_density(mu[1], S(10), S(1));
-    S gamma[2] = {myriad::normal_log_density(S(y[0]), mu[0], S(1)),
-                  myriad::normal_log_density(S(y[0]), mu[1], S(1))};
-    for (int t = 1; t < n; ++t) {
-      S next[2];
-      for (int k = 0; k < 2; ++k) {
-        const S emit = myriad::normal_log_density(S(y[t]), mu[k], S(1));
-        next[k] = log_sum_exp(gamma[0] + log_theta[0][k], gamma[1] + log_theta[1][k]) + emit;
-      }
-      gamma[0] = next[0];
-      gamma[1] = next[1];
-    }
-    return lp + log_sum_exp(gamma[0], gamma[1]);
-  }
-
-  /// theta1[1], theta1[2], theta2[1], theta2[2], mu[1], mu[2], as Stan names them.
-  int num_quantities() const { return 6; }
-  template <class Vec, class Out>
-  void quantities(const Vec& x, Out& out) const {
-    const double s1 = 1 / (1 + std::exp(-x[0])), s2 = 1 / (1 + std::exp(-x[1]));
-    out[0] = s1;
-    out[1] = 1 - s1;
-    out[2] = s2;
-    out[3] = 1 - s2;
-    out[4] = std::exp(x[2]);
-    out[5] = std::exp(x[2]) + std::exp(x[3]);
-  }
-  std::string quantity_name(int i) const {
-    static const char* const names[] = {"theta1[1]", "theta1[2]", "theta2[1]",
-                                        "theta2[2]", "mu[1]",     "mu[2]"};
-    return names[i];
-  }
-
- private:
-  /// log(e^u + e^v), with the larger exponent factored out.
-  template <class S>
-  static S log_sum_exp(const S& u, const S& v) {
-    const bool u_larger = myriad::value_of(u) > myriad::value_of(v);
-    const S& top = u_larger ? u : v;
-    const S& other = u_larger ? v : u;
-    return top + myriad::log1p(myriad::exp(other - top));
-  }
-};
 
 /// The sampler and metric of a run: the defaults unless a test names others.
 struct SamplerChoice {
@@ -196,14 +132,6 @@ TEST(StatPosteriordb, EarningsUnderSnaper) {
 TEST(StatPosteriordb, EarningsUnderNutsWithTheDiagonalMetric) {
   expect_reference_from_default_starts(earnings().host_model(), "earnings-logearn_interaction_z",
                                        22, 256, {HmcSampler::nuts, MetricKind::diag});
-}
-
-TEST(StatPosteriordb, HmmExampleFromStansDefaultStarts) {
-  const nlohmann::json data = testing::posteriordb_data("hmm_example-hmm_example");
-  const std::vector<double> y = numbers(data["y"]);
-  const HmmExample model{y.data(), data["N"].get<int>()};
-  // 128 chains: its gradient takes four dual passes over the forward recursion.
-  expect_reference_from_default_starts(model, "hmm_example-hmm_example", 22, 128);
 }
 
 }  // namespace

@@ -60,6 +60,38 @@ TEST(ChainRestarts, HalfOrMoreStuckRestartNothing) {
   EXPECT_EQ(none.stranded, 0);
 }
 
+TEST(ChainRestarts, ChainsFarBehindTheEnsembleRestartWhateverTheirNumber) {
+  // Dimension 2: a chain more than 100 + 10·2 = 120 below the upper quartile (the 7th smallest
+  // of 8, here −0.5) is far behind: a bar at −120.5.
+  EXPECT_EQ(far_behind_log_density(2), 120.0);
+  const std::vector<double> three = {-1e60, -1e50, -121, -120, -2, -1, -0.5, -0.1};
+  EXPECT_EQ(far_behind_chains(three, 2),
+            (std::vector<bool>{true, true, true, false, false, false, false, false}));
+  // Five of eight far behind (more than half: arma11's explosive starts): all restart, from the
+  // three that are not, while unmoved chains beyond half would stay.
+  const std::vector<double> five = {-1e60, -1e50, -1e40, -1e30, -500, -1, -0.5, -0.1};
+  const std::vector<bool> far = far_behind_chains(five, 2);
+  const RestartPlan plan = plan_restarts(std::vector<bool>(8, false), far, 5, 25);
+  EXPECT_TRUE(plan.restart);
+  EXPECT_EQ(plan.far_behind, 5);
+  EXPECT_EQ(plan.stranded, 5);
+  for (int c = 0; c < 5; ++c) EXPECT_GE(plan.source[c], 5) << c;
+  for (int c = 5; c < 8; ++c) EXPECT_EQ(plan.source[c], c);
+  // The same with the healthy three unmoved too: no source is left, nothing restarts.
+  std::vector<bool> unmoved(8, false);
+  unmoved[5] = unmoved[6] = unmoved[7] = true;
+  EXPECT_FALSE(plan_restarts(unmoved, far, 5, 25).restart);
+  // Unmoved chains that are half the ensemble stay (and are no sources), the far-behind restart.
+  const std::vector<double> spread = {-1e60, -3, -2, -1, -0.9, -0.8, -0.5, -0.1};
+  std::vector<bool> half(8, false);
+  half[1] = half[2] = half[3] = half[4] = true;
+  const RestartPlan mixed = plan_restarts(half, far_behind_chains(spread, 2), 5, 25);
+  EXPECT_TRUE(mixed.restart);
+  EXPECT_TRUE(mixed.unmoved_kept);
+  EXPECT_GE(mixed.source[0], 5);
+  for (int c = 1; c < 8; ++c) EXPECT_EQ(mixed.source[c], c);
+}
+
 TEST(ChainRestarts, SourcesAreUniformOverTheHealthyChains) {
   // One stranded chain among five, 4000 checks: each healthy chain is its source ~1000 times.
   // Pearson's chi-square with 3 degrees of freedom exceeds 33 with probability below 1e-6.

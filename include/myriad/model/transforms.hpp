@@ -16,6 +16,10 @@
 // with σ(t) = 1 / (1 + e^{−t}); log σ(t) = −log(1 + e^{−t}) and log(1 − σ(t)) = −log(1 + e^t)
 // are evaluated by log1p_exp, which neither overflows nor loses the tail.
 
+// The duals' overloads of exp, log, … must be visible where a model's template is defined: a
+// qualified call such as myriad::log(v) on a dual finds its overloads there, not by ADL later.
+#include "myriad/core/dual.hpp"
+#include "myriad/core/dual_vector.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 
@@ -41,6 +45,7 @@ MYRIAD_HD S interval_transform(const S& u, const A& a, const B& b, S& log_jacobi
 /// `ordered[K]`: x[k] from u[first + k], k = 0 … K − 1.
 template <class Vec, class S>
 MYRIAD_HD void ordered_transform(const Vec& u, int first, int K, S* x, S& log_jacobian) {
+  if (K < 1) return;  // ordered[0]: nothing to write
   x[0] = S(u[first]);
   for (int k = 1; k < K; ++k) {
     const S step = u[first + k];
@@ -62,6 +67,7 @@ MYRIAD_HD void positive_ordered_transform(const Vec& u, int first, int K, S* x, 
 /// `simplex[K]` by Stan's stick-breaking: x[0 … K − 1] from the K − 1 values u[first + k].
 template <class Vec, class S>
 MYRIAD_HD void simplex_transform(const Vec& u, int first, int K, S* x, S& log_jacobian) {
+  if (K < 1) return;  // no simplex of 0 elements: write nothing rather than x[−1]
   S stick = S(1);
   for (int k = 0; k + 1 < K; ++k) {
     const S t = S(u[first + k]) - S(myriad::log(double(K - 1 - k)));
