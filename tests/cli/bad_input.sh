@@ -74,6 +74,39 @@ expect_usage_error "min_steps" sample --model sphere --min-steps 9 --max-steps 3
 expect_usage_error "--model-arg dim given more than once" sample --model gaussian --model-arg dim=3 --model-arg dim=4 "${common[@]}"
 expect_usage_error "option --output needs a value" sample --model gaussian --warmup 10 --draws 10 --output --quiet
 
+# --data: CmdStan JSON, every variable checked before the run (a usage error naming it).
+kidiq="$(dirname "$0")/../data/posteriordb/kidiq-kidscore_momhsiq/data.json"
+python3 - "$kidiq" "$work" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+def write(name, **changes):
+    d = dict(data)
+    for k, v in changes.items():
+        if v is None:
+            del d[k]
+        else:
+            d[k] = v
+    json.dump(d, open(f"{sys.argv[2]}/{name}.json", "w"))
+write("missing", mom_iq=None)
+write("short", mom_iq=data["mom_iq"][:-1])
+write("nan", mom_iq=data["mom_iq"][:3] + ["NaN"] + data["mom_iq"][4:])
+write("real_n", N=434.5)
+write("bound", kid_score=[250] + data["kid_score"][1:])
+open(f"{sys.argv[2]}/truncated.json", "w").write('{"N": 3,')
+PY
+expect_usage_error "data variable 'mom_iq' is missing" sample --model kidscore_momhsiq --data "$work/missing.json" "${common[@]}"
+expect_usage_error "data variable 'mom_iq' must be an array of 434 reals, got an array of shape .433." sample --model kidscore_momhsiq --data "$work/short.json" "${common[@]}"
+expect_usage_error "data variable 'mom_iq' has entry 4 not finite (nan)" sample --model kidscore_momhsiq --data "$work/nan.json" "${common[@]}"
+expect_usage_error "data variable 'N' must be an integer, got 434.5" sample --model kidscore_momhsiq --data "$work/real_n.json" "${common[@]}"
+expect_usage_error "data variable 'kid_score' has entry 1 = 250, outside its declared bounds .0, 200." sample --model kidscore_momhsiq --data "$work/bound.json" "${common[@]}"
+expect_usage_error "truncated.json: not valid JSON" sample --model kidscore_momhsiq --data "$work/truncated.json" "${common[@]}"
+expect_usage_error "missing.json: cannot be read" sample --model kidscore_momhsiq --data "$work/nosuch/missing.json" "${common[@]}"
+expect_usage_error "model kidscore_momhsiq needs --data FILE.json" sample --model kidscore_momhsiq "${common[@]}"
+expect_usage_error "model funnel takes no data (--data)" sample --model funnel --data "$kidiq" "${common[@]}"
+expect_usage_error "kidscore_momhsiq runs in double precision only" sample --model kidscore_momhsiq --data "$kidiq" --precision float "${common[@]}"
+expect_usage_error "data variable 'D' is missing" sample --model logistic --data "$kidiq" "${common[@]}"
+expect_usage_error "model argument n does not apply with --data" sample --model logistic --model-arg n=5 --data "$kidiq" "${common[@]}"
+
 # A failed run leaves no parent directory it created behind.
 expect_error "--inner-steps must be" sample --model sphere --inner-steps 0 --warmup 10 --draws 10 --device cpu --output "$work/new/nested/out"
 if [ -e "$work/new" ]; then

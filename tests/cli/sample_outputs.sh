@@ -143,9 +143,34 @@ PY
 
 # `myriad models` lists every built-in model with its arguments.
 "$myriad" models >"$work/models"
-for model in gaussian logistic eight_schools funnel banana; do
-  grep -q "^$model" "$work/models" || { echo "models lacks $model"; exit 1; }
+for model in gaussian logistic eight_schools funnel banana eight_schools_noncentered arK arma11 \
+             garch11 gp_pois_regr kidscore_momhsiq logearn_interaction_z logmesquite_logvash \
+             low_dim_gauss_mix hmm_example diamonds blr kilpisjarvi nes one_comp_mm_elim_abs; do
+  grep -q "^$model " "$work/models" || { echo "models lacks $model"; exit 1; }
 done
+grep -q "^    --data FILE.json  int<lower=0> K, T; array\[T\] real y" "$work/models" ||
+  { echo "models does not list arK's data"; exit 1; }
+# A posteriordb posterior from its data.json: Stan's names on the constrained scale, the data
+# file recorded in run.json. And eight_schools on posteriordb's eight_schools data: the same
+# model as its built-in data, so the same draws bit for bit.
+pdb="$(dirname "$0")/../data/posteriordb"
+"$myriad" sample --model garch11 --data "$pdb/garch-garch11/data.json" --chains 8 --warmup 50 \
+  --draws 20 --device cpu --output "$work/garch" --quiet
+python3 - "$work/garch" "$pdb/garch-garch11" <<'PY'
+import csv, json, sys
+run = [r["variable"] for r in csv.DictReader(open(sys.argv[1] + "/summary.csv"))]
+ref = [r["variable"] for r in csv.DictReader(open(sys.argv[2] + "/reference.csv"))]
+assert run == ref == ["mu", "alpha0", "alpha1", "beta1"], (run, ref)
+r = json.load(open(sys.argv[1] + "/run.json"))
+assert r["data_file"].endswith("garch-garch11/data.json"), r.get("data_file")
+assert r["settings"]["precision"] == "double"
+PY
+for data in "" "--data $pdb/eight_schools-eight_schools_noncentered/data.json"; do
+  "$myriad" sample --model eight_schools $data --chains 8 --warmup 30 --draws 10 --seed 3 \
+    --device cpu --output "$work/es${data:+_data}" --quiet
+done
+cmp -s "$work/es/draws.npy" "$work/es_data/draws.npy" ||
+  { echo "eight_schools: posteriordb's data file gives other draws than the built-in data"; exit 1; }
 # A generator model: constrained HMC by default, with its failure counters in run.json; and an
 # ABC baseline with its acceptance count.
 "$myriad" sample --model sphere --model-arg dim=4 --chains 16 --warmup 30 --draws 20 --device cpu \
