@@ -1,24 +1,22 @@
 #pragma once
 // posteriordb references for the statistical tests (tests/data/posteriordb/, BSD 3-Clause, from
-// stan-dev/posteriordb): a posterior's data.json and its reference.csv, the summary of 10 000
-// draws of Stan's NUTS (variable, mean, sd, mcse_mean, q5, q50, q95, ess_bulk), and the agreement
-// check its README states: |mean − mean_ref| ≤ z · sqrt(mcse² + mcse_ref²).
+// stan-dev/posteriordb): a posterior's reference.csv, the summary of 10 000 draws of Stan's NUTS
+// (variable, mean, sd, mcse_mean, q5, q50, q95, ess_bulk), and the agreement check its README
+// states: |mean − mean_ref| ≤ z · sqrt(mcse² + mcse_ref²). The files' paths and data.json are
+// read as the ports' unit tests read them (common/posteriordb_port_checks.hpp).
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/posteriordb_port_checks.hpp"
 #include "myriad/run/sample_config.hpp"
 #include "posterior_check.hpp"
-
-#ifndef MYRIAD_TEST_DATA_DIR
-#error "MYRIAD_TEST_DATA_DIR must name tests/data (tests/CMakeLists.txt)"
-#endif
 
 namespace myriad::testing {
 
@@ -27,22 +25,9 @@ struct ReferenceSummary {
   double mean = 0, sd = 0, mcse_mean = 0;
 };
 
-/// tests/data/posteriordb/<posterior>/<file>.
-inline std::string posteriordb_path(const std::string& posterior, const std::string& file) {
-  return std::string(MYRIAD_TEST_DATA_DIR) + "/posteriordb/" + posterior + "/" + file;
-}
-
-/// The posterior's data.json.
-inline nlohmann::json posteriordb_data(const std::string& posterior) {
-  std::ifstream in(posteriordb_path(posterior, "data.json"));
-  EXPECT_TRUE(in.good()) << "cannot read " << posteriordb_path(posterior, "data.json");
-  return nlohmann::json::parse(in);
-}
-
 /// The posterior's reference.csv, by variable name.
 inline std::map<std::string, ReferenceSummary> posteriordb_reference(const std::string& posterior) {
-  std::ifstream in(posteriordb_path(posterior, "reference.csv"));
-  EXPECT_TRUE(in.good()) << "cannot read " << posteriordb_path(posterior, "reference.csv");
+  std::ifstream in = posteriordb_file(posterior, "reference.csv");
   std::map<std::string, ReferenceSummary> rows;
   std::string line;
   std::getline(in, line);  // header: variable,mean,sd,mcse_mean,q5,q50,q95,ess_bulk

@@ -12,23 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
+#include <cstdio>
 #include <limits>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <type_traits>
 #include <vector>
 
-#include "common/density_derivatives.hpp"
 #include "common/expect_error.hpp"
+#include "common/posteriordb_port_checks.hpp"
 #include "common/recorded_quantities.hpp"
-#include "common/test_points.hpp"
-#include "myriad/model/concept.hpp"
 #include "myriad/models/gp_pois_regr.hpp"
-
-#ifndef MYRIAD_TEST_DATA_DIR
-#error "MYRIAD_TEST_DATA_DIR must name tests/data"
-#endif
 
 namespace {
 
@@ -40,35 +31,13 @@ const char* const kPosterior = "gp_pois_regr-gp_pois_regr";
 constexpr std::uint64_t kPointSeed = 20261211;
 constexpr int kPoints = 10;
 
-std::string data_path(const std::string& file) {
-  return std::string(MYRIAD_TEST_DATA_DIR) + "/posteriordb/" + kPosterior + "/" + file;
-}
-
-/// posteriordb's data: N, x, k (its y is not the model's).
+/// posteriordb's data, by data.json's names: N, x, k (its y is not the model's).
 struct Counts {
   int N = 0;
   std::vector<double> x;
   std::vector<int> k;
 };
-
-Counts posteriordb_counts() {
-  std::ifstream in(data_path("data.json"));
-  EXPECT_TRUE(in.good()) << "cannot read " << data_path("data.json");
-  const nlohmann::json data = nlohmann::json::parse(in);
-  return {data.at("N").get<int>(), data.at("x").get<std::vector<double>>(),
-          data.at("k").get<std::vector<int>>()};
-}
-
-/// The first column of reference.csv: the posterior's variables, in order.
-std::vector<std::string> reference_variables() {
-  std::ifstream in(data_path("reference.csv"));
-  EXPECT_TRUE(in.good()) << "cannot read " << data_path("reference.csv");
-  std::vector<std::string> names;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) names.push_back(line.substr(0, line.find(',')));
-  return names;
-}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Counts, N, x, k)
 
 /// Points: 0–4 near the posterior (log ρ ≈ 1.73 ± 0.12, log α ≈ 1.04 ± 0.27, f̃ standard
 /// normal: their prior, about which the data say little per coordinate), 5–6 standard normals
@@ -251,62 +220,35 @@ Direct direct_log_density(const Counts& c, const std::vector<double>& u) {
   return out;
 }
 
-GpPoisRegrData<double> posteriordb_data() {
-  const Counts c = posteriordb_counts();
+GpPoisRegrData<double> gp_data() {
+  const Counts c = posteriordb_data_as<Counts>(kPosterior);
   return GpPoisRegrData<double>::from_arrays(c.N, c.x, c.k);
 }
 
-/// The model with its gradient by forward-mode duals as the library takes it
-/// (log_density_and_gradient, model/concept.hpp), so that expect_consistent_derivatives checks
-/// that gradient against scalar duals and central finite differences.
-template <class Model>
-struct DualGradient {
-  Model model;
-  int dim() const { return model.dim(); }
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    return model.log_density(x);
-  }
-  template <class Vec, class Grad>
-  double log_density_gradient(const Vec& x, Grad& grad) const {
-    return myriad::log_density_and_gradient(model, x, grad);
-  }
-};
-
-static_assert(!myriad::model_has_gradient<GpPoisRegr<double>>, "duals differentiate it");
-static_assert(std::is_trivially_copyable<GpPoisRegr<double>>::value, "passed to kernels");
-static_assert(std::is_trivially_copyable<GpPoisRegr<float>>::value, "passed to kernels");
-static_assert(GpPoisRegr<double>::library_backends == myriad::library_backend::hmc, "CUDA HMC");
-static_assert(GpPoisRegr<float>::library_backends == 0u, "no float instance");
-static_assert(!std::is_copy_constructible<GpPoisRegrData<double>>::value, "owns device memory");
-static_assert(std::is_move_constructible<GpPoisRegrData<double>>::value, "movable");
+static_assert(port_traits<GpPoisRegr, GpPoisRegrData>(), "gp_pois_regr is a posteriordb port");
 
 // ---------------------------------------------------------------------------------------------
 
 TEST(ModelsLogDensity, GpPoisRegrMatchesStansModelBlock) {
-  const Counts c = posteriordb_counts();
-  const auto data = posteriordb_data();
+  const Counts c = posteriordb_data_as<Counts>(kPosterior);
+  const auto data = gp_data();
   const auto model = data.host_model();
   ASSERT_EQ(model.dim(), c.N + 2);
-  double worst = 0, widest = 0;
-  for (int p = 0; p < kPoints; ++p) {
-    const auto u = gp_point(c.N, p);
+  double widest = 0;
+  const auto points = counted_points(kPoints, [&](int p) { return gp_point(c.N, p); });
+  expect_matches_transcription(model, points, [&](const auto& u) {
     const Direct direct = direct_log_density(c, u);
-    ASSERT_TRUE(direct.ok) << "point " << p;
-    const double lp = model.log_density(u);
-    EXPECT_NEAR(lp, double(direct.value), direct.value_bound) << "point " << p;
-    worst = std::max(worst, std::fabs(lp - double(direct.value)) / direct.value_bound);
     widest = std::max(widest, direct.value_bound / std::fabs(double(direct.value)));
-  }
-  std::printf("    worst |model - direct| / bound = %.3g; widest bound / |log p| = %.2g\n", worst,
-              widest);
+    return Transcribed{double(direct.value), direct.value_bound, direct.ok};
+  });
+  std::printf("    widest bound / |log p| = %.2g\n", widest);
 }
 
 TEST(ModelsQuantities, GpPoisRegrRecordsReferenceVariablesInOrder) {
-  const Counts c = posteriordb_counts();
-  const auto data = posteriordb_data();
+  const Counts c = posteriordb_data_as<Counts>(kPosterior);
+  const auto data = gp_data();
   const auto model = data.host_model();
-  EXPECT_EQ(myriad::recorded_quantity_names(model), reference_variables());
+  EXPECT_EQ(myriad::recorded_quantity_names(model), posteriordb_reference_variables(kPosterior));
   double worst = 0;
   for (int p = 0; p < kPoints; ++p) {
     const auto u = gp_point(c.N, p);
@@ -324,38 +266,23 @@ TEST(ModelsQuantities, GpPoisRegrRecordsReferenceVariablesInOrder) {
 }
 
 TEST(ModelsGradient, GpPoisRegrDualsAgreeWithFiniteDifferences) {
-  const Counts c = posteriordb_counts();
-  const auto data = posteriordb_data();
-  const DualGradient<GpPoisRegr<double>> model{data.host_model()};
-  DerivativeAgreement agreement;
-  for (int p = 0; p < kPoints; ++p) {
-    SCOPED_TRACE("point " + std::to_string(p));
-    const auto u = gp_point(c.N, p);
+  const Counts c = posteriordb_data_as<Counts>(kPosterior);
+  const auto data = gp_data();
+  const auto points = counted_points(kPoints, [&](int p) { return gp_point(c.N, p); });
+  // The duals' value is the plain evaluation's up to the same rounding (Dual's division
+  // multiplies by the reciprocal): within twice the bound; δf, one evaluation's deviation from
+  // the exact log p, is the bound.
+  expect_dual_gradient_agrees(data.host_model(), points, [&](const auto& u) {
     const Direct direct = direct_log_density(c, u);
-    // The duals' value is the plain evaluation's up to the same rounding (Dual's division
-    // multiplies by the reciprocal): within twice the bound; vector and scalar duals make the same
-    // operations, so they agree to rounding of the gradient's scale; δf, one evaluation's
-    // deviation from the exact log p, is the bound.
-    const auto tolerances = [&](double, const std::vector<double>& gradient) {
-      double norm = 0;
-      for (double g : gradient) norm = std::max(norm, std::fabs(g));
-      DerivativeTolerances tol;
-      tol.value = 2 * direct.value_bound;
-      tol.gradient.assign(gradient.size(), 1e-12 * (1 + norm));
-      tol.rounding = direct.value_bound;
-      return tol;
-    };
-    expect_consistent_derivatives(model, u, tolerances, agreement);
-  }
-  std::printf("    worst ratios to tolerance: fd %.3g, value %.3g; max |grad - fd| = %.2e\n",
-              agreement.fd_ratio, agreement.value_ratio, agreement.fd_abs_error);
+    return DualBounds{2 * direct.value_bound, direct.value_bound};
+  });
 }
 
 TEST(ModelsLogDensity, GpPoisRegrFailedFactorisationIsMinusInfinity) {
   // α = e^{400} overflows: K is infinite, its first pivot not finite, as Stan's
   // cholesky_decompose would reject. The duals return −∞ too, and the quantities' f are NaN.
-  const Counts c = posteriordb_counts();
-  const auto data = posteriordb_data();
+  const Counts c = posteriordb_data_as<Counts>(kPosterior);
+  const auto data = gp_data();
   const auto model = data.host_model();
   std::vector<double> u = gp_point(c.N, 0);
   u[1] = 400;
@@ -370,7 +297,7 @@ TEST(ModelsLogDensity, GpPoisRegrFailedFactorisationIsMinusInfinity) {
 TEST(ModelsFloat, GpPoisRegrFloatCompiles) {
   // Float is instantiated (the header comment: its factor loses its accuracy near the posterior,
   // so a double model, like the library's instance); at a short length-scale it is finite.
-  const Counts c = posteriordb_counts();
+  const Counts c = posteriordb_data_as<Counts>(kPosterior);
   const auto data = GpPoisRegrData<float>::from_arrays(c.N, c.x, c.k);
   const auto model = data.host_model();
   std::vector<float> u(static_cast<std::size_t>(c.N + 2), 0.0f);

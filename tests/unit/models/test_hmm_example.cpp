@@ -11,22 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
-#include <type_traits>
 #include <vector>
 
-#include "common/density_derivatives.hpp"
 #include "common/expect_error.hpp"
+#include "common/posteriordb_port_checks.hpp"
 #include "common/recorded_quantities.hpp"
-#include "common/test_points.hpp"
-#include "myriad/model/concept.hpp"
 #include "myriad/models/hmm_example.hpp"
-
-#ifndef MYRIAD_TEST_DATA_DIR
-#error "MYRIAD_TEST_DATA_DIR must name tests/data"
-#endif
 
 namespace {
 
@@ -37,34 +28,12 @@ const char* const kPosterior = "hmm_example-hmm_example";
 constexpr std::uint64_t kPointSeed = 20261209;
 constexpr int kPoints = 10;
 
-std::string data_path(const std::string& file) {
-  return std::string(MYRIAD_TEST_DATA_DIR) + "/posteriordb/" + kPosterior + "/" + file;
-}
-
-/// posteriordb's data: N, K and y.
+/// posteriordb's data, by data.json's names: N, K and y.
 struct Observations {
   int N = 0, K = 0;
   std::vector<double> y;
 };
-
-Observations posteriordb_observations() {
-  std::ifstream in(data_path("data.json"));
-  EXPECT_TRUE(in.good()) << "cannot read " << data_path("data.json");
-  const nlohmann::json data = nlohmann::json::parse(in);
-  return {data.at("N").get<int>(), data.at("K").get<int>(),
-          data.at("y").get<std::vector<double>>()};
-}
-
-/// The first column of reference.csv: the posterior's variables, in order.
-std::vector<std::string> reference_variables() {
-  std::ifstream in(data_path("reference.csv"));
-  EXPECT_TRUE(in.good()) << "cannot read " << data_path("reference.csv");
-  std::vector<std::string> names;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) names.push_back(line.substr(0, line.find(',')));
-  return names;
-}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Observations, N, K, y)
 
 /// Points for K states (dim K²). At K = 2, points 0–3 lie within two posterior sds of the
 /// reference (theta1[1] ≈ 0.67, theta2[1] ≈ 0.073, mu ≈ (3.02, 8.83): a ≈ 0.69 ± 0.45,
@@ -73,22 +42,20 @@ std::vector<std::string> reference_variables() {
 /// nearly equal (d = −4), μ_1 = e³ ≈ 20 above every observation, and tiny means (c = d = −3).
 /// For K > 2: standard normals, with the means' log-gaps shifted to spread them over the data.
 std::vector<double> hmm_point(int K, int p) {
+  if (K == 2) {
+    const PortPoints two_states{
+        kPointSeed + K,
+        {0.69, -2.54, 1.105, 1.76},
+        {0.45, 0.42, 0.074, 0.04},
+        2,
+        4,
+        7,
+        {{12.0, -1.0, 1.0, -4.0}, {0.5, -2.0, 3.0, 0.5}, {-1.0, 1.0, -3.0, -3.0}}};
+    return two_states(p);
+  }
   std::vector<double> x = standard_normals(kPointSeed + K, p, K * K);
-  if (K != 2) {
-    x[K * (K - 1)] += 1.0;
-    for (int k = 1; k < K; ++k) x[K * (K - 1) + k] += 0.5;
-    return x;
-  }
-  const double centre[4] = {0.69, -2.54, 1.105, 1.76}, spread[4] = {0.45, 0.42, 0.074, 0.04};
-  if (p < 4) {
-    for (int i = 0; i < 4; ++i) x[i] = centre[i] + 2 * spread[i] * x[i];
-  } else if (p == 7) {
-    x = {12.0, -1.0, 1.0, -4.0};
-  } else if (p == 8) {
-    x = {0.5, -2.0, 3.0, 0.5};
-  } else if (p == 9) {
-    x = {-1.0, 1.0, -3.0, -3.0};
-  }
+  x[K * (K - 1)] += 1.0;
+  for (int k = 1; k < K; ++k) x[K * (K - 1) + k] += 0.5;
   return x;
 }
 
@@ -195,54 +162,30 @@ Direct direct_log_density(const std::vector<double>& y, int K, const std::vector
   return out;
 }
 
-HmmExampleData<double> posteriordb_data(int K = 0) {
-  const Observations obs = posteriordb_observations();
+HmmExampleData<double> hmm_data(int K = 0) {
+  const Observations obs = posteriordb_data_as<Observations>(kPosterior);
   return HmmExampleData<double>::from_arrays(obs.N, K == 0 ? obs.K : K, obs.y);
 }
 
-/// The model with its gradient by forward-mode duals as the library takes it
-/// (log_density_and_gradient, model/concept.hpp), so that expect_consistent_derivatives checks
-/// that gradient against scalar duals and central finite differences.
-template <class Model>
-struct DualGradient {
-  Model model;
-  int dim() const { return model.dim(); }
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    return model.log_density(x);
-  }
-  template <class Vec, class Grad>
-  double log_density_gradient(const Vec& x, Grad& grad) const {
-    return myriad::log_density_and_gradient(model, x, grad);
-  }
-};
-
-static_assert(!myriad::model_has_gradient<HmmExample<double>>, "duals differentiate it");
-static_assert(std::is_trivially_copyable<HmmExample<double>>::value, "passed to kernels");
-static_assert(std::is_trivially_copyable<HmmExample<float>>::value, "passed to kernels");
-static_assert(HmmExample<double>::library_backends == myriad::library_backend::hmc, "CUDA HMC");
-static_assert(HmmExample<float>::library_backends == 0u, "no float instance");
-static_assert(!std::is_copy_constructible<HmmExampleData<double>>::value, "owns device memory");
-static_assert(std::is_move_constructible<HmmExampleData<double>>::value, "movable");
+static_assert(port_traits<HmmExample, HmmExampleData>(), "hmm_example is a posteriordb port");
 
 TEST(ModelsLogDensity, HmmExampleMatchesStansModelBlock) {
-  const Observations obs = posteriordb_observations();
+  const Observations obs = posteriordb_data_as<Observations>(kPosterior);
   ASSERT_EQ(obs.K, 2);
   for (int K = 2; K <= HmmExample<double>::kMaxStates; ++K) {
     SCOPED_TRACE("K = " + std::to_string(K));
-    const auto data = posteriordb_data(K);
+    const auto data = hmm_data(K);
     const auto model = data.host_model();
     ASSERT_EQ(model.dim(), K * K);
-    double worst = 0;
-    for (int p = 0; p < kPoints; ++p) {
-      const auto x = hmm_point(K, p);
-      const Direct direct = direct_log_density(obs.y, K, x);
-      ASSERT_TRUE(std::isfinite(direct.value)) << "point " << p;
-      const double lp = model.log_density(x);
-      EXPECT_NEAR(lp, direct.value, direct.tolerance(kEps)) << "point " << p;
-      worst = std::max(worst, std::fabs(lp - direct.value) / direct.tolerance(kEps));
-    }
-    std::printf("    K = %d: worst |model - direct| / tolerance = %.3g\n", K, worst);
+    const auto points = counted_points(kPoints, [&](int p) { return hmm_point(K, p); });
+    expect_matches_transcription(
+        model, points,
+        [&](const auto& x) {
+          const Direct direct = direct_log_density(obs.y, K, x);
+          return Transcribed{direct.value, direct.tolerance(kEps), std::isfinite(direct.value)};
+        },
+        "K = " + std::to_string(K) + ": ");
+    if (HasFatalFailure()) return;  // as an ASSERT here would
   }
 }
 
@@ -267,59 +210,44 @@ TEST(ModelsLogDensity, HmmExampleAtTwoStatesIsTheLogisticForm) {
 }
 
 TEST(ModelsGradient, HmmExampleDualsAgreeWithFiniteDifferences) {
-  const Observations obs = posteriordb_observations();
+  const Observations obs = posteriordb_data_as<Observations>(kPosterior);
   for (int K : {2, 3}) {
     SCOPED_TRACE("K = " + std::to_string(K));
-    const auto data = posteriordb_data(K);
-    const DualGradient<HmmExample<double>> model{data.host_model()};
-    DerivativeAgreement agreement;
-    for (int p = 0; p < kPoints; ++p) {
-      SCOPED_TRACE("point " + std::to_string(p));
-      const auto x = hmm_point(K, p);
-      const Direct direct = direct_log_density(obs.y, K, x);
-      // The duals' value is the plain evaluation's up to rounding (Dual's division multiplies by
-      // the reciprocal): within the model's bound; vector and scalar duals make the same
-      // operations, so they agree to rounding of the gradient's scale; δf is the model's bound.
-      const auto tolerances = [&](double, const std::vector<double>& gradient) {
-        double norm = 0;
-        for (double g : gradient) norm = std::max(norm, std::fabs(g));
-        DerivativeTolerances tol;
-        tol.value = 2 * direct.model_scale * kEps;
-        tol.gradient.assign(gradient.size(), 1e-12 * (1 + norm));
-        tol.rounding = direct.model_scale * kEps;
-        return tol;
-      };
-      expect_consistent_derivatives(model, x, tolerances, agreement);
-    }
-    std::printf(
-        "    K = %d: worst ratios to tolerance: fd %.3g, value %.3g; max |grad - fd| = %.2e\n", K,
-        agreement.fd_ratio, agreement.value_ratio, agreement.fd_abs_error);
+    const auto data = hmm_data(K);
+    const auto points = counted_points(kPoints, [&](int p) { return hmm_point(K, p); });
+    // The duals' value is the plain evaluation's up to rounding (Dual's division multiplies by
+    // the reciprocal): within the model's bound; δf is the model's bound.
+    expect_dual_gradient_agrees(
+        data.host_model(), points,
+        [&](const auto& x) {
+          const Direct direct = direct_log_density(obs.y, K, x);
+          return DualBounds{2 * direct.model_scale * kEps, direct.model_scale * kEps};
+        },
+        "K = " + std::to_string(K) + ": ");
   }
 }
 
 TEST(ModelsFloat, HmmExampleAgreesWithTheDirectTranscription) {
   // Float data and arithmetic against the double transcription on the float-rounded data and
   // point: the model's bound at ε_f.
-  const Observations obs = posteriordb_observations();
+  const Observations obs = posteriordb_data_as<Observations>(kPosterior);
   const std::vector<double> y_rounded = float_representable(obs.y);
   const auto data = HmmExampleData<float>::from_arrays(obs.N, obs.K, y_rounded);
-  const auto model = data.host_model();
-  double worst = 0;
-  for (int p = 0; p < kPoints; ++p) {
-    const auto x = float_representable(hmm_point(2, p));
-    const std::vector<float> xf(x.begin(), x.end());
-    const Direct direct = direct_log_density(y_rounded, 2, x);
-    const float lp = model.log_density(xf);
-    EXPECT_NEAR(lp, direct.value, direct.tolerance(kFloatEps)) << "point " << p;
-    worst = std::max(worst, std::fabs(lp - direct.value) / direct.tolerance(kFloatEps));
-  }
-  std::printf("    worst |float model - direct| / tolerance = %.3g\n", worst);
+  const auto points =
+      counted_points(kPoints, [](int p) { return float_representable(hmm_point(2, p)); });
+  expect_matches_transcription(
+      data.host_model(), points,
+      [&](const auto& x) {
+        const Direct direct = direct_log_density(y_rounded, 2, x);
+        return Transcribed{direct.value, direct.tolerance(kFloatEps)};
+      },
+      "float: ");
 }
 
 TEST(ModelsQuantities, HmmExampleRecordsReferenceVariablesInOrder) {
-  const auto data = posteriordb_data();
+  const auto data = hmm_data();
   const auto model = data.host_model();
-  EXPECT_EQ(myriad::recorded_quantity_names(model), reference_variables());
+  EXPECT_EQ(myriad::recorded_quantity_names(model), posteriordb_reference_variables(kPosterior));
   for (int p = 0; p < kPoints; ++p) {
     const auto x = hmm_point(2, p);
     const auto q = recorded_quantities(model, x);
@@ -336,7 +264,7 @@ TEST(ModelsQuantities, HmmExampleRecordsReferenceVariablesInOrder) {
     EXPECT_EQ(q[2] + q[3], 1.0);
   }
   // General K: theta<j>[k] row by row, then mu, as Stan would name them.
-  const auto three = posteriordb_data(3);
+  const auto three = hmm_data(3);
   const std::vector<std::string> names = myriad::recorded_quantity_names(three.host_model());
   const std::vector<std::string> expected_names = {
       "theta1[1]", "theta1[2]", "theta1[3]", "theta2[1]", "theta2[2]", "theta2[3]",

@@ -10,24 +10,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <string>
-#include <type_traits>
 #include <vector>
 
-#include "common/density_derivatives.hpp"
 #include "common/expect_error.hpp"
+#include "common/posteriordb_port_checks.hpp"
 #include "common/recorded_quantities.hpp"
-#include "common/test_points.hpp"
-#include "myriad/model/concept.hpp"
 #include "myriad/models/one_comp_mm_elim_abs.hpp"
-
-#ifndef MYRIAD_TEST_DATA_DIR
-#error "MYRIAD_TEST_DATA_DIR must name tests/data"
-#endif
 
 namespace {
 
@@ -36,31 +26,14 @@ using namespace myriad::models;
 using myriad::Rk45Settings;
 
 const char* const kPosterior = "one_comp_mm_elim_abs-one_comp_mm_elim_abs";
-constexpr std::uint64_t kPointSeed = 20261207;
-constexpr int kPoints = 8;
 
-std::string data_path(const std::string& file) {
-  return std::string(MYRIAD_TEST_DATA_DIR) + "/posteriordb/" + kPosterior + "/" + file;
-}
-
-/// posteriordb's data: t0, D, V, N_t, times, C_hat.
+/// posteriordb's data, by data.json's names: t0, D, V, N_t, times, C_hat.
 struct PkData {
   double t0 = 0, D = 0, V = 0;
   int N_t = 0;
   std::vector<double> times, C_hat;
 };
-
-PkData posteriordb_pk() {
-  std::ifstream in(data_path("data.json"));
-  EXPECT_TRUE(in.good()) << "cannot read " << data_path("data.json");
-  const nlohmann::json data = nlohmann::json::parse(in);
-  return {data.at("t0").get<double>(),
-          data.at("D").get<double>(),
-          data.at("V").get<double>(),
-          data.at("N_t").get<int>(),
-          data.at("times").get<std::vector<double>>(),
-          data.at("C_hat").get<std::vector<double>>()};
-}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PkData, t0, D, V, N_t, times, C_hat)
 
 OneCompMmElimAbsData<double> make_data(const PkData& d, const Rk45Settings& settings) {
   return OneCompMmElimAbsData<double>::from_arrays(d.t0, d.D, d.V, d.N_t, d.times, d.C_hat,
@@ -77,33 +50,17 @@ Rk45Settings tight_settings() {
   return s;
 }
 
-/// The first column of reference.csv: the posterior's variables, in order.
-std::vector<std::string> reference_variables() {
-  std::ifstream in(data_path("reference.csv"));
-  EXPECT_TRUE(in.good()) << "cannot read " << data_path("reference.csv");
-  std::vector<std::string> names;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) names.push_back(line.substr(0, line.find(',')));
-  return names;
-}
-
-/// Points 0–3 within a few posterior sds of the reference (log k_a ≈ −0.27 ± 0.1, log K_m ≈
+/// Points 0–3 within 2 posterior sds of the reference (log k_a ≈ −0.27 ± 0.1, log K_m ≈
 /// 0 ± 1.3, log V_m ≈ −0.1 ± 0.3, log σ ≈ −2.05 ± 0.18), 4–5 in Stan's default start region
 /// (standard normals), and two far ones: K_m small (C/(K_m + C) switches sharply near C = 0, a
 /// hard start for any solver) and a large V_m/K_m with a large σ.
-std::vector<double> pk_point(int p) {
-  std::vector<double> x = standard_normals(kPointSeed, p, 4);
-  const double centre[4] = {-0.27, 0.0, -0.1, -2.05}, spread[4] = {0.1, 1.3, 0.3, 0.18};
-  if (p < 4) {
-    for (int i = 0; i < 4; ++i) x[i] = centre[i] + 2 * spread[i] * x[i];
-  } else if (p == 6) {
-    x = {0.2, -3.0, -1.0, -2.0};
-  } else if (p == 7) {
-    x = {1.0, -2.0, 1.5, 0.5};
-  }
-  return x;
-}
+const PortPoints pk_point{20261207,
+                          {-0.27, 0.0, -0.1, -2.05},
+                          {0.1, 1.3, 0.3, 0.18},
+                          2,
+                          4,
+                          6,
+                          {{0.2, -3.0, -1.0, -2.0}, {1.0, -2.0, 1.5, 0.5}}};
 
 // ---------------------------------------------------------------------------------------------
 // An independent solution: classical RK4 with a fixed step, Richardson's error estimate, and the
@@ -254,53 +211,31 @@ int accepted_steps(const OneCompMmElimAbs<T>& model, const std::vector<double>& 
   return solved.accepted;
 }
 
-static_assert(!myriad::model_has_gradient<OneCompMmElimAbs<double>>, "duals differentiate it");
-static_assert(std::is_trivially_copyable<OneCompMmElimAbs<double>>::value, "passed to kernels");
-static_assert(std::is_trivially_copyable<OneCompMmElimAbs<float>>::value, "passed to kernels");
-static_assert(OneCompMmElimAbs<double>::library_backends == myriad::library_backend::hmc,
-              "CUDA HMC");
-static_assert(OneCompMmElimAbs<float>::library_backends == 0u, "no float instance");
-static_assert(!std::is_copy_constructible<OneCompMmElimAbsData<double>>::value, "owns memory");
-static_assert(std::is_move_constructible<OneCompMmElimAbsData<double>>::value, "movable");
+/// The log-density check's transcription of Stan's model block for `model` (in its precision,
+/// machine epsilon eps): Direct's value, within Direct::tolerance at the model's own solve.
+template <class T>
+auto transcription(const PkData& d, const OneCompMmElimAbs<T>& model, double eps) {
+  return [&d, &model, eps](const std::vector<double>& x) {
+    const Direct direct = direct_log_density(d, x);
+    return Transcribed{direct.value,
+                       direct.tolerance(accepted_steps(model, x), model.settings, eps)};
+  };
+}
+
+static_assert(port_traits<OneCompMmElimAbs, OneCompMmElimAbsData>(), "a posteriordb port");
 
 TEST(ModelsLogDensity, OneCompMmElimAbsMatchesStansModelBlock) {
-  const PkData d = posteriordb_pk();
+  const PkData d = posteriordb_data_as<PkData>(kPosterior);
   for (const bool tight : {false, true}) {
     SCOPED_TRACE(tight ? "rtol 1e-12" : "default settings");
     const auto data =
         make_data(d, tight ? tight_settings() : OneCompMmElimAbsData<double>::default_settings());
     const auto model = data.host_model();
     ASSERT_EQ(model.dim(), 4);
-    double worst = 0;
-    for (int p = 0; p < kPoints; ++p) {
-      const auto x = pk_point(p);
-      const Direct direct = direct_log_density(d, x);
-      const double tolerance = direct.tolerance(accepted_steps(model, x), model.settings, kEps);
-      const double lp = model.log_density(x);
-      EXPECT_NEAR(lp, direct.value, tolerance) << "point " << p;
-      worst = std::max(worst, std::fabs(lp - direct.value) / tolerance);
-    }
-    std::printf("    %s: worst |model - direct| / tolerance = %.3g\n",
-                tight ? "rtol 1e-12" : "default", worst);
+    expect_matches_transcription(model, pk_point, transcription(d, model, kEps),
+                                 tight ? "rtol 1e-12: " : "default: ");
   }
 }
-
-/// The model with its gradient by forward-mode duals as the library takes it
-/// (log_density_and_gradient, model/concept.hpp), so that expect_consistent_derivatives checks
-/// that gradient against scalar duals and central finite differences.
-template <class Model>
-struct DualGradient {
-  Model model;
-  int dim() const { return model.dim(); }
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    return model.log_density(x);
-  }
-  template <class Vec, class Grad>
-  double log_density_gradient(const Vec& x, Grad& grad) const {
-    return myriad::log_density_and_gradient(model, x, grad);
-  }
-};
 
 TEST(ModelsGradient, OneCompMmElimAbsDualsAgreeWithFiniteDifferences) {
   // On the tight mesh (rtol 1e-12), whose jumps as θ moves are far below the step h = 1e-5 of the
@@ -312,33 +247,18 @@ TEST(ModelsGradient, OneCompMmElimAbsDualsAgreeWithFiniteDifferences) {
   // up to rounding on the same mesh (the next test's bound); vector and scalar duals make the
   // same operations (each tangent the scalar dual's), so the helper finds them equal bit for bit,
   // and 1e-12 of the gradient's scale allows them nothing more than a few ulps.
-  const PkData d = posteriordb_pk();
+  const PkData d = posteriordb_data_as<PkData>(kPosterior);
   const auto data = make_data(d, tight_settings());
-  const DualGradient<OneCompMmElimAbs<double>> model{data.host_model()};
-  DerivativeAgreement agreement;
-  for (int p = 0; p < kPoints; ++p) {
-    SCOPED_TRACE("point " + std::to_string(p));
-    const auto x = pk_point(p);
+  const auto model = data.host_model();
+  expect_dual_gradient_agrees(model, pk_point, [&](const auto& x) {
     const Direct direct = direct_log_density(d, x);
-    const int steps = accepted_steps(model.model, x);
-    const double delta_f = direct.tolerance(steps, model.model.settings, kEps);
+    const int steps = accepted_steps(model, x);
     Rk45Settings exact;  // no tolerance: the rounding of each step alone
     exact.rtol = exact.atol = 0;
     const double rounding =
         direct.solver_bound(steps, exact, kEps) + 2 * (direct.terms + 16) * kEps * direct.magnitude;
-    const auto tolerances = [&](double, const std::vector<double>& gradient) {
-      double norm = 0;
-      for (double g : gradient) norm = std::max(norm, std::fabs(g));
-      DerivativeTolerances tol;
-      tol.value = rounding;
-      tol.gradient.assign(gradient.size(), 1e-12 * (1 + norm));
-      tol.rounding = delta_f;
-      return tol;
-    };
-    expect_consistent_derivatives(model, x, tolerances, agreement);
-  }
-  std::printf("    worst ratios to tolerance: fd %.3g, value %.3g; max |grad - fd| = %.2e\n",
-              agreement.fd_ratio, agreement.value_ratio, agreement.fd_abs_error);
+    return DualBounds{rounding, direct.tolerance(steps, model.settings, kEps)};
+  });
 }
 
 TEST(ModelsGradient, OneCompMmElimAbsDefaultSettingsDualsTakeThePlainMesh) {
@@ -348,10 +268,10 @@ TEST(ModelsGradient, OneCompMmElimAbsDefaultSettingsDualsTakeThePlainMesh) {
   // carried to t_n and to log p as in Direct::solver_bound), plus the sums' rounding, twice
   // (terms + 16) ε Σ|terms|.
   // A changed mesh would move log p by O(tolerance · Σ|∂lp/∂C|), orders of magnitude more.
-  const PkData d = posteriordb_pk();
+  const PkData d = posteriordb_data_as<PkData>(kPosterior);
   const auto data = make_data(d, OneCompMmElimAbsData<double>::default_settings());
   const auto model = data.host_model();
-  for (int p = 0; p < kPoints; ++p) {
+  for (int p = 0; p < pk_point.count(); ++p) {
     const auto x = pk_point(p);
     const Direct direct = direct_log_density(d, x);
     Rk45Settings exact;  // no tolerance: the rounding of each step alone
@@ -369,7 +289,7 @@ TEST(ModelsGradient, OneCompMmElimAbsDefaultSettingsDualsTakeThePlainMesh) {
 // Failure, quantities, float, validation.
 
 TEST(ModelsLogDensity, OneCompMmElimAbsFailedSolveIsMinusInfinity) {
-  const PkData d = posteriordb_pk();
+  const PkData d = posteriordb_data_as<PkData>(kPosterior);
   Rk45Settings few = OneCompMmElimAbsData<double>::default_settings();
   few.max_steps = 3;
   const auto data = make_data(d, few);
@@ -385,11 +305,11 @@ TEST(ModelsLogDensity, OneCompMmElimAbsFailedSolveIsMinusInfinity) {
 }
 
 TEST(ModelsQuantities, OneCompMmElimAbsRecordsReferenceVariablesInOrder) {
-  const PkData d = posteriordb_pk();
+  const PkData d = posteriordb_data_as<PkData>(kPosterior);
   const auto data = make_data(d, OneCompMmElimAbsData<double>::default_settings());
   const auto model = data.host_model();
-  EXPECT_EQ(myriad::recorded_quantity_names(model), reference_variables());
-  for (int p = 0; p < kPoints; ++p) {
+  EXPECT_EQ(myriad::recorded_quantity_names(model), posteriordb_reference_variables(kPosterior));
+  for (int p = 0; p < pk_point.count(); ++p) {
     const auto x = pk_point(p);
     const auto q = recorded_quantities(model, x);
     ASSERT_EQ(q.size(), 4u);
@@ -401,21 +321,13 @@ TEST(ModelsFloat, OneCompMmElimAbsAgreesWithTheDirectTranscription) {
   // Float at its own tolerances (rtol 1e-5) against the same double transcription: the same
   // bound with the float solve's steps and settings and float rounding (ε_f) of the sums, the
   // logarithms and each step.
-  const PkData d = posteriordb_pk();
+  const PkData d = posteriordb_data_as<PkData>(kPosterior);
   const auto data =
       OneCompMmElimAbsData<float>::from_arrays(d.t0, d.D, d.V, d.N_t, d.times, d.C_hat);
   const auto model = data.host_model();
-  double worst = 0;
-  for (int p = 0; p < kPoints; ++p) {
-    const auto x = float_representable(pk_point(p));
-    const std::vector<float> xf(x.begin(), x.end());
-    const Direct direct = direct_log_density(d, x);
-    const double tolerance = direct.tolerance(accepted_steps(model, x), model.settings, kFloatEps);
-    const float lp = model.log_density(xf);
-    EXPECT_NEAR(lp, direct.value, tolerance) << "point " << p;
-    worst = std::max(worst, std::fabs(lp - direct.value) / tolerance);
-  }
-  std::printf("    worst |float model - direct| / tolerance = %.3g\n", worst);
+  const auto points =
+      counted_points(pk_point.count(), [](int p) { return float_representable(pk_point(p)); });
+  expect_matches_transcription(model, points, transcription(d, model, kFloatEps), "float: ");
 }
 
 TEST(ModelsOneCompMmElimAbsData, FromArraysValidatesStansDataBlock) {
