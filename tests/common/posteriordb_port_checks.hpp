@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -38,7 +39,11 @@ namespace myriad::testing {
 
 /// tests/data/posteriordb/<posterior>/<file>.
 inline std::string posteriordb_path(const std::string& posterior, const std::string& file) {
-  return std::string(MYRIAD_TEST_DATA_DIR) + "/posteriordb/" + posterior + "/" + file;
+  // The environment's MYRIAD_TEST_DATA_DIR first: on the GPU machine the tree that the binaries
+  // were built from is elsewhere (scripts/gpu-check sets it).
+  const char* dir = std::getenv("MYRIAD_TEST_DATA_DIR");
+  return std::string(dir != nullptr && *dir != '\0' ? dir : MYRIAD_TEST_DATA_DIR) +
+         "/posteriordb/" + posterior + "/" + file;
 }
 
 /// The posterior's <file>, opened; a file that cannot be read fails the test (the checks that
