@@ -118,6 +118,24 @@ ModelSpec linear_gaussian_spec() {
                                                a.unsigned_integer("data_seed"));
   };
   spec.generator = runners(make);
+  // SBC: A from data_seed, u* from the prior N(0, I), x̄ = A u*; constrained HMC on A u = x̄.
+  spec.sbc_check = [](const ModelArguments& a) {
+    if (a.number("noise") > 0)
+      throw invalid_argument(
+          "linear_gaussian: simulation-based calibration conditions the "
+          "noiseless generator (noise=0)");
+  };
+  spec.sbc = [check = spec.sbc_check](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
+                                      const ChmcConfig& config) {
+    check(a);
+    auto problem = models::LinearGaussianProblem::simulate(
+        a.integer("outputs"), a.integer("inputs"), a.unsigned_integer("data_seed"), seed, r);
+    ChmcConfig resolved = config;
+    resolved.device = choose_constrained_device<models::LinearGaussian>(config.device);
+    const models::LinearGaussian model =
+        resolved.device == Device::cuda ? problem.device_model() : problem.host_model();
+    return SbcReplication{problem.true_inputs(), sample_constrained(model, resolved)};
+  };
   spec.exact = [make](const ModelArguments& a) {
     std::vector<ExactMoment> exact;
     if (a.number("noise") > 0) return exact;

@@ -157,6 +157,13 @@ ModelSpec gaussian_spec() {
   return spec;
 }
 
+/// SBC simulates the data: a data file would be ignored.
+void refuse_with_sbc(const ModelArguments& a) {
+  if (a.data() != nullptr)
+    throw invalid_argument(
+        "simulation-based calibration simulates the data: --data does not apply");
+}
+
 /// Refuses model arguments that --data replaces, which would otherwise be ignored.
 void refuse_with_data(const ModelArguments& a, const std::vector<std::string>& replaced) {
   if (a.data() == nullptr) return;
@@ -212,6 +219,19 @@ ModelSpec logistic_spec() {
   spec.dim = [make_data](const ModelArguments& a) {
     return make_data(a, double{}).host_model(1.0).dim();
   };
+  // SBC: the synthetic design, β from the prior N(0, prior_sd² I), labels from β.
+  spec.sbc = [](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
+                const ChmcConfig& config) {
+    refuse_with_sbc(a);
+    const double prior_sd = a.number("prior_sd");
+    auto data = models::LogisticData<double>::simulate(a.integer("n"), a.integer("d"), prior_sd,
+                                                       a.unsigned_integer("data_seed"), seed, r);
+    SampleConfig resolved = config;
+    resolved.device = choose_device<models::Logistic<double>>(config.device);
+    const auto model =
+        resolved.device == Device::cuda ? data.device_model(prior_sd) : data.host_model(prior_sd);
+    return SbcReplication{data.true_beta(), sample(model, resolved)};
+  };
   return spec;
 }
 
@@ -238,6 +258,18 @@ ModelSpec eight_schools_spec(bool posteriordb) {
     return sample_in(precision, config, [&](auto t) { return make(a, t); });
   };
   spec.dim = [make](const ModelArguments& a) { return make(a, double{}).dim(); };
+  if (!posteriordb) {
+    // SBC: θ̃ from the prior and ỹ from the model, with the standard errors σ_j of the data
+    // (the standard data's, or those of --data).
+    spec.sbc = [make](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
+                      const ChmcConfig& config) {
+      std::vector<double> z;
+      const auto model = make(a, double{}).simulate(seed, r, z);
+      std::vector<double> truth(static_cast<std::size_t>(model.num_quantities()));
+      model.quantities(z.data(), truth);
+      return SbcReplication{std::move(truth), sample(model, config)};
+    };
+  }
   return spec;
 }
 

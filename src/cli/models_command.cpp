@@ -19,7 +19,8 @@ int models_command(int argc, char** argv) {
                        : spec.anneal
                            ? "density: --sampler chees (default), snaper, nuts, hmc; myriad ais"
                            : "density: --sampler chees (default), snaper, nuts, hmc";
-    std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind, spec.description.c_str());
+    std::printf("%s  [%s%s]\n    %s\n", spec.name.c_str(), kind, spec.sbc ? "; myriad sbc" : "",
+                spec.description.c_str());
     if (spec.data != DataUse::none)
       std::printf("    --data FILE.json%s  %s\n",
                   spec.data == DataUse::optional ? " (optional)" : "", spec.data_variables.c_str());

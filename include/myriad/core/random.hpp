@@ -37,6 +37,8 @@ enum class Purpose : std::uint32_t {
   restart = 7,        ///< the healthy chain a stranded chain restarts from (HMC warm-up)
   tree = 8,           ///< NUTS: each doubling's direction and merge (mcmc/nuts.hpp)
   tree_leaf = 9,      ///< NUTS: the multinomial choice among a subtree's leaves
+  sbc_tie = 10,       ///< simulation-based calibration: the uniform that breaks a rank's ties
+  sbc_bands = 11,     ///< simulation-based calibration: the uniform ranks that calibrate γ
   user = 1024,        ///< first tag free for models and extensions
 };
 

@@ -25,6 +25,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
@@ -72,6 +73,33 @@ struct EightSchools {
       model.sigma[j] = T(standard_errors[j]);
     }
     return model;
+  }
+
+  /// Simulation-based calibration (run/sbc.hpp): a draw from the prior — μ ~ N(0, 5²),
+  /// τ ~ half-Cauchy(0, 5) as 5 tan(πu/2) with u uniform, η_j ~ N(0, 1) — and data from the
+  /// model given it, ỹ_j ~ N(μ + τ η_j, σ_j²) with this model's σ_j, from RandomStream(seed,
+  /// replication) at iteration 0 (tags user + 0: μ, η and ỹ's normals; user + 1: τ's uniform).
+  /// Returns the model on ỹ and writes the draw, unconstrained (μ, log τ, η), to `z`.
+  EightSchools simulate(std::uint64_t seed, std::int64_t replication,
+                        std::vector<double>& z) const {
+    constexpr double kPi = 3.14159265358979323846;
+    const RandomStream rng(seed, static_cast<std::uint64_t>(replication));
+    const auto normal = static_cast<Purpose>(user_purpose(0));
+    const double mu = kMuSd * rng.normal<double>(0, normal, 0);
+    const double tau =
+        kTauScale *
+        std::tan(0.5 * kPi * rng.uniform<double>(0, static_cast<Purpose>(user_purpose(1)), 0));
+    z.assign(static_cast<std::size_t>(schools + 2), 0.0);
+    z[0] = mu;
+    z[1] = std::log(tau);
+    EightSchools simulated = *this;
+    for (int j = 0; j < schools; ++j) {
+      z[2 + j] = rng.normal<double>(0, normal, static_cast<std::uint32_t>(1 + j));
+      const double noise =
+          rng.normal<double>(0, normal, static_cast<std::uint32_t>(1 + schools + j));
+      simulated.y[j] = T(mu + tau * z[2 + j] + static_cast<double>(sigma[j]) * noise);
+    }
+    return simulated;
   }
 
   MYRIAD_HD int dim() const { return schools + 2; }

@@ -174,10 +174,38 @@ class LinearGaussianProblem {
   /// (tag user + 1); x̄ = A u*. Throws myriad::invalid_argument for M < 1, N ≤ M, or an A A ᵀ
   /// that is numerically singular (probability zero).
   static LinearGaussianProblem make(int num_outputs, int num_inputs, std::uint64_t seed) {
+    MYRIAD_EXPECTS(num_inputs >= 1, "linear_gaussian: num_inputs must be >= 1, got ", num_inputs);
+    std::vector<double> truth(static_cast<std::size_t>(num_inputs));
+    DenseVector<double> view{truth.data(), num_inputs};
+    RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kTruthPurpose), view,
+                                              num_inputs);
+    return make(num_outputs, num_inputs, seed, std::move(truth));
+  }
+
+  /// Simulation-based calibration (run/sbc.hpp): A from `matrix_seed` as in make(), a draw
+  /// u* ~ N(0, I_N) from the prior by RandomStream(seed, replication) (tag user + 1) and the data
+  /// x̄ = A u* it generates. The problem's true_inputs() is the draw.
+  static LinearGaussianProblem simulate(int num_outputs, int num_inputs, std::uint64_t matrix_seed,
+                                        std::uint64_t seed, std::int64_t replication) {
+    MYRIAD_EXPECTS(num_inputs >= 1, "linear_gaussian: num_inputs must be >= 1, got ", num_inputs);
+    std::vector<double> truth(static_cast<std::size_t>(num_inputs));
+    DenseVector<double> view{truth.data(), num_inputs};
+    RandomStream(seed, static_cast<std::uint64_t>(replication))
+        .fill_normal<double>(0, static_cast<Purpose>(kTruthPurpose), view, num_inputs);
+    return make(num_outputs, num_inputs, matrix_seed, std::move(truth));
+  }
+
+  /// A from `seed` (row m: N normals of RandomStream(seed, m), tag user + 0, divided by √N) and
+  /// the data x̄ = A u* of the given inputs u*.
+  static LinearGaussianProblem make(int num_outputs, int num_inputs, std::uint64_t seed,
+                                    std::vector<double> true_inputs) {
     MYRIAD_EXPECTS(num_outputs >= 1, "linear_gaussian: num_outputs must be >= 1, got ",
                    num_outputs);
     MYRIAD_EXPECTS(num_inputs > num_outputs, "linear_gaussian: num_inputs must exceed ",
                    "num_outputs = ", num_outputs, ", got ", num_inputs);
+    MYRIAD_EXPECTS(true_inputs.size() == static_cast<std::size_t>(num_inputs),
+                   "linear_gaussian: ", true_inputs.size(),
+                   " true inputs, expected N = ", num_inputs);
     const int M = num_outputs, N = num_inputs;
     LinearGaussianProblem p;
     p.num_outputs_ = M;
@@ -191,9 +219,7 @@ class LinearGaussianProblem {
       for (int n = 0; n < N; ++n) row[n] *= scale;
     }
     p.matrix_ = std::move(matrix);
-    p.true_inputs_.resize(static_cast<std::size_t>(N));
-    DenseVector<double> truth{p.true_inputs_.data(), N};
-    RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kTruthPurpose), truth, N);
+    p.true_inputs_ = std::move(true_inputs);
     std::vector<double> observations(static_cast<std::size_t>(M), 0.0);
     for (int m = 0; m < M; ++m)
       for (int n = 0; n < N; ++n) observations[m] += p.a(m, n) * p.true_inputs_[n];

@@ -136,34 +136,34 @@ class LogisticData {
   /// at iteration 0 and in double, so every machine and both precisions see the same data
   /// (up to the last-ulp differences between libm implementations of log, sin and cos).
   static LogisticData synthetic(int n, int d, std::uint64_t seed) {
-    MYRIAD_EXPECTS(n >= 1, "logistic: n must be >= 1, got ", n);
     MYRIAD_EXPECTS(d >= 1, "logistic: d must be >= 1, got ", d);
-    LogisticData data;
-    data.n_ = n;
-    data.d_ = d;
     std::vector<double> beta(static_cast<std::size_t>(d));
     DenseVector<double> beta_view{beta.data(), d};  // fill_normal is MYRIAD_HD: no std::vector
     RandomStream(seed, 0).fill_normal<double>(0, static_cast<Purpose>(kBetaPurpose), beta_view, d);
-    data.true_beta_.assign(beta.begin(), beta.end());
+    return with_labels(n, d, seed, beta, [seed](int i) {
+      return RandomStream(seed, static_cast<std::uint64_t>(i))
+          .uniform<double>(0, static_cast<Purpose>(kLabelPurpose), 0);
+    });
+  }
 
-    std::vector<T> x(static_cast<std::size_t>(n) * d), y(static_cast<std::size_t>(n));
-    std::vector<double> row(static_cast<std::size_t>(d));
-    for (int i = 0; i < n; ++i) {
-      const RandomStream stream(seed, static_cast<std::uint64_t>(i));
-      row[0] = 1.0;
-      // Covariates 1..d−1 are normals 0..d−2 of the row's stream.
-      DenseVector<double> covariates{row.data() + 1, d - 1};
-      stream.fill_normal<double>(0, static_cast<Purpose>(kDesignPurpose), covariates, d - 1);
-      double eta = 0.0;
-      for (int j = 0; j < d; ++j) eta += row[j] * beta[j];
-      const double p = 1.0 / (1.0 + std::exp(-eta));
-      const double u = stream.uniform<double>(0, static_cast<Purpose>(kLabelPurpose), 0);
-      for (int j = 0; j < d; ++j) x[static_cast<std::size_t>(i) * d + j] = T(row[j]);
-      y[i] = u < p ? T(1) : T(0);
-    }
-    data.x_ = std::move(x);
-    data.y_ = std::move(y);
-    return data;
+  /// Simulation-based calibration (run/sbc.hpp): the design X of synthetic(n, d, design_seed), a
+  /// draw β ~ N(0, prior_sd² I) from the prior and labels y_i ~ Bernoulli(σ(x_iᵀβ)), both from
+  /// RandomStream(seed, replication) (β: tag user + 1, iteration 0; y_i's uniform: tag user + 2,
+  /// iteration i). true_beta() is the draw.
+  static LogisticData simulate(int n, int d, double prior_sd, std::uint64_t design_seed,
+                               std::uint64_t seed, std::int64_t replication) {
+    MYRIAD_EXPECTS(d >= 1, "logistic: d must be >= 1, got ", d);
+    MYRIAD_EXPECTS(std::isfinite(prior_sd) && prior_sd > 0,
+                   "logistic: prior_sd must be positive, got ", prior_sd);
+    const RandomStream rng(seed, static_cast<std::uint64_t>(replication));
+    std::vector<double> beta(static_cast<std::size_t>(d));
+    DenseVector<double> beta_view{beta.data(), d};
+    rng.fill_normal<double>(0, static_cast<Purpose>(kBetaPurpose), beta_view, d);
+    for (double& b : beta) b *= prior_sd;
+    return with_labels(n, d, design_seed, beta, [rng](int i) {
+      return rng.uniform<double>(static_cast<std::uint32_t>(i), static_cast<Purpose>(kLabelPurpose),
+                                 0);
+    });
   }
 
   /// Caller-supplied data; x is n × d row-major (include a column of ones for an intercept).
@@ -217,6 +217,36 @@ class LogisticData {
 
  private:
   LogisticData() = default;
+
+  /// X_i0 = 1, X_ij ~ N(0, 1) for j ≥ 1 from RandomStream(design_seed, i) (tag user + 0,
+  /// iteration 0), and y_i = [u_i < σ(x_iᵀβ)] with u_i = label_uniform(i).
+  template <class LabelUniform>
+  static LogisticData with_labels(int n, int d, std::uint64_t design_seed,
+                                  const std::vector<double>& beta, LabelUniform label_uniform) {
+    MYRIAD_EXPECTS(n >= 1, "logistic: n must be >= 1, got ", n);
+    LogisticData data;
+    data.n_ = n;
+    data.d_ = d;
+    data.true_beta_.assign(beta.begin(), beta.end());
+    std::vector<T> x(static_cast<std::size_t>(n) * d), y(static_cast<std::size_t>(n));
+    std::vector<double> row(static_cast<std::size_t>(d));
+    for (int i = 0; i < n; ++i) {
+      const RandomStream stream(design_seed, static_cast<std::uint64_t>(i));
+      row[0] = 1.0;
+      // Covariates 1..d−1 are normals 0..d−2 of the row's stream.
+      DenseVector<double> covariates{row.data() + 1, d - 1};
+      stream.fill_normal<double>(0, static_cast<Purpose>(kDesignPurpose), covariates, d - 1);
+      double eta = 0.0;
+      for (int j = 0; j < d; ++j) eta += row[j] * beta[j];
+      const double p = 1.0 / (1.0 + std::exp(-eta));
+      const double u = label_uniform(i);
+      for (int j = 0; j < d; ++j) x[static_cast<std::size_t>(i) * d + j] = T(row[j]);
+      y[i] = u < p ? T(1) : T(0);
+    }
+    data.x_ = std::move(x);
+    data.y_ = std::move(y);
+    return data;
+  }
 
   int n_ = 0;
   int d_ = 0;

@@ -11,12 +11,13 @@ namespace myriad::io {
 
 /// The files a run writes (`myriad sample`: the first three; `myriad ais`: run.json, summary.csv
 /// and log_weights, particles, reverse_log_ratios; `myriad mpis`: run.json, summary.csv, draws,
-/// particles and marginal_weights). An existing output directory may be replaced only if it
-/// holds nothing else, so that a user's unrelated directory is never deleted.
-inline constexpr std::array<const char*, 7> kRunFileNames = {
-    "summary.csv",     "draws.npy",     "run.json",
-    "log_weights.npy", "particles.npy", "reverse_log_ratios.npy",
-    "marginal_weights.npy"};
+/// particles and marginal_weights; `myriad sbc`: run.json, ranks and sbc.csv). An existing output
+/// directory may be replaced only if it holds nothing else, so that a user's unrelated directory is
+/// never deleted.
+inline constexpr std::array<const char*, 9> kRunFileNames = {
+    "summary.csv",          "draws.npy",     "run.json",
+    "log_weights.npy",      "particles.npy", "reverse_log_ratios.npy",
+    "marginal_weights.npy", "ranks.npy",     "sbc.csv"};
 
 /// A run's output directory, staged until commit().
 ///

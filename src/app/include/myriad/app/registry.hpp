@@ -17,6 +17,7 @@
 #include "myriad/run/chmc_config.hpp"
 #include "myriad/run/mpis_config.hpp"
 #include "myriad/run/sample_config.hpp"
+#include "myriad/run/sbc.hpp"
 
 namespace myriad {
 
@@ -113,6 +114,16 @@ struct ModelSpec {
   /// Plated models: builds the model (uploading data to the device if needed) and runs
   /// massively parallel importance sampling; the result carries the exact answers it knows.
   std::function<MpisResult(const ModelArguments&, const MpisConfig&)> mpis;
+  /// Simulation-based calibration (run/sbc.hpp; `myriad sbc`): replication r's draw from the
+  /// prior, the data simulated from it with the simulation seed, and the run on them (density
+  /// models: HMC with the SampleConfig part of the settings; generators: constrained HMC). Empty
+  /// for models that do not state how to simulate their data.
+  std::function<SbcReplication(const ModelArguments&, std::uint64_t seed, std::int64_t replication,
+                               const ChmcConfig&)>
+      sbc;
+  /// Checks the arguments for SBC before a run starts (throws myriad::invalid_argument); may be
+  /// empty.
+  std::function<void(const ModelArguments&)> sbc_check;
   /// Exact posterior moments where the model has them (empty function otherwise).
   std::function<std::vector<ExactMoment>(const ModelArguments&)> exact;
 };

@@ -1,0 +1,118 @@
+#pragma once
+// myriad::run_sbc — simulation-based calibration (Talts, Betancourt, Simpson, Vehtari & Gelman
+// 2018, "Validating Bayesian inference algorithms with simulation-based calibration"): for
+// replications r = 1 … R, draw parameters θ̃_r from the prior and data ỹ_r from the model given
+// them, run the sampler on the posterior given ỹ_r, and record for every recorded quantity the
+// rank of its true value among L posterior draws. If the sampler draws from the posterior, each
+// rank is uniform on {0, …, L} (Talts et al., Theorem 1): the rank histograms are flat and the
+// ECDF of the fractional ranks stays inside its simultaneous bands (Säilynoja, Bürkner & Vehtari
+// 2022); diag/sbc.hpp computes both tests.
+//
+// The model states how to simulate its data: `replicate(r, config)` draws θ̃_r and ỹ_r from
+// streams keyed by r (so replications are independent and reproducible), runs the sampler with
+// `config` and returns the true values of the recorded quantities with the run. The L draws are
+// spread evenly over the run's pooled draws (chains × kept draws, chain-major): ranks among
+// dependent draws are still uniform in expectation, but the tests' independence assumption wants
+// L no larger than the effective sample size, which SbcResult::replications_below_ess counts.
+//
+// Replications run one after another, each an ensemble of config.chains chains with its own
+// adaptation (the ensemble adapts one step size and metric to one posterior; replications have
+// different posteriors).
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "myriad/core/error.hpp"
+#include "myriad/diag/sbc.hpp"
+#include "myriad/run/sample_config.hpp"
+
+namespace myriad {
+
+struct SbcConfig {
+  std::int64_t replications = 100;  ///< R
+  int posterior_draws = 99;         ///< L: each rank is among L draws, so it lies in 0 … L
+  int bins = 20;                    ///< rank histogram bins; must divide L + 1
+  double alpha = 0.05;              ///< 1 − α simultaneous ECDF bands
+  std::uint64_t seed = 1;           ///< of the prior draws, the simulated data and tie-breaks
+
+  /// Throws myriad::invalid_argument naming the first bad setting.
+  void validate() const {
+    MYRIAD_EXPECTS(replications >= 2, "sbc: replications must be >= 2, got ", replications);
+    MYRIAD_EXPECTS(posterior_draws >= 1, "sbc: posterior_draws must be >= 1, got ",
+                   posterior_draws);
+    MYRIAD_EXPECTS(bins >= 2 && (posterior_draws + 1) % bins == 0,
+                   "sbc: bins must be >= 2 and divide posterior_draws + 1 = ", posterior_draws + 1,
+                   " (equal bins of ranks), got ", bins);
+    MYRIAD_EXPECTS(alpha > 0 && alpha < 1, "sbc: alpha must lie in (0, 1), got ", alpha);
+  }
+};
+
+/// One replication: the true values of the run's recorded quantities, in its order, and the run
+/// on the data simulated from them.
+struct SbcReplication {
+  std::vector<double> truth;
+  SampleResult run;
+};
+
+/// The calibration of one recorded quantity.
+struct SbcQuantity {
+  std::string name;
+  diag::RankHistogram histogram;
+  diag::EcdfBands bands;
+};
+
+struct SbcResult {
+  std::int64_t replications = 0;
+  int posterior_draws = 0;  ///< L
+  std::vector<std::string> names;
+  std::vector<std::int64_t> ranks;  ///< [replication][quantity], each in 0 … L
+  std::vector<SbcQuantity> quantities;
+  std::vector<double> min_ess_bulk;         ///< per replication: the smallest bulk ESS of its run
+  std::vector<double> max_rhat;             ///< per replication: the largest R-hat of its run
+  std::int64_t replications_below_ess = 0;  ///< runs whose smallest bulk ESS is below L
+  std::int64_t divergences = 0;             ///< sampling-phase divergences over all runs
+  std::int64_t gradient_evaluations = 0;    ///< over all runs, warm-up included
+  double seconds = 0;
+};
+
+/// Records replication r's ranks into `result` (first call: its names and sizes). Host code,
+/// src/run/sbc.cpp.
+void add_sbc_replication(SbcResult& result, const SbcConfig& config, std::int64_t replication,
+                         const SbcReplication& outcome);
+/// The rank histograms and ECDF bands of every quantity, once every replication is in.
+void finish_sbc(SbcResult& result, const SbcConfig& config);
+
+/// The sampler's seed in replication r: the run's seed and r mixed (a Weyl step by the golden
+/// ratio's 64-bit fraction), so that no two replications share their Philox streams.
+inline std::uint64_t sbc_replication_seed(std::uint64_t seed, std::int64_t replication) {
+  return seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(replication + 1);
+}
+
+/// Runs SBC: `replicate(r, sample_config)` → SbcReplication for r = 0 … R − 1 (see the file
+/// comment), each run's seed sbc_replication_seed(sampling.seed, r). `progress(r)` is called
+/// after each replication.
+template <class Replicate, class Progress>
+SbcResult run_sbc(const SbcConfig& config, const SampleConfig& sampling, Replicate replicate,
+                  Progress progress) {
+  config.validate();
+  sampling.validate();
+  SbcResult result;
+  for (std::int64_t r = 0; r < config.replications; ++r) {
+    SampleConfig run = sampling;
+    run.seed = sbc_replication_seed(sampling.seed, r);
+    const SbcReplication outcome = replicate(r, static_cast<const SampleConfig&>(run));
+    add_sbc_replication(result, config, r, outcome);
+    progress(r);
+  }
+  finish_sbc(result, config);
+  return result;
+}
+
+template <class Replicate>
+SbcResult run_sbc(const SbcConfig& config, const SampleConfig& sampling, Replicate replicate) {
+  return run_sbc(config, sampling, std::move(replicate), [](std::int64_t) {});
+}
+
+}  // namespace myriad

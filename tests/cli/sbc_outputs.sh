@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# `myriad sbc`: ranks.npy (replications x quantities, each rank in 0..L), sbc.csv and run.json for
+# a density model and a generator, and its usage errors.
+set -uo pipefail
+myriad=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+"$myriad" sbc --model eight_schools --replications 12 --chains 4 --warmup 100 --draws 100 \
+  --posterior-draws 39 --bins 10 --seed 4 --device cpu --output "$work/es" --quiet || exit 1
+"$myriad" sbc --model linear_gaussian --replications 8 --chains 4 --warmup 50 --draws 50 \
+  --posterior-draws 19 --bins 4 --seed 4 --device cpu --output "$work/lg" --quiet || exit 1
+python3 - "$work" <<'PY'
+import ast, csv, json, struct, sys
+work = sys.argv[1]
+
+def load_npy(path):
+    """A float64 .npy (version 1): its shape and values (numpy is not needed in CI)."""
+    data = open(path, "rb").read()
+    assert data[:6] == b"\x93NUMPY", data[:6]
+    length = struct.unpack("<H", data[8:10])[0]
+    header = ast.literal_eval(data[10:10 + length].decode())
+    assert header["descr"] == "<f8" and not header["fortran_order"], header
+    values = struct.unpack(f"<{len(data[10 + length:]) // 8}d", data[10 + length:])
+    return header["shape"], values
+
+for name, reps, quantities, L, bins in (("es", 12, 10, 39, 10), ("lg", 8, 6, 19, 4)):
+    shape, ranks = load_npy(f"{work}/{name}/ranks.npy")
+    assert shape == (reps, quantities), shape
+    assert all(0 <= r <= L and r == int(r) for r in ranks), ranks
+    rows = list(csv.DictReader(open(f"{work}/{name}/sbc.csv")))
+    assert len(rows) == quantities and all(int(r["bins"]) == bins for r in rows), rows
+    assert all(0 <= float(r["p_value"]) <= 1 for r in rows), rows
+    report = json.load(open(f"{work}/{name}/run.json"))
+    assert report["method"] == "sbc" and report["settings"]["replications"] == reps, report
+    q = report["quantities"][rows[0]["variable"]]
+    assert sum(q["histogram"]["counts"]) == reps, q["histogram"]
+    assert len(q["ecdf"]["z"]) == len(q["ecdf"]["lower"]) == len(q["ecdf"]["upper"]), q["ecdf"]
+    assert len(report["replications"]["max_rhat"]) == reps
+es = json.load(open(f"{work}/es/run.json"))
+assert es["sampler"] == "chees" and list(es["quantities"])[:2] == ["mu", "tau"], es["sampler"]
+assert json.load(open(f"{work}/lg/run.json"))["sampler"] == "chmc"
+PY
+[ $? -eq 0 ] || exit 1
+# The same seed gives the same ranks.
+"$myriad" sbc --model linear_gaussian --replications 8 --chains 4 --warmup 50 --draws 50 \
+  --posterior-draws 19 --bins 4 --seed 4 --device cpu --output "$work/lg2" --quiet || exit 1
+cmp -s "$work/lg/ranks.npy" "$work/lg2/ranks.npy" || { echo "FAIL: sbc is not reproducible"; failures=$((failures + 1)); }
+
+source "$(dirname "$0")/lib/expect_error.bash"
+common=(--replications 4 --chains 2 --warmup 10 --draws 20 --device cpu --output "$work/out")
+expect_usage_error "funnel does not state how to simulate its data" sbc --model funnel "${common[@]}"
+expect_usage_error "sbc: bins must be >= 2 and divide posterior_draws + 1 = 40" sbc --model eight_schools --posterior-draws 39 --bins 7 "${common[@]}"
+expect_usage_error "fewer than --posterior-draws 99" sbc --model eight_schools "${common[@]}"
+expect_usage_error "SBC of a generator runs constrained HMC" sbc --model linear_gaussian --sampler nuts --posterior-draws 19 --bins 4 "${common[@]}"
+expect_usage_error "conditions the noiseless generator" sbc --model linear_gaussian --model-arg noise=0.1 --posterior-draws 19 --bins 4 "${common[@]}"
+[ $failures -eq 0 ] && echo "sbc outputs: ok"
+exit $failures
