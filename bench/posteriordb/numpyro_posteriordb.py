@@ -48,23 +48,12 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
-POSTERIORS = [
-    "eight_schools-eight_schools_noncentered",
-    "arK-arK",
-    "arma-arma11",
-    "garch-garch11",
-    "gp_pois_regr-gp_pois_regr",
-    "kidiq-kidscore_momhsiq",
-    "earnings-logearn_interaction_z",
-    "mesquite-logmesquite_logvash",
-    "low_dim_gauss_mix-low_dim_gauss_mix",
-    "hmm_example-hmm_example",
-    "diamonds-diamonds",
-    "sblrc-blr",
-    "kilpisjarvi_mod-kilpisjarvi",
-    "nes1992-nes",
-    "one_comp_mm_elim_abs-one_comp_mm_elim_abs",
-]
+# The posteriors, and where their data and references are found: shared with the myriad side
+# (myriad_posteriordb.py, standard library only).
+sys.path.insert(0, HERE)
+import myriad_posteriordb as mp  # noqa: E402
+
+POSTERIORS = mp.POSTERIORS
 
 # ODE tolerances for one_comp_mm_elim_abs, and the most steps odeint may take between two
 # output times (a guard against a stiff corner of parameter space stalling every chain; Stan's
@@ -116,39 +105,6 @@ def parse_args(argv=None):
 # --------------------------------------------------------------------------------------------
 # Data
 # --------------------------------------------------------------------------------------------
-
-def posteriordb_dirs(args):
-    dirs = []
-    if args.posteriordb:
-        dirs.append(args.posteriordb)
-    else:
-        if os.environ.get("MYRIAD_POSTERIORDB"):
-            dirs.append(os.environ["MYRIAD_POSTERIORDB"])
-        dirs += [os.path.join(REPO, "shared", "posteriordb"),
-                 os.path.join(os.path.dirname(REPO), "shared", "posteriordb"),
-                 os.path.join(REPO, "tests", "data", "posteriordb")]
-    return dirs
-
-
-def find_posterior(args, name):
-    for base in posteriordb_dirs(args):
-        folder = os.path.join(base, name)
-        if all(os.path.isfile(os.path.join(folder, f)) for f in ("data.json", "reference.csv")):
-            return folder
-    raise FileNotFoundError(f"{name}: no data.json + reference.csv under any of "
-                            f"{posteriordb_dirs(args)}")
-
-
-def read_reference(folder):
-    rows = {}
-    with open(os.path.join(folder, "reference.csv")) as f:
-        header = f.readline().strip().split(",")
-        for line in f:
-            cells = line.strip().split(",")
-            if len(cells) == len(header):
-                rows[cells[0]] = {h: float(c) for h, c in zip(header[1:], cells[1:])}
-    return rows
-
 
 # --------------------------------------------------------------------------------------------
 # Models: each make_* takes the parsed data.json and returns (model, data) where model(d) is a
@@ -570,10 +526,10 @@ def block(jax, tree):
 def run_posterior(args, name, jax, jnp, np, numpyro, models):
     from numpyro.infer import NUTS, init_to_uniform
 
-    folder = find_posterior(args, name)
+    folder = mp.find_posterior(args, name)
     with open(os.path.join(folder, "data.json")) as f:
         raw = json.load(f)
-    reference = read_reference(folder)
+    reference = mp.read_csv_rows(os.path.join(folder, "reference.csv"))
     model, data = models[name](raw)
     C, W, N = args.chains, args.warmup, args.draws
 
