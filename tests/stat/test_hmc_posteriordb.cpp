@@ -89,17 +89,8 @@ SampleResult expect_reference_from_default_starts(const Model& model, const std:
 }
 
 // At the defaults: ChEES, with the dense metric in these few dimensions.
-TEST(StatPosteriordb, KidiqFromStansDefaultStarts) {
-  const SampleResult result =
-      expect_reference_from_default_starts(kidiq().host_model(), "kidiq-kidscore_momhsiq", 22);
-  EXPECT_EQ(result.metric, MetricKind::dense);
-}
-
-TEST(StatPosteriordb, EarningsFromStansDefaultStarts) {
-  expect_reference_from_default_starts(earnings().host_model(), "earnings-logearn_interaction_z",
-                                       22);
-}
-
+// At the defaults (ChEES, the automatic metric) both are in the conformance suite
+// (test_posteriordb_conformance.cpp); here, the other samplers.
 TEST(StatPosteriordb, KidiqUnderFixedLengthHmc) {
   // The starts strand some chains (seed 22: 36 of 256), which the warm-up restarts; without the
   // restarts the run fails (docs/tuning.md).
