@@ -362,7 +362,8 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
       // Chains far behind the ensemble held its step size (and so the trajectory length) at
       // what their stiffness allows; with them restarted, both are found afresh, as at the start
       // (mcmc/chain_restarts.hpp).
-      if (restarts.check(w).far_behind > 0 && config.adapt_step_size) {
+      const RestartPlan plan = restarts.check(w);
+      if (plan.restart && plan.far_behind > 0 && config.adapt_step_size) {
         adapter.restart(config.initial_step_size > 0 ? config.initial_step_size
                                                      : reasonable_step_size());
         if (trajectory.enabled()) trajectory.restart(adapter.step_size());
