@@ -56,34 +56,6 @@ inline constexpr double kConformanceZ = 4.0;
 inline constexpr double kMinTailDraws = 20.0;
 inline constexpr std::uint64_t kConformanceSeed = 20261127;
 
-/// One row of reference.csv in full.
-struct ReferenceRow {
-  std::string name;
-  double mean = 0, sd = 0, mcse_mean = 0, q5 = 0, q50 = 0, q95 = 0, ess_bulk = 0;
-};
-
-inline std::vector<ReferenceRow> reference_rows(const std::string& posterior) {
-  std::ifstream in(posteriordb_path(posterior, "reference.csv"));
-  EXPECT_TRUE(in.good()) << "cannot read " << posterior << "/reference.csv";
-  std::vector<ReferenceRow> rows;
-  std::string line;
-  std::getline(in, line);  // variable,mean,sd,mcse_mean,q5,q50,q95,ess_bulk
-  EXPECT_EQ(line, "variable,mean,sd,mcse_mean,q5,q50,q95,ess_bulk");
-  while (std::getline(in, line)) {
-    std::stringstream fields(line);
-    ReferenceRow r;
-    std::string cell;
-    std::getline(fields, r.name, ',');
-    double* values[] = {&r.mean, &r.sd, &r.mcse_mean, &r.q5, &r.q50, &r.q95, &r.ess_bulk};
-    for (double* v : values) {
-      std::getline(fields, cell, ',');
-      *v = std::stod(cell);
-    }
-    rows.push_back(r);
-  }
-  return rows;
-}
-
 /// The sd of f(quantity q) over every draw.
 template <class F>
 double sd_of(const SampleResult& result, int q, F f) {
@@ -120,7 +92,7 @@ inline void expect_conformance(const Posterior& p, Device device) {
       worst_what = what;
     }
   };
-  for (const ReferenceRow& ref : reference_rows(p.posterior)) {
+  for (const ReferenceSummary& ref : posteriordb_reference_rows(p.posterior)) {
     const int q = quantity_index(result, ref.name);
     const std::string& n = ref.name;
     const MomentCheck mean = mean_of(result, q, [](double x) { return x; });

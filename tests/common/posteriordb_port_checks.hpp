@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -52,6 +53,34 @@ inline std::ifstream posteriordb_file(const std::string& posterior, const std::s
   std::ifstream in(posteriordb_path(posterior, file));
   EXPECT_TRUE(in.good()) << "cannot read " << posteriordb_path(posterior, file);
   return in;
+}
+
+/// One row of a reference.csv: Stan's reference draws summarised (mcse_mean = sd / √ess_bulk).
+struct ReferenceSummary {
+  std::string name;
+  double mean = 0, sd = 0, mcse_mean = 0, q5 = 0, q50 = 0, q95 = 0, ess_bulk = 0;
+};
+
+/// The posterior's reference.csv, its rows in the file's order.
+inline std::vector<ReferenceSummary> posteriordb_reference_rows(const std::string& posterior) {
+  std::ifstream in = posteriordb_file(posterior, "reference.csv");
+  std::vector<ReferenceSummary> rows;
+  std::string line;
+  std::getline(in, line);  // variable,mean,sd,mcse_mean,q5,q50,q95,ess_bulk
+  EXPECT_EQ(line, "variable,mean,sd,mcse_mean,q5,q50,q95,ess_bulk");
+  while (std::getline(in, line)) {
+    std::stringstream fields(line);
+    ReferenceSummary r;
+    std::string cell;
+    std::getline(fields, r.name, ',');
+    double* values[] = {&r.mean, &r.sd, &r.mcse_mean, &r.q5, &r.q50, &r.q95, &r.ess_bulk};
+    for (double* v : values) {
+      std::getline(fields, cell, ',');
+      *v = std::stod(cell);
+    }
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 /// The posterior's data.json.

@@ -8,9 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,26 +18,10 @@
 
 namespace myriad::testing {
 
-/// One row of a reference.csv.
-struct ReferenceSummary {
-  double mean = 0, sd = 0, mcse_mean = 0;
-};
-
-/// The posterior's reference.csv, by variable name.
+/// The posterior's reference.csv, by variable name (common/posteriordb_port_checks.hpp reads it).
 inline std::map<std::string, ReferenceSummary> posteriordb_reference(const std::string& posterior) {
-  std::ifstream in = posteriordb_file(posterior, "reference.csv");
   std::map<std::string, ReferenceSummary> rows;
-  std::string line;
-  std::getline(in, line);  // header: variable,mean,sd,mcse_mean,q5,q50,q95,ess_bulk
-  while (std::getline(in, line)) {
-    std::stringstream fields(line);
-    std::string name, mean, sd, mcse;
-    std::getline(fields, name, ',');
-    std::getline(fields, mean, ',');
-    std::getline(fields, sd, ',');
-    std::getline(fields, mcse, ',');
-    rows[name] = {std::stod(mean), std::stod(sd), std::stod(mcse)};
-  }
+  for (const ReferenceSummary& row : posteriordb_reference_rows(posterior)) rows[row.name] = row;
   return rows;
 }
 
