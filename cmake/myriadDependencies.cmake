@@ -14,5 +14,13 @@ if(NOT TARGET myriad_random123)
     $<BUILD_INTERFACE:${RANDOM123_INCLUDE_DIR}>)
 endif()
 
+# cereal serialises a run's checkpoint (src/run/run_hmc.cpp); header-only and private to the
+# compiled library (Debian: libcereal-dev).
+find_path(CEREAL_INCLUDE_DIR cereal/archives/binary.hpp HINTS ${CEREAL_ROOT} ENV CEREAL_ROOT
+  PATH_SUFFIXES include)
+if(NOT CEREAL_INCLUDE_DIR)
+  message(FATAL_ERROR "myriad: cereal headers not found (install libcereal-dev or set CEREAL_ROOT)")
+endif()
+
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Threads REQUIRED)

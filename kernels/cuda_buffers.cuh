@@ -103,27 +103,35 @@ int grid_size(Kernel kernel, int block_size, std::int64_t n, int sm_count) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min(needed, wave)));
 }
 
-/// Copies `rows` rows of `row_bytes` bytes from device memory with `source_pitch` bytes between
-/// rows to host memory with `destination_pitch`, on `stream` (which the caller synchronises).
+/// Copies `rows` rows of `row_bytes` bytes, `source_pitch` bytes apart, to rows `destination_pitch`
+/// apart (`kind`: device to host or host to device), on `stream` (which the caller synchronises).
 /// One cudaMemcpy2DAsync while both pitches are within the device's limit (cudaDevAttrMaxPitch,
 /// 2^31 − 1 bytes on current GPUs: a row of 2^28 doubles), else a copy per row.
-inline void copy_rows_to_host(void* destination, std::size_t destination_pitch, const void* source,
-                              std::size_t source_pitch, std::size_t row_bytes, std::size_t rows,
-                              cudaStream_t stream) {
+inline void copy_rows(void* destination, std::size_t destination_pitch, const void* source,
+                      std::size_t source_pitch, std::size_t row_bytes, std::size_t rows,
+                      cudaMemcpyKind kind, cudaStream_t stream) {
   int device = 0, max_pitch = 0;
   MYRIAD_CUDA_TRY(cudaGetDevice(&device));
   MYRIAD_CUDA_TRY(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
   const auto limit = static_cast<std::size_t>(max_pitch);
   if (destination_pitch <= limit && source_pitch <= limit) {
     MYRIAD_CUDA_TRY(cudaMemcpy2DAsync(destination, destination_pitch, source, source_pitch,
-                                      row_bytes, rows, cudaMemcpyDeviceToHost, stream));
+                                      row_bytes, rows, kind, stream));
     return;
   }
   for (std::size_t r = 0; r < rows; ++r) {
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(destination) + r * destination_pitch,
                                     static_cast<const char*>(source) + r * source_pitch, row_bytes,
-                                    cudaMemcpyDeviceToHost, stream));
+                                    kind, stream));
   }
+}
+
+/// copy_rows from device memory to host memory.
+inline void copy_rows_to_host(void* destination, std::size_t destination_pitch, const void* source,
+                              std::size_t source_pitch, std::size_t row_bytes, std::size_t rows,
+                              cudaStream_t stream) {
+  copy_rows(destination, destination_pitch, source, source_pitch, row_bytes, rows,
+            cudaMemcpyDeviceToHost, stream);
 }
 
 }  // namespace myriad::cuda_detail

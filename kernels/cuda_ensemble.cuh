@@ -120,6 +120,16 @@ class EnsembleDevice {
     return host;
   }
 
+  /// The reverse of rows_to_host: the dense host array `host` (rows of `row_values` values) into
+  /// `rows` device rows `pitch_values` apart; waits for the copy.
+  template <class T>
+  void rows_from_host(T* destination, std::int64_t pitch_values, const std::vector<T>& host,
+                      std::int64_t row_values, std::int64_t rows) const {
+    copy_rows(destination, pitch_values * sizeof(T), host.data(), row_values * sizeof(T),
+              row_values * sizeof(T), rows, cudaMemcpyHostToDevice, compute_.get());
+    compute_.synchronize();
+  }
+
  private:
   int device_;
   int sm_count_ = 1;

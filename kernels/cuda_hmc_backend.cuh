@@ -234,6 +234,20 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     return ensemble_.rows_to_host(position_.data(), chains_, stride_, dim_);
   }
 
+  HmcChainState<T> chain_state() const override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    return {positions(), ensemble_.rows_to_host(gradient_.data(), chains_, stride_, dim_),
+            log_densities()};
+  }
+
+  void restore_chain_state(const HmcChainState<T>& state) override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    check_chain_state(state, chains_, dim_);
+    ensemble_.rows_from_host(position_.data(), stride_, state.position, chains_, dim_);
+    ensemble_.rows_from_host(gradient_.data(), stride_, state.gradient, chains_, dim_);
+    ensemble_.rows_from_host(log_density_.data(), stride_, state.log_density, chains_, 1);
+  }
+
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     return ensemble_.rows_to_host(log_density_.data(), chains_, stride_, 1);

@@ -58,6 +58,13 @@ void CommandLine::parse(int argc, char** argv, int first) {
   }
 }
 
+std::vector<std::pair<std::string, std::string>> CommandLine::given() const {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& [name, values] : values_)
+    for (const std::string& value : values) pairs.emplace_back(name, value);
+  return pairs;
+}
+
 bool CommandLine::has(const std::string& name) const { return values_.count(name) > 0; }
 
 std::string CommandLine::text(const std::string& name) const {

@@ -63,6 +63,11 @@ class CommandLine {
 
   std::string help() const;
 
+  /// Every option given, as (name, value) pairs in name order (value empty for a flag), and
+  /// whether an option takes a value: what `myriad resume` needs to give the same command again.
+  std::vector<std::pair<std::string, std::string>> given() const;
+  bool takes_value(const std::string& name) const { return !spec(name).value_name.empty(); }
+
  private:
   const OptionSpec& spec(const std::string& name) const;
   std::string command_;

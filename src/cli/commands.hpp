@@ -4,7 +4,9 @@
 
 namespace myriad::cli {
 
-int sample_command(int argc, char** argv);
+/// resuming: continue the interrupted run whose --output the command line names (myriad resume).
+int sample_command(int argc, char** argv, bool resuming = false);
+int resume_command(int argc, char** argv);
 int ais_command(int argc, char** argv);
 int mpis_command(int argc, char** argv);
 int sbc_command(int argc, char** argv);

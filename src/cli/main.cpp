@@ -22,6 +22,7 @@ const char* kUsage =
     "            generator (myriad sample --help)\n"
     "  ais       annealed importance sampling: log Z of a built-in target (myriad ais --help)\n"
     "  mpis      massively parallel importance sampling of a plated model (myriad mpis --help)\n"
+    "  resume    continue an interrupted 'sample --checkpoint-every' run (myriad resume --help)\n"
     "  sbc       simulation-based calibration of a model's sampler (myriad sbc --help)\n"
     "  models    list the built-in models and their arguments\n"
     "  version   print the version\n";
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     }
     const std::string command = argv[1];
     if (command == "sample") return myriad::cli::sample_command(argc, argv);
+    if (command == "resume") return myriad::cli::resume_command(argc, argv);
     if (command == "ais") return myriad::cli::ais_command(argc, argv);
     if (command == "mpis") return myriad::cli::mpis_command(argc, argv);
     if (command == "sbc") return myriad::cli::sbc_command(argc, argv);

@@ -177,7 +177,21 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   for (std::size_t q = 0; q < result.nested_rhat.size() && q < result.names.size(); ++q)
     nested[result.names[q]] = result.nested_rhat[q];
   diagnostics["nested_rhat"] = nested;
+  // All chains, unless one quantity of the whole trace would not fit in the memory limit
+  // (run/host_memory.hpp): then the first chains that do.
+  diagnostics["chains"] = result.diagnosed_chains;
   report["diagnostics"] = diagnostics;
+  if (config.checkpoint.enabled()) {
+    // wall_time's warm-up and sampling seconds add up every process's share of the run;
+    // total_seconds is the last process's.
+    Json checkpoint = Json::object();
+    checkpoint["every"] = config.checkpoint.every;
+    checkpoint["written"] = result.checkpoints_written;
+    checkpoint["resumed_at_iteration"] =
+        result.resumed_at_iteration >= 0 ? Json(result.resumed_at_iteration) : Json(nullptr);
+    report["checkpoint"] = checkpoint;
+  }
+  if (config.memory_limit > 0) report["settings"]["memory_limit_bytes"] = config.memory_limit;
 
   if (!run.exact.empty()) {
     Json exact = Json::object();

@@ -14,10 +14,11 @@ Device claim_device(Device requested) {
 
 }  // namespace
 
-RunSession::RunSession(const CommandLine& line, Device device, Clock::time_point start)
+RunSession::RunSession(const CommandLine& line, Device device, Clock::time_point start,
+                       io::Staging staging)
     : start_(start),
       device_(claim_device(device)),
-      output_(line.text("output")),
+      output_(line.text("output"), staging),
       quiet_(line.flag("quiet")),
       progress_(!quiet_ && !line.flag("no-progress")) {}
 

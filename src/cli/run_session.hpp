@@ -22,8 +22,10 @@ class RunSession {
   using Clock = std::chrono::steady_clock;
 
   /// Ends the reading of the command line (finish_reading_command_line), resolves `device` and
-  /// stages the --output directory, in that order. `start` is when the command began.
-  RunSession(const CommandLine& line, Device device, Clock::time_point start);
+  /// stages the --output directory, in that order. `start` is when the command began; `staging`
+  /// says whether the run can be resumed (io::Staging).
+  RunSession(const CommandLine& line, Device device, Clock::time_point start,
+             io::Staging staging = io::Staging::fresh);
 
   /// The device the run uses (`automatic` resolved).
   Device device() const { return device_; }
@@ -33,6 +35,8 @@ class RunSession {
   /// Where to write one of the run's files before commit().
   std::string path(const std::string& file_name) const { return output_.path(file_name); }
   const std::string& final_path() const { return output_.final_path(); }
+  /// Where the run's files are until commit() (a resumable run's state stays there).
+  const std::string& staging_path() const { return output_.staging_path(); }
   /// Seconds since the command began.
   double seconds() const;
 

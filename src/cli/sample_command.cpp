@@ -18,8 +18,11 @@
 #include "myriad/io/summary_csv.hpp"
 #include "myriad/mcmc/chain_restarts.hpp"
 #include "myriad/mcmc/nuts.hpp"
+#include "myriad/run/host_memory.hpp"
+#include "resume_record.hpp"
 #include "run_report.hpp"
 #include "run_session.hpp"
+#include "stop_signals.hpp"
 
 namespace myriad::cli {
 
@@ -76,6 +79,14 @@ std::vector<OptionSpec> sample_options() {
           {"no-simd", "", "",
            "CPU, HMC samplers and chmc: one chain at a time instead of chains in SIMD lanes (the "
            "same draws to rounding, slower)"},
+          {"checkpoint-every", "N", "",
+           "HMC samplers: write the run's whole state every N iterations (warm-up and draws "
+           "together; 0: only when stopped) and stop cleanly on SIGINT or SIGTERM; continue an "
+           "interrupted run with 'myriad resume DIR' (docs/checkpoints.md)"},
+          {"memory-limit", "BYTES", "",
+           "host memory the run may use (e.g. 512M, 8G): a run that would need more is refused "
+           "before it starts, and the diagnostics read draws.npy back in blocks that fit "
+           "(default: the memory available)"},
       });
 }
 
@@ -149,6 +160,11 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
         throw UsageError{std::string("--") + name + " applies to --sampler chmc, not " + sampler};
     }
   }
+  if ((generator || !density_sampler) && line.has("checkpoint-every"))
+    throw UsageError{
+        "--checkpoint-every applies to the HMC samplers on a density model (hmc, "
+        "chees, snaper, nuts), not " +
+        sampler};
   if (sampler != "hmc") {
     for (const char* name : {"leapfrog-steps", "jitter"}) {
       if (line.has(name))
@@ -268,7 +284,7 @@ SampleResult run_sampler(const ModelSpec& spec, const ModelArguments& arguments,
 
 }  // namespace
 
-int sample_command(int argc, char** argv) {
+int sample_command(int argc, char** argv, bool resuming) {
   const auto start = std::chrono::steady_clock::now();
   CommandLine line("sample", sample_options());
   if (parse_run_command(line, argc, argv)) return 0;  // --help
@@ -296,6 +312,11 @@ int sample_command(int argc, char** argv) {
   config.cpu_simd_lanes = !line.flag("no-simd");
   config.device = parse_device(line.text("device"));
   const Precision precision = parse_precision(line.text("precision"));
+  const bool checkpointing = line.has("checkpoint-every");
+  const int checkpoint_every =
+      checkpointing ? static_cast<int>(line.integer("checkpoint-every", 0, 1 << 30)) : 0;
+  if (line.has("memory-limit"))
+    config.memory_limit = parse_bytes(line.text("memory-limit"), "--memory-limit");
 
   const ModelSpec& spec = find_model(line.text("model"));
   const ModelArguments arguments(spec, model_arguments(line),
@@ -327,18 +348,41 @@ int sample_command(int argc, char** argv) {
                                                    ? read_generator_settings(line, config, spec, arguments, run)
                                                    : GeneratorSettings{};
 
-  RunSession session(line, config.device, start);
+  RunSession session(line, config.device, start,
+                     !checkpointing ? io::Staging::fresh
+                                    : (resuming ? io::Staging::resume : io::Staging::resumable));
   ProgressBar& bar = session.progress();
   config.progress = [&bar](const Progress& p) { bar.update(p); };
-  const SampleResult result =
-      run_sampler(spec, arguments, config, generator_settings, precision, run);
+  // The trace goes to draws.npy chunk by chunk (run/host_memory.hpp), not into memory.
+  config.draws_path = session.path("draws.npy");
+  if (checkpointing) {
+    if (!resuming) write_resume_record(session.path("command.json"), "sample", line);
+    config.checkpoint.path = session.path("checkpoint.bin");
+    config.checkpoint.every = checkpoint_every;
+    config.checkpoint.resume = resuming;
+    config.checkpoint.stop_requested = stop_requested;
+    catch_stop_signals();
+  }
+  SampleResult result;
+  try {
+    result = run_sampler(spec, arguments, config, generator_settings, precision, run);
+  } catch (const interrupted& stopped) {
+    bar.finish();
+    std::fprintf(stderr,
+                 "myriad: %s: %s; continue with: myriad resume %s (the run's state is in %s)\n",
+                 stop_signal_name(), stopped.what(), session.final_path().c_str(),
+                 session.staging_path().c_str());
+    return 128 + stop_signal();
+  }
   bar.finish();
 
   const double write_start = session.seconds();
   io::write_summary_csv(session.path("summary.csv"), result.summary);
-  const std::vector<std::int64_t> shape = {result.chains, result.kept_draws,
-                                           static_cast<std::int64_t>(result.names.size())};
-  io::write_npy(session.path("draws.npy"), result.draws_data.data(), shape);
+  if (result.draws_path.empty()) {  // ABC rejection's draws are held, not streamed
+    const std::vector<std::int64_t> shape = {result.chains, result.kept_draws,
+                                             static_cast<std::int64_t>(result.names.size())};
+    io::write_npy(session.path("draws.npy"), result.draws_data.data(), shape);
+  }
   run.total_seconds = session.seconds();
   Json report = sample_report(run, config, result);
   report["wall_time"]["output_seconds"] = session.seconds() - write_start;

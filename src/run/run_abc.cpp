@@ -14,6 +14,9 @@ namespace myriad {
 
 void AbcConfig::validate_abc() const {
   validate();
+  MYRIAD_EXPECTS(!checkpoint.enabled() && !checkpoint.resume,
+                 "checkpoints are available for the HMC samplers on density models (hmc, chees, "
+                 "snaper, nuts) only");
   MYRIAD_EXPECTS(std::isfinite(epsilon) && epsilon > 0, "abc epsilon must be positive, got ",
                  epsilon);
   MYRIAD_EXPECTS(std::isfinite(proposal_scale) && proposal_scale > 0,
@@ -67,6 +70,9 @@ SampleResult run_abc_mcmc(AbcBackend<T>& backend, const AbcConfig& config) {
   SampleResult result = new_sample_result(config, backend.device_name(), backend.quantity_names());
   result.superchains = 1;  // every ABC-MCMC chain is initialised on its own: no shared starts
   const int quantities = backend.num_quantities();
+  // The trace's share of host memory: a run over --memory-limit is refused here, before it
+  // starts, and a streamed trace is diagnosed in blocks that fit.
+  const HostMemoryPlan memory = plan_host_memory(config, 0, quantities, sizeof(T), false);
 
   AbcStep<T> step;
   step.kernel = config.kernel;
@@ -95,9 +101,9 @@ SampleResult run_abc_mcmc(AbcBackend<T>& backend, const AbcConfig& config) {
   const auto sampling_start = Clock::now();
   TraceSink<T> sink(result, config, quantities);
   result.sampling_stats = backend.run(config.seed, step, iteration, config.draws, &sink, 0,
-                                      chunk_iterations_for(config, quantities, sizeof(T)));
+                                      chunk_draws(config, quantities, sizeof(T)));
   result.sampling_seconds = seconds_since(sampling_start);
-  diagnose_trace(result, config);
+  finish_trace(result, config, sink, memory);
   return result;
 }
 

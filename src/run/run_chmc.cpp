@@ -20,6 +20,9 @@ namespace myriad {
 
 void ChmcConfig::validate_constrained() const {
   validate();
+  MYRIAD_EXPECTS(!checkpoint.enabled() && !checkpoint.resume,
+                 "checkpoints are available for the HMC samplers on density models (hmc, chees, "
+                 "snaper, nuts) only");
   MYRIAD_EXPECTS(inner_steps >= 1, "inner_steps must be >= 1, got ", inner_steps);
   MYRIAD_EXPECTS(min_steps >= 1 && max_steps >= min_steps,
                  "trajectory steps need 1 <= min_steps <= max_steps, got ", min_steps, " and ",
@@ -49,6 +52,9 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
   SampleResult result = new_sample_result(config, backend.device_name(), backend.quantity_names());
   result.leapfrog_steps = config.max_steps;
   const int quantities = backend.num_quantities();
+  // The trace's share of host memory: a run over --memory-limit is refused here, before it
+  // starts, and a streamed trace is diagnosed in blocks that fit.
+  const HostMemoryPlan memory = plan_host_memory(config, 0, quantities, sizeof(T), false);
 
   const auto warmup_start = Clock::now();
   const std::int64_t failed = backend.initialize(
@@ -117,10 +123,10 @@ SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
   TraceSink<T> sink(result, config, quantities);
   const std::vector<T> sampling_start_density = backend.log_densities();
   result.sampling_stats = backend.run(settings, iteration, config.draws, &sink, 0,
-                                      chunk_iterations_for(config, quantities, sizeof(T)));
+                                      chunk_draws(config, quantities, sizeof(T)));
   result.sampling_stuck_chains = unchanged_chains(sampling_start_density, backend.log_densities());
   result.sampling_seconds = seconds_since(sampling_start);
-  diagnose_trace(result, config);
+  finish_trace(result, config, sink, memory);
   return result;
 }
 

@@ -1,13 +1,20 @@
 // The host scheduler for many-chain HMC: initialise → warm-up → sample → diagnose.
 
 #include <algorithm>
+#include <cereal/archives/binary.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "checkpoint_file.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/diag/draws_view.hpp"
@@ -21,6 +28,7 @@
 #include "myriad/mcmc/trajectory_length_adaptation.hpp"
 #include "myriad/mcmc/warmup_schedule.hpp"
 #include "myriad/mcmc/welford.hpp"
+#include "myriad/run/host_memory.hpp"
 #include "myriad/run/sample_config.hpp"
 #include "stranded_chains.hpp"
 #include "trace.hpp"
@@ -63,6 +71,16 @@ void SampleConfig::validate() const {
                  ") must divide chains (", chains, ")");
   MYRIAD_EXPECTS(chunk_iterations >= 0, "chunk_iterations must be >= 0, got ", chunk_iterations);
   MYRIAD_EXPECTS(thin >= 1 && thin <= draws, "thin must lie in [1, draws], got ", thin);
+  MYRIAD_EXPECTS(checkpoint.every >= 0, "checkpoint.every must be >= 0, got ", checkpoint.every);
+  MYRIAD_EXPECTS(!checkpoint.resume || checkpoint.enabled(),
+                 "resuming needs the checkpoint's path (checkpoint.path)");
+  MYRIAD_EXPECTS(checkpoint.every == 0 || checkpoint.enabled(),
+                 "checkpoint.every needs a checkpoint path (checkpoint.path)");
+  MYRIAD_EXPECTS(memory_limit >= 0, "memory_limit must be >= 0 bytes, got ", memory_limit);
+  // A trace held in memory would be lost with the process: a checkpointed run streams it.
+  MYRIAD_EXPECTS(!checkpoint.enabled() || !draws_path.empty() || !keep_draws,
+                 "checkpoints need the trace streamed to a file (draws_path), or not kept "
+                 "(keep_draws = false)");
 }
 
 void check_metric_dimension(const SampleConfig& config, int dim) {
@@ -200,6 +218,13 @@ class AdaptiveTrajectory {
   /// The metric changed: the length's average restarts (it is measured in the new metric).
   void metric_changed() { length_.restart_average(); }
 
+  /// Reads or writes the adaptation's state, for a checkpoint.
+  template <class Archive>
+  void serialize(Archive& archive) {
+    archive(length_, request_.centre, request_.direction, length_trace_, criterion_trace_,
+            principal_variance_);
+  }
+
   /// The sampling phase's maximum step count for the final step size; records the adaptation.
   int finish(double step_size, SampleResult& result) {
     result.trajectory_length = config_.warmup > 0 ? length_.final_length() : length_.length();
@@ -242,6 +267,355 @@ class AdaptiveTrajectory {
   double principal_variance_ = 0;
 };
 
+/// The settings that decide a run's draws, as bytes: a checkpoint is resumed only by a run
+/// whose settings (and model shape and precision) are these. The chunking, the draws file's
+/// path, the memory limit and the callbacks decide none of the draws and are left out.
+template <class T>
+std::string run_fingerprint(const HmcBackend<T>& backend, const SampleConfig& config) {
+  std::ostringstream bytes;
+  {
+    cereal::BinaryOutputArchive archive(bytes);
+    archive(std::string("hmc"), std::uint32_t(sizeof(T)), backend.dim(), backend.quantity_names(),
+            config.chains, config.warmup, config.draws, config.seed, int(config.sampler),
+            config.target_accept, config.leapfrog_steps, config.max_leapfrog_steps,
+            config.max_tree_depth, int(config.metric), config.jitter, config.initial_step_size,
+            config.init_radius, config.initial_positions, config.init_tries, config.adapt_step_size,
+            config.adapt_metric, config.restart_stranded, config.superchains, config.cpu_simd_lanes,
+            config.thin, config.keep_draws, !config.draws_path.empty());
+  }
+  return bytes.str();
+}
+
+/// One HMC run: initialisation, windowed warm-up, sampling in chunks and diagnostics, as a
+/// sequence of iterations whose whole state between any two of them is the members below
+/// (serialize): a checkpoint writes it, a resumed run reads it and goes on from there.
+template <class T>
+class HmcRun {
+ public:
+  HmcRun(HmcBackend<T>& backend, const SampleConfig& config)
+      : backend_(backend),
+        config_(config),
+        dim_(backend.dim()),
+        quantities_(backend.num_quantities()),
+        dense_(resolve_metric(config, dim_) == MetricKind::dense),
+        result_(new_sample_result(config, backend.device_name(), backend.quantity_names())),
+        schedule_(WarmupSchedule::make(config.warmup, config.adapt_metric)),
+        adapter_(1.0, DualAveraging::Options{config.target_accept}),
+        variance_(dense_ ? 0 : dim_),
+        covariance_(dense_ ? dim_ : 0),
+        inverse_metric_(static_cast<std::size_t>(dim_), T(1)) {
+    result_.leapfrog_steps = config.leapfrog_steps;
+    result_.jitter = config.jitter;
+    settings_.seed = config.seed;
+    settings_.max_leapfrog_steps = config.leapfrog_steps;
+    settings_.jitter = T(config.jitter);
+  }
+
+  SampleResult run() {
+    // The host memory the run needs is checked before it starts (run/host_memory.hpp).
+    const bool on_cpu = backend_.device_name().rfind("cpu", 0) == 0;
+    memory_ = plan_host_memory(config_, dim_, quantities_, sizeof(T), on_cpu);
+    const bool resuming = config_.checkpoint.resume;
+    if (resuming) {
+      resume();
+    } else {
+      start();
+    }
+    // Checks for stranded chains up to the terminal step-size interval, so that a restarted
+    // chain has that interval and the sampling phase to part from the chain it restarted from.
+    restarts_until_ =
+        schedule_.adapt_metric ? schedule_.window_ends.back() + 1 : config_.warmup * 9 / 10;
+    const auto warmup_start = Clock::now();
+    while (warmup_done_ < config_.warmup) {
+      warmup_iteration(warmup_done_);
+      ++warmup_done_;
+      if (config_.progress && (warmup_done_ % progress_every() == 0))
+        config_.progress({"warmup", warmup_done_, config_.warmup});
+      between_iterations(warmup_start, result_.warmup_seconds);
+    }
+    if (!sampling_prepared_) {
+      result_.warmup_seconds += seconds_since(warmup_start);
+      prepare_sampling();
+    } else if (resuming) {
+      result_.warmup_seconds += seconds_since(warmup_start);
+    }
+    // A run resumed in its sampling phase writes on the draws file it had begun.
+    sample(/*draws_begun=*/draws_done_ > 0);
+    return std::move(result_);
+  }
+
+ private:
+  /// Initial points (given, or drawn: the chains of one superchain share theirs), the identity
+  /// metric and the first step size.
+  void start() {
+    const auto warmup_start = Clock::now();
+    if (!config_.initial_positions.empty()) {
+      place_chains(backend_, config_);
+      // Automatic superchains group shared drawn starts; given starts form none unless asked.
+      if (config_.superchains == 0) result_.superchains = 1;
+    } else {
+      const double radius = config_.init_radius > 0 ? config_.init_radius : kDefaultInitRadius;
+      const std::int64_t failed =
+          backend_.initialize(config_.seed, T(radius), config_.init_tries,
+                              chains_per_initial_point(config_.chains, result_.superchains));
+      if (failed > 0) {
+        throw invalid_argument(detail::concat("could not find a finite initial point for ", failed,
+                                              " of ", config_.chains, " chains after ",
+                                              config_.init_tries,
+                                              " tries (log density or gradient not finite in [-",
+                                              radius, ", ", radius, "]^", dim_, ")"));
+      }
+    }
+    backend_.set_inverse_metric(inverse_metric_);
+    step_ = config_.initial_step_size;
+    if (step_ == 0) step_ = reasonable_step_size();
+    adapter_ = DualAveraging(step_, DualAveraging::Options{config_.target_accept});
+    trajectory_.emplace(backend_, config_, step_);
+    if (trajectory_->enabled()) trajectory_->configure(settings_);
+    if (config_.sampler == HmcSampler::nuts) settings_.max_tree_depth = config_.max_tree_depth;
+    restarts_.emplace(backend_, config_.seed, result_, dim_);
+    result_.warmup_seconds += seconds_since(warmup_start);
+  }
+
+  /// Stan's heuristic: one-step trajectories without jitter; each probe is a real iteration (a
+  /// valid move).
+  double reasonable_step_size() {
+    HmcSettings<T> probe_settings = settings_;
+    probe_settings.max_leapfrog_steps = 1;
+    probe_settings.jitter = T(0);
+    return find_reasonable_step_size([&](double eps) {
+      probe_settings.step_size = T(eps);
+      const IterationStats s =
+          backend_.run(probe_settings, iteration_++, 1, nullptr, 0, 0, nullptr);
+      result_.warmup_stats += s;
+      return s.mean_accept_prob();
+    });
+  }
+
+  int progress_every() const { return std::max(1, config_.warmup / 100); }
+
+  /// Warm-up iteration w: one iteration per launch so that the pooled acceptance steers the
+  /// step size (and, for ChEES and SNAPER, the criterion's gradient the trajectory length).
+  void warmup_iteration(int w) {
+    const double eps = config_.adapt_step_size ? adapter_.step_size() : step_;
+    settings_.step_size = T(eps);
+    const bool collect = schedule_.in_metric_window(w);
+    const IterationStats s = trajectory_->enabled()
+                                 ? trajectory_->iteration(settings_, iteration_++, eps, moments_)
+                                 : backend_.run(settings_, iteration_++, 1, nullptr, 0, 0,
+                                                collect && !dense_ ? &moments_ : nullptr);
+    result_.warmup_stats += s;
+    // ChEES, SNAPER and NUTS steer the step size by the harmonic mean over chains of the
+    // acceptance (the worst chains dominate it: a step every chain can take in a curved
+    // target's tails); fixed-length HMC by the arithmetic mean, as Stan's single chain does.
+    if (config_.adapt_step_size)
+      adapter_.update(config_.sampler == HmcSampler::hmc ? s.mean_accept_prob()
+                                                         : s.harmonic_accept_prob());
+    if (collect && dense_) {
+      backend_.position_covariance(covariance_batch_);
+      covariance_.add(covariance_batch_);
+    }
+    if (collect && !dense_) variance_.add(moments_);
+    if (collect && schedule_.ends_window(w)) update_metric();
+    if (config_.restart_stranded && (w + 1) % kRestartCheckIterations == 0 &&
+        w + 1 < restarts_until_) {
+      // Chains far behind the ensemble held its step size (and so the trajectory length) at
+      // what their stiffness allows; with them restarted, both are found afresh, as at the start
+      // (mcmc/chain_restarts.hpp).
+      const RestartPlan plan = restarts_->check(w);
+      if (plan.restart && plan.far_behind > 0 && config_.adapt_step_size) {
+        adapter_.restart(config_.initial_step_size > 0 ? config_.initial_step_size
+                                                       : reasonable_step_size());
+        if (trajectory_->enabled()) trajectory_->restart(adapter_.step_size());
+      }
+    }
+  }
+
+  /// The end of a metric window: Stan's regularisation towards 1e-3 · I,
+  /// (n/(n+5))·Σ + 1e-3·5/(n+5)·I.
+  void update_metric() {
+    const double n = static_cast<double>(dense_ ? covariance_.count() : variance_.count());
+    const double shrink = n / (n + 5.0), ridge = 1e-3 * (5.0 / (n + 5.0));
+    if (dense_) {
+      inverse_metric_.assign(static_cast<std::size_t>(dim_) * dim_, T(0));
+      for (int i = 0; i < dim_; ++i)
+        for (int j = 0; j < dim_; ++j)
+          inverse_metric_[i * dim_ + j] =
+              T(shrink * covariance_.covariance(i, j) + (i == j ? ridge : 0.0));
+      covariance_.reset();
+    } else {
+      for (int d = 0; d < dim_; ++d) inverse_metric_[d] = T(shrink * variance_.variance(d) + ridge);
+      variance_.reset();
+    }
+    backend_.set_inverse_metric(inverse_metric_);
+    if (config_.adapt_step_size) adapter_.restart(adapter_.step_size());
+    if (trajectory_->enabled()) trajectory_->metric_changed();
+  }
+
+  /// The end of warm-up: the final step size, metric and trajectory settings recorded, and the
+  /// log densities the sampling phase's stuck chains are found against.
+  void prepare_sampling() {
+    if (config_.adapt_step_size && config_.warmup > 0) step_ = adapter_.final_step_size();
+    result_.step_size = step_;
+    // The metric sampling runs with: the identity, a diagonal one, when no window adapted it.
+    result_.metric = inverse_metric_.size() > static_cast<std::size_t>(dim_) ? MetricKind::dense
+                                                                             : MetricKind::diag;
+    result_.inverse_metric.assign(inverse_metric_.begin(), inverse_metric_.end());
+    if (trajectory_->enabled()) {
+      settings_.max_leapfrog_steps = trajectory_->finish(step_, result_);
+      result_.leapfrog_steps = settings_.max_leapfrog_steps;
+      result_.jitter = static_cast<double>(settings_.jitter);
+    }
+    if (config_.sampler == HmcSampler::nuts) {
+      result_.leapfrog_steps = 0;
+      result_.jitter = 0;
+      result_.max_tree_depth = config_.max_tree_depth;
+    }
+    settings_.step_size = T(step_);
+    sampling_start_density_ = backend_.log_densities();
+    sampling_prepared_ = true;
+  }
+
+  /// Sampling: fused chunks of iterations, draws streamed to the trace. With checkpoints or a
+  /// stop request to poll, one launch per chunk (cut at each multiple of checkpoint.every), so
+  /// that both fall between launches; the draws are the same however the launches are cut.
+  void sample(bool draws_begun) {
+    const auto sampling_start = Clock::now();
+    TraceSink<T> sink(result_, config_, quantities_, draws_begun);
+    sink_ = &sink;
+    const int chunk = chunk_draws(config_, quantities_, sizeof(T));
+    const bool stepwise = config_.checkpoint.enabled() || config_.checkpoint.stop_requested;
+    const std::int64_t every = config_.checkpoint.enabled() ? config_.checkpoint.every : 0;
+    while (draws_done_ < config_.draws) {
+      int n = config_.draws - draws_done_;
+      if (stepwise) n = std::min(n, chunk);
+      if (every > 0)  // up to the next multiple of `every`, where a checkpoint is due
+        n = static_cast<int>(
+            std::min<std::int64_t>(n, (iterations_done() / every + 1) * every - iterations_done()));
+      result_.sampling_stats +=
+          backend_.run(settings_, iteration_ + static_cast<std::uint32_t>(draws_done_), n, &sink,
+                       draws_done_, chunk, nullptr);
+      draws_done_ += n;
+      if (draws_done_ < config_.draws) between_iterations(sampling_start, result_.sampling_seconds);
+    }
+    sink_ = nullptr;
+    result_.sampling_stuck_chains =
+        unchanged_chains(sampling_start_density_, backend_.log_densities());
+    result_.sampling_seconds += seconds_since(sampling_start);
+    finish_trace(result_, config_, sink, memory_);
+  }
+
+  /// Iterations done so far, warm-up and sampling together.
+  std::int64_t iterations_done() const { return std::int64_t(warmup_done_) + draws_done_; }
+
+  /// After an iteration (warm-up) or a chunk (sampling): stop if asked, with a checkpoint, or
+  /// write one when a multiple of checkpoint.every has been passed since the last.
+  void between_iterations(Clock::time_point phase_start, double& phase_seconds) {
+    const CheckpointSettings& checkpoint = config_.checkpoint;
+    const std::int64_t done = iterations_done();
+    const bool stop = checkpoint.stop_requested && checkpoint.stop_requested();
+    const bool due = checkpoint.enabled() && checkpoint.every > 0 &&
+                     done / checkpoint.every > last_checkpoint_ / checkpoint.every;
+    if (!stop && !due) return;
+    if (checkpoint.enabled()) {
+      // The phase's time so far goes into the checkpoint (and is not counted twice after).
+      const double before = phase_seconds;
+      phase_seconds += seconds_since(phase_start);
+      write_checkpoint();
+      phase_seconds = before;
+    }
+    if (stop) {
+      throw interrupted(detail::concat(
+          "stopped after ", done, " of ", std::int64_t(config_.warmup) + config_.draws,
+          " iterations (", warmup_done_, " warm-up, ", draws_done_, " draws)",
+          checkpoint.enabled() ? "; the checkpoint holds the run's state" : "; no checkpoint"));
+    }
+  }
+
+  void write_checkpoint() {
+    if (sink_) sink_->sync();  // the draws the checkpoint counts as done are on disk first
+    std::ostringstream bytes;
+    {
+      cereal::BinaryOutputArchive archive(bytes);
+      HmcChainState<T> chains = backend_.chain_state();
+      archive(chains.position, chains.gradient, chains.log_density);
+      serialize(archive);
+    }
+    detail::write_checkpoint_file(config_.checkpoint.path, run_fingerprint(backend_, config_),
+                                  bytes.str());
+    last_checkpoint_ = iterations_done();
+    ++result_.checkpoints_written;
+  }
+
+  void resume() {
+    MYRIAD_EXPECTS(config_.checkpoint.enabled(), "resume needs checkpoint.path");
+    const std::string state =
+        detail::read_checkpoint_file(config_.checkpoint.path, run_fingerprint(backend_, config_));
+    std::istringstream bytes(state);
+    cereal::BinaryInputArchive archive(bytes);
+    HmcChainState<T> chains;
+    archive(chains.position, chains.gradient, chains.log_density);
+    backend_.restore_chain_state(chains);
+    // The objects that read the ensemble when made are made over the restored one, then take
+    // their saved state.
+    trajectory_.emplace(backend_, config_, 1.0);
+    restarts_.emplace(backend_, config_.seed, result_, dim_);
+    serialize(archive);
+    backend_.set_inverse_metric(inverse_metric_);
+    last_checkpoint_ = iterations_done();
+    result_.resumed_at_iteration = iterations_done();
+  }
+
+  /// The run's whole state between iterations (the ensemble's chains aside): the same list reads
+  /// and writes a checkpoint.
+  template <class Archive>
+  void serialize(Archive& archive) {
+    archive(iteration_, warmup_done_, draws_done_, sampling_prepared_, step_, adapter_,
+            *trajectory_, variance_, covariance_, inverse_metric_, *restarts_,
+            sampling_start_density_);
+    archive(settings_.seed, settings_.step_size, settings_.max_leapfrog_steps, settings_.jitter,
+            settings_.quasi_random_jitter, settings_.max_energy_error, settings_.max_tree_depth);
+    SampleResult& r = result_;
+    static_assert(std::is_trivially_copyable_v<IterationStats>);
+    archive(cereal::binary_data(&r.warmup_stats, sizeof r.warmup_stats),
+            cereal::binary_data(&r.sampling_stats, sizeof r.sampling_stats));
+    archive(r.superchains, r.step_size, r.metric, r.inverse_metric, r.leapfrog_steps, r.jitter,
+            r.trajectory_length, r.trajectory_length_trace, r.criterion_trace, r.principal_variance,
+            r.max_tree_depth, r.initialisation_failures, r.warmup_restarts,
+            r.warmup_restarted_chains, r.warmup_stuck_checks, r.warmup_seconds, r.sampling_seconds);
+  }
+
+  HmcBackend<T>& backend_;
+  const SampleConfig& config_;
+  const int dim_, quantities_;
+  const bool dense_;
+  SampleResult result_;
+  const WarmupSchedule schedule_;
+  HostMemoryPlan memory_;
+  int restarts_until_ = 0;
+  TraceSink<T>* sink_ = nullptr;      ///< the sampling phase's trace, while it runs
+  std::int64_t last_checkpoint_ = 0;  ///< iterations done at the last checkpoint (or the start)
+
+  // The state a checkpoint holds (serialize).
+  std::uint32_t iteration_ = 0;  ///< the next iteration's number: it keys the random numbers
+  int warmup_done_ = 0;
+  int draws_done_ = 0;
+  bool sampling_prepared_ = false;
+  double step_ = 0;
+  DualAveraging adapter_;
+  std::optional<AdaptiveTrajectory<T>> trajectory_;
+  WelfordVariance variance_;
+  WelfordCovariance covariance_;
+  std::vector<T> inverse_metric_;
+  std::optional<StrandedChainRestarts<HmcBackend<T>>> restarts_;
+  std::vector<T> sampling_start_density_;
+  HmcSettings<T> settings_;
+
+  // Scratch of one warm-up iteration.
+  EnsembleMoments moments_;
+  EnsembleCovariance covariance_batch_;
+};
+
 }  // namespace
 
 template <class T>
@@ -249,159 +623,8 @@ SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   config.validate();
   MYRIAD_EXPECTS(backend.chains() == config.chains, "backend has ", backend.chains(),
                  " chains but the configuration asks for ", config.chains);
-  SampleResult result = new_sample_result(config, backend.device_name(), backend.quantity_names());
-  result.leapfrog_steps = config.leapfrog_steps;
-  result.jitter = config.jitter;
-  const int dim = backend.dim();
-  const int quantities = backend.num_quantities();
-  check_metric_dimension(config, dim);
-  const bool dense = resolve_metric(config, dim) == MetricKind::dense;
-
-  // Initialisation: the given points, or drawn ones (chains of one superchain share theirs).
-  const auto warmup_start = Clock::now();
-  if (!config.initial_positions.empty()) {
-    place_chains(backend, config);
-    // Automatic superchains group shared drawn starts; given starts form none unless asked.
-    if (config.superchains == 0) result.superchains = 1;
-  } else {
-    const double radius = config.init_radius > 0 ? config.init_radius : kDefaultInitRadius;
-    const std::int64_t failed =
-        backend.initialize(config.seed, T(radius), config.init_tries,
-                           chains_per_initial_point(config.chains, result.superchains));
-    if (failed > 0) {
-      throw invalid_argument(detail::concat(
-          "could not find a finite initial point for ", failed, " of ", config.chains,
-          " chains after ", config.init_tries, " tries (log density or gradient not finite in [-",
-          radius, ", ", radius, "]^", dim, ")"));
-    }
-  }
-
-  HmcSettings<T> settings;
-  settings.seed = config.seed;
-  settings.max_leapfrog_steps = config.leapfrog_steps;
-  settings.jitter = T(config.jitter);
-  std::vector<T> inverse_metric(dim, T(1));
-  backend.set_inverse_metric(inverse_metric);
-
-  // Iteration numbers key the random numbers; they run on across phases.
-  std::uint32_t iteration = 0;
-  // Stan's heuristic: one-step trajectories without jitter; each probe is a real iteration (a
-  // valid move).
-  const auto reasonable_step_size = [&] {
-    HmcSettings<T> probe_settings = settings;
-    probe_settings.max_leapfrog_steps = 1;
-    probe_settings.jitter = T(0);
-    return find_reasonable_step_size([&](double eps) {
-      probe_settings.step_size = T(eps);
-      const IterationStats s = backend.run(probe_settings, iteration++, 1, nullptr, 0, 0, nullptr);
-      result.warmup_stats += s;
-      return s.mean_accept_prob();
-    });
-  };
-  double step = config.initial_step_size;
-  if (step == 0) step = reasonable_step_size();
-
-  // Warm-up: one iteration per launch so that the pooled acceptance steers the step size (and,
-  // for ChEES and SNAPER, the criterion's gradient the trajectory length).
-  const WarmupSchedule schedule = WarmupSchedule::make(config.warmup, config.adapt_metric);
-  DualAveraging adapter(step, DualAveraging::Options{config.target_accept});
-  AdaptiveTrajectory<T> trajectory(backend, config, step);
-  if (trajectory.enabled()) trajectory.configure(settings);
-  if (config.sampler == HmcSampler::nuts) settings.max_tree_depth = config.max_tree_depth;
-  WelfordVariance variance(dense ? 0 : dim);
-  WelfordCovariance covariance(dense ? dim : 0);
-  EnsembleMoments moments;
-  EnsembleCovariance covariance_batch;
-  const int progress_every = std::max(1, config.warmup / 100);
-  // Checks for stranded chains up to the terminal step-size interval, so that a restarted chain
-  // has that interval and the sampling phase to part from the chain it restarted from.
-  const int restarts_until =
-      schedule.adapt_metric ? schedule.window_ends.back() + 1 : config.warmup * 9 / 10;
-  StrandedChainRestarts<HmcBackend<T>> restarts(backend, config.seed, result, dim);
-  for (int w = 0; w < config.warmup; ++w) {
-    const double eps = config.adapt_step_size ? adapter.step_size() : step;
-    settings.step_size = T(eps);
-    const bool collect = schedule.in_metric_window(w);
-    const IterationStats s = trajectory.enabled()
-                                 ? trajectory.iteration(settings, iteration++, eps, moments)
-                                 : backend.run(settings, iteration++, 1, nullptr, 0, 0,
-                                               collect && !dense ? &moments : nullptr);
-    result.warmup_stats += s;
-    // ChEES, SNAPER and NUTS steer the step size by the harmonic mean over chains of the
-    // acceptance (the worst chains dominate it: a step every chain can take in a curved
-    // target's tails); fixed-length HMC by the arithmetic mean, as Stan's single chain does.
-    if (config.adapt_step_size)
-      adapter.update(config.sampler == HmcSampler::hmc ? s.mean_accept_prob()
-                                                       : s.harmonic_accept_prob());
-    if (collect && dense) {
-      backend.position_covariance(covariance_batch);
-      covariance.add(covariance_batch);
-    }
-    if (collect && !dense) variance.add(moments);
-    if (collect && schedule.ends_window(w)) {
-      // Stan's regularisation towards 1e-3 · I: (n/(n+5))·Σ + 1e-3·5/(n+5)·I.
-      const double n = static_cast<double>(dense ? covariance.count() : variance.count());
-      const double shrink = n / (n + 5.0), ridge = 1e-3 * (5.0 / (n + 5.0));
-      if (dense) {
-        inverse_metric.assign(static_cast<std::size_t>(dim) * dim, T(0));
-        for (int i = 0; i < dim; ++i)
-          for (int j = 0; j < dim; ++j)
-            inverse_metric[i * dim + j] =
-                T(shrink * covariance.covariance(i, j) + (i == j ? ridge : 0.0));
-        covariance.reset();
-      } else {
-        for (int d = 0; d < dim; ++d) inverse_metric[d] = T(shrink * variance.variance(d) + ridge);
-        variance.reset();
-      }
-      backend.set_inverse_metric(inverse_metric);
-      if (config.adapt_step_size) adapter.restart(adapter.step_size());
-      if (trajectory.enabled()) trajectory.metric_changed();
-    }
-    if (config.restart_stranded && (w + 1) % kRestartCheckIterations == 0 &&
-        w + 1 < restarts_until) {
-      // Chains far behind the ensemble held its step size (and so the trajectory length) at
-      // what their stiffness allows; with them restarted, both are found afresh, as at the start
-      // (mcmc/chain_restarts.hpp).
-      const RestartPlan plan = restarts.check(w);
-      if (plan.restart && plan.far_behind > 0 && config.adapt_step_size) {
-        adapter.restart(config.initial_step_size > 0 ? config.initial_step_size
-                                                     : reasonable_step_size());
-        if (trajectory.enabled()) trajectory.restart(adapter.step_size());
-      }
-    }
-    if (config.progress && (w + 1) % progress_every == 0)
-      config.progress({"warmup", w + 1, config.warmup});
-  }
-  if (config.adapt_step_size && config.warmup > 0) step = adapter.final_step_size();
-  result.step_size = step;
-  // The metric sampling runs with: the identity, a diagonal one, when no window adapted it.
-  result.metric =
-      inverse_metric.size() > static_cast<std::size_t>(dim) ? MetricKind::dense : MetricKind::diag;
-  result.inverse_metric.assign(inverse_metric.begin(), inverse_metric.end());
-  if (trajectory.enabled()) {
-    settings.max_leapfrog_steps = trajectory.finish(step, result);
-    result.leapfrog_steps = settings.max_leapfrog_steps;
-    result.jitter = static_cast<double>(settings.jitter);
-  }
-  if (config.sampler == HmcSampler::nuts) {
-    result.leapfrog_steps = 0;
-    result.jitter = 0;
-    result.max_tree_depth = config.max_tree_depth;
-  }
-  result.warmup_seconds = seconds_since(warmup_start);
-
-  // Sampling: fused chunks of iterations, draws streamed to the host.
-  const auto sampling_start = Clock::now();
-  settings.step_size = T(step);
-  TraceSink<T> sink(result, config, quantities);
-  const std::vector<T> sampling_start_density = backend.log_densities();
-  result.sampling_stats =
-      backend.run(settings, iteration, config.draws, &sink, 0,
-                  chunk_iterations_for(config, quantities, sizeof(T)), nullptr);
-  result.sampling_stuck_chains = unchanged_chains(sampling_start_density, backend.log_densities());
-  result.sampling_seconds = seconds_since(sampling_start);
-  diagnose_trace(result, config);
-  return result;
+  check_metric_dimension(config, backend.dim());
+  return HmcRun<T>(backend, config).run();
 }
 
 template SampleResult run_hmc<float>(HmcBackend<float>&, const SampleConfig&);

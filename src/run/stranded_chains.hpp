@@ -74,6 +74,13 @@ class StrandedChainRestarts {
     return plan;
   }
 
+  /// Reads or writes what the checks remember (the last reading, the chains restarted so far),
+  /// for a run's checkpoint.
+  template <class Archive>
+  void serialize(Archive& archive) {
+    archive(previous_, restarted_);
+  }
+
  private:
   Backend& backend_;
   std::uint64_t seed_;

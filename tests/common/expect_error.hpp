@@ -6,6 +6,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "myriad/core/error.hpp"
 
@@ -34,6 +35,22 @@ void expect_rejected(F&& make, std::initializer_list<const char*> words) {
     const std::string message = e.what();
     for (const char* word : words)
       EXPECT_NE(message.find(word), std::string::npos) << "'" << message << "' lacks " << word;
+  }
+}
+
+/// Expects `statement` to throw `Error` whose message is one line containing every one of
+/// `parts`.
+template <class Error, class Statement>
+void expect_error_containing(Statement statement, std::vector<std::string> parts) {
+  try {
+    statement();
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    for (const std::string& part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos) << "message: " << message;
+    }
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
   }
 }
 

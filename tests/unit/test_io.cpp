@@ -19,46 +19,23 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/expect_error.hpp"
+#include "common/scratch_directory.hpp"
+#include "myriad/app/output_directory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/diag/summary.hpp"
-#include "myriad/io/npy.hpp"
-#include "myriad/app/output_directory.hpp"
 #include "myriad/io/atomic_file.hpp"
+#include "myriad/io/npy.hpp"
 #include "myriad/io/summary_csv.hpp"
 
 namespace fs = std::filesystem;
 using myriad::io::Dtype;
 using myriad::io::NpyWriter;
 using myriad::io::OutputDirectory;
+using myriad::testing::expect_error_containing;
+using myriad::testing::ScratchDirectory;
 
 namespace {
-
-/// A fresh, empty directory under the system temporary directory, removed with its contents.
-class ScratchDirectory {
- public:
-  ScratchDirectory() {
-    static std::atomic<int> counter{0};
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::temp_directory_path() /
-            ("myriad-io-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-             (test != nullptr ? test->name() : "test"));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-
-  /// `name` inside the scratch directory.
-  std::string operator/(const std::string& name) const { return (root_ / name).string(); }
-  const fs::path& root() const { return root_; }
-
- private:
-  fs::path root_;
-};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -84,21 +61,6 @@ uint64_t bits_of(double value) {
   uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   return bits;
-}
-
-/// Expects `statement` to throw `Error` whose message contains every one of `parts`.
-template <class Error, class Statement>
-void expect_error_containing(Statement statement, std::vector<std::string> parts) {
-  try {
-    statement();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const Error& error) {
-    const std::string message = error.what();
-    for (const std::string& part : parts) {
-      EXPECT_NE(message.find(part), std::string::npos) << "message: " << message;
-    }
-    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
-  }
 }
 
 class IoNpy : public ::testing::Test {

@@ -154,13 +154,22 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
                             out);
   }
 
-  std::vector<T> positions() const override {
-    // The interface's layout is [dim][chain].
-    std::vector<T> out(position_.size());
-    for (std::int64_t c = 0; c < this->chains_; ++c)
-      for (int d = 0; d < dim_; ++d)
-        out[static_cast<std::size_t>(d) * this->chains_ + c] = position_[c * dim_ + d];
-    return out;
+  std::vector<T> positions() const override { return to_dim_major(position_); }
+
+  HmcChainState<T> chain_state() const override {
+    return {positions(), to_dim_major(gradient_), log_density_};
+  }
+
+  void restore_chain_state(const HmcChainState<T>& state) override {
+    check_chain_state(state, this->chains_, dim_);
+    for (std::int64_t c = 0; c < this->chains_; ++c) {
+      for (int d = 0; d < dim_; ++d) {
+        const std::size_t from = static_cast<std::size_t>(d) * this->chains_ + c;
+        position_[c * dim_ + d] = state.position[from];
+        gradient_[c * dim_ + d] = state.gradient[from];
+      }
+    }
+    log_density_ = state.log_density;
   }
 
   std::vector<T> log_densities() const override { return log_density_; }
@@ -173,6 +182,15 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   }
 
  private:
+  /// A [chain][dim] array in the interface's layout, [dim][chain].
+  std::vector<T> to_dim_major(const std::vector<T>& chain_major) const {
+    std::vector<T> out(chain_major.size());
+    for (std::int64_t c = 0; c < this->chains_; ++c)
+      for (int d = 0; d < dim_; ++d)
+        out[static_cast<std::size_t>(d) * this->chains_ + c] = chain_major[c * dim_ + d];
+    return out;
+  }
+
   EnsembleView<T> view(std::vector<T>& array) {
     return {array.data(), this->chains_, dim_, 1, dim_};
   }

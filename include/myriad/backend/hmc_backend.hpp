@@ -48,6 +48,18 @@ struct CriterionRequest {
   std::vector<T> direction;
 };
 
+/// Every chain's state between iterations, on the host: what a checkpoint holds of the ensemble
+/// (the random numbers are keyed by the iteration number and need no state; DESIGN.md rule 2).
+/// position and gradient are [dim][chain], log_density [chain]. The gradient and log density are
+/// kept rather than recomputed so that a resumed run continues bit for bit (the CPU's SIMD lanes
+/// and a single chain's code round differently).
+template <class T>
+struct HmcChainState {
+  std::vector<T> position;
+  std::vector<T> gradient;
+  std::vector<T> log_density;
+};
+
 /// Receives recorded quantities chunk by chunk: values[(i * Q + q) * chains + c] is quantity q
 /// of chain c at iteration first_iteration + i (chain fastest, as the device wrote it).
 template <class T>
@@ -108,6 +120,11 @@ class HmcBackend : public ChainEnsemble {
   /// Current positions as a [dim][chain] host array (tests, checkpoints).
   virtual std::vector<T> positions() const = 0;
 
+  /// Every chain's position, gradient and log density (checkpoints).
+  virtual HmcChainState<T> chain_state() const = 0;
+  /// Puts back a state chain_state() returned, on a backend of the same model, chain count and
+  /// precision (invalid_argument otherwise); nothing is re-evaluated.
+  virtual void restore_chain_state(const HmcChainState<T>& state) = 0;
   /// log π at every chain's current point (length chains). The warm-up compares two readings to
   /// find the chains that have not moved in between (run/sample.hpp).
   virtual std::vector<T> log_densities() const = 0;

@@ -32,6 +32,14 @@ class io_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A run stopped on request (SampleConfig::checkpoint.stop_requested: SIGINT or SIGTERM in the
+/// CLI) after writing its checkpoint; the message says where the run stood. Resume it with
+/// SampleConfig::checkpoint.resume (the CLI: `myriad resume DIR`).
+class interrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 namespace detail {
 template <class... Parts>
 std::string concat(const Parts&... parts) {

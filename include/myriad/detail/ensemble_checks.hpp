@@ -33,6 +33,18 @@ void check_position_count(const std::vector<T>& positions, std::int64_t chains, 
                  " chains of dimension ", dim);
 }
 
+/// A checkpoint's chain state (HmcChainState) for `chains` chains of dimension `dim`: positions
+/// and gradients chains × dim values, log densities one per chain.
+template <class State>
+void check_chain_state(const State& state, std::int64_t chains, int dim) {
+  const auto values = static_cast<std::size_t>(chains) * static_cast<std::size_t>(dim);
+  MYRIAD_EXPECTS(state.position.size() == values && state.gradient.size() == values &&
+                     state.log_density.size() == static_cast<std::size_t>(chains),
+                 "restore_chain_state: a state of ", state.log_density.size(), " chains (",
+                 state.position.size(), " position values) for ", chains, " chains of dimension ",
+                 dim);
+}
+
 /// The sources of copy_chains(): one per chain, each a chain index, and no source itself moved
 /// (source[source[c]] == source[c]), so that every copy reads a point no other copy writes and
 /// the copies may run in any order.

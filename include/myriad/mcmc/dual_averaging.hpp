@@ -51,6 +51,14 @@ class DualAveraging {
   /// The averaged ε̄_t (used after adaptation).
   double final_step_size() const { return std::exp(log_step_average_); }
 
+  /// Reads or writes the whole state, for a run's checkpoint (run/checkpoint: any archive with
+  /// cereal's call syntax).
+  template <class Archive>
+  void serialize(Archive& archive) {
+    archive(options_.target_accept, options_.gamma, options_.t0, options_.kappa, mu_, iteration_,
+            error_sum_, log_step_, log_step_average_);
+  }
+
  private:
   Options options_;
   double mu_ = 0;

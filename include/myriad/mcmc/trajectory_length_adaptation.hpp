@@ -66,6 +66,13 @@ class TrajectoryLengthAdaptation {
     averaged_ = 0;
   }
 
+  /// Reads or writes the whole state, for a run's checkpoint.
+  template <class Archive>
+  void serialize(Archive& archive) {
+    archive(options_.learning_rate, options_.beta2, options_.max_log_update, log_length_,
+            mean_square_, steps_, log_sum_, averaged_);
+  }
+
  private:
   Options options_;
   double log_length_;

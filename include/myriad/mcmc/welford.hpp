@@ -38,6 +38,12 @@ class WelfordVariance {
   /// Sample variance (n − 1 denominator) of dimension d.
   double variance(int d) const { return count_ > 1 ? m2_[d] / static_cast<double>(count_ - 1) : 0; }
 
+  /// Reads or writes the whole state, for a run's checkpoint (the archive must handle vectors).
+  template <class Archive>
+  void serialize(Archive& archive) {
+    archive(count_, mean_, m2_);
+  }
+
  private:
   std::int64_t count_ = 0;
   std::vector<double> mean_;
@@ -79,6 +85,12 @@ class WelfordCovariance {
   /// Sample covariance (n − 1 denominator) of dimensions i and j.
   double covariance(int i, int j) const {
     return count_ > 1 ? cross_[static_cast<std::size_t>(i) * dim_ + j] / double(count_ - 1) : 0;
+  }
+
+  /// Reads or writes the whole state, for a run's checkpoint (the archive must handle vectors).
+  template <class Archive>
+  void serialize(Archive& archive) {
+    archive(dim_, count_, mean_, cross_);
   }
 
  private:

@@ -54,6 +54,26 @@ constexpr int kAutomaticDenseMetricMaxDim = 100;
 /// The largest SampleConfig::max_leapfrog_steps.
 constexpr int kMaxAdaptedLeapfrogSteps = 1 << 16;
 
+/// Checkpoints of a long run and its interruption (docs/checkpoints.md).
+struct CheckpointSettings {
+  /// The file the run's whole state is written to, atomically (written beside it, then renamed);
+  /// empty: no checkpoints.
+  std::string path;
+  /// Iterations between checkpoints, warm-up and sampling counted together: one is written after
+  /// every multiple of it; 0: only when stopped.
+  int every = 0;
+  /// Continue the run whose state `path` holds instead of starting one. The configuration must
+  /// be the one that wrote it (invalid_argument otherwise); with draws_path, the draws file of
+  /// that run is reopened and written on. The draws and results are those of the uninterrupted
+  /// run, bit for bit (timings aside).
+  bool resume = false;
+  /// Polled between iterations and between chunks of draws; when it returns true the run writes
+  /// its checkpoint (if path is set) and throws myriad::interrupted.
+  std::function<bool()> stop_requested;
+
+  bool enabled() const { return !path.empty(); }
+};
+
 /// Configuration of myriad::sample. Aggregate with defaults; validated by validate().
 struct SampleConfig {
   std::int64_t chains = 1024;
@@ -95,6 +115,16 @@ struct SampleConfig {
   int chunk_iterations = 0;  ///< draws per device→host chunk; 0 = automatic
   int thin = 1;              ///< keep every thin-th draw in the trace (and diagnostics)
   bool keep_draws = true;    ///< keep the [chain][draw][quantity] trace on the host
+  /// Stream the trace to this .npy file (float64, chains × kept draws × quantities) chunk by
+  /// chunk instead of holding it in draws_data (with keep_draws); the diagnostics read it back in
+  /// blocks of quantities (io/draws_file.hpp). Empty: the trace stays in memory.
+  std::string draws_path;
+  /// Host memory the run may use, in bytes (run/host_memory.hpp): a run whose working set would
+  /// exceed it is refused before it starts, with the figure, and the diagnostics read the trace
+  /// back in blocks that fit. 0: what the system reports available (never refused unless beyond
+  /// the machine's memory).
+  std::int64_t memory_limit = 0;
+  CheckpointSettings checkpoint;
   std::function<void(const Progress&)> progress;  ///< called between launches, if set
 
   /// Throws myriad::invalid_argument naming the first bad value.
@@ -154,6 +184,15 @@ struct SampleResult {
   /// end of warm-up, and the largest back-off h (δt · 2^−h) among them.
   std::int64_t warmup_backed_off_chains = 0;
   int warmup_max_step_halvings = 0;
+  /// Where the trace is when it was streamed to a file (config.draws_path), else empty.
+  std::string draws_path;
+  /// The chains the diagnostics (summary, nested R-hat) cover: all of them, or the first ones
+  /// when one quantity of the whole trace with its workspace would not fit in the memory limit.
+  std::int64_t diagnosed_chains = 0;
+  /// Checkpoints written by this process, and the iteration (warm-up and sampling together) the
+  /// run resumed from (-1: it started afresh); timings count this process only.
+  std::int64_t checkpoints_written = 0;
+  std::int64_t resumed_at_iteration = -1;
   double warmup_seconds = 0;
   double sampling_seconds = 0;
   double summary_seconds = 0;
