@@ -25,6 +25,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/diag/summary.hpp"
 #include "myriad/io/atomic_file.hpp"
+#include "myriad/io/draws_file.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/summary_csv.hpp"
 
@@ -435,3 +436,77 @@ TEST_F(IoOutputDirectory, TextFilesAreReplacedAtomically) {
 }
 
 }  // namespace
+
+// --- resumable staging and the streamed draws file -----------------------------------------
+
+namespace resumable {
+
+using myriad::io::DrawsFile;
+using myriad::io::Staging;
+
+TEST_F(IoOutputDirectory, ResumableStagingIsKeptWhileItHoldsACheckpoint) {
+  const std::string final_path = scratch_ / "run";
+  const std::string staging = OutputDirectory::resumable_path(final_path);
+  EXPECT_EQ(staging, scratch_ / ".run.resumable");
+  {
+    OutputDirectory out(final_path, Staging::resumable);
+    EXPECT_EQ(out.staging_path(), staging);
+    std::ofstream(out.path("command.json")) << "{}";
+  }
+  EXPECT_FALSE(fs::exists(staging)) << "no checkpoint: nothing to resume, removed";
+  {
+    OutputDirectory out(final_path, Staging::resumable);
+    std::ofstream(out.path("checkpoint.bin")) << "state";
+    // A second process on the same run is refused while the first holds it.
+    expect_error_containing<myriad::io_error>(
+        [&] { OutputDirectory second(final_path, Staging::resume); },
+        {staging, "in use by another myriad process"});
+  }
+  ASSERT_TRUE(fs::exists(fs::path(staging) / "checkpoint.bin"));
+  expect_error_containing<myriad::io_error>(
+      [&] { OutputDirectory again(final_path, Staging::resumable); },
+      {"an interrupted run of", "myriad resume " + final_path});
+  OutputDirectory resumed(final_path, Staging::resume);
+  std::ofstream(resumed.path("summary.csv")) << "variable\n";
+  resumed.commit();
+  EXPECT_TRUE(fs::exists(fs::path(final_path) / "summary.csv"));
+  EXPECT_FALSE(fs::exists(fs::path(final_path) / "checkpoint.bin"));
+  EXPECT_FALSE(fs::exists(staging));
+}
+
+TEST_F(IoOutputDirectory, ResumeNeedsAnInterruptedRunAndFreshRunsNoResumeFiles) {
+  expect_error_containing<myriad::io_error>(
+      [&] { OutputDirectory out(scratch_ / "none", Staging::resume); },
+      {"no interrupted run to resume at"});
+  OutputDirectory fresh(scratch_ / "fresh");
+  EXPECT_THROW(fresh.path("checkpoint.bin"), myriad::invalid_argument);
+}
+
+TEST_F(IoOutputDirectory, DrawsFileWritesChunksChainMajorAndReadsBlocks) {
+  const std::string path = scratch_ / "draws.npy";
+  DrawsFile file = DrawsFile::create(path, 3, 4, 2);
+  EXPECT_EQ(file.file_bytes(), 128 + 3 * 4 * 2 * 8);
+  // Draws 0-1 then 2-3 of every chain, [chain][draw][quantity]: value = 100c + 10i + q.
+  for (int first : {0, 2}) {
+    std::vector<double> chunk;
+    for (int c = 0; c < 3; ++c)
+      for (int i = first; i < first + 2; ++i)
+        for (int q = 0; q < 2; ++q) chunk.push_back(100 * c + 10 * i + q);
+    file.write_draws(first, 2, chunk.data());
+  }
+  std::vector<double> block(2 * 4);
+  file.read_quantities(1, 1, 2, block.data());  // quantity 1 of chains 0 and 1
+  EXPECT_EQ(block, (std::vector<double>{1, 11, 21, 31, 101, 111, 121, 131}));
+  file.close();
+  const myriad::io::NpyArray array = myriad::io::read_npy(path);
+  ASSERT_EQ(array.shape, (std::vector<int64_t>{3, 4, 2}));
+  EXPECT_EQ(array.values[2 * 4 * 2 + 3 * 2 + 1], 231);
+  EXPECT_NO_THROW(DrawsFile::open_existing(path, 3, 4, 2));
+  expect_error_containing<myriad::io_error>([&] { DrawsFile::open_existing(path, 3, 5, 2); },
+                                            {path, "shape 3 x 5 x 2"});
+  expect_error_containing<myriad::io_error>(
+      [&] { DrawsFile::create(scratch_ / "missing/draws.npy", 1, 1, 1); },
+      {"cannot create", "No such file or directory"});
+}
+
+}  // namespace resumable

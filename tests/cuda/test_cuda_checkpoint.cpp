@@ -1,0 +1,47 @@
+// Checkpoints on the CUDA backend (docs/checkpoints.md): a run stopped in warm-up and in sampling
+// and resumed from its checkpoints (the chains' positions, gradients and log densities copied off
+// the device and back into its strided arrays) gives the uninterrupted CUDA run's draws bit for
+// bit. Skips without a CUDA device.
+
+#include <gtest/gtest.h>
+
+#include "common/checkpoint_runs.hpp"
+#include "common/cuda_skip.hpp"
+#include "common/scratch_directory.hpp"
+#include "myriad/models/builtin.hpp"
+#include "myriad/models/gaussian.hpp"
+
+namespace myriad {
+namespace {
+
+class CudaCheckpointResume : public ::testing::TestWithParam<HmcSampler> {};
+
+TEST_P(CudaCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  const testing::ScratchDirectory scratch;
+  const auto model = models::Gaussian<double>::make(4, 0.3);
+  SampleConfig base = testing::checkpointed_config(GetParam(), scratch / "reference.npy");
+  base.device = Device::cuda;
+  base.chains = 100;  // not a multiple of a warp: the strided copies' padding
+  const SampleResult reference = sample(model, base);
+  EXPECT_NE(reference.device.find("sm_"), std::string::npos) << reference.device;
+
+  SampleConfig config = base;
+  config.draws_path = scratch / "draws.npy";
+  config.checkpoint.path = scratch / "checkpoint.bin";
+  config.checkpoint.every = 40;
+  int interruptions = 0;
+  const SampleResult resumed = testing::run_with_stops(model, config, {30, 75, 3}, interruptions);
+  EXPECT_EQ(interruptions, 3);
+  EXPECT_TRUE(testing::file_bytes(scratch / "draws.npy") ==
+              testing::file_bytes(scratch / "reference.npy"))
+      << "the resumed run's draws.npy differs from the uninterrupted run's";
+  testing::expect_same_results(resumed, reference);
+}
+
+INSTANTIATE_TEST_SUITE_P(Samplers, CudaCheckpointResume,
+                         ::testing::Values(HmcSampler::chees, HmcSampler::nuts),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace myriad
