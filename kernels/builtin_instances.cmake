@@ -7,7 +7,8 @@
 # Each entry is "<file stem> <header under myriad/models/> <type>":
 #   hmc, ais  a class template, instantiated for float and double;
 #   hmc64     a class template, instantiated for double only: the posteriordb ports, whose
-#             references are double-precision runs (their library_backends say so);
+#             references are double-precision runs (their library_backends say so), and the
+#             stacked models of batched SBC (model/stacked.hpp);
 #   chmc      a generator, instantiated with its noisy variant Noisy<G> (the CLI's noise=ε);
 #   mpis      a plated model.
 
@@ -25,7 +26,9 @@ set(myriad_cuda_hmc64_builtins
   "low_dim_gauss_mix low_dim_gauss_mix.hpp models::LowDimGaussMix"
   "gp_pois_regr gp_pois_regr.hpp models::GpPoisRegr"
   "hmm_example hmm_example.hpp models::HmmExample"
-  "one_comp_mm_elim_abs one_comp_mm_elim_abs.hpp models::OneCompMmElimAbs")
+  "one_comp_mm_elim_abs one_comp_mm_elim_abs.hpp models::OneCompMmElimAbs"
+  "stacked_eight_schools eight_schools.hpp models::StackedEightSchools"
+  "stacked_logistic logistic.hpp models::StackedLogistic")
 set(myriad_cuda_ais_builtins
   "gaussian gaussian.hpp models::Gaussian"
   "product_of_experts product_of_experts.hpp models::ProductOfExperts"

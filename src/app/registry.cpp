@@ -157,6 +157,16 @@ ModelSpec gaussian_spec() {
   return spec;
 }
 
+/// The batched SBC run (run_sbc_batched) of R models stacked into one, on `device`.
+template <class Model>
+SampleResult sample_stacked(StackedModels<Model>& stacked, const SampleConfig& config,
+                            Device device) {
+  SampleConfig resolved = config;
+  resolved.device = device;
+  return device == Device::cuda ? sample(stacked.device_model(), resolved)
+                                : sample(stacked.host_model(), resolved);
+}
+
 /// SBC simulates the data: a data file would be ignored.
 void refuse_with_sbc(const ModelArguments& a) {
   if (a.data() != nullptr)
@@ -232,6 +242,31 @@ ModelSpec logistic_spec() {
         resolved.device == Device::cuda ? data.device_model(prior_sd) : data.host_model(prior_sd);
     return SbcReplication{data.true_beta(), sample(model, resolved)};
   };
+  spec.sbc_batch = [](const ModelArguments& a, const SbcConfig& sbc, const SampleConfig& config,
+                      const std::function<void(std::int64_t)>& progress) {
+    refuse_with_sbc(a);
+    using Model = models::Logistic<double>;
+    const double prior_sd = a.number("prior_sd");
+    const Device device = choose_device<Stacked<Model>>(config.device);
+    // The replications' data sets outlive the run: the models view them (on the device too).
+    std::vector<models::LogisticData<double>> data;
+    data.reserve(static_cast<std::size_t>(sbc.replications));
+    return run_sbc_batched<Model>(
+        sbc, config,
+        [&](std::int64_t r) {
+          data.push_back(
+              models::LogisticData<double>::simulate(a.integer("n"), a.integer("d"), prior_sd,
+                                                     a.unsigned_integer("data_seed"), sbc.seed, r));
+          auto& simulated = data.back();
+          return SbcSimulation<Model>{simulated.true_beta(), device == Device::cuda
+                                                                 ? simulated.device_model(prior_sd)
+                                                                 : simulated.host_model(prior_sd)};
+        },
+        [&](StackedModels<Model>& stacked, const SampleConfig& run) {
+          return sample_stacked(stacked, run, device);
+        },
+        progress);
+  };
   return spec;
 }
 
@@ -268,6 +303,26 @@ ModelSpec eight_schools_spec(bool posteriordb) {
       std::vector<double> truth(static_cast<std::size_t>(model.num_quantities()));
       model.quantities(z.data(), truth);
       return SbcReplication{std::move(truth), sample(model, config)};
+    };
+    spec.sbc_batch = [make](const ModelArguments& a, const SbcConfig& sbc,
+                            const SampleConfig& config,
+                            const std::function<void(std::int64_t)>& progress) {
+      using Model = models::EightSchools<double>;
+      const Model base = make(a, double{});
+      const Device device = choose_device<Stacked<Model>>(config.device);
+      return run_sbc_batched<Model>(
+          sbc, config,
+          [&](std::int64_t r) {
+            std::vector<double> z;
+            const Model model = base.simulate(sbc.seed, r, z);
+            std::vector<double> truth(static_cast<std::size_t>(model.num_quantities()));
+            model.quantities(z.data(), truth);
+            return SbcSimulation<Model>{std::move(truth), model};
+          },
+          [&](StackedModels<Model>& stacked, const SampleConfig& run) {
+            return sample_stacked(stacked, run, device);
+          },
+          progress);
     };
   }
   return spec;

@@ -59,6 +59,41 @@ void add_sbc_replication(SbcResult& result, const SbcConfig& config, std::int64_
   result.seconds += run.warmup_seconds + run.sampling_seconds + run.summary_seconds;
 }
 
+SampleResult sbc_block(const SampleResult& batch, std::int64_t replication,
+                       const std::vector<std::string>& names) {
+  const auto q = static_cast<std::int64_t>(names.size());
+  const auto stacked = static_cast<std::int64_t>(batch.names.size());
+  MYRIAD_EXPECTS(q > 0 && (replication + 1) * q <= stacked, "sbc: replication ", replication,
+                 " is not in the batch's ", stacked, " quantities");
+  SampleResult block;
+  block.names = names;
+  block.chains = batch.chains;
+  block.draws = batch.draws;
+  block.kept_draws = batch.kept_draws;
+  const std::int64_t pooled = batch.chains * batch.kept_draws;
+  MYRIAD_EXPECTS(static_cast<std::int64_t>(batch.draws_data.size()) == pooled * stacked,
+                 "sbc: the batched run kept no draws to rank against");
+  block.draws_data.resize(static_cast<std::size_t>(pooled * q));
+  for (std::int64_t i = 0; i < pooled; ++i)
+    for (std::int64_t k = 0; k < q; ++k)
+      block.draws_data[static_cast<std::size_t>(i * q + k)] =
+          batch.draws_data[static_cast<std::size_t>(i * stacked + replication * q + k)];
+  if (static_cast<std::int64_t>(batch.summary.size()) == stacked)
+    block.summary.assign(batch.summary.begin() + replication * q,
+                         batch.summary.begin() + (replication + 1) * q);
+  return block;
+}
+
+void add_sbc_batch(SbcResult& result, const SampleResult& batch) {
+  result.divergences += batch.sampling_stats.divergent;
+  // A gradient of the stacked model is one of every replication's model: counted as R, in the
+  // units of a run per replication.
+  result.gradient_evaluations +=
+      (batch.warmup_stats.gradient_evaluations + batch.sampling_stats.gradient_evaluations) *
+      result.replications;
+  result.seconds += batch.warmup_seconds + batch.sampling_seconds + batch.summary_seconds;
+}
+
 void finish_sbc(SbcResult& result, const SbcConfig& config) {
   const auto quantities = static_cast<std::int64_t>(result.names.size());
   result.quantities.clear();

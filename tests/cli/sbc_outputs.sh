@@ -48,12 +48,28 @@ PY
   --posterior-draws 19 --bins 4 --seed 4 --device cpu --output "$work/lg2" --quiet || exit 1
 cmp -s "$work/lg/ranks.npy" "$work/lg2/ranks.npy" || { echo "FAIL: sbc is not reproducible"; failures=$((failures + 1)); }
 
+# Every replication in one batch of chains (--batch on): the same outputs, settings.batched.
+"$myriad" sbc --model eight_schools --replications 12 --chains 4 --warmup 100 --draws 100 \
+  --posterior-draws 39 --bins 10 --seed 4 --device cpu --batch on --output "$work/esb" --quiet || exit 1
+python3 - "$work" <<'PY' || { echo "FAIL: batched sbc outputs"; failures=$((failures + 1)); }
+import json, struct, sys
+work = sys.argv[1]
+batched, alone = (json.load(open(f"{work}/{d}/run.json")) for d in ("esb", "es"))
+assert batched["settings"]["batched"] is True and alone["settings"]["batched"] is False
+assert list(batched["quantities"]) == list(alone["quantities"]), list(batched["quantities"])
+assert len(batched["replications"]["min_ess_bulk"]) == 12
+data = open(f"{work}/esb/ranks.npy", "rb").read()
+assert b"(12, 10)" in data[:128], data[:128]
+PY
+
 source "$(dirname "$0")/lib/expect_error.bash"
 common=(--replications 4 --chains 2 --warmup 10 --draws 20 --device cpu --output "$work/out")
 expect_usage_error "funnel does not state how to simulate its data" sbc --model funnel "${common[@]}"
 expect_usage_error "sbc: bins must be >= 2 and divide posterior_draws + 1 = 40" sbc --model eight_schools --posterior-draws 39 --bins 7 "${common[@]}"
 expect_usage_error "fewer than --posterior-draws 99" sbc --model eight_schools "${common[@]}"
 expect_usage_error "SBC of a generator runs constrained HMC" sbc --model linear_gaussian --sampler nuts --posterior-draws 19 --bins 4 "${common[@]}"
+expect_usage_error "--batch on applies to density models" sbc --model linear_gaussian --batch on --posterior-draws 19 --bins 4 "${common[@]}"
+expect_usage_error "unknown --batch 'always'" sbc --model eight_schools --batch always --posterior-draws 39 --bins 10 "${common[@]}"
 expect_usage_error "conditions the noiseless generator" sbc --model linear_gaussian --model-arg noise=0.1 --posterior-draws 19 --bins 4 "${common[@]}"
 [ $failures -eq 0 ] && echo "sbc outputs: ok"
 exit $failures

@@ -1,7 +1,8 @@
 // Simulation-based calibration (run/sbc.hpp) of the samplers on built-in models, through the
-// registry as `myriad sbc` runs them: HMC at its defaults (ChEES) on eight_schools and on a small
-// logistic regression, and constrained HMC on linear_gaussian, each at R = 200 replications of
-// 16 chains × (500 + 500), ranks among L = 99 draws.
+// registry as `myriad sbc` runs them: HMC at its defaults (ChEES) on eight_schools with every
+// replication in one batch of chains (model/stacked.hpp), on a small logistic regression one
+// replication after another, and constrained HMC on linear_gaussian one after another; each at
+// R = 200 replications of 16 chains × (500 + 500), ranks among L = 99 draws.
 //
 // A calibrated sampler gives uniform ranks. Each quantity must pass both tests of diag/sbc.hpp:
 // Pearson's chi-square over 20 bins (19 degrees of freedom) with p ≥ 0.001, and the ECDF of its
@@ -25,7 +26,8 @@ namespace myriad {
 namespace {
 
 SbcResult calibrate(const std::string& model,
-                    const std::vector<std::pair<std::string, std::string>>& arguments) {
+                    const std::vector<std::pair<std::string, std::string>>& arguments,
+                    bool batched = false) {
   const ModelSpec& spec = find_model(model);
   EXPECT_TRUE(static_cast<bool>(spec.sbc)) << model << " states no simulation";
   const ModelArguments args(spec, arguments);
@@ -41,11 +43,14 @@ SbcResult calibrate(const std::string& model,
     config.sampler = HmcSampler::hmc;
     config.metric = MetricKind::diag;
   }
-  const SbcResult result = run_sbc(sbc, config, [&](std::int64_t r, const SampleConfig& run) {
-    ChmcConfig settings = config;
-    static_cast<SampleConfig&>(settings) = run;
-    return spec.sbc(args, sbc.seed, r, settings);
-  });
+  // As `myriad sbc --batch on|off` runs them.
+  const SbcResult result = batched
+                               ? spec.sbc_batch(args, sbc, config, [](std::int64_t) {})
+                               : run_sbc(sbc, config, [&](std::int64_t r, const SampleConfig& run) {
+                                   ChmcConfig settings = config;
+                                   static_cast<SampleConfig&>(settings) = run;
+                                   return spec.sbc(args, sbc.seed, r, settings);
+                                 });
   EXPECT_EQ(result.replications, 200);
   for (const SbcQuantity& q : result.quantities) {
     EXPECT_GE(q.histogram.p_value, 0.001)
@@ -57,8 +62,8 @@ SbcResult calibrate(const std::string& model,
   return result;
 }
 
-TEST(StatSbc, HmcOnEightSchools) {
-  const SbcResult result = calibrate("eight_schools", {});
+TEST(StatSbc, HmcOnEightSchoolsAsOneBatch) {
+  const SbcResult result = calibrate("eight_schools", {}, /*batched=*/true);
   EXPECT_EQ(result.names.size(), 10u);
 }
 

@@ -27,6 +27,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/stacked.hpp"
 
 namespace myriad::models {
 
@@ -175,6 +176,14 @@ struct EightSchools {
   /// CUDA's.
   static constexpr unsigned library_backends =
       library_backend::cpu_hmc_lanes | library_backend::hmc;
+  /// ... and for Stacked<EightSchools<double>> (model/stacked.hpp; batched simulation-based
+  /// calibration).
+  static constexpr unsigned stacked_library_backends =
+      std::is_same_v<T, double> ? library_backend::hmc : 0u;
 };
+
+/// R replications of the model as one (batched SBC, run/sbc.hpp).
+template <class T>
+using StackedEightSchools = Stacked<EightSchools<T>>;
 
 }  // namespace myriad::models

@@ -28,6 +28,7 @@
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/stacked.hpp"
 
 namespace myriad::models {
 
@@ -117,7 +118,15 @@ struct Logistic {
   /// CUDA's.
   static constexpr unsigned library_backends =
       library_backend::cpu_hmc_lanes | library_backend::hmc;
+  /// ... and for Stacked<Logistic<double>> (model/stacked.hpp; batched simulation-based
+  /// calibration).
+  static constexpr unsigned stacked_library_backends =
+      std::is_same_v<T, double> ? library_backend::hmc : 0u;
 };
+
+/// R replications of the model as one (batched SBC, run/sbc.hpp).
+template <class T>
+using StackedLogistic = Stacked<Logistic<T>>;
 
 /// Owning host container of logistic-regression data: X (n × d, row-major) and y, with an
 /// optional device copy that is uploaded once, the first time device_model() is called.

@@ -15,9 +15,14 @@
 // dependent draws are still uniform in expectation, but the tests' independence assumption wants
 // L no larger than the effective sample size, which SbcResult::replications_below_ess counts.
 //
-// Replications run one after another, each an ensemble of config.chains chains with its own
-// adaptation (the ensemble adapts one step size and metric to one posterior; replications have
-// different posteriors).
+// Two ways to run the replications:
+// - run_sbc_batched: all of them as one batch of chains (model/stacked.hpp): every chain samples
+//   the product of the R posteriors, one block of coordinates each, so one launch advances every
+//   replication; the metric adapts per coordinate (per replication), the step size and the
+//   trajectory length are shared. The density models' default (`myriad sbc`).
+// - run_sbc: one after another, each an ensemble of config.chains chains with its own adaptation:
+//   for samplers whose per-chain cost grows faster than linearly with the dimension
+//   (constrained HMC's Gram factorisation is cubic in the constraints), and `--sequential`.
 
 #include <cstdint>
 #include <string>
@@ -26,6 +31,8 @@
 
 #include "myriad/core/error.hpp"
 #include "myriad/diag/sbc.hpp"
+#include "myriad/model/concept.hpp"
+#include "myriad/model/stacked.hpp"
 #include "myriad/run/sample_config.hpp"
 
 namespace myriad {
@@ -113,6 +120,56 @@ SbcResult run_sbc(const SbcConfig& config, const SampleConfig& sampling, Replica
 template <class Replicate>
 SbcResult run_sbc(const SbcConfig& config, const SampleConfig& sampling, Replicate replicate) {
   return run_sbc(config, sampling, std::move(replicate), [](std::int64_t) {});
+}
+
+/// One replication of a batched run: the true values of the model's recorded quantities and the
+/// model conditioned on the data simulated from them.
+template <class Model>
+struct SbcSimulation {
+  std::vector<double> truth;
+  Model model;
+};
+
+/// Replication r's share of a batched run on Stacked models: its block of the draws
+/// ([chain][draw][quantity] of `names`), its rows of the summary, no totals (add_sbc_batch adds
+/// the run's once).
+SampleResult sbc_block(const SampleResult& batch, std::int64_t replication,
+                       const std::vector<std::string>& names);
+/// Adds a batched run's totals (divergences, gradient evaluations of the replications' models,
+/// time) to `result`, after its replications.
+void add_sbc_batch(SbcResult& result, const SampleResult& batch);
+
+/// Runs SBC with every replication in one batch of chains (see the file comment):
+/// `simulate(r)` → SbcSimulation<Model> for r = 0 … R − 1, then one run,
+/// `run(StackedModels<Model>&, sampling)` → SampleResult on their Stacked<Model> (the caller
+/// picks the host or the device model), and each replication's ranks from its block of the
+/// draws. `progress(r)` is called as replications are simulated and ranked.
+template <class Model, class Simulate, class Run, class Progress>
+SbcResult run_sbc_batched(const SbcConfig& config, const SampleConfig& sampling, Simulate simulate,
+                          Run run, Progress progress) {
+  config.validate();
+  sampling.validate();
+  MYRIAD_EXPECTS(sampling.keep_draws && sampling.draws_path.empty(),
+                 "sbc: the batched run ranks its draws in memory (keep_draws, no draws_path)");
+  std::vector<std::vector<double>> truths;
+  std::vector<Model> models;
+  for (std::int64_t r = 0; r < config.replications; ++r) {
+    SbcSimulation<Model> simulation = simulate(r);
+    truths.push_back(std::move(simulation.truth));
+    models.push_back(simulation.model);
+  }
+  StackedModels<Model> stacked(std::move(models));
+  const SampleResult batch = run(stacked, sampling);
+  const std::vector<std::string> names = recorded_quantity_names(stacked.model(0));
+  SbcResult result;
+  for (std::int64_t r = 0; r < config.replications; ++r) {
+    add_sbc_replication(result, config, r,
+                        SbcReplication{std::move(truths[r]), sbc_block(batch, r, names)});
+    progress(r);
+  }
+  add_sbc_batch(result, batch);
+  finish_sbc(result, config);
+  return result;
 }
 
 }  // namespace myriad

@@ -121,6 +121,11 @@ struct ModelSpec {
   std::function<SbcReplication(const ModelArguments&, std::uint64_t seed, std::int64_t replication,
                                const ChmcConfig&)>
       sbc;
+  /// SBC with every replication in one batch of chains (run_sbc_batched, model/stacked.hpp),
+  /// for the models that offer it (density models); `progress(r)` as replications are ranked.
+  std::function<SbcResult(const ModelArguments&, const SbcConfig&, const SampleConfig&,
+                          const std::function<void(std::int64_t)>& progress)>
+      sbc_batch;
   /// Checks the arguments for SBC before a run starts (throws myriad::invalid_argument); may be
   /// empty.
   std::function<void(const ModelArguments&)> sbc_check;
