@@ -7,11 +7,7 @@ set -uo pipefail
 myriad=$1
 work=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib/fail.bash"
 cd "$work" || exit 1
 
 # A run of a few seconds on two cores: ChEES (the default) with a dense metric in dimension 100.

@@ -6,11 +6,7 @@ set -uo pipefail
 myriad=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib/fail.bash"
 cd "$work" || exit 1
 
 # The process's data segment (heap, anonymous mappings, thread stacks) limited to 60 MB, well

@@ -15,11 +15,7 @@ if ! mount -t tmpfs -o size=1m tmpfs "$mnt" 2>/dev/null; then
   exit 77
 fi
 trap 'kill -9 $(jobs -p) 2>/dev/null; umount -l "$mnt"; rm -rf "$work"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib/fail.bash"
 remount() {  # $1: tmpfs options
   umount -l "$mnt" && mount -t tmpfs -o "$1" tmpfs "$mnt" || exit 1
 }
