@@ -317,6 +317,27 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     return ensemble_.rows_to_host(step_halvings_.data(), chains_, chains_, 1);
   }
 
+  ChmcChainState chain_state() const override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    ensemble_.synchronize();
+    return {{state_bytes(position_.download()), state_bytes(gradient_.download()),
+             state_bytes(potential_.download()), state_bytes(step_halvings_.download()),
+             state_bytes(work_.download()), state_bytes(gram_.download())}};
+  }
+
+  void restore_chain_state(const ChmcChainState& state) override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    MYRIAD_EXPECTS(state.arrays.size() == 6, "restore_chain_state: ", state.arrays.size(),
+                   " arrays, the CUDA backend holds 6 (a state of another backend)");
+    ensemble_.synchronize();
+    restore_array(position_, state.arrays[0], "u");
+    restore_array(gradient_, state.arrays[1], "the gradient");
+    restore_array(potential_, state.arrays[2], "phi");
+    restore_array(step_halvings_, state.arrays[3], "the step back-offs");
+    restore_array(work_, state.arrays[4], "the workspace");
+    restore_array(gram_, state.arrays[5], "the batched Gram factors");
+  }
+
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     std::vector<T> out = ensemble_.rows_to_host(potential_.data(), chains_, stride_, 1);
@@ -345,6 +366,14 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
   }
 
  private:
+  /// A device array's bytes put back from a checkpoint (sizes checked as on the CPU).
+  template <class Value>
+  static void restore_array(DeviceArray<Value>& array, const std::vector<unsigned char>& bytes,
+                            const char* what) {
+    std::vector<Value> host(array.size());
+    restore_state_bytes(host, bytes, what);
+    array.upload(host);
+  }
   /// Iterations first … first + n − 1 with the batched Gram factorisation, on the compute
   /// stream (kernels::run_phased_iteration's schedule): per iteration a begin launch, then for
   /// each factorisation the batched Cholesky of the pending factor's batch and a resume launch;

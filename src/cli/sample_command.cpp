@@ -80,7 +80,8 @@ std::vector<OptionSpec> sample_options() {
            "CPU, HMC samplers and chmc: one chain at a time instead of chains in SIMD lanes (the "
            "same draws to rounding, slower)"},
           {"checkpoint-every", "N", "",
-           "HMC samplers: write the run's whole state every N iterations (warm-up and draws "
+           "HMC samplers and chmc: write the run's whole state every N iterations (warm-up and "
+           "draws "
            "together; 0: only when stopped) and stop cleanly on SIGINT or SIGTERM; continue an "
            "interrupted run with 'myriad resume DIR' (docs/checkpoints.md)"},
           {"memory-limit", "BYTES", "",
@@ -160,10 +161,11 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
         throw UsageError{std::string("--") + name + " applies to --sampler chmc, not " + sampler};
     }
   }
-  if ((generator || !density_sampler) && line.has("checkpoint-every"))
+  if (((generator && sampler != "chmc") || (!generator && !density_sampler)) &&
+      line.has("checkpoint-every"))
     throw UsageError{
-        "--checkpoint-every applies to the HMC samplers on a density model (hmc, "
-        "chees, snaper, nuts), not " +
+        "--checkpoint-every applies to the HMC samplers (hmc, chees, snaper, nuts) "
+        "and constrained HMC (chmc), not " +
         sampler};
   if (sampler != "hmc") {
     for (const char* name : {"leapfrog-steps", "jitter"}) {
@@ -344,9 +346,10 @@ int sample_command(int argc, char** argv, bool resuming) {
   config.validate();
   if (spec.dim) check_metric_dimension(config, spec.dim(arguments));
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
-  const GeneratorSettings generator_settings = spec.kind == ModelKind::generator
-                                                   ? read_generator_settings(line, config, spec, arguments, run)
-                                                   : GeneratorSettings{};
+  GeneratorSettings generator_settings =
+      spec.kind == ModelKind::generator
+          ? read_generator_settings(line, config, spec, arguments, run)
+          : GeneratorSettings{};
 
   RunSession session(line, config.device, start,
                      !checkpointing ? io::Staging::fresh
@@ -362,6 +365,14 @@ int sample_command(int argc, char** argv, bool resuming) {
     config.checkpoint.resume = resuming;
     config.checkpoint.stop_requested = stop_requested;
     catch_stop_signals();
+  }
+  // The generator samplers' settings were copied from `config` before the session existed: they
+  // take what it decided since (progress, the draws file, the checkpoint).
+  for (SampleConfig* copy : {static_cast<SampleConfig*>(&generator_settings.chmc),
+                             static_cast<SampleConfig*>(&generator_settings.abc)}) {
+    copy->progress = config.progress;
+    copy->draws_path = config.draws_path;
+    copy->checkpoint = config.checkpoint;
   }
   SampleResult result;
   try {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "checkpoint_file.hpp"
+#include "checkpoint_schedule.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/diag/draws_view.hpp"
@@ -303,7 +304,8 @@ class HmcRun {
         adapter_(1.0, DualAveraging::Options{config.target_accept}),
         variance_(dense_ ? 0 : dim_),
         covariance_(dense_ ? dim_ : 0),
-        inverse_metric_(static_cast<std::size_t>(dim_), T(1)) {
+        inverse_metric_(static_cast<std::size_t>(dim_), T(1)),
+        checkpoints_(config.checkpoint, config.warmup, config.draws) {
     result_.leapfrog_steps = config.leapfrog_steps;
     result_.jitter = config.jitter;
     settings_.seed = config.seed;
@@ -484,14 +486,8 @@ class HmcRun {
     TraceSink<T> sink(result_, config_, quantities_, draws_begun);
     sink_ = &sink;
     const int chunk = chunk_draws(config_, quantities_, sizeof(T));
-    const bool stepwise = config_.checkpoint.enabled() || config_.checkpoint.stop_requested;
-    const std::int64_t every = config_.checkpoint.enabled() ? config_.checkpoint.every : 0;
     while (draws_done_ < config_.draws) {
-      int n = config_.draws - draws_done_;
-      if (stepwise) n = std::min(n, chunk);
-      if (every > 0)  // up to the next multiple of `every`, where a checkpoint is due
-        n = static_cast<int>(
-            std::min<std::int64_t>(n, (iterations_done() / every + 1) * every - iterations_done()));
+      const int n = checkpoints_.launch(iterations_done(), config_.draws - draws_done_, chunk);
       result_.sampling_stats +=
           backend_.run(settings_, iteration_ + static_cast<std::uint32_t>(draws_done_), n, &sink,
                        draws_done_, chunk, nullptr);
@@ -511,25 +507,13 @@ class HmcRun {
   /// After an iteration (warm-up) or a chunk (sampling): stop if asked, with a checkpoint, or
   /// write one when a multiple of checkpoint.every has been passed since the last.
   void between_iterations(Clock::time_point phase_start, double& phase_seconds) {
-    const CheckpointSettings& checkpoint = config_.checkpoint;
-    const std::int64_t done = iterations_done();
-    const bool stop = checkpoint.stop_requested && checkpoint.stop_requested();
-    const bool due = checkpoint.enabled() && checkpoint.every > 0 &&
-                     done / checkpoint.every > last_checkpoint_ / checkpoint.every;
-    if (!stop && !due) return;
-    if (checkpoint.enabled()) {
+    checkpoints_.after(iterations_done(), warmup_done_, draws_done_, [&] {
       // The phase's time so far goes into the checkpoint (and is not counted twice after).
       const double before = phase_seconds;
       phase_seconds += seconds_since(phase_start);
       write_checkpoint();
       phase_seconds = before;
-    }
-    if (stop) {
-      throw interrupted(detail::concat(
-          "stopped after ", done, " of ", std::int64_t(config_.warmup) + config_.draws,
-          " iterations (", warmup_done_, " warm-up, ", draws_done_, " draws)",
-          checkpoint.enabled() ? "; the checkpoint holds the run's state" : "; no checkpoint"));
-    }
+    });
   }
 
   void write_checkpoint() {
@@ -543,7 +527,6 @@ class HmcRun {
     }
     detail::write_checkpoint_file(config_.checkpoint.path, run_fingerprint(backend_, config_),
                                   bytes.str());
-    last_checkpoint_ = iterations_done();
     ++result_.checkpoints_written;
   }
 
@@ -562,7 +545,7 @@ class HmcRun {
     restarts_.emplace(backend_, config_.seed, result_, dim_);
     serialize(archive);
     backend_.set_inverse_metric(inverse_metric_);
-    last_checkpoint_ = iterations_done();
+    checkpoints_.start_at(iterations_done());
     result_.resumed_at_iteration = iterations_done();
   }
 
@@ -593,8 +576,7 @@ class HmcRun {
   const WarmupSchedule schedule_;
   HostMemoryPlan memory_;
   int restarts_until_ = 0;
-  TraceSink<T>* sink_ = nullptr;      ///< the sampling phase's trace, while it runs
-  std::int64_t last_checkpoint_ = 0;  ///< iterations done at the last checkpoint (or the start)
+  TraceSink<T>* sink_ = nullptr;  ///< the sampling phase's trace, while it runs
 
   // The state a checkpoint holds (serialize).
   std::uint32_t iteration_ = 0;  ///< the next iteration's number: it keys the random numbers
@@ -614,6 +596,8 @@ class HmcRun {
   // Scratch of one warm-up iteration.
   EnsembleMoments moments_;
   EnsembleCovariance covariance_batch_;
+
+  CheckpointSchedule checkpoints_;
 };
 
 }  // namespace

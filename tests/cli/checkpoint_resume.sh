@@ -104,10 +104,23 @@ echo " " >>data.json
 [ $? -eq 1 ] && grep -q "changed since the interrupted run started" err.txt ||
   fail "changed data: $(cat err.txt)"
 [ -d .changed.resumable ] || fail "a refused resume removed the interrupted run's state"
-"$myriad" sample --model linear_gaussian --chains 8 --warmup 10 --draws 10 --checkpoint-every 5 \
-  --device cpu --output chmc 2>err.txt
+"$myriad" sample --model linear_gaussian --sampler abc-mcmc --abc-epsilon 0.5 --chains 8 \
+  --warmup 10 --draws 10 --checkpoint-every 5 --device cpu --output abc 2>err.txt
 [ $? -eq 2 ] && grep -q "checkpoint-every applies to the HMC samplers" err.txt ||
-  fail "checkpoints with chmc: $(cat err.txt)"
+  fail "checkpoints with abc-mcmc: $(cat err.txt)"
+
+# Constrained HMC: SIGINT after the first checkpoint, then resumed to the uninterrupted run's.
+chmc=(--model linear_gaussian --chains 2048 --warmup 600 --draws 600 --seed 5 --device cpu --quiet)
+"$myriad" sample "${chmc[@]}" --output chmc-reference || fail "chmc reference run"
+"$myriad" sample "${chmc[@]}" --output chmc --checkpoint-every 20 --no-progress 2>/dev/null &
+pid=$!
+wait_for .chmc.resumable/checkpoint.bin || fail "chmc: no first checkpoint"
+kill -INT $pid
+wait $pid
+status=$?
+[ $status -eq 130 ] || [ $status -eq 0 ] || fail "chmc SIGINT: exit status $status"
+[ -e chmc/run.json ] || "$myriad" resume chmc --quiet || fail "resume chmc failed"
+cmp -s chmc/draws.npy chmc-reference/draws.npy || fail "chmc: resumed draws differ"
 
 [ $failures -eq 0 ] || exit 1
 echo "checkpoint and resume: OK"

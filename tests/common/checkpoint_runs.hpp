@@ -59,12 +59,12 @@ inline void expect_same_results(const SampleResult& a, const SampleResult& b) {
   EXPECT_EQ(a.nested_rhat.size(), b.nested_rhat.size());
 }
 
-/// Runs `config` to the end, stopping it after each of `stops` polls of stop_requested
-/// (counted from each start) and resuming it from its checkpoint; returns the final result and
-/// counts the interruptions.
-template <class Model>
-SampleResult run_with_stops(const Model& model, SampleConfig config, const std::vector<int>& stops,
-                            int& interruptions) {
+/// Runs `config` to the end with `run(config)`, stopping it after each of `stops` polls of
+/// stop_requested (counted from each start) and resuming it from its checkpoint; returns the
+/// final result and counts the interruptions.
+template <class Config, class Run>
+SampleResult run_with_stops(Config config, const std::vector<int>& stops, int& interruptions,
+                            Run run) {
   interruptions = 0;
   for (std::size_t attempt = 0;; ++attempt) {
     int polls = 0;
@@ -72,11 +72,19 @@ SampleResult run_with_stops(const Model& model, SampleConfig config, const std::
     config.checkpoint.stop_requested = [&] { return ++polls == stop_at; };
     config.checkpoint.resume = attempt > 0;
     try {
-      return sample(model, config);
+      return run(static_cast<const Config&>(config));
     } catch (const interrupted&) {
       ++interruptions;
     }
   }
+}
+
+/// The same for a density model under myriad::sample.
+template <class Model>
+SampleResult run_with_stops(const Model& model, const SampleConfig& config,
+                            const std::vector<int>& stops, int& interruptions) {
+  return run_with_stops(config, stops, interruptions,
+                        [&](const SampleConfig& c) { return sample(model, c); });
 }
 
 }  // namespace myriad::testing

@@ -10,6 +10,8 @@
 #include "common/scratch_directory.hpp"
 #include "myriad/models/builtin.hpp"
 #include "myriad/models/gaussian.hpp"
+#include "myriad/models/linear_gaussian.hpp"
+#include "myriad/run/sample_constrained.hpp"
 
 namespace myriad {
 namespace {
@@ -42,6 +44,34 @@ TEST_P(CudaCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Samplers, CudaCheckpointResume,
                          ::testing::Values(HmcSampler::chees, HmcSampler::nuts),
                          [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(CudaCheckpoint, ConstrainedHmcResumedIsTheUninterruptedRunBitForBit) {
+  // The CUDA backend's chain state is its device arrays as they are (u, the gradient, φ, the
+  // back-offs, the workspace with each chain's Jacobian and Gram factor, the batched factors).
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  const testing::ScratchDirectory scratch;
+  auto problem = models::LinearGaussianProblem::make(3, 6, 1);
+  ChmcConfig base;
+  static_cast<SampleConfig&>(base) =
+      testing::checkpointed_config(HmcSampler::hmc, scratch / "reference.npy");
+  base.device = Device::cuda;
+  base.metric = MetricKind::diag;
+  base.chains = 100;
+  const SampleResult reference = sample_constrained(problem.device_model(), base);
+  ChmcConfig config = base;
+  config.draws_path = scratch / "draws.npy";
+  config.checkpoint.path = scratch / "checkpoint.bin";
+  config.checkpoint.every = 40;
+  int interruptions = 0;
+  const SampleResult resumed = testing::run_with_stops(
+      config, {30, 75, 3}, interruptions,
+      [&](const ChmcConfig& c) { return sample_constrained(problem.device_model(), c); });
+  EXPECT_EQ(interruptions, 3);
+  EXPECT_TRUE(testing::file_bytes(scratch / "draws.npy") ==
+              testing::file_bytes(scratch / "reference.npy"))
+      << "the resumed run's draws.npy differs from the uninterrupted run's";
+  testing::expect_same_results(resumed, reference);
+}
 
 }  // namespace
 }  // namespace myriad

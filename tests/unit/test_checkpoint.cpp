@@ -22,8 +22,10 @@
 #include "myriad/io/npy.hpp"
 #include "myriad/models/funnel.hpp"
 #include "myriad/models/gaussian.hpp"
+#include "myriad/models/linear_gaussian.hpp"
 #include "myriad/run/host_memory.hpp"
 #include "myriad/run/sample.hpp"
+#include "myriad/run/sample_constrained.hpp"
 
 namespace myriad {
 namespace {
@@ -84,6 +86,39 @@ TEST(Checkpoint, ResumedRunWithRestartedChainsIsBitForBit) {
   expect_same_results(resumed, reference);
   EXPECT_EQ(resumed.warmup_restarted_chains, reference.warmup_restarted_chains);
 }
+
+class ConstrainedCheckpointResume : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ConstrainedCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
+  // Constrained HMC's chains keep their Jacobian and Gram factor at the current point in the
+  // backend's workspace; the checkpoint holds it as the backend laid it out (chains in SIMD
+  // lanes or one at a time: the parameter).
+  const ScratchDirectory scratch;
+  const auto problem = models::LinearGaussianProblem::make(3, 6, 1);
+  ChmcConfig base;
+  static_cast<SampleConfig&>(base) =
+      checkpointed_config(HmcSampler::hmc, scratch / "reference.npy");
+  base.metric = MetricKind::diag;
+  base.cpu_simd_lanes = GetParam();
+  const SampleResult reference = sample_constrained(problem.host_model(), base);
+  ChmcConfig config = base;
+  config.draws_path = scratch / "draws.npy";
+  config.checkpoint.path = scratch / "checkpoint.bin";
+  config.checkpoint.every = 40;
+  int interruptions = 0;
+  const SampleResult resumed = run_with_stops(
+      config, {30, 75, 3, 2}, interruptions,
+      [&](const ChmcConfig& c) { return sample_constrained(problem.host_model(), c); });
+  EXPECT_EQ(interruptions, 4);
+  EXPECT_TRUE(file_bytes(scratch / "draws.npy") == file_bytes(scratch / "reference.npy"))
+      << "the resumed run's draws.npy differs from the uninterrupted run's";
+  expect_same_results(resumed, reference);
+  EXPECT_EQ(resumed.sampling_stats.newton_iterations, reference.sampling_stats.newton_iterations);
+  EXPECT_EQ(resumed.warmup_backed_off_chains, reference.warmup_backed_off_chains);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lanes, ConstrainedCheckpointResume, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "lanes" : "one_by_one"; });
 
 TEST(Checkpoint, WrittenEveryNIterationsAtomically) {
   const ScratchDirectory scratch;

@@ -5,6 +5,7 @@
 // (kernels/cuda_chmc_backend.cuh), both calling the per-chain ConstrainedChain.
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,34 @@ MYRIAD_HD inline int uniform_trajectory_steps(std::uint64_t seed, std::uint32_t 
   return steps > hi ? hi : steps;
 }
 
+/// Every chain's state between iterations, for a checkpoint: the backend's per-chain arrays as it
+/// holds them — positions u, ∇φ, φ, the step back-offs and the workspaces that keep each chain's
+/// Jacobian and Gram factor at its current point — as bytes. Unlike HMC's state it is not
+/// re-evaluated on restoring (a Gram factor computed again, by another code path or tier, could
+/// differ in its last bits), so it is restored only into a backend of the same kind, generator,
+/// chain count and chain mapping: restore_chain_state checks every array's size.
+struct ChmcChainState {
+  std::vector<std::vector<unsigned char>> arrays;
+};
+
+/// The bytes of an array, for ChmcChainState.
+template <class Value>
+std::vector<unsigned char> state_bytes(const std::vector<Value>& values) {
+  const auto* first = reinterpret_cast<const unsigned char*>(values.data());
+  return std::vector<unsigned char>(first, first + values.size() * sizeof(Value));
+}
+
+/// Puts back an array that state_bytes took, into `values` of the same size (invalid_argument
+/// otherwise, naming `what`).
+template <class Value>
+void restore_state_bytes(std::vector<Value>& values, const std::vector<unsigned char>& bytes,
+                         const char* what) {
+  MYRIAD_EXPECTS(bytes.size() == values.size() * sizeof(Value), "restore_chain_state: ", what,
+                 " has ", bytes.size(), " bytes, the backend holds ", values.size() * sizeof(Value),
+                 " (another backend, generator or chain count)");
+  if (!bytes.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
+}
+
 /// Many-chain constrained HMC on one device.
 template <class T>
 class ChmcBackend : public ChainEnsemble {
@@ -68,6 +97,10 @@ class ChmcBackend : public ChainEnsemble {
 
   /// Each chain's step back-off h_c (ChmcSettings::step_back_off): zero after initialize().
   virtual std::vector<std::uint8_t> step_halvings() const = 0;
+
+  /// Every chain's state (checkpoints), and putting it back into this backend.
+  virtual ChmcChainState chain_state() const = 0;
+  virtual void restore_chain_state(const ChmcChainState& state) = 0;
 
   /// −φ(u) at every chain's current point (length chains): the log density on the manifold up
   /// to a constant. The warm-up compares two readings to find chains that have not moved.

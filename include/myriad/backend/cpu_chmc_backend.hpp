@@ -114,6 +114,24 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
 
   std::vector<std::uint8_t> step_halvings() const override { return halvings_; }
 
+  ChmcChainState chain_state() const override {
+    return {{state_bytes(position_), state_bytes(gradient_), state_bytes(potential_),
+             state_bytes(halvings_), state_bytes(work_), state_bytes(dual_work_),
+             state_bytes(nested_work_)}};
+  }
+
+  void restore_chain_state(const ChmcChainState& state) override {
+    MYRIAD_EXPECTS(state.arrays.size() == 7, "restore_chain_state: ", state.arrays.size(),
+                   " arrays, the CPU backend holds 7 (a state of another backend)");
+    restore_state_bytes(position_, state.arrays[0], "u");
+    restore_state_bytes(gradient_, state.arrays[1], "the gradient");
+    restore_state_bytes(potential_, state.arrays[2], "phi");
+    restore_state_bytes(halvings_, state.arrays[3], "the step back-offs");
+    restore_state_bytes(work_, state.arrays[4], "the workspace");
+    restore_state_bytes(dual_work_, state.arrays[5], "the dual workspace");
+    restore_state_bytes(nested_work_, state.arrays[6], "the nested workspace");
+  }
+
   std::vector<T> log_densities() const override {
     std::vector<T> out(potential_.size());
     for (std::size_t c = 0; c < out.size(); ++c) out[c] = -potential_[c];

@@ -54,7 +54,8 @@ constexpr int kAutomaticDenseMetricMaxDim = 100;
 /// The largest SampleConfig::max_leapfrog_steps.
 constexpr int kMaxAdaptedLeapfrogSteps = 1 << 16;
 
-/// Checkpoints of a long run and its interruption (docs/checkpoints.md).
+/// Checkpoints of a long run and its interruption (docs/checkpoints.md): HMC (run_hmc) and
+/// constrained HMC (run_chmc; ABC-MCMC refuses them).
 struct CheckpointSettings {
   /// The file the run's whole state is written to, atomically (written beside it, then renamed);
   /// empty: no checkpoints.
