@@ -81,9 +81,8 @@ std::vector<OptionSpec> sample_options() {
            "same draws to rounding, slower)"},
           {"checkpoint-every", "N", "",
            "HMC samplers and chmc: write the run's whole state every N iterations (warm-up and "
-           "draws "
-           "together; 0: only when stopped) and stop cleanly on SIGINT or SIGTERM; continue an "
-           "interrupted run with 'myriad resume DIR' (docs/checkpoints.md)"},
+           "draws together; 0: only when stopped) and stop cleanly on SIGINT or SIGTERM; "
+           "continue an interrupted run with 'myriad resume DIR' (docs/checkpoints.md)"},
           {"memory-limit", "BYTES", "",
            "host memory the run may use (e.g. 512M, 8G): a run that would need more is refused "
            "before it starts, and the diagnostics read draws.npy back in blocks that fit "

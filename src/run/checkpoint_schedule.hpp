@@ -5,6 +5,7 @@
 // together.
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 #include "myriad/core/error.hpp"
@@ -35,17 +36,24 @@ class CheckpointSchedule {
     return static_cast<int>(n);
   }
 
-  /// After `done` iterations (`warmup_done` of warm-up, `draws_done` draws): `save()` writes a
-  /// checkpoint when one is due or a stop was asked for (with a checkpoint path), and a stop
-  /// then throws myriad::interrupted saying where the run stood.
+  /// After `done` iterations (`warmup_done` of warm-up, `draws_done` draws) of a phase that
+  /// began at `phase_start` in this process with `phase_seconds` counted before it: `save()`
+  /// writes a checkpoint when one is due or a stop was asked for (with a checkpoint path), with
+  /// the phase's time so far in phase_seconds (and taken out again after, so that it is not
+  /// counted twice), and a stop then throws myriad::interrupted saying where the run stood.
   template <class Save>
-  void after(std::int64_t done, std::int64_t warmup_done, std::int64_t draws_done, Save save) {
+  void after(std::int64_t done, std::int64_t warmup_done, std::int64_t draws_done,
+             std::chrono::steady_clock::time_point phase_start, double& phase_seconds, Save save) {
     const bool stop = settings_.stop_requested && settings_.stop_requested();
     const bool due = settings_.enabled() && settings_.every > 0 &&
                      done / settings_.every > last_ / settings_.every;
     if (!stop && !due) return;
     if (settings_.enabled()) {
+      const double before = phase_seconds;
+      phase_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_start).count();
       save();
+      phase_seconds = before;
       last_ = done;
     }
     if (stop) {

@@ -201,13 +201,11 @@ class ChmcRun {
 
   std::int64_t iterations_done() const { return std::int64_t(warmup_done_) + draws_done_; }
 
+  /// After an iteration (warm-up) or a chunk (sampling): a checkpoint when one is due, or a
+  /// stop (checkpoint_schedule.hpp).
   void between_iterations(Clock::time_point phase_start, double& phase_seconds) {
-    checkpoints_.after(iterations_done(), warmup_done_, draws_done_, [&] {
-      const double before = phase_seconds;  // this phase's time so far, into the checkpoint
-      phase_seconds += seconds_since(phase_start);
-      write_checkpoint();
-      phase_seconds = before;
-    });
+    checkpoints_.after(iterations_done(), warmup_done_, draws_done_, phase_start, phase_seconds,
+                       [&] { write_checkpoint(); });
   }
 
   void write_checkpoint() {

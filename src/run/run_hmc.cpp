@@ -504,16 +504,11 @@ class HmcRun {
   /// Iterations done so far, warm-up and sampling together.
   std::int64_t iterations_done() const { return std::int64_t(warmup_done_) + draws_done_; }
 
-  /// After an iteration (warm-up) or a chunk (sampling): stop if asked, with a checkpoint, or
-  /// write one when a multiple of checkpoint.every has been passed since the last.
+  /// After an iteration (warm-up) or a chunk (sampling): a checkpoint when one is due, or a
+  /// stop (checkpoint_schedule.hpp).
   void between_iterations(Clock::time_point phase_start, double& phase_seconds) {
-    checkpoints_.after(iterations_done(), warmup_done_, draws_done_, [&] {
-      // The phase's time so far goes into the checkpoint (and is not counted twice after).
-      const double before = phase_seconds;
-      phase_seconds += seconds_since(phase_start);
-      write_checkpoint();
-      phase_seconds = before;
-    });
+    checkpoints_.after(iterations_done(), warmup_done_, draws_done_, phase_start, phase_seconds,
+                       [&] { write_checkpoint(); });
   }
 
   void write_checkpoint() {
