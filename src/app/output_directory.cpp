@@ -122,7 +122,7 @@ void OutputDirectory::open_resumable(bool resume) {
   staging_path_ = resumable_path(final_path_);
   std::error_code error;
   bool exists = fs::exists(staging_path_, error);
-  if (!resume && exists && !fs::exists(fs::path(staging_path_) / "checkpoint.bin", error)) {
+  if (!resume && exists && !fs::exists(fs::path(staging_path_) / kCheckpointFileName, error)) {
     // Left by a run killed before its first checkpoint: nothing to resume. Removed, unless a
     // process still holds it.
     lock_staging();
@@ -168,7 +168,7 @@ OutputDirectory::~OutputDirectory() {
   if (committed_) return;
   std::error_code ignored;  // a destructor must not throw; a leftover is harmless (hidden)
   // A resumable run's state stays while there is a checkpoint to continue from.
-  if (resumable_ && fs::exists(fs::path(staging_path_) / "checkpoint.bin", ignored)) return;
+  if (resumable_ && fs::exists(fs::path(staging_path_) / kCheckpointFileName, ignored)) return;
   fs::remove_all(staging_path_, ignored);
   remove_created_parents();
 }

@@ -230,21 +230,25 @@ ModelSpec logistic_spec() {
     return make_data(a, double{}).host_model(1.0).dim();
   };
   // SBC: the synthetic design, β from the prior N(0, prior_sd² I), labels from β.
-  spec.sbc = [](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
-                const ChmcConfig& config) {
+  const auto simulate = [](const ModelArguments& a, std::uint64_t seed, std::int64_t r) {
     refuse_with_sbc(a);
+    return models::LogisticData<double>::simulate(a.integer("n"), a.integer("d"),
+                                                  a.number("prior_sd"),
+                                                  a.unsigned_integer("data_seed"), seed, r);
+  };
+  spec.sbc = [simulate](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
+                        const ChmcConfig& config) {
+    auto data = simulate(a, seed, r);
     const double prior_sd = a.number("prior_sd");
-    auto data = models::LogisticData<double>::simulate(a.integer("n"), a.integer("d"), prior_sd,
-                                                       a.unsigned_integer("data_seed"), seed, r);
     SampleConfig resolved = config;
     resolved.device = choose_device<models::Logistic<double>>(config.device);
     const auto model =
         resolved.device == Device::cuda ? data.device_model(prior_sd) : data.host_model(prior_sd);
     return SbcReplication{data.true_beta(), sample(model, resolved)};
   };
-  spec.sbc_batch = [](const ModelArguments& a, const SbcConfig& sbc, const SampleConfig& config,
-                      const std::function<void(std::int64_t)>& progress) {
-    refuse_with_sbc(a);
+  spec.sbc_batch = [simulate](const ModelArguments& a, const SbcConfig& sbc,
+                              const SampleConfig& config,
+                              const std::function<void(std::int64_t)>& progress) {
     using Model = models::Logistic<double>;
     const double prior_sd = a.number("prior_sd");
     const Device device = choose_device<Stacked<Model>>(config.device);
@@ -254,10 +258,7 @@ ModelSpec logistic_spec() {
     return run_sbc_batched<Model>(
         sbc, config,
         [&](std::int64_t r) {
-          data.push_back(
-              models::LogisticData<double>::simulate(a.integer("n"), a.integer("d"), prior_sd,
-                                                     a.unsigned_integer("data_seed"), sbc.seed, r));
-          auto& simulated = data.back();
+          auto& simulated = data.emplace_back(simulate(a, sbc.seed, r));
           return SbcSimulation<Model>{simulated.true_beta(), device == Device::cuda
                                                                  ? simulated.device_model(prior_sd)
                                                                  : simulated.host_model(prior_sd)};
@@ -296,29 +297,25 @@ ModelSpec eight_schools_spec(bool posteriordb) {
   if (!posteriordb) {
     // SBC: θ̃ from the prior and ỹ from the model, with the standard errors σ_j of the data
     // (the standard data's, or those of --data).
-    spec.sbc = [make](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
-                      const ChmcConfig& config) {
+    using Model = models::EightSchools<double>;
+    const auto simulate = [make](const ModelArguments& a, std::uint64_t seed, std::int64_t r) {
       std::vector<double> z;
-      const auto model = make(a, double{}).simulate(seed, r, z);
+      const Model model = make(a, double{}).simulate(seed, r, z);
       std::vector<double> truth(static_cast<std::size_t>(model.num_quantities()));
       model.quantities(z.data(), truth);
-      return SbcReplication{std::move(truth), sample(model, config)};
+      return SbcSimulation<Model>{std::move(truth), model};
     };
-    spec.sbc_batch = [make](const ModelArguments& a, const SbcConfig& sbc,
-                            const SampleConfig& config,
-                            const std::function<void(std::int64_t)>& progress) {
-      using Model = models::EightSchools<double>;
-      const Model base = make(a, double{});
+    spec.sbc = [simulate](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
+                          const ChmcConfig& config) {
+      SbcSimulation<Model> simulation = simulate(a, seed, r);
+      return SbcReplication{std::move(simulation.truth), sample(simulation.model, config)};
+    };
+    spec.sbc_batch = [simulate](const ModelArguments& a, const SbcConfig& sbc,
+                                const SampleConfig& config,
+                                const std::function<void(std::int64_t)>& progress) {
       const Device device = choose_device<Stacked<Model>>(config.device);
       return run_sbc_batched<Model>(
-          sbc, config,
-          [&](std::int64_t r) {
-            std::vector<double> z;
-            const Model model = base.simulate(sbc.seed, r, z);
-            std::vector<double> truth(static_cast<std::size_t>(model.num_quantities()));
-            model.quantities(z.data(), truth);
-            return SbcSimulation<Model>{std::move(truth), model};
-          },
+          sbc, config, [&](std::int64_t r) { return simulate(a, sbc.seed, r); },
           [&](StackedModels<Model>& stacked, const SampleConfig& run) {
             return sample_stacked(stacked, run, device);
           },

@@ -359,7 +359,7 @@ int sample_command(int argc, char** argv, bool resuming) {
   config.draws_path = session.path("draws.npy");
   if (checkpointing) {
     if (!resuming) write_resume_record(session.path("command.json"), "sample", line);
-    config.checkpoint.path = session.path("checkpoint.bin");
+    config.checkpoint.path = session.path(io::kCheckpointFileName);
     config.checkpoint.every = checkpoint_every;
     config.checkpoint.resume = resuming;
     config.checkpoint.stop_requested = stop_requested;

@@ -18,39 +18,36 @@ namespace {
 
 constexpr std::int64_t kValueBytes = sizeof(double);
 
-/// Writes all `size` bytes at `offset`, through short writes and interrupted calls (the CLI's
-/// SIGINT handler interrupts system calls). Returns 0 or the errno of the failure.
-int write_at(int descriptor, const void* bytes, std::size_t size, std::int64_t offset) {
-  const char* next = static_cast<const char*>(bytes);
-  while (size > 0) {
-    const ssize_t written = ::pwrite(descriptor, next, size, static_cast<off_t>(offset));
-    if (written < 0) {
+/// Moves all `size` bytes through `transfer(done)` (a pwrite or pread of the bytes from `done`
+/// on), through short transfers and interrupted calls (the CLI's SIGINT handler interrupts
+/// system calls). Returns 0 or the errno of the failure (EIO for a file that ends early).
+template <class Transfer>
+int transfer_all(std::size_t size, Transfer transfer) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t moved = transfer(done);
+    if (moved < 0) {
       if (errno == EINTR) continue;
       return errno;
     }
-    if (written == 0) return EIO;
-    next += written;
-    size -= static_cast<std::size_t>(written);
-    offset += written;
+    if (moved == 0) return EIO;
+    done += static_cast<std::size_t>(moved);
   }
   return 0;
 }
 
-/// Reads all `size` bytes at `offset`; 0 or the errno (EIO for a file that ends early).
+int write_at(int descriptor, const void* bytes, std::size_t size, std::int64_t offset) {
+  return transfer_all(size, [&](std::size_t done) {
+    return ::pwrite(descriptor, static_cast<const char*>(bytes) + done, size - done,
+                    static_cast<off_t>(offset + std::int64_t(done)));
+  });
+}
+
 int read_at(int descriptor, void* bytes, std::size_t size, std::int64_t offset) {
-  char* next = static_cast<char*>(bytes);
-  while (size > 0) {
-    const ssize_t got = ::pread(descriptor, next, size, static_cast<off_t>(offset));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (got == 0) return EIO;
-    next += got;
-    size -= static_cast<std::size_t>(got);
-    offset += got;
-  }
-  return 0;
+  return transfer_all(size, [&](std::size_t done) {
+    return ::pread(descriptor, static_cast<char*>(bytes) + done, size - done,
+                   static_cast<off_t>(offset + std::int64_t(done)));
+  });
 }
 
 std::string shape_text(std::int64_t chains, std::int64_t draws, std::int64_t quantities) {

@@ -10,7 +10,14 @@
 // the precision): resuming with other settings is refused instead of continuing a different
 // run. The state is the scheduler's, as its own serialisation wrote it.
 
+#include <cereal/archives/binary.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
+#include <sstream>
 #include <string>
+#include <type_traits>
+
+#include "myriad/run/sample_config.hpp"
 
 namespace myriad::detail {
 
@@ -23,5 +30,46 @@ void write_checkpoint_file(const std::string& path, const std::string& fingerpri
 /// or is not a whole checkpoint of this format, and myriad::invalid_argument if it was written
 /// by a run with another fingerprint.
 std::string read_checkpoint_file(const std::string& path, const std::string& fingerprint);
+
+/// The bytes of `parts` in cereal's binary archive: a run's fingerprint.
+template <class... Parts>
+std::string fingerprint_of(const Parts&... parts) {
+  std::ostringstream bytes;
+  {
+    cereal::BinaryOutputArchive archive(bytes);
+    archive(parts...);
+  }
+  return bytes.str();
+}
+
+/// Writes a run's checkpoint: `fill(archive)` writes its state into a cereal binary archive.
+template <class Fill>
+void write_run_checkpoint(const std::string& path, const std::string& fingerprint, Fill fill) {
+  std::ostringstream bytes;
+  {
+    cereal::BinaryOutputArchive archive(bytes);
+    fill(archive);
+  }
+  write_checkpoint_file(path, fingerprint, bytes.str());
+}
+
+/// Reads a run's checkpoint: `drain(archive)` reads its state back in the order `fill` wrote it.
+template <class Drain>
+void read_run_checkpoint(const std::string& path, const std::string& fingerprint, Drain drain) {
+  std::istringstream bytes(read_checkpoint_file(path, fingerprint));
+  cereal::BinaryInputArchive archive(bytes);
+  drain(archive);
+}
+
+/// What every resumable run keeps of its result between iterations: the totals, the warm-up's
+/// restarts, the superchains, the step size and each phase's time so far.
+template <class Archive>
+void serialize_result_totals(Archive& archive, SampleResult& r) {
+  static_assert(std::is_trivially_copyable_v<IterationStats>);
+  archive(cereal::binary_data(&r.warmup_stats, sizeof r.warmup_stats),
+          cereal::binary_data(&r.sampling_stats, sizeof r.sampling_stats));
+  archive(r.superchains, r.step_size, r.warmup_restarts, r.warmup_restarted_chains,
+          r.warmup_stuck_checks, r.warmup_seconds, r.sampling_seconds);
+}
 
 }  // namespace myriad::detail

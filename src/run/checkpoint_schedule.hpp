@@ -36,6 +36,20 @@ class CheckpointSchedule {
     return static_cast<int>(n);
   }
 
+  /// The sampling phase from `draws_done` to `draws` after `warmup` warm-up iterations:
+  /// run_draws(first_draw, n) runs n draws at a time, cut as launch() says, and between(), after
+  /// every launch but the last, may checkpoint or stop (after()).
+  template <class RunDraws, class Between>
+  void sample(std::int64_t warmup, int& draws_done, int draws, int chunk, RunDraws run_draws,
+              Between between) const {
+    while (draws_done < draws) {
+      const int n = launch(warmup + draws_done, draws - draws_done, chunk);
+      run_draws(draws_done, n);
+      draws_done += n;
+      if (draws_done < draws) between();
+    }
+  }
+
   /// After `done` iterations (`warmup_done` of warm-up, `draws_done` draws) of a phase that
   /// began at `phase_start` in this process with `phase_seconds` counted before it: `save()`
   /// writes a checkpoint when one is due or a stop was asked for (with a checkpoint path), with

@@ -4,15 +4,10 @@
 // sample at the ensemble's step → diagnose.
 
 #include <algorithm>
-#include <cereal/archives/binary.hpp>
-#include <cereal/types/string.hpp>
-#include <cereal/types/vector.hpp>
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "checkpoint_file.hpp"
@@ -58,20 +53,16 @@ namespace {
 /// name's first word) and chain mapping are part of it.
 template <class T>
 std::string chmc_fingerprint(const ChmcBackend<T>& backend, const ChmcConfig& config) {
-  std::ostringstream bytes;
-  {
-    cereal::BinaryOutputArchive archive(bytes);
-    const std::string device = backend.device_name();
-    archive(std::string("chmc"), std::uint32_t(sizeof(T)), device.substr(0, device.find(' ')),
-            backend.input_dim(), backend.quantity_names(), config.chains, config.warmup,
-            config.draws, config.seed, config.target_accept, config.initial_step_size,
-            config.init_tries, config.adapt_step_size, config.restart_stranded, config.superchains,
-            config.cpu_simd_lanes, config.thin, config.keep_draws, !config.draws_path.empty(),
-            config.inner_steps, config.min_steps, config.max_steps, config.constraint_tol,
-            config.position_tol, config.reverse_tol, config.divergence_tol, config.max_iterations,
-            int(config.chain_mapping), int(config.gram_factorization), config.step_back_off);
-  }
-  return bytes.str();
+  const std::string device = backend.device_name();
+  return detail::fingerprint_of(
+      std::string("chmc"), std::uint32_t(sizeof(T)), device.substr(0, device.find(' ')),
+      backend.input_dim(), backend.quantity_names(), config.chains, config.warmup, config.draws,
+      config.seed, config.target_accept, config.initial_step_size, config.init_tries,
+      config.adapt_step_size, config.restart_stranded, config.superchains, config.cpu_simd_lanes,
+      config.thin, config.keep_draws, !config.draws_path.empty(), config.inner_steps,
+      config.min_steps, config.max_steps, config.constraint_tol, config.position_tol,
+      config.reverse_tol, config.divergence_tol, config.max_iterations, int(config.chain_mapping),
+      int(config.gram_factorization), config.step_back_off);
 }
 
 /// One constrained HMC run as a sequence of iterations with explicit state (serialize), as
@@ -184,14 +175,13 @@ class ChmcRun {
     TraceSink<T> sink(result_, config_, quantities_, /*resuming=*/draws_done_ > 0);
     sink_ = &sink;
     const int chunk = chunk_draws(config_, quantities_, sizeof(T));
-    while (draws_done_ < config_.draws) {
-      const int n = checkpoints_.launch(iterations_done(), config_.draws - draws_done_, chunk);
-      result_.sampling_stats +=
-          backend_.run(settings_, iteration_ + static_cast<std::uint32_t>(draws_done_), n, &sink,
-                       draws_done_, chunk);
-      draws_done_ += n;
-      if (draws_done_ < config_.draws) between_iterations(sampling_start, result_.sampling_seconds);
-    }
+    checkpoints_.sample(
+        warmup_done_, draws_done_, config_.draws, chunk,
+        [&](int first, int n) {
+          result_.sampling_stats += backend_.run(
+              settings_, iteration_ + static_cast<std::uint32_t>(first), n, &sink, first, chunk);
+        },
+        [&] { between_iterations(sampling_start, result_.sampling_seconds); });
     sink_ = nullptr;
     result_.sampling_stuck_chains =
         unchanged_chains(sampling_start_density_, backend_.log_densities());
@@ -210,27 +200,23 @@ class ChmcRun {
 
   void write_checkpoint() {
     if (sink_) sink_->sync();  // the draws the checkpoint counts as done are on disk first
-    std::ostringstream bytes;
-    {
-      cereal::BinaryOutputArchive archive(bytes);
-      archive(backend_.chain_state().arrays);
-      serialize(archive);
-    }
-    detail::write_checkpoint_file(config_.checkpoint.path, chmc_fingerprint(backend_, config_),
-                                  bytes.str());
+    detail::write_run_checkpoint(config_.checkpoint.path, chmc_fingerprint(backend_, config_),
+                                 [&](auto& archive) {
+                                   archive(backend_.chain_state().arrays);
+                                   serialize(archive);
+                                 });
     ++result_.checkpoints_written;
   }
 
   void resume() {
-    const std::string state =
-        detail::read_checkpoint_file(config_.checkpoint.path, chmc_fingerprint(backend_, config_));
-    std::istringstream bytes(state);
-    cereal::BinaryInputArchive archive(bytes);
-    ChmcChainState chains;
-    archive(chains.arrays);
-    backend_.restore_chain_state(chains);
-    restarts_.emplace(backend_, config_.seed, result_);
-    serialize(archive);
+    detail::read_run_checkpoint(config_.checkpoint.path, chmc_fingerprint(backend_, config_),
+                                [&](auto& archive) {
+                                  ChmcChainState chains;
+                                  archive(chains.arrays);
+                                  backend_.restore_chain_state(chains);
+                                  restarts_.emplace(backend_, config_.seed, result_);
+                                  serialize(archive);
+                                });
     checkpoints_.start_at(iterations_done());
     result_.resumed_at_iteration = iterations_done();
   }
@@ -240,13 +226,8 @@ class ChmcRun {
   void serialize(Archive& archive) {
     archive(iteration_, warmup_done_, draws_done_, sampling_prepared_, step_, adapter_, *restarts_,
             sampling_start_density_);
-    SampleResult& r = result_;
-    static_assert(std::is_trivially_copyable_v<IterationStats>);
-    archive(cereal::binary_data(&r.warmup_stats, sizeof r.warmup_stats),
-            cereal::binary_data(&r.sampling_stats, sizeof r.sampling_stats));
-    archive(r.superchains, r.step_size, r.warmup_restarts, r.warmup_restarted_chains,
-            r.warmup_stuck_checks, r.warmup_backed_off_chains, r.warmup_max_step_halvings,
-            r.warmup_seconds, r.sampling_seconds);
+    detail::serialize_result_totals(archive, result_);
+    archive(result_.warmup_backed_off_chains, result_.warmup_max_step_halvings);
   }
 
   ChmcBackend<T>& backend_;

@@ -1,16 +1,11 @@
 // The host scheduler for many-chain HMC: initialise → warm-up → sample → diagnose.
 
 #include <algorithm>
-#include <cereal/archives/binary.hpp>
-#include <cereal/types/string.hpp>
-#include <cereal/types/vector.hpp>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -273,18 +268,14 @@ class AdaptiveTrajectory {
 /// path, the memory limit and the callbacks decide none of the draws and are left out.
 template <class T>
 std::string run_fingerprint(const HmcBackend<T>& backend, const SampleConfig& config) {
-  std::ostringstream bytes;
-  {
-    cereal::BinaryOutputArchive archive(bytes);
-    archive(std::string("hmc"), std::uint32_t(sizeof(T)), backend.dim(), backend.quantity_names(),
-            config.chains, config.warmup, config.draws, config.seed, int(config.sampler),
-            config.target_accept, config.leapfrog_steps, config.max_leapfrog_steps,
-            config.max_tree_depth, int(config.metric), config.jitter, config.initial_step_size,
-            config.init_radius, config.initial_positions, config.init_tries, config.adapt_step_size,
-            config.adapt_metric, config.restart_stranded, config.superchains, config.cpu_simd_lanes,
-            config.thin, config.keep_draws, !config.draws_path.empty());
-  }
-  return bytes.str();
+  return detail::fingerprint_of(
+      std::string("hmc"), std::uint32_t(sizeof(T)), backend.dim(), backend.quantity_names(),
+      config.chains, config.warmup, config.draws, config.seed, int(config.sampler),
+      config.target_accept, config.leapfrog_steps, config.max_leapfrog_steps, config.max_tree_depth,
+      int(config.metric), config.jitter, config.initial_step_size, config.init_radius,
+      config.initial_positions, config.init_tries, config.adapt_step_size, config.adapt_metric,
+      config.restart_stranded, config.superchains, config.cpu_simd_lanes, config.thin,
+      config.keep_draws, !config.draws_path.empty());
 }
 
 /// One HMC run: initialisation, windowed warm-up, sampling in chunks and diagnostics, as a
@@ -317,8 +308,7 @@ class HmcRun {
     // The host memory the run needs is checked before it starts (run/host_memory.hpp).
     const bool on_cpu = backend_.device_name().rfind("cpu", 0) == 0;
     memory_ = plan_host_memory(config_, dim_, quantities_, sizeof(T), on_cpu);
-    const bool resuming = config_.checkpoint.resume;
-    if (resuming) {
+    if (config_.checkpoint.resume) {
       resume();
     } else {
       start();
@@ -335,12 +325,8 @@ class HmcRun {
         config_.progress({"warmup", warmup_done_, config_.warmup});
       between_iterations(warmup_start, result_.warmup_seconds);
     }
-    if (!sampling_prepared_) {
-      result_.warmup_seconds += seconds_since(warmup_start);
-      prepare_sampling();
-    } else if (resuming) {
-      result_.warmup_seconds += seconds_since(warmup_start);
-    }
+    result_.warmup_seconds += seconds_since(warmup_start);
+    if (!sampling_prepared_) prepare_sampling();
     // A run resumed in its sampling phase writes on the draws file it had begun.
     sample(/*draws_begun=*/draws_done_ > 0);
     return std::move(result_);
@@ -486,14 +472,14 @@ class HmcRun {
     TraceSink<T> sink(result_, config_, quantities_, draws_begun);
     sink_ = &sink;
     const int chunk = chunk_draws(config_, quantities_, sizeof(T));
-    while (draws_done_ < config_.draws) {
-      const int n = checkpoints_.launch(iterations_done(), config_.draws - draws_done_, chunk);
-      result_.sampling_stats +=
-          backend_.run(settings_, iteration_ + static_cast<std::uint32_t>(draws_done_), n, &sink,
-                       draws_done_, chunk, nullptr);
-      draws_done_ += n;
-      if (draws_done_ < config_.draws) between_iterations(sampling_start, result_.sampling_seconds);
-    }
+    checkpoints_.sample(
+        warmup_done_, draws_done_, config_.draws, chunk,
+        [&](int first, int n) {
+          result_.sampling_stats +=
+              backend_.run(settings_, iteration_ + static_cast<std::uint32_t>(first), n, &sink,
+                           first, chunk, nullptr);
+        },
+        [&] { between_iterations(sampling_start, result_.sampling_seconds); });
     sink_ = nullptr;
     result_.sampling_stuck_chains =
         unchanged_chains(sampling_start_density_, backend_.log_densities());
@@ -513,32 +499,27 @@ class HmcRun {
 
   void write_checkpoint() {
     if (sink_) sink_->sync();  // the draws the checkpoint counts as done are on disk first
-    std::ostringstream bytes;
-    {
-      cereal::BinaryOutputArchive archive(bytes);
-      HmcChainState<T> chains = backend_.chain_state();
-      archive(chains.position, chains.gradient, chains.log_density);
-      serialize(archive);
-    }
-    detail::write_checkpoint_file(config_.checkpoint.path, run_fingerprint(backend_, config_),
-                                  bytes.str());
+    detail::write_run_checkpoint(config_.checkpoint.path, run_fingerprint(backend_, config_),
+                                 [&](auto& archive) {
+                                   const HmcChainState<T> chains = backend_.chain_state();
+                                   archive(chains.position, chains.gradient, chains.log_density);
+                                   serialize(archive);
+                                 });
     ++result_.checkpoints_written;
   }
 
   void resume() {
-    MYRIAD_EXPECTS(config_.checkpoint.enabled(), "resume needs checkpoint.path");
-    const std::string state =
-        detail::read_checkpoint_file(config_.checkpoint.path, run_fingerprint(backend_, config_));
-    std::istringstream bytes(state);
-    cereal::BinaryInputArchive archive(bytes);
-    HmcChainState<T> chains;
-    archive(chains.position, chains.gradient, chains.log_density);
-    backend_.restore_chain_state(chains);
-    // The objects that read the ensemble when made are made over the restored one, then take
-    // their saved state.
-    trajectory_.emplace(backend_, config_, 1.0);
-    restarts_.emplace(backend_, config_.seed, result_, dim_);
-    serialize(archive);
+    detail::read_run_checkpoint(config_.checkpoint.path, run_fingerprint(backend_, config_),
+                                [&](auto& archive) {
+                                  HmcChainState<T> chains;
+                                  archive(chains.position, chains.gradient, chains.log_density);
+                                  backend_.restore_chain_state(chains);
+                                  // The objects that read the ensemble when made are made over the
+                                  // restored one, then take their saved state.
+                                  trajectory_.emplace(backend_, config_, 1.0);
+                                  restarts_.emplace(backend_, config_.seed, result_, dim_);
+                                  serialize(archive);
+                                });
     backend_.set_inverse_metric(inverse_metric_);
     checkpoints_.start_at(iterations_done());
     result_.resumed_at_iteration = iterations_done();
@@ -554,13 +535,10 @@ class HmcRun {
     archive(settings_.seed, settings_.step_size, settings_.max_leapfrog_steps, settings_.jitter,
             settings_.quasi_random_jitter, settings_.max_energy_error, settings_.max_tree_depth);
     SampleResult& r = result_;
-    static_assert(std::is_trivially_copyable_v<IterationStats>);
-    archive(cereal::binary_data(&r.warmup_stats, sizeof r.warmup_stats),
-            cereal::binary_data(&r.sampling_stats, sizeof r.sampling_stats));
-    archive(r.superchains, r.step_size, r.metric, r.inverse_metric, r.leapfrog_steps, r.jitter,
-            r.trajectory_length, r.trajectory_length_trace, r.criterion_trace, r.principal_variance,
-            r.max_tree_depth, r.initialisation_failures, r.warmup_restarts,
-            r.warmup_restarted_chains, r.warmup_stuck_checks, r.warmup_seconds, r.sampling_seconds);
+    detail::serialize_result_totals(archive, r);
+    archive(r.metric, r.inverse_metric, r.leapfrog_steps, r.jitter, r.trajectory_length,
+            r.trajectory_length_trace, r.criterion_trace, r.principal_variance, r.max_tree_depth,
+            r.initialisation_failures);
   }
 
   HmcBackend<T>& backend_;

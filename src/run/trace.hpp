@@ -154,11 +154,11 @@ inline void diagnose_trace(SampleResult& result, const SampleConfig& config,
   result.summary_seconds = seconds_since(start);
 }
 
-/// Ends the sampling phase's trace: syncs and diagnoses it within `plan`, then closes its file.
+/// Ends the sampling phase's trace: diagnoses it within `plan` (reading the file back needs no
+/// sync), then syncs and closes its file.
 template <class T>
 void finish_trace(SampleResult& result, const SampleConfig& config, TraceSink<T>& sink,
                   const HostMemoryPlan& plan) {
-  sink.sync();
   diagnose_trace(result, config, sink.file(), plan);
   sink.close();
 }

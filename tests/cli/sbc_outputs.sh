@@ -51,6 +51,10 @@ cmp -s "$work/lg/ranks.npy" "$work/lg2/ranks.npy" || { echo "FAIL: sbc is not re
 # Every replication in one batch of chains (--batch on): the same outputs, settings.batched.
 "$myriad" sbc --model eight_schools --replications 12 --chains 4 --warmup 100 --draws 100 \
   --posterior-draws 39 --bins 10 --seed 4 --device cpu --batch on --output "$work/esb" --quiet || exit 1
+# ... and logistic's, each replication on its own simulated data set.
+"$myriad" sbc --model logistic --model-arg n=30 --model-arg d=3 --model-arg prior_sd=1 \
+  --replications 6 --chains 4 --warmup 100 --draws 100 --posterior-draws 39 --bins 10 --seed 4 \
+  --device cpu --batch on --output "$work/lrb" --quiet || exit 1
 python3 - "$work" <<'PY' || { echo "FAIL: batched sbc outputs"; failures=$((failures + 1)); }
 import json, struct, sys
 work = sys.argv[1]
@@ -60,6 +64,10 @@ assert list(batched["quantities"]) == list(alone["quantities"]), list(batched["q
 assert len(batched["replications"]["min_ess_bulk"]) == 12
 data = open(f"{work}/esb/ranks.npy", "rb").read()
 assert b"(12, 10)" in data[:128], data[:128]
+logistic = json.load(open(f"{work}/lrb/run.json"))
+assert logistic["settings"]["batched"] is True
+assert list(logistic["quantities"]) == ["beta[0]", "beta[1]", "beta[2]"], list(logistic["quantities"])
+assert max(logistic["replications"]["max_rhat"]) < 1.1, logistic["replications"]["max_rhat"]
 PY
 
 source "$(dirname "$0")/lib/expect_error.bash"

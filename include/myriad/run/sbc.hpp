@@ -19,10 +19,10 @@
 // - run_sbc_batched: all of them as one batch of chains (model/stacked.hpp): every chain samples
 //   the product of the R posteriors, one block of coordinates each, so one launch advances every
 //   replication; the metric adapts per coordinate (per replication), the step size and the
-//   trajectory length are shared. The density models' default (`myriad sbc`).
+//   trajectory length are shared. `myriad sbc --batch on`, the density models' default on a GPU.
 // - run_sbc: one after another, each an ensemble of config.chains chains with its own adaptation:
-//   for samplers whose per-chain cost grows faster than linearly with the dimension
-//   (constrained HMC's Gram factorisation is cubic in the constraints), and `--sequential`.
+//   `--batch off` (the default on the CPU, where chains in SIMD lanes measured faster), and
+//   always for constrained HMC (stacking R constraint sets makes one Gram matrix of R·M rows).
 
 #include <cstdint>
 #include <string>

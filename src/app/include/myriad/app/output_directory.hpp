@@ -21,7 +21,9 @@ inline constexpr std::array<const char*, 9> kRunFileNames = {
 
 /// The files of an interrupted run's state, kept in its staging directory only (never in a
 /// committed output): the checkpoint and the command line that `myriad resume` runs again.
-inline constexpr std::array<const char*, 2> kResumeFileNames = {"checkpoint.bin", "command.json"};
+inline constexpr const char* kCheckpointFileName = "checkpoint.bin";
+inline constexpr std::array<const char*, 2> kResumeFileNames = {kCheckpointFileName,
+                                                                "command.json"};
 
 /// How a run stages its outputs: afresh (a private staging directory, removed if the run ends
 /// without commit), or resumable (a fixed staging directory, kept while it holds a checkpoint,
