@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -56,6 +57,8 @@ Device resolve_device(Device requested) {
   }
   throw invalid_argument("unknown device value " + std::to_string(static_cast<int>(requested)));
 }
+
+int cpu_threads() { return std::max(1, omp_get_max_threads()); }
 
 std::string describe_device(Device device) {
   const Device resolved = resolve_device(device);

@@ -12,6 +12,7 @@
 #include "json.hpp"
 #include "myriad/app/option_names.hpp"
 #include "myriad/app/registry.hpp"
+#include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/io/atomic_file.hpp"
 #include "myriad/io/npy.hpp"
@@ -124,6 +125,8 @@ int sbc_command(int argc, char** argv) {
   const bool batched = static_cast<bool>(spec.sbc_batch) &&
                        (batch == "on" || (batch == "auto" && session.device() == Device::cuda));
   ProgressBar& bar = session.progress();
+  // On the CPU the replications, not the chains of one, share the cores (run_sbc).
+  const int concurrent = session.device() == Device::cpu ? cpu_threads() : 1;
   const auto progress = [&](std::int64_t r) {
     bar.update(Progress{"replications", r + 1, sbc.replications});
   };
@@ -135,7 +138,7 @@ int sbc_command(int argc, char** argv) {
                                            static_cast<SampleConfig&>(settings) = run;
                                            return spec.sbc(arguments, sbc.seed, r, settings);
                                          },
-                                         progress);
+                                         progress, concurrent);
   bar.finish();
 
   const auto quantities = static_cast<std::int64_t>(result.names.size());

@@ -20,6 +20,7 @@
 
 #include "common/run_configs.hpp"
 #include "myriad/app/registry.hpp"
+#include "myriad/backend/device.hpp"
 #include "myriad/run/sbc.hpp"
 
 namespace myriad {
@@ -43,14 +44,16 @@ SbcResult calibrate(const std::string& model,
     config.sampler = HmcSampler::hmc;
     config.metric = MetricKind::diag;
   }
-  // As `myriad sbc --batch on|off` runs them.
-  const SbcResult result = batched
-                               ? spec.sbc_batch(args, sbc, config, [](std::int64_t) {})
-                               : run_sbc(sbc, config, [&](std::int64_t r, const SampleConfig& run) {
-                                   ChmcConfig settings = config;
-                                   static_cast<SampleConfig&>(settings) = run;
-                                   return spec.sbc(args, sbc.seed, r, settings);
-                                 });
+  // As `myriad sbc --batch on|off` runs them on the CPU: unbatched, replications at once.
+  const SbcResult result = batched ? spec.sbc_batch(args, sbc, config, [](std::int64_t) {})
+                                   : run_sbc(
+                                         sbc, config,
+                                         [&](std::int64_t r, const SampleConfig& run) {
+                                           ChmcConfig settings = config;
+                                           static_cast<SampleConfig&>(settings) = run;
+                                           return spec.sbc(args, sbc.seed, r, settings);
+                                         },
+                                         [](std::int64_t) {}, cpu_threads());
   EXPECT_EQ(result.replications, 200);
   for (const SbcQuantity& q : result.quantities) {
     EXPECT_GE(q.histogram.p_value, 0.001)

@@ -28,6 +28,9 @@ Device resolve_device(Device requested);
 /// cudaMemGetInfo's free bytes for CUDA; 0 when it cannot be told.
 std::int64_t available_memory_bytes(Device device);
 
+/// The CPU backend's threads (OpenMP's current maximum: OMP_NUM_THREADS or the cores).
+int cpu_threads();
+
 /// A human-readable description, e.g. "cpu (2 OpenMP threads)" or "cuda: NVIDIA H100 (sm_90)".
 std::string describe_device(Device device);
 

@@ -20,11 +20,14 @@
 //   the product of the R posteriors, one block of coordinates each, so one launch advances every
 //   replication; the metric adapts per coordinate (per replication), the step size and the
 //   trajectory length are shared. `myriad sbc --batch on`, the density models' default on a GPU.
-// - run_sbc: one after another, each an ensemble of config.chains chains with its own adaptation:
-//   `--batch off` (the default on the CPU, where chains in SIMD lanes measured faster), and
-//   always for constrained HMC (stacking R constraint sets makes one Gram matrix of R·M rows).
+// - run_sbc: each replication an ensemble of config.chains chains with its own adaptation, one
+//   after another on a GPU and several at once on the CPU's threads: `--batch off` (the default
+//   on the CPU, where chains in SIMD lanes measured faster), and always for constrained HMC
+//   (stacking R constraint sets makes one Gram matrix of R·M rows).
 
+#include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,19 +102,48 @@ inline std::uint64_t sbc_replication_seed(std::uint64_t seed, std::int64_t repli
 
 /// Runs SBC: `replicate(r, sample_config)` → SbcReplication for r = 0 … R − 1 (see the file
 /// comment), each run's seed sbc_replication_seed(sampling.seed, r). `progress(r)` is called
-/// after each replication.
+/// after each replication, in order.
+///
+/// `concurrent` > 1 runs that many replications at once, one per OpenMP thread (the CPU's way:
+/// an ensemble of a few chains is too small to keep threads busy, and its many short parallel
+/// regions per iteration stall when another process shares the cores, so the replications, which
+/// are independent, are the unit of parallel work; the runs' own parallel loops are then nested
+/// and execute on their thread). Replications go in windows of 2 × `concurrent`, added in order,
+/// so the result is the same for every `concurrent` and at most one window of runs is held.
+/// `replicate` must then be safe to call from several threads; an exception in any replication
+/// is rethrown (the first in replication order) after its window.
 template <class Replicate, class Progress>
 SbcResult run_sbc(const SbcConfig& config, const SampleConfig& sampling, Replicate replicate,
-                  Progress progress) {
+                  Progress progress, int concurrent = 1) {
   config.validate();
   sampling.validate();
-  SbcResult result;
-  for (std::int64_t r = 0; r < config.replications; ++r) {
+  MYRIAD_EXPECTS(concurrent >= 1, "sbc: concurrent replications must be >= 1, got ", concurrent);
+  const auto run_one = [&](std::int64_t r) {
     SampleConfig run = sampling;
     run.seed = sbc_replication_seed(sampling.seed, r);
-    const SbcReplication outcome = replicate(r, static_cast<const SampleConfig&>(run));
-    add_sbc_replication(result, config, r, outcome);
-    progress(r);
+    return replicate(r, static_cast<const SampleConfig&>(run));
+  };
+  SbcResult result;
+  const std::int64_t window = concurrent == 1 ? 1 : 2 * static_cast<std::int64_t>(concurrent);
+  std::vector<SbcReplication> outcomes(static_cast<std::size_t>(window));
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(window));
+  for (std::int64_t first = 0; first < config.replications; first += window) {
+    const std::int64_t n = std::min(window, config.replications - first);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(concurrent) if (n > 1)
+    for (std::int64_t i = 0; i < n; ++i) {
+      try {
+        outcomes[static_cast<std::size_t>(i)] = run_one(first + i);
+      } catch (...) {
+        errors[static_cast<std::size_t>(i)] = std::current_exception();
+      }
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (errors[static_cast<std::size_t>(i)])
+        std::rethrow_exception(errors[static_cast<std::size_t>(i)]);
+      add_sbc_replication(result, config, first + i, outcomes[static_cast<std::size_t>(i)]);
+      outcomes[static_cast<std::size_t>(i)] = SbcReplication{};
+      progress(first + i);
+    }
   }
   finish_sbc(result, config);
   return result;
