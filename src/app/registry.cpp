@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "auxiliary_runner.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/models/builtin.hpp"
 #include "myriad/models/builtin_targets.hpp"
@@ -154,6 +155,10 @@ ModelSpec gaussian_spec() {
       exact.push_back({"x[" + std::to_string(i) + "]", g.mean, g.sd});
     return exact;
   };
+  offer_auxiliary_samplers(spec, [](const ModelArguments& a) {
+    return models::Gaussian<double>::make(a.integer("dim"), a.number("rho"), a.number("mean"),
+                                          a.number("sd"));
+  });
   return spec;
 }
 
@@ -228,6 +233,21 @@ ModelSpec logistic_spec() {
   // Builds (and so checks) the data before the run starts.
   spec.dim = [make_data](const ModelArguments& a) {
     return make_data(a, double{}).host_model(1.0).dim();
+  };
+  // The auxiliary-variable samplers (slice; elliptical and reflective slice on the prior
+  // N(0, prior_sd² I)): the data outlive the run, which views them.
+  spec.auxiliary_check = [](AuxiliaryMethod method) {
+    check_auxiliary_model<models::Logistic<double>>(method);
+  };
+  spec.auxiliary = [make_data](const ModelArguments& a, const AuxiliaryConfig& config,
+                               AuxiliaryReport& report) {
+    auto data = make_data(a, double{});
+    AuxiliaryConfig resolved = config;
+    resolved.device = choose_auxiliary_device<models::Logistic<double>>(config.device);
+    const double prior_sd = a.number("prior_sd");
+    return sample_auxiliary(
+        resolved.device == Device::cuda ? data.device_model(prior_sd) : data.host_model(prior_sd),
+        resolved, &report);
   };
   // SBC: the synthetic design, β from the prior N(0, prior_sd² I), labels from β.
   const auto simulate = [](const ModelArguments& a, std::uint64_t seed, std::int64_t r) {
@@ -341,6 +361,8 @@ ModelSpec funnel_spec() {
     models::Funnel<double>::make(a.integer("dim"));  // validates
     return std::vector<ExactMoment>{{"v", 0.0, 3.0}};
   };
+  offer_auxiliary_samplers(
+      spec, [](const ModelArguments& a) { return models::Funnel<double>::make(a.integer("dim")); });
   return spec;
 }
 
@@ -366,6 +388,7 @@ ModelSpec banana_spec() {
     for (int i = 3; i <= m.dim(); ++i) exact.push_back({"x[" + std::to_string(i) + "]", 0.0, 1.0});
     return exact;
   };
+  offer_auxiliary_samplers(spec, [make](const ModelArguments& a) { return make(a, double{}); });
   return spec;
 }
 
@@ -376,6 +399,7 @@ const std::vector<ModelSpec>& builtin_models() {
     std::vector<ModelSpec> all = {gaussian_spec(), logistic_spec(), eight_schools_spec(false),
                                   funnel_spec(), banana_spec()};
     all.push_back(eight_schools_spec(true));
+    for (auto& spec : auxiliary_model_specs()) all.push_back(std::move(spec));
     for (auto& spec : posteriordb_model_specs()) all.push_back(std::move(spec));
     for (auto& spec : generator_model_specs()) all.push_back(std::move(spec));
     for (auto& spec : annealing_target_specs()) all.push_back(std::move(spec));

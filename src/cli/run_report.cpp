@@ -15,6 +15,14 @@ Json stats_json(const IterationStats& s) {
   v["divergent"] = s.divergent;
   v["non_finite"] = s.non_finite;
   v["gradient_evaluations"] = s.gradient_evaluations;
+  if (s.density_evaluations > 0) {  // the auxiliary-variable samplers
+    v["density_evaluations"] = s.density_evaluations;
+    v["slice_capped"] = s.slice_capped;
+    if (s.auxiliary_updates > 0) {
+      v["auxiliary_updates"] = s.auxiliary_updates;
+      v["auxiliary_accepted"] = s.auxiliary_accepted;
+    }
+  }
   return v;
 }
 

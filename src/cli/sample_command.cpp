@@ -18,6 +18,7 @@
 #include "myriad/io/summary_csv.hpp"
 #include "myriad/mcmc/chain_restarts.hpp"
 #include "myriad/mcmc/nuts.hpp"
+#include "myriad/run/auxiliary_config.hpp"
 #include "myriad/run/host_memory.hpp"
 #include "resume_record.hpp"
 #include "run_report.hpp"
@@ -45,7 +46,24 @@ std::vector<OptionSpec> sample_options() {
            "chees (density models, the default) or snaper: HMC with the trajectory length "
            "adapted across the ensemble; nuts (No-U-Turn); hmc (fixed-length HMC; on "
            "generators: HMC on the Gaussian-kernel ABC target); chmc (generators, the default), "
-           "abc-reject, abc-mcmc"},
+           "abc-reject, abc-mcmc; slice, elliptical-slice, reflective-slice (density models; "
+           "the last two need a Gaussian prior factor); pm-mh, apm-mi-mh, apm-ss-mh, apm-mi-ss, "
+           "apm-ss-ss (estimator models; docs/pseudo-marginal.md)"},
+          {"walk-step", "L", "0",
+           "pm-mh, apm-*-mh: initial random-walk step in units of the ensemble's sd (0: "
+           "2.38/sqrt(dim)), adapted in warm-up"},
+          {"walk-target-accept", "A", "0",
+           "pm-mh, apm-*-mh: the random walk's target acceptance (0: 0.07 for pm-mh, 0.234 for "
+           "apm-*-mh)"},
+          {"slice-width", "W", "3",
+           "slice, apm-*-ss: bracket width in units of the ensemble's sd (reflective-slice: in "
+           "cube units, default 1)"},
+          {"step-out", "M", "4", "slice samplers: step-out budget per update (0: none)"},
+          {"max-shrinks", "K", "64",
+           "slice samplers: cap on evaluations inside a bracket (a capped update keeps its point "
+           "and is counted)"},
+          {"coordinate-wise", "", "",
+           "slice: one update per coordinate instead of a random direction"},
           {"abc-epsilon", "E", "", "ABC tolerance (abc-reject, abc-mcmc, hmc on a generator)"},
           {"abc-kernel", "uniform|gaussian", "uniform", "ABC-MCMC kernel"},
           {"inner-steps", "N", "3", "constrained HMC: geodesic sub-steps per step (N_g)"},
@@ -125,6 +143,72 @@ std::vector<double> read_initial_positions(const std::string& path) {
   return values;
 }
 
+/// The options of the auxiliary-variable samplers alone.
+constexpr const char* kAuxiliaryOptions[] = {"walk-step", "walk-target-accept", "slice-width",
+                                             "step-out",  "max-shrinks",        "coordinate-wise"};
+
+/// The auxiliary-variable samplers' part of check_sampler.
+void check_auxiliary_sampler(const CommandLine& line, const ModelSpec& spec,
+                             AuxiliaryMethod method) {
+  const std::string sampler = to_string(method);
+  if (spec.kind == ModelKind::generator)
+    throw UsageError{"--sampler " + sampler + " needs a density or estimator model; " + spec.name +
+                     " is a generator (use chmc, abc-reject, abc-mcmc or hmc)"};
+  if (!spec.auxiliary) {
+    std::string names;
+    for (const ModelSpec& m : builtin_models())
+      if (m.auxiliary) names += (names.empty() ? "" : ", ") + m.name;
+    throw UsageError{"--sampler " + sampler + " does not run on " + spec.name + " (it runs on " +
+                     names + ")"};
+  }
+  try {
+    spec.auxiliary_check(method);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError{spec.name + ": " + e.what()};
+  }
+  // The HMC samplers' and the generator samplers' settings would be ignored: refuse them.
+  for (const char* name : {"metric",
+                           "max-tree-depth",
+                           "leapfrog-steps",
+                           "jitter",
+                           "max-leapfrog-steps",
+                           "init",
+                           "no-simd",
+                           "no-restarts",
+                           "target-accept",
+                           "step-size",
+                           "superchains",
+                           "checkpoint-every",
+                           "abc-epsilon",
+                           "abc-kernel",
+                           "inner-steps",
+                           "min-steps",
+                           "max-steps",
+                           "chain-mapping",
+                           "gram-factorization",
+                           "no-step-back-off"}) {
+    if (line.has(name))
+      throw UsageError{std::string("--") + name + " does not apply to --sampler " + sampler};
+  }
+  const bool walk = random_walk_on_x(method);
+  const bool slices_x = !walk && method != AuxiliaryMethod::elliptical_slice;
+  const bool slices = method != AuxiliaryMethod::pm_mh && method != AuxiliaryMethod::apm_mi_mh;
+  for (const char* name : {"walk-step", "walk-target-accept"})
+    if (!walk && line.has(name))
+      throw UsageError{std::string("--") + name + " applies to pm-mh and apm-*-mh, not " + sampler};
+  for (const char* name : {"slice-width", "step-out"})
+    if (!slices_x && line.has(name))
+      throw UsageError{std::string("--") + name +
+                       " applies to slice, reflective-slice and apm-*-ss, not " + sampler};
+  if (!slices && line.has("max-shrinks"))
+    throw UsageError{"--max-shrinks applies to the samplers with a slice update, not " + sampler};
+  if (method != AuxiliaryMethod::slice && line.has("coordinate-wise"))
+    throw UsageError{"--coordinate-wise applies to --sampler slice, not " + sampler};
+  if (line.has("precision") && line.text("precision") != "double")
+    throw UsageError{"--precision " + line.text("precision") + " does not apply to --sampler " +
+                     sampler + ", which runs in double precision"};
+}
+
 /// Rejects sampler/model combinations and options that do not apply, before any work.
 void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::string& sampler) {
   if (spec.kind == ModelKind::annealing)
@@ -132,11 +216,25 @@ void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::st
   if (spec.kind == ModelKind::plated)
     throw UsageError{spec.name + " is a plated model: run it with 'myriad mpis'"};
   const bool generator = spec.kind == ModelKind::generator;
+  if (const auto method = enum_value(kAuxiliaryMethodNames, sampler)) {
+    check_auxiliary_sampler(line, spec, *method);
+    return;
+  }
+  for (const char* name : kAuxiliaryOptions) {
+    if (line.has(name))
+      throw UsageError{std::string("--") + name +
+                       " applies to the slice and pseudo-marginal samplers, not " + sampler};
+  }
   const bool adaptive = sampler == "chees" || sampler == "snaper";
   const bool density_sampler = sampler == "hmc" || adaptive || sampler == "nuts";
   if (!density_sampler && sampler != "chmc" && sampler != "abc-reject" && sampler != "abc-mcmc")
     throw UsageError{"unknown sampler '" + sampler +
-                     "' (hmc, chees, snaper, nuts, chmc, abc-reject, abc-mcmc)"};
+                     "' (hmc, chees, snaper, nuts, chmc, abc-reject, abc-mcmc, slice, "
+                     "elliptical-slice, reflective-slice, pm-mh, apm-mi-mh, apm-ss-mh, apm-mi-ss, "
+                     "apm-ss-ss)"};
+  if (!generator && density_sampler && !spec.sample)
+    throw UsageError{"--sampler " + sampler + " needs a density model; " + spec.name +
+                     " is an estimator model (use pm-mh or apm-*)"};
   if (generator && density_sampler && sampler != "hmc")
     throw UsageError{"--sampler " + sampler + " needs a density model; " + spec.name +
                      " is a generator (use chmc, abc-reject, abc-mcmc or hmc)"};
@@ -213,17 +311,82 @@ AbcKernel parse_abc_kernel(const std::string& name) {
   throw UsageError{"unknown --abc-kernel '" + name + "' (uniform or gaussian)"};
 }
 
-/// The settings of the sampler on a generator, read (and checked) before the run starts.
-struct GeneratorSettings {
+/// The settings of the samplers with their own configuration (on a generator; the
+/// auxiliary-variable samplers), read (and checked) before the run starts.
+struct SamplerSettings {
   ChmcConfig chmc;
   AbcConfig abc;
+  AuxiliaryConfig auxiliary;
 };
 
+/// Reads an auxiliary-variable sampler's options and records them for run.json.
+AuxiliaryConfig read_auxiliary_settings(const CommandLine& line, const SampleConfig& config,
+                                        AuxiliaryMethod method, RunDescription& run) {
+  AuxiliaryConfig auxiliary;
+  static_cast<SampleConfig&>(auxiliary) = config;
+  auxiliary.method = method;
+  auxiliary.walk_step = line.number("walk-step");
+  auxiliary.target_accept_walk = line.number("walk-target-accept");
+  auxiliary.step_out = static_cast<int>(line.integer("step-out", 0, 1000));
+  auxiliary.max_shrinks = static_cast<int>(line.integer("max-shrinks", 1, 60000));
+  auxiliary.coordinate_wise = line.flag("coordinate-wise");
+  if (on_unit_cube(method)) {
+    auxiliary.cube_width = line.has("slice-width") ? line.number("slice-width") : 1.0;
+  } else {
+    auxiliary.slice_width = line.number("slice-width");
+  }
+  try {
+    auxiliary.validate_auxiliary();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError{e.what()};
+  }
+  Json settings = Json::object();
+  if (random_walk_on_x(method)) {
+    settings["walk"] = Json{{"initial_step", auxiliary.walk_step},
+                            {"target_accept", auxiliary.walk_target_accept()}};
+  }
+  if (method != AuxiliaryMethod::pm_mh && method != AuxiliaryMethod::apm_mi_mh) {
+    settings["slice"] =
+        Json{{"width", on_unit_cube(method) ? auxiliary.cube_width : auxiliary.slice_width},
+             {"step_out", auxiliary.step_out},
+             {"max_shrinks", auxiliary.max_shrinks},
+             {"coordinate_wise", auxiliary.coordinate_wise}};
+  }
+  run.extra["auxiliary"] = settings;
+  return auxiliary;
+}
+
+/// run.json's record of what an auxiliary-variable sampler found: the adapted walk step and
+/// scale, the capped slice updates per chain (listed up to kListedChains chains), the
+/// evaluations and, for APM, the acceptance of the updates of u.
+void record_auxiliary_outcome(const SampleResult& result, const AuxiliaryReport& report,
+                              Json& block) {
+  constexpr std::size_t kListedChains = 65536;
+  if (block.contains("walk")) block["walk"]["step"] = report.walk_step;
+  block["scale"] = report.scale;
+  std::int64_t chains_capped = 0, most = 0;
+  for (const std::int64_t n : report.capped) {
+    chains_capped += n > 0;
+    most = std::max(most, n);
+  }
+  Json capped = Json{{"warmup", result.warmup_stats.slice_capped},
+                     {"sampling", result.sampling_stats.slice_capped},
+                     {"chains_capped", chains_capped},
+                     {"max_per_chain", most}};
+  if (report.capped.size() <= kListedChains) capped["per_chain"] = report.capped;
+  block["capped"] = capped;
+  block["density_evaluations"] =
+      result.warmup_stats.density_evaluations + result.sampling_stats.density_evaluations;
+  const IterationStats& s = result.sampling_stats;
+  if (s.auxiliary_updates > 0)
+    block["auxiliary_acceptance"] = double(s.auxiliary_accepted) / double(s.auxiliary_updates);
+}
+
 /// Reads the chosen sampler's own options and records them for run.json.
-GeneratorSettings read_generator_settings(const CommandLine& line, const SampleConfig& config,
-                                          const ModelSpec& spec, const ModelArguments& arguments,
-                                          RunDescription& run) {
-  GeneratorSettings settings;
+SamplerSettings read_generator_settings(const CommandLine& line, const SampleConfig& config,
+                                        const ModelSpec& spec, const ModelArguments& arguments,
+                                        RunDescription& run) {
+  SamplerSettings settings;
   if (run.sampler == "chmc") {
     ChmcConfig& chmc = settings.chmc;
     static_cast<SampleConfig&>(chmc) = config;
@@ -269,8 +432,14 @@ GeneratorSettings read_generator_settings(const CommandLine& line, const SampleC
 
 /// Runs the chosen sampler and records what it found for run.json.
 SampleResult run_sampler(const ModelSpec& spec, const ModelArguments& arguments,
-                         const SampleConfig& config, const GeneratorSettings& settings,
+                         const SampleConfig& config, const SamplerSettings& settings,
                          Precision precision, RunDescription& run) {
+  if (enum_value(kAuxiliaryMethodNames, run.sampler)) {
+    AuxiliaryReport report;
+    SampleResult result = spec.auxiliary(arguments, settings.auxiliary, report);
+    record_auxiliary_outcome(result, report, run.extra["auxiliary"]);
+    return result;
+  }
   if (spec.kind == ModelKind::density) return spec.sample(arguments, config, precision);
   if (run.sampler == "chmc") return spec.generator.chmc(arguments, settings.chmc);
   if (run.sampler == "hmc") return spec.generator.abc_hmc(arguments, settings.abc.epsilon, config);
@@ -345,10 +514,13 @@ int sample_command(int argc, char** argv, bool resuming) {
   config.validate();
   if (spec.dim) check_metric_dimension(config, spec.dim(arguments));
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
-  GeneratorSettings generator_settings =
+  const auto auxiliary_method = enum_value(kAuxiliaryMethodNames, run.sampler);
+  SamplerSettings generator_settings =
       spec.kind == ModelKind::generator
           ? read_generator_settings(line, config, spec, arguments, run)
-          : GeneratorSettings{};
+          : SamplerSettings{};
+  if (auxiliary_method)
+    generator_settings.auxiliary = read_auxiliary_settings(line, config, *auxiliary_method, run);
 
   RunSession session(line, config.device, start,
                      !checkpointing ? io::Staging::fresh
@@ -368,7 +540,8 @@ int sample_command(int argc, char** argv, bool resuming) {
   // The generator samplers' settings were copied from `config` before the session existed: they
   // take what it decided since (progress, the draws file, the checkpoint).
   for (SampleConfig* copy : {static_cast<SampleConfig*>(&generator_settings.chmc),
-                             static_cast<SampleConfig*>(&generator_settings.abc)}) {
+                             static_cast<SampleConfig*>(&generator_settings.abc),
+                             static_cast<SampleConfig*>(&generator_settings.auxiliary)}) {
     copy->progress = config.progress;
     copy->draws_path = config.draws_path;
     copy->checkpoint = config.checkpoint;
@@ -405,7 +578,13 @@ int sample_command(int argc, char** argv, bool resuming) {
     // The work line: gradients for HMC and constrained HMC, simulations for the ABC samplers
     // (one per ABC-MCMC transition), which take none.
     char work[160];
-    if (run.sampler == "abc-reject" || run.sampler == "abc-mcmc") {
+    if (auxiliary_method) {
+      const double evaluations = double(result.warmup_stats.density_evaluations +
+                                        result.sampling_stats.density_evaluations);
+      const char* what = uses_estimator(*auxiliary_method) ? "estimates" : "density evaluations";
+      std::snprintf(work, sizeof work, "%.3g %s in %.2f s: %.3g %s/s", evaluations, what, seconds,
+                    seconds > 0 ? evaluations / seconds : 0.0, what);
+    } else if (run.sampler == "abc-reject" || run.sampler == "abc-mcmc") {
       const double simulations =
           run.sampler == "abc-reject"
               ? run.extra["abc"]["simulations"].get<double>()
@@ -421,12 +600,12 @@ int sample_command(int argc, char** argv, bool resuming) {
     }
     // The harmonic mean of the acceptance, which ChEES, SNAPER and NUTS adapt their step to.
     char harmonic[48] = "";
-    if (spec.kind == ModelKind::density && run.sampler != "hmc")
+    if (spec.kind == ModelKind::density && run.sampler != "hmc" && !auxiliary_method)
       std::snprintf(harmonic, sizeof harmonic, " (harmonic mean %.3f)",
                     result.sampling_stats.harmonic_accept_prob());
     // The sampler that ran, and for the HMC samplers on a density the metric "auto" chose.
     std::string method = run.sampler;
-    if (spec.kind == ModelKind::density)
+    if (spec.kind == ModelKind::density && !auxiliary_method)
       method += std::string(" (") + to_string(result.metric) + " metric)";
     std::printf(
         "\n%s, %s: %lld chains x (%d warmup + %d draws) on %s\n"
@@ -436,8 +615,12 @@ int sample_command(int argc, char** argv, bool resuming) {
         "  wrote %s/{summary.csv,draws.npy,run.json}\n",
         spec.name.c_str(), method.c_str(), static_cast<long long>(result.chains), result.warmup,
         result.draws, result.device.c_str(), work,
-        run.sampler == "abc-mcmc" ? "proposal scale" : "step size", result.step_size,
-        result.sampling_stats.mean_accept_prob(), harmonic,
+        run.sampler == "abc-mcmc"                                 ? "proposal scale"
+        : auxiliary_method && random_walk_on_x(*auxiliary_method) ? "walk step"
+        : auxiliary_method && *auxiliary_method != AuxiliaryMethod::elliptical_slice ? "slice width"
+        : auxiliary_method ? "no step size"
+                           : "step size",
+        result.step_size, result.sampling_stats.mean_accept_prob(), harmonic,
         static_cast<long long>(result.sampling_stats.divergent),
         static_cast<long long>(result.sampling_stats.non_finite), worst.max_rhat,
         worst.max_nested_rhat, result.superchains, worst.min_ess_bulk, worst.min_ess_tail,
@@ -455,6 +638,23 @@ int sample_command(int argc, char** argv, bool resuming) {
           s.lockstep_gradient_evaluations > 0
               ? double(s.gradient_evaluations) / double(s.lockstep_gradient_evaluations)
               : 1.0);
+    }
+    if (auxiliary_method) {
+      const IterationStats& s = result.sampling_stats;
+      if (random_walk_on_x(*auxiliary_method) && result.step_size < 1e-3)
+        std::printf(
+            "  note: the walk step shrank to %.3g in warm-up: the estimate's noise keeps "
+            "the acceptance below the target at any step; raise the estimator's samples "
+            "or lower --walk-target-accept\n",
+            result.step_size);
+      if (s.auxiliary_updates > 0)
+        std::printf("  auxiliary variates: %.3f of their updates moved them\n",
+                    double(s.auxiliary_accepted) / double(s.auxiliary_updates));
+      if (result.warmup_stats.slice_capped + s.slice_capped > 0)
+        std::printf(
+            "  note: %lld slice updates reached the --max-shrinks cap and kept their point "
+            "(valid, but a sign the width is too large; run.json: auxiliary.capped)\n",
+            static_cast<long long>(result.warmup_stats.slice_capped + s.slice_capped));
     }
     if (run.sampler == "abc-reject" && result.chains == 0) {
       std::printf(

@@ -14,7 +14,7 @@ namespace {
 
 constexpr char kMagic[8] = {'M', 'Y', 'R', 'I', 'A', 'D', 'C', 'K'};
 /// Raised whenever the state's layout changes: an older checkpoint is refused, not misread.
-constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::uint32_t kFormatVersion = 2;  // 2: IterationStats counts the slice samplers
 
 std::uint64_t fnv1a(const char* bytes, std::size_t size) {
   std::uint64_t hash = 14695981039346656037ull;

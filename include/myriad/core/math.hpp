@@ -27,6 +27,7 @@ MYRIAD_UNARY_MATH(fabs)
 MYRIAD_UNARY_MATH(tan)
 MYRIAD_UNARY_MATH(atan)
 MYRIAD_UNARY_MATH(lgamma)
+MYRIAD_UNARY_MATH(floor)
 #undef MYRIAD_UNARY_MATH
 
 // Element types with a LaneMath specialisation (host only: SIMD batches of chains). Removed from

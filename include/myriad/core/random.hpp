@@ -28,18 +28,25 @@ namespace myriad {
 
 /// What a draw is for. Distinct tags keep the streams of different uses independent.
 enum class Purpose : std::uint32_t {
-  initial_point = 1,  ///< initial positions
-  momentum = 2,       ///< HMC momentum refresh
-  accept = 3,         ///< Metropolis accept/reject uniform
-  trajectory = 4,     ///< ensemble-shared jitter of the trajectory length
-  proposal = 5,       ///< random-walk proposals of AIS with Metropolis transitions
-  exact_sample = 6,   ///< exact posterior draws that start reverse AIS runs
-  restart = 7,        ///< the healthy chain a stranded chain restarts from (HMC warm-up)
-  tree = 8,           ///< NUTS: each doubling's direction and merge (mcmc/nuts.hpp)
-  tree_leaf = 9,      ///< NUTS: the multinomial choice among a subtree's leaves
-  sbc_tie = 10,       ///< simulation-based calibration: the uniform that breaks a rank's ties
-  sbc_bands = 11,     ///< simulation-based calibration: the uniform ranks that calibrate γ
-  user = 1024,        ///< first tag free for models and extensions
+  initial_point = 1,     ///< initial positions
+  momentum = 2,          ///< HMC momentum refresh
+  accept = 3,            ///< Metropolis accept/reject uniform
+  trajectory = 4,        ///< ensemble-shared jitter of the trajectory length
+  proposal = 5,          ///< random-walk proposals of AIS with Metropolis transitions
+  exact_sample = 6,      ///< exact posterior draws that start reverse AIS runs
+  restart = 7,           ///< the healthy chain a stranded chain restarts from (HMC warm-up)
+  tree = 8,              ///< NUTS: each doubling's direction and merge (mcmc/nuts.hpp)
+  tree_leaf = 9,         ///< NUTS: the multinomial choice among a subtree's leaves
+  sbc_tie = 10,          ///< simulation-based calibration: the uniform that breaks a rank's ties
+  sbc_bands = 11,        ///< simulation-based calibration: the uniform ranks that calibrate γ
+  auxiliary = 12,        ///< an estimator's auxiliary variates u, keyed by the counter they carry
+  slice_height = 13,     ///< slice sampling of x: the slice height (mcmc/slice.hpp)
+  slice_direction = 14,  ///< slice sampling of x: the line's direction or the ellipse's ν
+  slice_bracket = 15,    ///< slice sampling of x: bracket, step-out split and shrinks
+  auxiliary_slice_height = 16,     ///< slice sampling of u (APM): the slice height
+  auxiliary_slice_direction = 17,  ///< slice sampling of u: the ellipse's ν or the direction
+  auxiliary_slice_bracket = 18,    ///< slice sampling of u: the angle or bracket and shrinks
+  user = 1024,                     ///< first tag free for models and extensions
 };
 
 /// Tag number `offset` of those free for models and extensions (Purpose::user + offset).
@@ -149,8 +156,8 @@ class RandomStream {
     }
   }
 
- private:
-  // Box-Muller: u1, u2 in (0, 1) give two independent standard normals. On the device,
+  // Box-Muller: u1, u2 in (0, 1) give two independent standard normals (public: the auxiliary
+  // samplers map uniform pairs on the unit cube to normals by it). On the device,
   // sincospi(2 u2) gives both factors at once, without the out-of-line Payne-Hanek reduction
   // that sin/cos carry for arguments the compiler cannot bound (every kernel that drew normals
   // had it). glibc has no sincospi; host and device results differ in the last bits either way
@@ -173,6 +180,7 @@ class RandomStream {
 #endif
   }
 
+ private:
   std::uint32_t chain_;
   std::uint32_t seed_lo_;
   std::uint32_t seed_hi_;

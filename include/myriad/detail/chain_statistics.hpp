@@ -13,8 +13,8 @@
 namespace myriad::kernels {
 
 struct ChainStatisticsView {
-  /// Counters per chain: IterationStats's fifteen.
-  static constexpr int kCounters = 15;
+  /// Counters per chain: IterationStats's nineteen.
+  static constexpr int kCounters = 19;
 
   std::int64_t* counters = nullptr;  ///< kCounters × chains values, [counter][chain]
   std::int64_t chains = 0;
@@ -37,6 +37,10 @@ struct ChainStatisticsView {
     at(12, c) += t.tree_depth_capped;
     at(13, c) += t.lockstep_gradient_evaluations;
     at(14, c) += static_cast<std::int64_t>(t.inverse_accept_fixed.low);
+    at(15, c) += t.density_evaluations;
+    at(16, c) += t.slice_capped;
+    at(17, c) += t.auxiliary_updates;
+    at(18, c) += t.auxiliary_accepted;
   }
 
   /// Chain c's totals.
@@ -57,6 +61,10 @@ struct ChainStatisticsView {
     t.tree_depth_capped = at(12, c);
     t.lockstep_gradient_evaluations = at(13, c);
     t.inverse_accept_fixed += at(14, c);
+    t.density_evaluations = at(15, c);
+    t.slice_capped = at(16, c);
+    t.auxiliary_updates = at(17, c);
+    t.auxiliary_accepted = at(18, c);
     return t;
   }
 

@@ -51,6 +51,11 @@ struct IterationStats {
   /// waiting masked; Σ over warps and iterations of (lanes × the warp's most steps).
   /// gradient_evaluations / lockstep_gradient_evaluations is the lockstep efficiency.
   std::int64_t lockstep_gradient_evaluations = 0;
+  // The derivative-free samplers (mcmc/auxiliary_samplers.hpp; zero otherwise).
+  std::int64_t density_evaluations = 0;  ///< log-density or log-estimate evaluations
+  std::int64_t slice_capped = 0;         ///< transitions with a slice update capped (kept x)
+  std::int64_t auxiliary_updates = 0;    ///< APM: updates of the auxiliary variates u given x
+  std::int64_t auxiliary_accepted = 0;   ///< APM: those that moved u
 
   /// Counts one transition: its acceptance probability, decision, ChainStatus flags and work.
   MYRIAD_HD void record(double accept_prob, bool was_accepted, std::uint32_t status,
@@ -63,6 +68,7 @@ struct IterationStats {
     not_converged += (status & kStatusNotConverged) != 0;
     not_reversible += (status & kStatusNotReversible) != 0;
     cholesky_failures += (status & kStatusCholeskyFailure) != 0;
+    slice_capped += (status & kStatusSliceCapped) != 0;
     gradient_evaluations += gradients;
     newton_iterations += newton;
   }
@@ -94,6 +100,10 @@ struct IterationStats {
     tree_depth_max = tree_depth_max > o.tree_depth_max ? tree_depth_max : o.tree_depth_max;
     tree_depth_capped += o.tree_depth_capped;
     lockstep_gradient_evaluations += o.lockstep_gradient_evaluations;
+    density_evaluations += o.density_evaluations;
+    slice_capped += o.slice_capped;
+    auxiliary_updates += o.auxiliary_updates;
+    auxiliary_accepted += o.auxiliary_accepted;
     return *this;
   }
 };

@@ -25,6 +25,8 @@ inline constexpr unsigned hmc = 1u << 0;   ///< make_cuda_hmc_backend (backend/h
 inline constexpr unsigned chmc = 1u << 1;  ///< make_cuda_chmc_backend (backend/chmc_backend.hpp)
 inline constexpr unsigned ais = 1u << 2;   ///< make_cuda_ais_backend (backend/ais_backend.hpp)
 inline constexpr unsigned mpis = 1u << 3;  ///< make_cuda_mpis_backend (backend/mpis_backend.hpp)
+/// make_cuda_auxiliary_backend (backend/auxiliary_backend.hpp): slice, pseudo-marginal, APM.
+inline constexpr unsigned auxiliary = 1u << 7;
 /// Not CUDA: the CPU lane kernels, one per instruction set, dispatched at run time, of HMC
 /// (library_hmc_lane_kernel, detail/hmc_lane_blocks.hpp), of Hamiltonian AIS
 /// (library_ais_lane_kernel, detail/ais_lane_blocks.hpp) and of constrained HMC

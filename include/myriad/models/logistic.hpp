@@ -61,7 +61,19 @@ struct Logistic {
     using S = std::decay_t<decltype(beta[0])>;
     S sum_sq = S(0);
     for (int j = 0; j < d; ++j) sum_sq += beta[j] * beta[j];
-    S lp = S(log_prior_normaliser()) - S(0.5) * sum_sq / S(prior_sd * prior_sd);
+    return S(log_prior_normaliser()) - S(0.5) * sum_sq / S(prior_sd * prior_sd) +
+           log_likelihood(beta);
+  }
+
+  /// The Gaussian prior factor N(0, s² I) and the likelihood Σ_i y_i η_i − log(1 + e^{η_i}),
+  /// η = Xβ, for the samplers that move along the prior (elliptical slice sampling;
+  /// model/estimator.hpp).
+  MYRIAD_HD T gaussian_prior_mean(int) const { return T(0); }
+  MYRIAD_HD T gaussian_prior_sd(int) const { return prior_sd; }
+  template <class Vec>
+  MYRIAD_HD auto log_likelihood(const Vec& beta) const {
+    using S = std::decay_t<decltype(beta[0])>;
+    S lp = S(0);
     for (int i = 0; i < n; ++i) {
       const T* row = x + static_cast<std::int64_t>(i) * d;
       S eta = S(0);
@@ -117,7 +129,8 @@ struct Logistic {
   /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
   /// CUDA's.
   static constexpr unsigned library_backends =
-      library_backend::cpu_hmc_lanes | library_backend::hmc;
+      library_backend::cpu_hmc_lanes | library_backend::hmc |
+      (std::is_same_v<T, double> ? library_backend::auxiliary : 0u);
   /// ... and for Stacked<Logistic<double>> (model/stacked.hpp; batched simulation-based
   /// calibration).
   static constexpr unsigned stacked_library_backends =

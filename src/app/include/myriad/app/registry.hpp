@@ -14,6 +14,7 @@
 #include "myriad/model/generator.hpp"
 #include "myriad/run/abc_config.hpp"
 #include "myriad/run/ais_config.hpp"
+#include "myriad/run/auxiliary_config.hpp"
 #include "myriad/run/chmc_config.hpp"
 #include "myriad/run/mpis_config.hpp"
 #include "myriad/run/sample_config.hpp"
@@ -106,6 +107,14 @@ struct ModelSpec {
   /// Density models: the dimension the arguments give, for the checks that precede a run (a
   /// dense metric's limit).
   std::function<int(const ModelArguments&)> dim;
+  /// The auxiliary-variable samplers (slice, elliptical-slice, reflective-slice, pm-mh, apm-*;
+  /// run/sample_auxiliary.hpp) on density and estimator models: builds the model and samples it,
+  /// filling the report; empty for models they do not run. `auxiliary_check` throws
+  /// myriad::invalid_argument, before a run, for a method the model cannot take (a slice sampler
+  /// that needs a prior factor it lacks, an estimator method on a density, or the reverse).
+  std::function<SampleResult(const ModelArguments&, const AuxiliaryConfig&, AuxiliaryReport&)>
+      auxiliary;
+  std::function<void(AuxiliaryMethod)> auxiliary_check;
   /// Generator models.
   GeneratorRunners generator;
   /// Annealing targets (and density models that are also targets): builds the target and runs
@@ -135,6 +144,10 @@ struct ModelSpec {
 
 /// The built-in generator models (src/app/generator_registry.cpp).
 std::vector<ModelSpec> generator_model_specs();
+
+/// The built-in models made for the auxiliary-variable samplers: the Gaussian latent variable
+/// model and the standard logistic (src/app/auxiliary_registry.cpp).
+std::vector<ModelSpec> auxiliary_model_specs();
 
 /// The built-in annealing targets (src/app/target_registry.cpp).
 std::vector<ModelSpec> annealing_target_specs();

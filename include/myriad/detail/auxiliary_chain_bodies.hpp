@@ -1,0 +1,138 @@
+#pragma once
+// The per-chain bodies of the auxiliary-variable samplers' backends (mcmc/auxiliary_samplers.hpp):
+// a chain's start and a run of its iterations with their recorded quantities. The CPU backend
+// (backend/cpu_auxiliary_backend.hpp) calls them in an OpenMP loop over chains, the CUDA kernels
+// (kernels/auxiliary_kernels.cuh) one chain per thread: one code path (DESIGN.md rule 1).
+
+#include <cstdint>
+
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/mcmc/auxiliary_samplers.hpp"
+#include "myriad/mcmc/iteration_stats.hpp"
+#include "myriad/model/concept.hpp"
+#include "myriad/model/estimator.hpp"
+
+namespace myriad {
+
+/// The ensemble's arrays: position/proposal/direction of auxiliary_state_dim coordinates,
+/// mapped of the model's dim (reflective-slice), auxiliary of auxiliary_dim (apm-ss-*; else
+/// dim 0), and one log target and counter per chain.
+template <class T>
+struct AuxiliaryEnsembleView {
+  EnsembleView<T> position, proposal, direction, mapped, auxiliary;
+  T* log_target;
+  std::uint32_t* counter;
+
+  MYRIAD_HD AuxiliaryChain<T> chain(std::int64_t c) const {
+    return {position.chain(c),  proposal.chain(c), direction.chain(c), mapped.chain(c),
+            auxiliary.chain(c), log_target + c,    counter + c};
+  }
+};
+
+/// log π of the chain's state as its sampler reads it: log L(x(c)) (reflective-slice), log L(x)
+/// (elliptical-slice), log π(x) (slice) or log ε(x, u) (pseudo-marginal).
+template <class Model, class T>
+MYRIAD_HD T auxiliary_log_target(const Model& model, const AuxiliaryChain<T>& chain,
+                                 const RandomStream& rng, const AuxiliarySettings<T>& settings) {
+  const AuxiliaryMethod method = settings.method;
+  if constexpr (model_has_estimator<Model>) {
+    if (uses_estimator(method))
+      return detail::log_estimate_at(model, chain.position, chain, rng, stores_auxiliary(method));
+  }
+  if constexpr (model_has_gaussian_prior<Model>) {
+    if (method == AuxiliaryMethod::reflective_slice) {
+      detail::cube_to_prior(model, chain.position, chain.mapped);
+      return model.log_likelihood(chain.mapped);
+    }
+    if (method == AuxiliaryMethod::elliptical_slice) return model.log_likelihood(chain.position);
+  }
+  if constexpr (model_has_log_density<Model>) {
+    if (!uses_estimator(method)) return model.log_density(chain.position);
+  }
+  return T(NAN);  // a method the host refuses for this model (run/sample_auxiliary.hpp)
+}
+
+/// Draws chain c's start: uniform cube coordinates (reflective-slice), else the model's
+/// initial_point or uniform in [−radius, radius]^D, and for an estimator its first u (at counter
+/// kInitialAuxiliaryCounter − attempt, stored where the method keeps u). Tries until the log
+/// target is finite; false after max_tries.
+template <class Model, class T>
+MYRIAD_HD bool initialize_auxiliary_chain(const Model& model, const AuxiliaryChain<T>& chain,
+                                          const RandomStream& rng,
+                                          const AuxiliarySettings<T>& settings, std::int64_t c,
+                                          T radius, int max_tries) {
+  const int n = chain.position.size;
+  for (int attempt = 0; attempt < max_tries; ++attempt) {
+    const auto draw = static_cast<std::uint32_t>(attempt);
+    bool placed = true;
+    if (on_unit_cube(settings.method)) {
+      for (int i = 0; i < n; ++i)
+        chain.position[i] =
+            rng.uniform<T>(draw, Purpose::initial_point, static_cast<std::uint32_t>(i));
+    } else if constexpr (model_has_chain_initial_point<Model>) {
+      ChainVector<T> x = chain.position;
+      placed = model.initial_point(rng, draw, c, x);
+    } else if constexpr (model_has_initial_point<Model>) {
+      ChainVector<T> x = chain.position;
+      placed = model.initial_point(rng, draw, x);
+    } else {
+      for (int i = 0; i < n; ++i) {
+        const T u = rng.uniform<T>(draw, Purpose::initial_point, static_cast<std::uint32_t>(i));
+        chain.position[i] = radius * (T(2) * u - T(1));
+      }
+    }
+    if (!placed) continue;
+    *chain.counter = kInitialAuxiliaryCounter - draw;
+    if constexpr (model_has_estimator<Model>) {
+      if (stores_auxiliary(settings.method)) {
+        const AuxiliaryVariates<T> u{rng, *chain.counter, Model::auxiliary_law};
+        for (int i = 0; i < chain.auxiliary.size; ++i) chain.auxiliary[i] = u[i];
+      }
+    }
+    *chain.log_target = auxiliary_log_target(model, chain, rng, settings);
+    if (myriad::isfinite(*chain.log_target)) return true;
+  }
+  return false;
+}
+
+/// Iterations first_iteration … first_iteration + n − 1 of chain c, writing the recorded
+/// quantities of each (of x(c) on the cube) at recorded[(i · q + k) · chains + c] when recorded
+/// is not null (DrawSink's layout). Returns the chain's statistics.
+template <class Model, class T>
+MYRIAD_HD IterationStats auxiliary_chain_iterations(
+    const Model& model, const AuxiliaryChain<T>& chain, const RandomStream& rng,
+    const AuxiliarySettings<T>& settings, std::uint32_t first_iteration, int n, T* recorded,
+    int quantities, std::int64_t chains, std::int64_t c) {
+  IterationStats stats;
+  for (int i = 0; i < n; ++i) {
+    const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
+    if constexpr (model_has_estimator<Model>) {
+      if (uses_estimator(settings.method)) {
+        pseudo_marginal_transition(model, chain, rng, settings, iteration, stats);
+      }
+    }
+    if constexpr (model_has_log_density<Model>) {
+      if (!uses_estimator(settings.method)) {
+        slice_transition(model, chain, rng, settings, iteration, stats);
+      }
+    }
+    if (recorded != nullptr) {
+      ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * quantities * chains + c, chains,
+                          quantities};
+      if constexpr (model_has_gaussian_prior<Model>) {
+        if (on_unit_cube(settings.method)) {
+          detail::cube_to_prior(model, chain.position, chain.mapped);
+          record_quantities(model, chain.mapped, slot);
+          continue;
+        }
+      }
+      record_quantities(model, chain.position, slot);
+    }
+  }
+  return stats;
+}
+
+}  // namespace myriad

@@ -1,0 +1,379 @@
+#pragma once
+// The auxiliary-variable samplers of the thesis's chapters 2–3 (thesis-methods.md §1–5) as one
+// per-chain transition each, MYRIAD_HD like hmc_transition (mcmc/hmc.hpp): the CPU backend runs
+// them in an OpenMP loop, the CUDA backend one chain per thread (DESIGN.md rule 1).
+//
+//   slice             linear slice sampling of x along a random direction (or each coordinate),
+//                     scaled per coordinate by the ensemble's sd; any density model
+//   elliptical-slice  elliptical slice sampling on a model's Gaussian prior factor
+//   reflective-slice  reflective slice sampling inside [0, 1]^D of the prior's uniform coordinates
+//                     (below), for a model with a Gaussian prior factor
+//   pm-mh             pseudo-marginal Metropolis–Hastings: random walk on x, a fresh estimate at
+//                     the proposal only, the current estimate kept in the state (thesis Alg. 8)
+//   apm-A-B           auxiliary pseudo-marginal MCMC (thesis Alg. 9–10): A updates u given x
+//                     (mi: Metropolis independence; ss: elliptical slice on normal u, reflective
+//                     slice on uniform u), then B updates x given u (mh: random walk; ss: linear
+//                     slice), each leaving π(x, u) ∝ ε(x, u) ρ(u) invariant
+//
+// u is never stored by a sampler that only draws it afresh (pm-mh, apm-mi-*): the chain keeps the
+// counter of its stream that u was drawn at, and the estimator reads u entry by entry from the
+// stream (AuxiliaryVariates, model/estimator.hpp). Slice updates of u (apm-ss-*) move it, so it
+// is stored, [aux][chain].
+//
+// Reflective slice sampling on a density model: the Gaussian prior factor N(μ, diag σ²) is the
+// image of the uniform law on the unit cube under Box–Muller pairs, x_{2k}, x_{2k+1} = μ + σ ⊙
+// BoxMuller(c_{2k}, c_{2k+1}) (one extra coordinate pads an odd dimension), so π(x) ∝ N(x) L(x)
+// is the image of π(c) ∝ L(x(c)) on [0, 1]^{2⌈D/2⌉}: the chain moves c by reflective slice
+// sampling and records the quantities of x(c).
+
+#include <cstdint>
+
+#include "myriad/core/ensemble.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/mcmc/chain_status.hpp"
+#include "myriad/mcmc/iteration_stats.hpp"
+#include "myriad/mcmc/slice.hpp"
+#include "myriad/model/estimator.hpp"
+
+namespace myriad {
+
+enum class AuxiliaryMethod {
+  slice,
+  elliptical_slice,
+  reflective_slice,
+  pm_mh,
+  apm_mi_mh,
+  apm_ss_mh,
+  apm_mi_ss,
+  apm_ss_ss,
+};
+
+/// The method runs on an estimator model (log_estimate) rather than a log density.
+MYRIAD_HD constexpr bool uses_estimator(AuxiliaryMethod m) { return m >= AuxiliaryMethod::pm_mh; }
+/// The method moves u by slice sampling, so u is stored per chain.
+MYRIAD_HD constexpr bool stores_auxiliary(AuxiliaryMethod m) {
+  return m == AuxiliaryMethod::apm_ss_mh || m == AuxiliaryMethod::apm_ss_ss;
+}
+/// The method updates u given x by Metropolis independence.
+MYRIAD_HD constexpr bool independence_update(AuxiliaryMethod m) {
+  return m == AuxiliaryMethod::apm_mi_mh || m == AuxiliaryMethod::apm_mi_ss;
+}
+/// The method moves x by a random walk (whose scale the warm-up adapts to an acceptance rate).
+MYRIAD_HD constexpr bool random_walk_on_x(AuxiliaryMethod m) {
+  return m == AuxiliaryMethod::pm_mh || m == AuxiliaryMethod::apm_mi_mh ||
+         m == AuxiliaryMethod::apm_ss_mh;
+}
+/// The method's chains live on the unit cube (reflective slice sampling of a density model).
+MYRIAD_HD constexpr bool on_unit_cube(AuxiliaryMethod m) {
+  return m == AuxiliaryMethod::reflective_slice;
+}
+
+/// Ensemble-wide settings of the auxiliary-variable samplers' iterations.
+template <class T>
+struct AuxiliarySettings {
+  AuxiliaryMethod method = AuxiliaryMethod::slice;
+  std::uint64_t seed = 1;
+  /// Per-coordinate scale s of x (device-visible, dim values): the random walk proposes
+  /// x + step · s ⊙ z and linear slices run along s ⊙ n/‖n‖ (or s_d e_d).
+  const T* scale = nullptr;
+  T step = T(0.5);               ///< λ of the random walk, in units of s
+  SliceShape<T> slice;           ///< linear slices of x: width in units of s, step-out, cap
+  SliceShape<T> auxiliary;       ///< slices of u: width (reflective), cap
+  bool coordinate_wise = false;  ///< slice: one update per coordinate instead of a direction
+};
+
+/// One chain's state (views into the backend's arrays) and scratch.
+template <class T>
+struct AuxiliaryChain {
+  ChainVector<T> position;   ///< x, or the cube coordinates c (reflective-slice)
+  ChainVector<T> proposal;   ///< scratch: a trial point of the state
+  ChainVector<T> direction;  ///< scratch: a line's direction or an ellipse's ν
+  ChainVector<T> mapped;     ///< scratch: x(c) (reflective-slice), else unused
+  ChainVector<T> auxiliary;  ///< u (apm-ss-*), else empty
+  T* log_target;             ///< log π(x) / log L(x) / log L(x(c)) / log ε(x, u) of the state
+  std::uint32_t* counter;    ///< the stream counter u was drawn at (pm-mh, apm-mi-*)
+};
+
+/// Counter values of the initial auxiliary draws: the top of the range, below which run the
+/// iterations (whose numbers key their proposals).
+constexpr std::uint32_t kInitialAuxiliaryCounter = 0xFFFFFFFFu;
+
+/// The number of state coordinates a chain carries for a model of `dim` parameters.
+MYRIAD_HD constexpr int auxiliary_state_dim(AuxiliaryMethod m, int dim) {
+  return on_unit_cube(m) ? dim + (dim % 2) : dim;
+}
+
+namespace detail {
+
+/// x(c): μ + σ ⊙ BoxMuller(c) pair by pair (the reflective sampler's map; file comment).
+template <class Model, class C, class X>
+MYRIAD_HD void cube_to_prior(const Model& model, const C& c, X& x) {
+  using T = typename Model::value_type;
+  const int n = model.dim();
+  for (int i = 0; i < n; i += 2) {
+    T z0, z1;
+    RandomStream::box_muller(c[i], c[i + 1], z0, z1);
+    x[i] = model.gaussian_prior_mean(i) + model.gaussian_prior_sd(i) * z0;
+    if (i + 1 < n)
+      x[i + 1] = model.gaussian_prior_mean(i + 1) + model.gaussian_prior_sd(i + 1) * z1;
+  }
+}
+
+/// log ε(x, u) at the chain's current u: the stored one, or the one its counter keys.
+template <class Model, class T, class X>
+MYRIAD_HD T log_estimate_at(const Model& model, const X& x, const AuxiliaryChain<T>& chain,
+                            const RandomStream& rng, bool stored) {
+  if (stored) return model.log_estimate(x, chain.auxiliary);
+  return model.log_estimate(x, AuxiliaryVariates<T>{rng, *chain.counter, Model::auxiliary_law});
+}
+
+/// The line x + t·v through the state for a linear slice update of x (v in chain.direction),
+/// with `log_target(point)` evaluated at the trial point in chain.proposal.
+template <class T, class LogTarget>
+struct StateLine {
+  const AuxiliaryChain<T>& chain;
+  const LogTarget& log_target_at;
+  int n;
+  MYRIAD_HD T log_target(T t) const {
+    for (int i = 0; i < n; ++i) chain.proposal[i] = chain.position[i] + t * chain.direction[i];
+    return log_target_at(chain.proposal);
+  }
+  MYRIAD_HD void move_to(T, T value) const {
+    for (int i = 0; i < n; ++i) chain.position[i] = chain.proposal[i];
+    *chain.log_target = value;
+  }
+};
+
+/// The prior ellipse μ + (x − μ) cos θ + σ ⊙ ν sin θ through the state (ν in chain.direction),
+/// log L at its points (elliptical-slice on a density model).
+template <class Model, class T>
+struct PriorEllipse {
+  const Model& model;
+  const AuxiliaryChain<T>& chain;
+  MYRIAD_HD T log_target(T theta) const {
+    const T c = myriad::cos(theta), s = myriad::sin(theta);
+    for (int i = 0; i < model.dim(); ++i) {
+      const T mu = model.gaussian_prior_mean(i);
+      chain.proposal[i] =
+          mu + (chain.position[i] - mu) * c + model.gaussian_prior_sd(i) * chain.direction[i] * s;
+    }
+    return model.log_likelihood(chain.proposal);
+  }
+  MYRIAD_HD void move_to(T, T value) const {
+    for (int i = 0; i < model.dim(); ++i) chain.position[i] = chain.proposal[i];
+    *chain.log_target = value;
+  }
+};
+
+/// The stored u moved along a line or ellipse without scratch: entry i of the trial point is
+/// computed where the estimator reads it, from u_i and the i-th normal of the update's
+/// direction tag (regenerated, not stored). Elliptical: u_i cos θ + ν_i sin θ (ρ = N(0, I));
+/// reflective: reflect(u_i + t v_i) (ρ uniform; thesis §3.5 with v ~ N(0, I)).
+template <class T>
+struct MovedVariates {
+  ChainVector<T> u;
+  NormalSequence<T> direction;
+  bool elliptical;
+  T a, b;  ///< cos θ and sin θ, or t
+  MYRIAD_HD T operator[](int i) const {
+    const T v = direction[i];
+    return elliptical ? u[i] * a + v * b : reflect_into_unit(u[i] + a * v);
+  }
+};
+
+/// u's ellipse or reflective line for a slice update of u given x: log ε(x, ·) at its points.
+template <class Model, class T>
+struct AuxiliaryLine {
+  const Model& model;
+  const AuxiliaryChain<T>& chain;
+  const RandomStream& rng;
+  std::uint32_t iteration;
+  MYRIAD_HD MovedVariates<T> at(T t) const {
+    const NormalSequence<T> direction{rng, iteration, Purpose::auxiliary_slice_direction};
+    if (Model::auxiliary_law == AuxiliaryLaw::normal)
+      return {chain.auxiliary, direction, true, myriad::cos(t), myriad::sin(t)};
+    return {chain.auxiliary, direction, false, t, T(0)};
+  }
+  MYRIAD_HD T log_target(T t) const { return model.log_estimate(chain.position, at(t)); }
+  MYRIAD_HD void move_to(T t, T value) const {
+    const MovedVariates<T> moved = at(t);
+    // Entry i of the new u depends on the old u_i alone, so it is written in place.
+    for (int i = 0; i < model.auxiliary_dim(); ++i) chain.auxiliary[i] = moved[i];
+    *chain.log_target = value;
+  }
+};
+
+/// Accumulates one update's slice outcome into a transition's status and statistics.
+template <class T>
+MYRIAD_HD void count_slice(const SliceOutcome<T>& out, std::uint32_t& status,
+                           IterationStats& stats) {
+  stats.density_evaluations += out.evaluations;
+  if (out.capped) status |= kStatusSliceCapped;
+  if (out.non_finite) status |= kStatusNonFinite;
+}
+
+/// Linear slice updates of x with `log_target_at`: one along a random direction s ⊙ n/‖n‖, or
+/// one per coordinate along s_d e_d. Returns whether x moved.
+template <class T, class LogTarget>
+MYRIAD_HD bool slice_x(const AuxiliaryChain<T>& chain, const LogTarget& log_target_at, int n,
+                       const AuxiliarySettings<T>& settings, const RandomStream& rng,
+                       std::uint32_t iteration, std::uint32_t& status, IterationStats& stats) {
+  const StateLine<T, LogTarget> line{chain, log_target_at, n};
+  bool moved = false;
+  const int updates = settings.coordinate_wise ? n : 1;
+  for (int k = 0; k < updates; ++k) {
+    if (settings.coordinate_wise) {
+      for (int i = 0; i < n; ++i) chain.direction[i] = i == k ? settings.scale[i] : T(0);
+    } else {
+      rng.template fill_normal<T>(iteration, Purpose::slice_direction, chain.direction, n);
+      T norm = T(0);
+      for (int i = 0; i < n; ++i) norm += chain.direction[i] * chain.direction[i];
+      const T inverse = T(1) / myriad::sqrt(norm);
+      for (int i = 0; i < n; ++i) chain.direction[i] *= inverse * settings.scale[i];
+    }
+    const SliceTags tags{Purpose::slice_height, Purpose::slice_direction, Purpose::slice_bracket,
+                         static_cast<std::uint32_t>(k) * kSliceDrawsPerUpdate};
+    const SliceOutcome<T> out =
+        linear_slice_update(line, *chain.log_target, settings.slice, rng, iteration, tags);
+    count_slice(out, status, stats);
+    moved = moved || out.moved;
+  }
+  return moved;
+}
+
+/// A random-walk Metropolis update of x with `log_target_at`: x* = x + λ s ⊙ z, accepted with
+/// probability min{1, π(x*)/π(x)}. Returns the acceptance probability; `accepted` says whether
+/// it moved.
+template <class T, class LogTarget>
+MYRIAD_HD T walk_x(const AuxiliaryChain<T>& chain, const LogTarget& log_target_at, int n,
+                   const AuxiliarySettings<T>& settings, const RandomStream& rng,
+                   std::uint32_t iteration, std::uint32_t& status, IterationStats& stats,
+                   bool& accepted) {
+  rng.template fill_normal<T>(iteration, Purpose::proposal, chain.proposal, n);
+  for (int i = 0; i < n; ++i)
+    chain.proposal[i] = chain.position[i] + settings.step * settings.scale[i] * chain.proposal[i];
+  const T proposed = log_target_at(chain.proposal);
+  ++stats.density_evaluations;
+  accepted = false;
+  if (!myriad::isfinite(proposed)) {
+    if (proposed != proposed) status |= kStatusNonFinite;  // NaN; −∞ is a plain rejection
+    return T(0);
+  }
+  const T log_ratio = proposed - *chain.log_target;
+  if (myriad::log(rng.uniform<T>(iteration, Purpose::accept, 0)) < log_ratio) {
+    accepted = true;
+    for (int i = 0; i < n; ++i) chain.position[i] = chain.proposal[i];
+    *chain.log_target = proposed;
+  }
+  return log_ratio >= T(0) ? T(1) : myriad::exp(log_ratio);
+}
+
+}  // namespace detail
+
+/// One transition of a density model by a slice sampler (slice, elliptical-slice,
+/// reflective-slice). Records it in `stats`: acceptance 1, "accepted" when the point moved.
+template <class Model, class T>
+MYRIAD_HD void slice_transition(const Model& model, const AuxiliaryChain<T>& chain,
+                                const RandomStream& rng, const AuxiliarySettings<T>& settings,
+                                std::uint32_t iteration, IterationStats& stats) {
+  std::uint32_t status = kStatusOk;
+  bool moved = false;
+  const int n = model.dim();
+  if (settings.method == AuxiliaryMethod::slice) {
+    const auto log_density = [&](const ChainVector<T>& x) { return model.log_density(x); };
+    moved = detail::slice_x(chain, log_density, n, settings, rng, iteration, status, stats);
+  } else if constexpr (model_has_gaussian_prior<Model>) {
+    const SliceTags tags{Purpose::slice_height, Purpose::slice_direction, Purpose::slice_bracket};
+    SliceOutcome<T> out;
+    if (settings.method == AuxiliaryMethod::elliptical_slice) {
+      rng.template fill_normal<T>(iteration, Purpose::slice_direction, chain.direction, n);
+      detail::PriorEllipse<Model, T> ellipse{model, chain};
+      out = elliptical_slice_update(ellipse, *chain.log_target, settings.slice.max_shrinks, rng,
+                                    iteration, tags);
+    } else {
+      // Reflective slice on the cube coordinates c, direction v ~ N(0, I) (thesis §3.5).
+      const int m = chain.position.size;
+      rng.template fill_normal<T>(iteration, Purpose::slice_direction, chain.direction, m);
+      const auto log_likelihood = [&](const ChainVector<T>& c) {
+        for (int i = 0; i < m; ++i) c[i] = reflect_into_unit(c[i]);
+        detail::cube_to_prior(model, c, chain.mapped);
+        return model.log_likelihood(chain.mapped);
+      };
+      const detail::StateLine<T, decltype(log_likelihood)> line{chain, log_likelihood, m};
+      out = linear_slice_update(line, *chain.log_target, settings.slice, rng, iteration, tags);
+    }
+    detail::count_slice(out, status, stats);
+    moved = out.moved;
+  }
+  stats.record(1.0, moved, status, 0);
+}
+
+/// One transition of an estimator model by PM-MH or an APM method. Records the x-update's
+/// acceptance in `stats` (a slice update of x: 1, "accepted" when it moved) and, for APM, the
+/// update of u in stats.auxiliary_updates / auxiliary_accepted.
+template <class Model, class T>
+MYRIAD_HD void pseudo_marginal_transition(const Model& model, const AuxiliaryChain<T>& chain,
+                                          const RandomStream& rng,
+                                          const AuxiliarySettings<T>& settings,
+                                          std::uint32_t iteration, IterationStats& stats) {
+  std::uint32_t status = kStatusOk;
+  const int n = model.dim();
+  const AuxiliaryMethod method = settings.method;
+  const bool stored = stores_auxiliary(method);
+  if (method == AuxiliaryMethod::pm_mh) {
+    // A fresh estimate at the proposal only, with u* keyed by this iteration; the current
+    // estimate stays in the state (thesis Alg. 8: never recompute p̂ at x).
+    const auto fresh = [&](const ChainVector<T>& x) {
+      return model.log_estimate(x, AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
+    };
+    bool accepted = false;
+    const T accept_prob =
+        detail::walk_x(chain, fresh, n, settings, rng, iteration, status, stats, accepted);
+    if (accepted) *chain.counter = iteration;
+    stats.record(static_cast<double>(accept_prob), accepted, status, 0);
+    return;
+  }
+  // APM: first u given x.
+  ++stats.auxiliary_updates;
+  if (independence_update(method)) {
+    const T proposed = model.log_estimate(
+        chain.position, AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
+    ++stats.density_evaluations;
+    if (proposed != proposed) status |= kStatusNonFinite;
+    if (myriad::log(rng.uniform<T>(iteration, Purpose::accept, 1)) < proposed - *chain.log_target) {
+      *chain.counter = iteration;
+      *chain.log_target = proposed;
+      ++stats.auxiliary_accepted;
+    }
+  } else {
+    const SliceTags tags{Purpose::auxiliary_slice_height, Purpose::auxiliary_slice_direction,
+                         Purpose::auxiliary_slice_bracket};
+    detail::AuxiliaryLine<Model, T> line{model, chain, rng, iteration};
+    const SliceOutcome<T> out =
+        Model::auxiliary_law == AuxiliaryLaw::normal
+            ? elliptical_slice_update(line, *chain.log_target, settings.auxiliary.max_shrinks, rng,
+                                      iteration, tags)
+            : linear_slice_update(line, *chain.log_target, settings.auxiliary, rng, iteration,
+                                  tags);
+    detail::count_slice(out, status, stats);
+    if (out.moved) ++stats.auxiliary_accepted;
+  }
+  // Then x given u.
+  const auto at_current_u = [&](const ChainVector<T>& x) {
+    return detail::log_estimate_at(model, x, chain, rng, stored);
+  };
+  if (random_walk_on_x(method)) {
+    bool accepted = false;
+    const T accept_prob =
+        detail::walk_x(chain, at_current_u, n, settings, rng, iteration, status, stats, accepted);
+    stats.record(static_cast<double>(accept_prob), accepted, status, 0);
+  } else {
+    const bool moved =
+        detail::slice_x(chain, at_current_u, n, settings, rng, iteration, status, stats);
+    stats.record(1.0, moved, status, 0);
+  }
+}
+
+}  // namespace myriad
