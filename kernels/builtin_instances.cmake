@@ -10,7 +10,8 @@
 #             references are double-precision runs (their library_backends say so), and the
 #             stacked models of batched SBC (model/stacked.hpp);
 #   chmc      a generator, instantiated with its noisy variant Noisy<G> (the CLI's noise=ε);
-#   mpis      a plated model.
+#   mpis      a plated model;
+#   auxiliary the slice and pseudo-marginal samplers' backend, a model type in double precision.
 
 set(myriad_cuda_hmc_builtins
   "gaussian gaussian.hpp models::Gaussian"
@@ -41,6 +42,11 @@ set(myriad_cuda_chmc_builtins
   "gld gld.hpp models::Gld"
   "lotka_volterra lotka_volterra.hpp models::LotkaVolterra"
   "lotka_volterra_summaries lotka_volterra_summaries.hpp models::LotkaVolterraSummaries")
+set(myriad_cuda_auxiliary_builtins
+  "gaussian_latent_variable gaussian_latent_variable.hpp models::GaussianLatentVariable<double>"
+  "gaussian_latent_variable_uniform gaussian_latent_variable.hpp models::GaussianLatentVariable<double,AuxiliaryLaw::uniform>"
+  "standard_logistic standard_logistic.hpp models::StandardLogistic<double>"
+  "logistic logistic.hpp models::Logistic<double>")
 set(myriad_cuda_mpis_builtins
   "hierarchical_gaussian hierarchical_gaussian.hpp models::HierarchicalGaussian"
   "gaussian_chain gaussian_chain.hpp models::GaussianChain"
@@ -74,8 +80,11 @@ template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<models::Noi
   set(mpis_template [=[
 template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<@type@>(
     const @type@&, const PlatedStructure&, const MpisPlan&, const MpisEngineOptions&);]=])
+  set(auxiliary_template [=[
+template std::unique_ptr<AuxiliaryBackend<double>> make_cuda_auxiliary_backend<@type@, double>(
+    const @type@&, std::int64_t, AuxiliaryMethod);]=])
   set(extra_include_chmc "#include \"myriad/models/noisy_generator.hpp\"\n")
-  foreach(family hmc hmc64 ais chmc mpis)
+  foreach(family hmc hmc64 ais chmc mpis auxiliary)
     # The backend's header: hmc64 is HMC's.
     string(REPLACE "hmc64" "hmc" backend ${family})
     foreach(entry IN LISTS myriad_cuda_${family}_builtins)

@@ -39,7 +39,10 @@ struct GaussianLatentVariable {
   static constexpr AuxiliaryLaw auxiliary_law = Law;
   static constexpr int kMaxDim = 16;
   static constexpr int kMaxObservations = 16;
-  static constexpr unsigned library_backends = library_backend::auxiliary;
+  /// The library's CUDA backend of the auxiliary-variable samplers, in double precision
+  /// (model/library_instances.hpp).
+  static constexpr unsigned library_backends =
+      std::is_same_v<T, double> ? library_backend::auxiliary : 0u;
 
   int dimension = 10;                    ///< D
   int observations = 10;                 ///< M

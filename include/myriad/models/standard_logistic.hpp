@@ -17,7 +17,10 @@ namespace myriad::models {
 template <class T>
 struct StandardLogistic {
   using value_type = T;
-  static constexpr unsigned library_backends = library_backend::auxiliary;
+  /// The library's CUDA backend of the auxiliary-variable samplers, in double precision
+  /// (model/library_instances.hpp).
+  static constexpr unsigned library_backends =
+      std::is_same_v<T, double> ? library_backend::auxiliary : 0u;
 
   int dimension = 1;
 

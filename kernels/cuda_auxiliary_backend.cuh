@@ -1,0 +1,204 @@
+#pragma once
+// The CUDA backend of the auxiliary-variable samplers (backend/auxiliary_backend.hpp): the
+// ensemble state in device memory, [coordinate][chain] with the chain stride rounded up to 32,
+// one thread per chain (kernels/auxiliary_kernels.cuh), recorded draws streamed to the host in
+// chunks (draw_chunks.cuh) while the next chunk computes.
+//
+// Device memory per chain: 3 state-sized arrays (state, trial point, direction), x(c) for the
+// reflective sampler, the stored variates of apm-ss-* (the estimator's auxiliary_dim), one log
+// target and one counter, and the statistics; the variates of pm-mh and apm-mi-* are not stored
+// (model/estimator.hpp). The ensemble's moments (the scale's warm-up windows, four times a run)
+// come from one copy of the states to the host.
+//
+// The library instantiates make_cuda_auxiliary_backend for the built-in models that list
+// library_backend::auxiliary (kernels/builtin_instances.cmake); for a model of your own, include
+// this header in a .cu file compiled by nvcc and instantiate
+//
+//   template std::unique_ptr<myriad::AuxiliaryBackend<double>>
+//   myriad::make_cuda_auxiliary_backend<MyModel, double>(const MyModel&, std::int64_t,
+//                                                        myriad::AuxiliaryMethod);
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "auxiliary_kernels.cuh"
+#include "cuda_buffers.cuh"
+#include "cuda_ensemble.cuh"
+#include "cuda_try.cuh"
+#include "device_scope.cuh"
+#include "draw_chunks.cuh"
+#include "myriad/backend/auxiliary_backend.hpp"
+#include "myriad/backend/cpu_auxiliary_backend.hpp"
+#include "myriad/core/device_memory.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/detail/cpu_ensemble_moments.hpp"
+#include "myriad/detail/ensemble_checks.hpp"
+#include "myriad/model/concept.hpp"
+#include "reduction.cuh"
+
+namespace myriad {
+
+template <class Model, class T>
+class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::PassedToKernels<Model> {
+ public:
+  CudaAuxiliaryBackend(const Model& model, std::int64_t chains, AuxiliaryMethod method)
+      : model_(model),
+        method_(method),
+        chains_(chains),
+        stride_(cuda_detail::round_up(chains, 32)),
+        dim_(model.dim()),
+        state_dim_(auxiliary_state_dim(method, model.dim())),
+        auxiliary_dim_(stored_auxiliary_dim(model, method)),
+        num_quantities_(recorded_quantity_count(model)),
+        ensemble_(checked_device(chains)) {
+    const auto rows = [&](int dim) { return static_cast<std::size_t>(dim) * stride_; };
+    for (auto* array : {&position_, &proposal_, &direction_})
+      *array = DeviceArray<T>(rows(state_dim_));
+    mapped_ = DeviceArray<T>(rows(dim_));
+    auxiliary_ = DeviceArray<T>(rows(auxiliary_dim_));
+    log_target_ = DeviceArray<T>(rows(1));
+    counter_ = DeviceArray<std::uint32_t>(rows(1));
+    started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
+    counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
+                                          static_cast<std::size_t>(chains_));
+    capped_ = DeviceArray<std::int64_t>(static_cast<std::size_t>(chains_));
+    for (auto* array : {&position_, &proposal_, &direction_, &mapped_, &auxiliary_, &log_target_})
+      ensemble_.zero(*array);
+    ensemble_.zero(counter_);
+    ensemble_.zero(capped_);
+    set_scale(std::vector<T>(static_cast<std::size_t>(dim_), T(1)));
+    init_grid_ = ensemble_.grid(kernels::initialize_auxiliary_kernel<Model, T>,
+                                kernels::kChainBlockSize, chains_);
+    iterations_grid_ = ensemble_.grid(kernels::auxiliary_iterations_kernel<Model, T>,
+                                      kernels::kChainBlockSize, chains_);
+  }
+
+  CudaAuxiliaryBackend(const CudaAuxiliaryBackend&) = delete;
+  CudaAuxiliaryBackend& operator=(const CudaAuxiliaryBackend&) = delete;
+  ~CudaAuxiliaryBackend() override { cudaStreamSynchronize(ensemble_.stream()); }
+
+  std::int64_t chains() const override { return chains_; }
+  int num_quantities() const override { return num_quantities_; }
+  std::vector<std::string> quantity_names() const override {
+    return recorded_quantity_names(model_);
+  }
+  std::string device_name() const override { return ensemble_.name(); }
+  int dim() const override { return dim_; }
+  int auxiliary_dim() const override { return auxiliary_dim_; }
+
+  void set_scale(const std::vector<T>& scale) override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    MYRIAD_EXPECTS(scale.size() == static_cast<std::size_t>(dim_), "scale: expected ", dim_,
+                   " values, got ", scale.size());
+    ensemble_.synchronize();  // kernels in flight read the old scale
+    scale_ = ensemble_.to_device(scale);
+    ensemble_.synchronize();  // the host vector is pageable and goes on return
+  }
+
+  std::int64_t initialize(const AuxiliarySettings<T>& settings, T radius, int max_tries) override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    MYRIAD_EXPECTS(settings.method == method_,
+                   "this auxiliary-sampler backend was built for another method");
+    kernels::initialize_auxiliary_kernel<Model, T>
+        <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+            model_, view(), own(settings), radius, max_tries, started_.data());
+    MYRIAD_CHECK_LAUNCH();
+    ensemble_.zero(capped_);
+    return ensemble_.reduce_sum<std::int64_t>(chains_,
+                                              kernels::LoadInitializationFailure{started_.data()});
+  }
+
+  IterationStats run(const AuxiliarySettings<T>& settings, std::uint32_t first_iteration,
+                     int num_iterations, DrawSink<T>* sink, std::int64_t first_draw,
+                     int chunk_iterations, EnsembleMoments* moments) override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    MYRIAD_EXPECTS(settings.method == method_,
+                   "this auxiliary-sampler backend was built for another method");
+    check_iteration_count(num_iterations);
+    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
+    const std::int64_t values_per_iteration = static_cast<std::int64_t>(num_quantities_) * chains_;
+    if (sink != nullptr)
+      draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
+                     [](std::int64_t) {});
+    const kernels::ChainStatisticsView stats{counters_.data(), chains_};
+    ensemble_.zero(counters_);
+    const AuxiliarySettings<T> device_settings = own(settings);
+    draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
+               [&](int done, int n, T* recorded) {
+                 kernels::auxiliary_iterations_kernel<Model, T>
+                     <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+                         model_, view(), device_settings,
+                         first_iteration + static_cast<std::uint32_t>(done), n, recorded,
+                         num_quantities_, stats, capped_.data());
+                 MYRIAD_CHECK_LAUNCH();
+               });
+    const IterationStats result =
+        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+    if (moments != nullptr) {
+      const std::vector<T> x = positions();
+      ensemble_moments_cpu(EnsembleView<const T>{x.data(), chains_, state_dim_, chains_, 1},
+                           *moments);
+    }
+    return result;
+  }
+
+  std::vector<std::int64_t> capped_per_chain() const override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    return ensemble_.rows_to_host(capped_.data(), chains_, chains_, 1);
+  }
+
+  std::vector<T> positions() const override {
+    const cuda_detail::DeviceScope on_device(ensemble_.device());
+    return ensemble_.rows_to_host(position_.data(), chains_, stride_, state_dim_);
+  }
+
+ private:
+  static int checked_device(std::int64_t chains) {
+    MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+    return cuda_detail::current_device_or_throw();
+  }
+
+  AuxiliarySettings<T> own(AuxiliarySettings<T> settings) const {
+    settings.scale = scale_.data();
+    return settings;
+  }
+  EnsembleView<T> rows(const DeviceArray<T>& array, int dim) const {
+    return {array.data(), chains_, dim, stride_};
+  }
+  AuxiliaryEnsembleView<T> view() const {
+    return {rows(position_, state_dim_),
+            rows(proposal_, state_dim_),
+            rows(direction_, state_dim_),
+            rows(mapped_, dim_),
+            rows(auxiliary_, auxiliary_dim_),
+            log_target_.data(),
+            counter_.data()};
+  }
+  Model model_;
+  AuxiliaryMethod method_;
+  std::int64_t chains_;
+  std::int64_t stride_;
+  int dim_, state_dim_, auxiliary_dim_, num_quantities_;
+  cuda_detail::EnsembleDevice ensemble_;  // before the arrays: the stream outlives them
+  int init_grid_ = 1, iterations_grid_ = 1;
+  DeviceArray<T> position_, proposal_, direction_, mapped_, auxiliary_, log_target_, scale_;
+  DeviceArray<std::uint32_t> counter_;
+  DeviceArray<std::uint8_t> started_;
+  DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
+  DeviceArray<std::int64_t> capped_;    ///< per chain: capped slice updates since initialize()
+  cuda_detail::DrawChunks<T> draws_;
+};
+
+template <class Model, class T>
+std::unique_ptr<AuxiliaryBackend<T>> make_cuda_auxiliary_backend(const Model& model,
+                                                                 std::int64_t chains,
+                                                                 AuxiliaryMethod method) {
+  return std::make_unique<CudaAuxiliaryBackend<Model, T>>(model, chains, method);
+}
+
+}  // namespace myriad

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `myriad sample --sampler slice|elliptical-slice|reflective-slice|pm-mh|apm-*`: the outputs and
+# run.json's `auxiliary` block (adapted step and scale, capped slice updates per chain,
+# evaluations, the acceptance of u), the exact block of the Gaussian latent variable model, and
+# the usage errors.
+set -uo pipefail
+myriad=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+source "$(dirname "$0")/lib/expect_error.bash"
+
+lvm=(--model gaussian_latent_variable --model-arg observations=3 --model-arg samples=4)
+for sampler in slice elliptical-slice reflective-slice pm-mh apm-mi-mh apm-ss-mh apm-mi-ss apm-ss-ss; do
+  "$myriad" sample "${lvm[@]}" --sampler "$sampler" --chains 8 --warmup 100 --draws 50 --seed 3 \
+    --device cpu --output "$work/$sampler" --quiet || { echo "FAIL: $sampler did not run"; exit 1; }
+done
+# A capped slice: the standard logistic with one shrink allowed.
+"$myriad" sample --model standard_logistic --sampler slice --max-shrinks 1 --chains 8 --warmup 50 \
+  --draws 50 --device cpu --output "$work/capped" --quiet || exit 1
+python3 - "$work" <<'PY' || { echo "FAIL: auxiliary outputs"; failures=$((failures + 1)); }
+import json, sys
+work = sys.argv[1]
+for sampler in ("slice", "elliptical-slice", "reflective-slice", "pm-mh", "apm-mi-mh", "apm-ss-mh",
+                "apm-mi-ss", "apm-ss-ss"):
+    r = json.load(open(f"{work}/{sampler}/run.json"))
+    assert r["method"] == sampler, r["method"]
+    a = r["auxiliary"]
+    assert len(a["scale"]) == 10 and all(s > 0 for s in a["scale"]), a["scale"]
+    assert len(a["capped"]["per_chain"]) == 8, a["capped"]
+    assert a["density_evaluations"] > 0, a
+    assert ("walk" in a) == (sampler in ("pm-mh", "apm-mi-mh", "apm-ss-mh")), a
+    assert ("slice" in a) == (sampler not in ("pm-mh", "apm-mi-mh")), a
+    assert ("auxiliary_acceptance" in a) == sampler.startswith("apm-"), a
+    if "walk" in a:
+        assert a["walk"]["step"] > 0 and a["walk"]["target_accept"] == (0.07 if sampler == "pm-mh" else 0.234), a["walk"]
+    assert r["sampling"]["density_evaluations"] > 0, r["sampling"]
+    assert list(r["exact"]) == [f"x[{d}]" for d in range(10)], r["exact"]
+c = json.load(open(f"{work}/capped/run.json"))["auxiliary"]["capped"]
+assert c["sampling"] > 0 and c["chains_capped"] > 0 and sum(c["per_chain"]) == c["warmup"] + c["sampling"], c
+PY
+# The same seed gives the same draws.
+"$myriad" sample "${lvm[@]}" --sampler apm-ss-ss --chains 8 --warmup 100 --draws 50 --seed 3 \
+  --device cpu --output "$work/again" --quiet || exit 1
+cmp -s "$work/apm-ss-ss/draws.npy" "$work/again/draws.npy" || { echo "FAIL: apm-ss-ss is not reproducible"; failures=$((failures + 1)); }
+
+common=(--warmup 10 --draws 10 --device cpu --output "$work/out")
+expect_usage_error "elliptical-slice needs a model with a Gaussian prior factor" sample --model funnel --sampler elliptical-slice "${common[@]}"
+expect_usage_error "reflective-slice needs a model with a Gaussian prior factor" sample --model standard_logistic --sampler reflective-slice "${common[@]}"
+expect_usage_error "pm-mh needs an estimator model" sample --model funnel --sampler pm-mh "${common[@]}"
+expect_usage_error "--sampler slice does not run on eight_schools" sample --model eight_schools --sampler slice "${common[@]}"
+expect_usage_error "--sampler apm-mi-mh needs a density or estimator model; sphere is a generator" sample --model sphere --sampler apm-mi-mh "${common[@]}"
+expect_usage_error "--walk-step applies to pm-mh and apm-\*-mh, not slice" sample --model funnel --sampler slice --walk-step 0.5 "${common[@]}"
+expect_usage_error "--slice-width applies to slice" sample "${lvm[@]}" --sampler pm-mh --slice-width 2 "${common[@]}"
+expect_usage_error "--coordinate-wise applies to --sampler slice, not apm-mi-ss" sample "${lvm[@]}" --sampler apm-mi-ss --coordinate-wise "${common[@]}"
+expect_usage_error "--max-shrinks applies to the samplers with a slice update, not pm-mh" sample "${lvm[@]}" --sampler pm-mh --max-shrinks 8 "${common[@]}"
+expect_usage_error "--metric does not apply to --sampler slice" sample --model funnel --sampler slice --metric diag "${common[@]}"
+expect_usage_error "--slice-width applies to the slice and pseudo-marginal samplers, not chees" sample --model funnel --slice-width 2 "${common[@]}"
+expect_usage_error "the slice width must be positive" sample --model funnel --sampler slice --slice-width 0 "${common[@]}"
+expect_usage_error "--precision float does not apply to --sampler slice" sample --model funnel --sampler slice --precision float "${common[@]}"
+expect_usage_error "samples (N) must lie in 1" sample --model gaussian_latent_variable --model-arg samples=0 --sampler pm-mh "${common[@]}"
+expect_usage_error "is not one of normal, uniform" sample "${lvm[@]}" --model-arg variates=beta --sampler pm-mh "${common[@]}"
+[ $failures -eq 0 ] || exit 1
