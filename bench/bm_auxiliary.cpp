@@ -1,0 +1,87 @@
+// BM_auxiliary/<workload>/<sampler>/<device>/chains:N — one whole run of
+// myriad::sample_auxiliary (500 warm-up + 1000 draws, seed 1) per sampler, on the Gaussian latent
+// variable model of the thesis's §3.6.1 (D = 10, σ = 1, ε = 2, M = 10 observations, N = 8
+// importance samples: `lvm`; the slice samplers run its exact density) and its M = 3 variant
+// (`lvm_m3`, where PM-MH mixes). Manual time: warm-up + sampling seconds. Counters: estimator (or
+// density) evaluations per second, min bulk ESS over the ten coordinates per second and per
+// 1000 evaluations, the largest R-hat, the acceptance of x's update and, for APM, of u's.
+// The CUDA rows run where a device is present (the library's instances of these models).
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "myriad/backend/device.hpp"
+#include "myriad/models/gaussian_latent_variable.hpp"
+#include "myriad/run/sample_auxiliary.hpp"
+
+namespace myriad::bench {
+namespace {
+
+using Lvm = models::GaussianLatentVariable<double>;
+
+void auxiliary_benchmark(benchmark::State& state, int observations, AuxiliaryMethod method,
+                         Device device) {
+  if (device == Device::cuda && !cuda_device_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  const Lvm model = Lvm::make(10, observations, 8);
+  AuxiliaryConfig config;
+  config.chains = state.range(0);
+  config.warmup = 500;
+  config.draws = 1000;
+  config.seed = 1;
+  config.device = device;
+  config.method = method;
+  SampleResult result;
+  for (auto _ : state) {
+    result = sample_auxiliary(model, config);
+    state.SetIterationTime(result.warmup_seconds + result.sampling_seconds);
+  }
+  double min_ess = std::numeric_limits<double>::infinity(), max_rhat = 0;
+  for (const auto& row : result.summary) {
+    min_ess = std::min(min_ess, row.ess_bulk);
+    max_rhat = std::max(max_rhat, row.rhat);
+  }
+  const IterationStats& s = result.sampling_stats;
+  const double evaluations =
+      double(result.warmup_stats.density_evaluations + s.density_evaluations);
+  const double seconds = result.warmup_seconds + result.sampling_seconds;
+  state.counters["evaluations_per_second"] = evaluations / seconds;
+  state.counters["min_ess_bulk"] = min_ess;
+  state.counters["ess_per_second"] = min_ess / seconds;
+  state.counters["ess_per_1000_evaluations"] = 1000 * min_ess / evaluations;
+  state.counters["max_rhat"] = max_rhat;
+  state.counters["acceptance"] = s.mean_accept_prob();
+  if (s.auxiliary_updates > 0)
+    state.counters["u_acceptance"] = double(s.auxiliary_accepted) / double(s.auxiliary_updates);
+}
+
+void register_auxiliary_benchmarks() {
+  for (const Device device : {Device::cpu, Device::cuda}) {
+    for (const int observations : {10, 3}) {
+      for (const auto& [method, name] : kAuxiliaryMethodNames) {
+        const std::string row = std::string("BM_auxiliary/") +
+                                (observations == 10 ? "lvm/" : "lvm_m3/") + name + "/" +
+                                to_string(device);
+        benchmark::RegisterBenchmark(row.c_str(),
+                                     [=, m = method](benchmark::State& s) {
+                                       auxiliary_benchmark(s, observations, m, device);
+                                     })
+            ->ArgName("chains")
+            ->Arg(device == Device::cuda ? 16384 : 64)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(1);
+      }
+    }
+  }
+}
+
+const bool registered = (register_auxiliary_benchmarks(), true);
+
+}  // namespace
+}  // namespace myriad::bench
