@@ -39,7 +39,7 @@ auto with_noise(const ModelArguments& a, const Model& model, Run run) {
   return run(model);
 }
 
-/// The four runners of a generator whose problem object is built by make(arguments). Constrained
+/// The runners of a generator whose problem object is built by make(arguments). Constrained
 /// HMC runs where sample_constrained would (the data are uploaded when that is a GPU); the ABC
 /// baselines run on the host's copy.
 template <class Make>
@@ -71,6 +71,13 @@ GeneratorRunners runners(Make make) {
     const auto problem = make(a);
     return with_noise(a, problem.host_model(),
                       [&](const auto& g) { return sample_abc_hmc(g, epsilon, config); });
+  };
+  r.abc_slice = [make](const ModelArguments& a, const AuxiliaryConfig& config, AbcKernel kernel,
+                       double epsilon, AuxiliaryReport& report) {
+    const auto problem = make(a);
+    return with_noise(a, problem.host_model(), [&](const auto& g) {
+      return sample_abc_slice(g, kernel, epsilon, config, &report);
+    });
   };
   r.gram_structure = [](const ModelArguments& a) {
     using Model = decltype(std::declval<Make&>()(a).host_model());

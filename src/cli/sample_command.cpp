@@ -147,48 +147,61 @@ std::vector<double> read_initial_positions(const std::string& path) {
 constexpr const char* kAuxiliaryOptions[] = {"walk-step", "walk-target-accept", "slice-width",
                                              "step-out",  "max-shrinks",        "coordinate-wise"};
 
+/// The options of the HMC samplers and of the generator samplers.
+constexpr const char* kNotForAuxiliary[] = {"metric",
+                                            "max-tree-depth",
+                                            "leapfrog-steps",
+                                            "jitter",
+                                            "max-leapfrog-steps",
+                                            "init",
+                                            "no-simd",
+                                            "no-restarts",
+                                            "target-accept",
+                                            "step-size",
+                                            "superchains",
+                                            "checkpoint-every",
+                                            "abc-epsilon",
+                                            "abc-kernel",
+                                            "inner-steps",
+                                            "min-steps",
+                                            "max-steps",
+                                            "chain-mapping",
+                                            "gram-factorization",
+                                            "no-step-back-off"};
+
 /// The auxiliary-variable samplers' part of check_sampler.
 void check_auxiliary_sampler(const CommandLine& line, const ModelSpec& spec,
                              AuxiliaryMethod method) {
   const std::string sampler = to_string(method);
-  if (spec.kind == ModelKind::generator)
+  const bool generator = spec.kind == ModelKind::generator;
+  if (generator && uses_estimator(method))
     throw UsageError{"--sampler " + sampler + " needs a density or estimator model; " + spec.name +
-                     " is a generator (use chmc, abc-reject, abc-mcmc or hmc)"};
-  if (!spec.auxiliary) {
+                     " is a generator (use chmc, abc-reject, abc-mcmc, hmc or a slice sampler)"};
+  if (generator && !line.has("abc-epsilon"))
+    throw UsageError{"--sampler " + sampler +
+                     " on a generator samples the ABC target in input space and needs "
+                     "--abc-epsilon"};
+  if (!generator && !spec.auxiliary) {
     std::string names;
     for (const ModelSpec& m : builtin_models())
       if (m.auxiliary) names += (names.empty() ? "" : ", ") + m.name;
     throw UsageError{"--sampler " + sampler + " does not run on " + spec.name + " (it runs on " +
                      names + ")"};
   }
-  try {
-    spec.auxiliary_check(method);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError{spec.name + ": " + e.what()};
+  if (!generator) {
+    try {
+      spec.auxiliary_check(method);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError{spec.name + ": " + e.what()};
+    }
   }
-  // The HMC samplers' and the generator samplers' settings would be ignored: refuse them.
-  for (const char* name : {"metric",
-                           "max-tree-depth",
-                           "leapfrog-steps",
-                           "jitter",
-                           "max-leapfrog-steps",
-                           "init",
-                           "no-simd",
-                           "no-restarts",
-                           "target-accept",
-                           "step-size",
-                           "superchains",
-                           "checkpoint-every",
-                           "abc-epsilon",
-                           "abc-kernel",
-                           "inner-steps",
-                           "min-steps",
-                           "max-steps",
-                           "chain-mapping",
-                           "gram-factorization",
-                           "no-step-back-off"}) {
-    if (line.has(name))
-      throw UsageError{std::string("--") + name + " does not apply to --sampler " + sampler};
+  // The HMC samplers' and the generator samplers' settings would be ignored: refuse them (the
+  // ABC tolerance and kernel apply to a generator's ABC target).
+  for (const char* name : kNotForAuxiliary) {
+    const bool abc_option = std::string(name).rfind("abc-", 0) == 0;
+    if (line.has(name) && !(generator && abc_option))
+      throw UsageError{std::string("--") + name + " does not apply to --sampler " + sampler +
+                       (abc_option ? " on a density model" : "")};
   }
   const bool walk = random_walk_on_x(method);
   const bool slices_x = !walk && method != AuxiliaryMethod::elliptical_slice;
@@ -313,10 +326,17 @@ AbcKernel parse_abc_kernel(const std::string& name) {
 
 /// The settings of the samplers with their own configuration (on a generator; the
 /// auxiliary-variable samplers), read (and checked) before the run starts.
+/// A slice sampler's ABC target on a generator (AbcSliceTarget, mcmc/abc.hpp).
+struct AbcTarget {
+  AbcKernel kernel = AbcKernel::gaussian;
+  double epsilon = 0;
+};
+
 struct SamplerSettings {
   ChmcConfig chmc;
   AbcConfig abc;
   AuxiliaryConfig auxiliary;
+  AbcTarget abc_target;  ///< a slice sampler's ABC target on a generator
 };
 
 /// Reads an auxiliary-variable sampler's options and records them for run.json.
@@ -354,6 +374,16 @@ AuxiliaryConfig read_auxiliary_settings(const CommandLine& line, const SampleCon
   }
   run.extra["auxiliary"] = settings;
   return auxiliary;
+}
+
+/// The ABC target of a slice sampler on a generator: kernel and tolerance, checked and recorded.
+AbcTarget read_abc_target(const CommandLine& line, RunDescription& run) {
+  AbcTarget target;
+  target.epsilon = line.number("abc-epsilon");
+  if (!(target.epsilon > 0)) throw UsageError{"--abc-epsilon must be positive"};
+  target.kernel = parse_abc_kernel(line.text("abc-kernel"));
+  run.extra["abc"] = Json{{"epsilon", target.epsilon}, {"kernel", line.text("abc-kernel")}};
+  return target;
 }
 
 /// run.json's record of what an auxiliary-variable sampler found: the adapted walk step and
@@ -436,7 +466,11 @@ SampleResult run_sampler(const ModelSpec& spec, const ModelArguments& arguments,
                          Precision precision, RunDescription& run) {
   if (enum_value(kAuxiliaryMethodNames, run.sampler)) {
     AuxiliaryReport report;
-    SampleResult result = spec.auxiliary(arguments, settings.auxiliary, report);
+    SampleResult result =
+        spec.kind == ModelKind::generator
+            ? spec.generator.abc_slice(arguments, settings.auxiliary, settings.abc_target.kernel,
+                                       settings.abc_target.epsilon, report)
+            : spec.auxiliary(arguments, settings.auxiliary, report);
     record_auxiliary_outcome(result, report, run.extra["auxiliary"]);
     return result;
   }
@@ -516,11 +550,14 @@ int sample_command(int argc, char** argv, bool resuming) {
   if (spec.exact) run.exact = spec.exact(arguments);  // also validates the arguments early
   const auto auxiliary_method = enum_value(kAuxiliaryMethodNames, run.sampler);
   SamplerSettings generator_settings =
-      spec.kind == ModelKind::generator
+      spec.kind == ModelKind::generator && !auxiliary_method
           ? read_generator_settings(line, config, spec, arguments, run)
           : SamplerSettings{};
-  if (auxiliary_method)
+  if (auxiliary_method) {
     generator_settings.auxiliary = read_auxiliary_settings(line, config, *auxiliary_method, run);
+    if (spec.kind == ModelKind::generator)
+      generator_settings.abc_target = read_abc_target(line, run);
+  }
 
   RunSession session(line, config.device, start,
                      !checkpointing ? io::Staging::fresh

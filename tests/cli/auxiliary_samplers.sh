@@ -39,6 +39,17 @@ for sampler in ("slice", "elliptical-slice", "reflective-slice", "pm-mh", "apm-m
 c = json.load(open(f"{work}/capped/run.json"))["auxiliary"]["capped"]
 assert c["sampling"] > 0 and c["chains_capped"] > 0 and sum(c["per_chain"]) == c["warmup"] + c["sampling"], c
 PY
+# The ABC baselines in input space on a generator: elliptical slice sampling of
+# ρ(u) k_ε(x̄ | g(u)) on Lotka–Volterra (thesis §4.10: uniform kernel ε = 100).
+"$myriad" sample --model lotka_volterra --sampler elliptical-slice --abc-epsilon 100 \
+  --abc-kernel uniform --chains 4 --warmup 20 --draws 20 --device cpu --output "$work/lv" --quiet ||
+  { echo "FAIL: ABC elliptical slice on lotka_volterra did not run"; exit 1; }
+python3 - "$work" <<'PY' || { echo "FAIL: ABC slice outputs"; failures=$((failures + 1)); }
+import json, sys
+r = json.load(open(f"{sys.argv[1]}/lv/run.json"))
+assert r["method"] == "elliptical-slice" and r["abc"] == {"epsilon": 100.0, "kernel": "uniform"}, r.get("abc")
+assert len(r["auxiliary"]["capped"]["per_chain"]) == 4, r["auxiliary"]
+PY
 # The same seed gives the same draws.
 "$myriad" sample "${lvm[@]}" --sampler apm-ss-ss --chains 8 --warmup 100 --draws 50 --seed 3 \
   --device cpu --output "$work/again" --quiet || exit 1
@@ -50,6 +61,8 @@ expect_usage_error "reflective-slice needs a model with a Gaussian prior factor"
 expect_usage_error "pm-mh needs an estimator model" sample --model funnel --sampler pm-mh "${common[@]}"
 expect_usage_error "--sampler slice does not run on eight_schools" sample --model eight_schools --sampler slice "${common[@]}"
 expect_usage_error "--sampler apm-mi-mh needs a density or estimator model; sphere is a generator" sample --model sphere --sampler apm-mi-mh "${common[@]}"
+expect_usage_error "on a generator samples the ABC target in input space and needs --abc-epsilon" sample --model sphere --sampler elliptical-slice "${common[@]}"
+expect_usage_error "--abc-epsilon does not apply to --sampler slice on a density model" sample --model funnel --sampler slice --abc-epsilon 1 "${common[@]}"
 expect_usage_error "--walk-step applies to pm-mh and apm-\*-mh, not slice" sample --model funnel --sampler slice --walk-step 0.5 "${common[@]}"
 expect_usage_error "--slice-width applies to slice" sample "${lvm[@]}" --sampler pm-mh --slice-width 2 "${common[@]}"
 expect_usage_error "--coordinate-wise applies to --sampler slice, not apm-mi-ss" sample "${lvm[@]}" --sampler apm-mi-ss --coordinate-wise "${common[@]}"

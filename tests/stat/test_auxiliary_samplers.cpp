@@ -25,7 +25,9 @@
 
 #include "common/run_configs.hpp"
 #include "myriad/models/gaussian_latent_variable.hpp"
+#include "myriad/models/linear_gaussian.hpp"
 #include "myriad/models/standard_logistic.hpp"
+#include "myriad/run/sample_abc.hpp"
 #include "myriad/run/sample_auxiliary.hpp"
 #include "posterior_check.hpp"
 
@@ -201,6 +203,56 @@ TEST(StatSliceLogistic, CappedShrinkSliceGivesTheLogisticsVarianceAndTails) {
   std::printf("capped %lld of %lld transitions\n",
               static_cast<long long>(result.sampling_stats.slice_capped),
               static_cast<long long>(result.sampling_stats.transitions));
+}
+
+TEST(StatAbcSlice, EllipticalSliceOnTheGaussianKernelAbcTargetIsExact) {
+  // The constrained-HMC papers' ABC elliptical-slice baseline on linear_gaussian: with the
+  // Gaussian kernel the ABC posterior in input space, N(u; 0, I) N(x̄; Au, ε² I), is Gaussian with
+  // Σ = (I + AᵀA/ε²)⁻¹ and μ = Σ Aᵀ x̄/ε². Every input's mean and variance within 5 MCSE.
+  const auto problem = models::LinearGaussianProblem::make(6, 8, 11);
+  const int M = 6, N = 8;
+  const double epsilon = 0.5;
+  const std::vector<double>& A = problem.matrix();
+  const std::vector<double>& xbar = problem.observations();
+  std::vector<double> precision(static_cast<std::size_t>(N) * N, 0.0), rhs(N, 0.0);
+  for (int i = 0; i < N; ++i) {
+    precision[i * N + i] = 1.0;
+    for (int j = 0; j < N; ++j)
+      for (int m = 0; m < M; ++m)
+        precision[i * N + j] += A[m * N + i] * A[m * N + j] / (epsilon * epsilon);
+    for (int m = 0; m < M; ++m) rhs[i] += A[m * N + i] * xbar[m] / (epsilon * epsilon);
+  }
+  // Σ = precision⁻¹ column by column (Gauss–Jordan: 8 × 8).
+  std::vector<double> a = precision, inverse(static_cast<std::size_t>(N) * N, 0.0);
+  for (int i = 0; i < N; ++i) inverse[i * N + i] = 1.0;
+  for (int c = 0; c < N; ++c) {
+    const double pivot = a[c * N + c];
+    for (int j = 0; j < N; ++j) {
+      a[c * N + j] /= pivot;
+      inverse[c * N + j] /= pivot;
+    }
+    for (int r = 0; r < N; ++r) {
+      if (r == c) continue;
+      const double f = a[r * N + c];
+      for (int j = 0; j < N; ++j) {
+        a[r * N + j] -= f * a[c * N + j];
+        inverse[r * N + j] -= f * inverse[c * N + j];
+      }
+    }
+  }
+  AuxiliaryConfig config = config_for(AuxiliaryMethod::elliptical_slice, 64, 300, 1500);
+  const SampleResult result =
+      sample_abc_slice(problem.host_model(), AbcKernel::gaussian, epsilon, config);
+  for (int i = 0; i < N; ++i) {
+    double mean = 0;
+    for (int j = 0; j < N; ++j) mean += inverse[i * N + j] * rhs[j];
+    const double variance = inverse[i * N + i];
+    testing::expect_within_mcse(testing::mean_of(result, i, [](double x) { return x; }), mean,
+                                result.names[i] + " mean");
+    testing::expect_within_mcse(
+        testing::mean_of(result, i, [&](double x) { return (x - mean) * (x - mean); }), variance,
+        result.names[i] + " variance");
+  }
 }
 
 }  // namespace

@@ -171,4 +171,60 @@ struct AbcGaussianTarget {
   std::string quantity_name(int i) const { return recorded_quantity_name(generator, i); }
 };
 
+/// The ABC posterior in input space, π_ε(u) ∝ ρ(u) k_ε(x̄ | g_x(u)), as a density model with the
+/// Gaussian prior factor N(0, I) (model/estimator.hpp) for the slice samplers: the constrained-HMC
+/// papers' "ABC by elliptical slice sampling" baseline on the generator's inputs
+/// (thesis-methods.md §9.4; `myriad sample --sampler elliptical-slice --abc-epsilon E` on a
+/// generator). Its likelihood is log ρ(u) + ½‖u‖² + log k_ε: the kernel alone when ρ is the
+/// standard normal of most generators, and still exact when it is not. A non-finite simulation
+/// (an exploding Lotka–Volterra path) is outside every slice. Outputs go to a per-call buffer of
+/// at most kMaxOutputs entries.
+template <class Generator>
+struct AbcSliceTarget {
+  static constexpr int kMaxOutputs = 256;
+  using value_type = typename Generator::value_type;
+  Generator generator;
+  AbcKernel kernel;
+  value_type epsilon;
+
+  MYRIAD_HD int dim() const { return generator.input_dim(); }
+  MYRIAD_HD value_type gaussian_prior_mean(int) const { return value_type(0); }
+  MYRIAD_HD value_type gaussian_prior_sd(int) const { return value_type(1); }
+
+  template <class Vec>
+  MYRIAD_HD value_type log_likelihood(const Vec& u) const {
+    value_type half_norm = value_type(0);
+    for (int i = 0; i < dim(); ++i) half_norm += value_type(0.5) * u[i] * u[i];
+    return log_density(u) + half_norm;
+  }
+
+  template <class Vec>
+  MYRIAD_HD value_type log_density(const Vec& u) const {
+    value_type outputs[kMaxOutputs];
+    DenseVector<value_type> x{outputs, generator.output_dim()};
+    const value_type distance = abc_squared_distance(generator, u, x);
+    if (!myriad::isfinite(distance)) return -value_type(INFINITY);
+    return generator.log_prior(u) + abc_log_kernel(kernel, distance, epsilon);
+  }
+
+  /// Chains start where constrained HMC's do: on (or near) the manifold g_x(u) = x̄, inside any
+  /// kernel (AbcGaussianTarget::initial_point says why not at prior draws).
+  template <class Vec>
+  MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& u) const {
+    if constexpr (generator_has_initialize<Generator>) {
+      return generator.initialize(rng, attempt, u);
+    } else {
+      sample_generator_prior(generator, rng, attempt, Purpose::initial_point, u);
+      return true;
+    }
+  }
+
+  MYRIAD_HD int num_quantities() const { return recorded_quantity_count(generator); }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
+    record_quantities(generator, u, out);
+  }
+  std::string quantity_name(int i) const { return recorded_quantity_name(generator, i); }
+};
+
 }  // namespace myriad

@@ -4,6 +4,8 @@
 //   sample_abc_rejection(g, config, summary)   prior simulations kept within ε (uniform ball)
 //   sample_abc_mcmc(g, config)                 pseudo-marginal ABC-MCMC (config.kernel)
 //   sample_abc_hmc(g, epsilon, config)         HMC on the Gaussian-kernel ABC target in u-space
+//   sample_abc_slice(g, kernel, epsilon, config)  slice sampling of the ABC target in u-space
+//                                              (elliptical on the standard normal inputs)
 //
 // ABC rejection and ABC-MCMC run on the CPU; the HMC baseline runs wherever myriad::sample does.
 
@@ -14,6 +16,7 @@
 #include "myriad/mcmc/abc.hpp"
 #include "myriad/run/abc_config.hpp"
 #include "myriad/run/sample.hpp"
+#include "myriad/run/sample_auxiliary.hpp"
 
 namespace myriad {
 
@@ -56,6 +59,21 @@ SampleResult sample_abc_hmc(const Generator& g, double epsilon, const SampleConf
                  "the HMC ABC baseline supports at most ",
                  AbcGaussianTarget<Generator>::kMaxOutputs, " outputs, got ", g.output_dim());
   return sample(AbcGaussianTarget<Generator>{g, typename Generator::value_type(epsilon)}, config);
+}
+
+/// Slice sampling (config.method: slice, elliptical-slice, reflective-slice) of
+/// ρ(u) k_ε(x̄ | g_x(u)) in input space (AbcSliceTarget).
+template <class Generator>
+SampleResult sample_abc_slice(const Generator& g, AbcKernel kernel, double epsilon,
+                              const AuxiliaryConfig& config, AuxiliaryReport* report = nullptr) {
+  MYRIAD_EXPECTS(std::isfinite(epsilon) && epsilon > 0, "abc epsilon must be positive, got ",
+                 epsilon);
+  MYRIAD_EXPECTS(g.output_dim() <= AbcSliceTarget<Generator>::kMaxOutputs,
+                 "the ABC slice baseline supports at most ", AbcSliceTarget<Generator>::kMaxOutputs,
+                 " outputs, got ", g.output_dim());
+  using Target = AbcSliceTarget<Generator>;
+  return sample_auxiliary(Target{g, kernel, typename Generator::value_type(epsilon)}, config,
+                          report);
 }
 
 }  // namespace myriad

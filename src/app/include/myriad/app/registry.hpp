@@ -84,6 +84,11 @@ struct GeneratorRunners {
   std::function<SampleResult(const ModelArguments&, const AbcConfig&)> abc_mcmc;
   /// HMC on the Gaussian-kernel ABC target with tolerance ε.
   std::function<SampleResult(const ModelArguments&, double, const SampleConfig&)> abc_hmc;
+  /// The slice samplers on the ABC target in input space with kernel and tolerance ε
+  /// (AbcSliceTarget, mcmc/abc.hpp).
+  std::function<SampleResult(const ModelArguments&, const AuxiliaryConfig&, AbcKernel, double,
+                             AuxiliaryReport&)>
+      abc_slice;
   /// The Gram structure the generator declares for these arguments (the noisy variant's when
   /// `noise` > 0), known without building it: the CLI checks --gram-factorization against it
   /// before claiming the output.
