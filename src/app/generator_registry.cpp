@@ -72,12 +72,17 @@ GeneratorRunners runners(Make make) {
     return with_noise(a, problem.host_model(),
                       [&](const auto& g) { return sample_abc_hmc(g, epsilon, config); });
   };
-  r.abc_slice = [make](const ModelArguments& a, const AuxiliaryConfig& config, AbcKernel kernel,
-                       double epsilon, AuxiliaryReport& report) {
+  r.abc_auxiliary = [make](const ModelArguments& a, const AuxiliaryConfig& config, AbcKernel kernel,
+                           double epsilon, AuxiliaryReport& report) {
     const auto problem = make(a);
     return with_noise(a, problem.host_model(), [&](const auto& g) {
-      return sample_abc_slice(g, kernel, epsilon, config, &report);
+      return sample_abc_auxiliary(g, kernel, epsilon, config, &report);
     });
+  };
+  r.has_parameters = [](const ModelArguments& a) {
+    using Model = decltype(std::declval<Make&>()(a).host_model());
+    return a.number("noise") > 0 ? generator_has_parameters<models::Noisy<Model>>
+                                 : generator_has_parameters<Model>;
   };
   r.gram_structure = [](const ModelArguments& a) {
     using Model = decltype(std::declval<Make&>()(a).host_model());

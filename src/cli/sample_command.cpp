@@ -171,16 +171,19 @@ constexpr const char* kNotForAuxiliary[] = {"metric",
 
 /// The auxiliary-variable samplers' part of check_sampler.
 void check_auxiliary_sampler(const CommandLine& line, const ModelSpec& spec,
-                             AuxiliaryMethod method) {
+                             const ModelArguments& arguments, AuxiliaryMethod method) {
   const std::string sampler = to_string(method);
   const bool generator = spec.kind == ModelKind::generator;
-  if (generator && uses_estimator(method))
-    throw UsageError{"--sampler " + sampler + " needs a density or estimator model; " + spec.name +
-                     " is a generator (use chmc, abc-reject, abc-mcmc, hmc or a slice sampler)"};
   if (generator && !line.has("abc-epsilon"))
     throw UsageError{"--sampler " + sampler +
-                     " on a generator samples the ABC target in input space and needs "
+                     " on a generator samples its ABC posterior and needs "
                      "--abc-epsilon"};
+  if (generator && uses_estimator(method) && !spec.generator.has_parameters(arguments))
+    throw UsageError{"--sampler " + sampler +
+                     " on a generator needs its inputs split into "
+                     "parameters and noise; " +
+                     spec.name +
+                     " does not say which are which (use a slice sampler, abc-mcmc or chmc)"};
   if (!generator && !spec.auxiliary) {
     std::string names;
     for (const ModelSpec& m : builtin_models())
@@ -223,14 +226,15 @@ void check_auxiliary_sampler(const CommandLine& line, const ModelSpec& spec,
 }
 
 /// Rejects sampler/model combinations and options that do not apply, before any work.
-void check_sampler(const CommandLine& line, const ModelSpec& spec, const std::string& sampler) {
+void check_sampler(const CommandLine& line, const ModelSpec& spec, const ModelArguments& arguments,
+                   const std::string& sampler) {
   if (spec.kind == ModelKind::annealing)
     throw UsageError{spec.name + " is an annealing target: run it with 'myriad ais'"};
   if (spec.kind == ModelKind::plated)
     throw UsageError{spec.name + " is a plated model: run it with 'myriad mpis'"};
   const bool generator = spec.kind == ModelKind::generator;
   if (const auto method = enum_value(kAuxiliaryMethodNames, sampler)) {
-    check_auxiliary_sampler(line, spec, *method);
+    check_auxiliary_sampler(line, spec, arguments, *method);
     return;
   }
   for (const char* name : kAuxiliaryOptions) {
@@ -466,11 +470,11 @@ SampleResult run_sampler(const ModelSpec& spec, const ModelArguments& arguments,
                          Precision precision, RunDescription& run) {
   if (enum_value(kAuxiliaryMethodNames, run.sampler)) {
     AuxiliaryReport report;
-    SampleResult result =
-        spec.kind == ModelKind::generator
-            ? spec.generator.abc_slice(arguments, settings.auxiliary, settings.abc_target.kernel,
-                                       settings.abc_target.epsilon, report)
-            : spec.auxiliary(arguments, settings.auxiliary, report);
+    SampleResult result = spec.kind == ModelKind::generator
+                              ? spec.generator.abc_auxiliary(arguments, settings.auxiliary,
+                                                             settings.abc_target.kernel,
+                                                             settings.abc_target.epsilon, report)
+                              : spec.auxiliary(arguments, settings.auxiliary, report);
     record_auxiliary_outcome(result, report, run.extra["auxiliary"]);
     return result;
   }
@@ -536,7 +540,7 @@ int sample_command(int argc, char** argv, bool resuming) {
   run.precision = to_string(precision);
   run.sampler = line.has("sampler") ? line.text("sampler")
                                     : (spec.kind == ModelKind::generator ? "chmc" : "chees");
-  check_sampler(line, spec, run.sampler);
+  check_sampler(line, spec, arguments, run.sampler);
   if (spec.kind == ModelKind::generator) {
     // Constrained HMC and HMC on the ABC target are fixed-length HMC with a diagonal metric;
     // the ABC samplers take neither (and --sampler, --metric name no other here).

@@ -50,6 +50,17 @@ r = json.load(open(f"{sys.argv[1]}/lv/run.json"))
 assert r["method"] == "elliptical-slice" and r["abc"] == {"epsilon": 100.0, "kernel": "uniform"}, r.get("abc")
 assert len(r["auxiliary"]["capped"]["per_chain"]) == 4, r["auxiliary"]
 PY
+# Pseudo-marginal ABC on the Lotka-Volterra summaries as APM MI+MH (thesis §4.10.2), the noise
+# inputs as the auxiliary variates (Gaussian kernel: every start is finite).
+"$myriad" sample --model lotka_volterra_summaries --sampler apm-mi-mh --abc-epsilon 5 \
+  --abc-kernel gaussian --chains 4 --warmup 50 --draws 50 --device cpu --output "$work/lvs" \
+  --quiet || { echo "FAIL: APM on lotka_volterra_summaries did not run"; exit 1; }
+python3 - "$work" <<'PY' || { echo "FAIL: APM ABC outputs"; failures=$((failures + 1)); }
+import json, sys
+r = json.load(open(f"{sys.argv[1]}/lvs/run.json"))
+assert r["method"] == "apm-mi-mh" and r["abc"]["kernel"] == "gaussian", r.get("abc")
+assert len(r["auxiliary"]["scale"]) == 4 and "auxiliary_acceptance" in r["auxiliary"], r["auxiliary"]
+PY
 # The same seed gives the same draws.
 "$myriad" sample "${lvm[@]}" --sampler apm-ss-ss --chains 8 --warmup 100 --draws 50 --seed 3 \
   --device cpu --output "$work/again" --quiet || exit 1
@@ -60,8 +71,8 @@ expect_usage_error "elliptical-slice needs a model with a Gaussian prior factor"
 expect_usage_error "reflective-slice needs a model with a Gaussian prior factor" sample --model standard_logistic --sampler reflective-slice "${common[@]}"
 expect_usage_error "pm-mh needs an estimator model" sample --model funnel --sampler pm-mh "${common[@]}"
 expect_usage_error "--sampler slice does not run on eight_schools" sample --model eight_schools --sampler slice "${common[@]}"
-expect_usage_error "--sampler apm-mi-mh needs a density or estimator model; sphere is a generator" sample --model sphere --sampler apm-mi-mh "${common[@]}"
-expect_usage_error "on a generator samples the ABC target in input space and needs --abc-epsilon" sample --model sphere --sampler elliptical-slice "${common[@]}"
+expect_usage_error "sphere does not say which are which" sample --model sphere --sampler apm-mi-mh --abc-epsilon 1 "${common[@]}"
+expect_usage_error "on a generator samples its ABC posterior and needs --abc-epsilon" sample --model sphere --sampler elliptical-slice "${common[@]}"
 expect_usage_error "--abc-epsilon does not apply to --sampler slice on a density model" sample --model funnel --sampler slice --abc-epsilon 1 "${common[@]}"
 expect_usage_error "--walk-step applies to pm-mh and apm-\*-mh, not slice" sample --model funnel --sampler slice --walk-step 0.5 "${common[@]}"
 expect_usage_error "--slice-width applies to slice" sample "${lvm[@]}" --sampler pm-mh --slice-width 2 "${common[@]}"

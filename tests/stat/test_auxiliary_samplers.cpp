@@ -242,7 +242,7 @@ TEST(StatAbcSlice, EllipticalSliceOnTheGaussianKernelAbcTargetIsExact) {
   }
   AuxiliaryConfig config = config_for(AuxiliaryMethod::elliptical_slice, 64, 300, 1500);
   const SampleResult result =
-      sample_abc_slice(problem.host_model(), AbcKernel::gaussian, epsilon, config);
+      sample_abc_auxiliary(problem.host_model(), AbcKernel::gaussian, epsilon, config);
   for (int i = 0; i < N; ++i) {
     double mean = 0;
     for (int j = 0; j < N; ++j) mean += inverse[i * N + j] * rhs[j];
@@ -252,6 +252,53 @@ TEST(StatAbcSlice, EllipticalSliceOnTheGaussianKernelAbcTargetIsExact) {
     testing::expect_within_mcse(
         testing::mean_of(result, i, [&](double x) { return (x - mean) * (x - mean); }), variance,
         result.names[i] + " variance");
+  }
+}
+
+/// A directed generator with a closed-form ABC posterior: θ ~ N(0, 1), noise u ~ N(0, I₃),
+/// x_m = θ + s u_m. Under the Gaussian kernel, p(x̄ | θ) = Π_m N(x̄_m; θ, s² + ε²).
+struct ShiftedNoise {
+  using value_type = double;
+  double s = 1.0;
+  double data[3] = {0.8, 1.5, 0.3};
+  MYRIAD_HD int input_dim() const { return 4; }
+  MYRIAD_HD int output_dim() const { return 3; }
+  MYRIAD_HD int num_parameters() const { return 1; }
+  MYRIAD_HD double observed(int m) const { return data[m]; }
+  template <class Vec, class Out>
+  MYRIAD_HD void generate(const Vec& u, Out& x) const {
+    for (int m = 0; m < 3; ++m) x[m] = u[0] + s * u[1 + m];
+  }
+  template <class Vec>
+  MYRIAD_HD auto log_prior(const Vec& u) const {
+    double sum = 0;
+    for (int i = 0; i < 4; ++i) sum -= 0.5 * u[i] * u[i];
+    return sum;
+  }
+  MYRIAD_HD int num_quantities() const { return 1; }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
+    out[0] = u[0];
+  }
+  std::string quantity_name(int) const { return "theta"; }
+};
+
+TEST(StatAbcEstimator, ApmOnADirectedGeneratorsParametersIsExact) {
+  // Pseudo-marginal ABC (AbcEstimator): the parameters' ABC posterior, N(m, v) with
+  // 1/v = 1 + 3/(s² + ε²) and m = v Σ x̄ / (s² + ε²), whatever the noise does.
+  const ShiftedNoise g;
+  const double epsilon = 0.5, k = g.s * g.s + epsilon * epsilon;
+  const double v = 1 / (1 + 3 / k), m = v * (0.8 + 1.5 + 0.3) / k;
+  for (const AuxiliaryMethod method :
+       {AuxiliaryMethod::apm_mi_mh, AuxiliaryMethod::apm_ss_ss, AuxiliaryMethod::pm_mh}) {
+    const SampleResult result =
+        sample_abc_auxiliary(g, AbcKernel::gaussian, epsilon, config_for(method, 64, 500, 2000));
+    const std::string name = to_string(method);
+    testing::expect_within_mcse(testing::mean_of(result, 0, [](double x) { return x; }), m,
+                                name + " mean");
+    testing::expect_within_mcse(
+        testing::mean_of(result, 0, [&](double x) { return (x - m) * (x - m); }), v,
+        name + " variance");
   }
 }
 

@@ -14,6 +14,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/concept.hpp"
+#include "myriad/model/estimator.hpp"
 #include "myriad/model/generator.hpp"
 
 namespace myriad {
@@ -223,6 +224,71 @@ struct AbcSliceTarget {
   template <class Vec, class Out>
   MYRIAD_HD void quantities(const Vec& u, Out& out) const {
     record_quantities(generator, u, out);
+  }
+  std::string quantity_name(int i) const { return recorded_quantity_name(generator, i); }
+};
+
+/// Pseudo-marginal ABC as an estimator model (model/estimator.hpp) for PM-MH and APM: x are a
+/// directed generator's parameters (its first num_parameters() inputs), u its noise inputs with
+/// law N(0, I), and ε(x, u) = ρ(x, u) k_ε(x̄ | g_x(x, u)) / N(u; 0, I) is an unbiased estimate of
+/// ρ₁(x) ∫ ρ₂(u) k_ε(x̄ | g_x(x, u)) du, the ABC posterior of the parameters (thesis-methods.md
+/// §9.4: "pseudo-marginal ABC-MCMC on the summaries, run as APM MI+MH"). A simulation that is
+/// not finite gives ε = 0. The recorded quantities are the generator's, read from the
+/// parameters with the noise at 0: directed generators record functions of their parameters.
+template <class Generator>
+struct AbcEstimator {
+  static constexpr int kMaxInputs = 256;
+  static constexpr int kMaxOutputs = 256;
+  static constexpr AuxiliaryLaw auxiliary_law = AuxiliaryLaw::normal;
+  using value_type = typename Generator::value_type;
+  Generator generator;
+  AbcKernel kernel;
+  value_type epsilon;
+
+  MYRIAD_HD int dim() const { return generator.num_parameters(); }
+  MYRIAD_HD int auxiliary_dim() const { return generator.input_dim() - generator.num_parameters(); }
+
+  template <class X, class U>
+  MYRIAD_HD value_type log_estimate(const X& x, const U& u) const {
+    value_type inputs[kMaxInputs], outputs[kMaxOutputs];
+    const int k = dim();
+    value_type half_norm = value_type(0);
+    for (int i = 0; i < k; ++i) inputs[i] = x[i];
+    for (int i = 0; i < auxiliary_dim(); ++i) {
+      const value_type v = u[i];
+      inputs[k + i] = v;
+      half_norm += value_type(0.5) * v * v;
+    }
+    const DenseVector<value_type> all{inputs, generator.input_dim()};
+    DenseVector<value_type> simulated{outputs, generator.output_dim()};
+    const value_type distance = abc_squared_distance(generator, all, simulated);
+    if (!myriad::isfinite(distance)) return -value_type(INFINITY);
+    return generator.log_prior(all) + half_norm + abc_log_kernel(kernel, distance, epsilon);
+  }
+
+  /// The parameters of the generator's start on (or near) the manifold; the noise of the first
+  /// estimate is the sampler's draw from N(0, I).
+  template <class Vec>
+  MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& x) const {
+    value_type inputs[kMaxInputs];
+    DenseVector<value_type> all{inputs, generator.input_dim()};
+    bool ok = true;
+    if constexpr (generator_has_initialize<Generator>) {
+      ok = generator.initialize(rng, attempt, all);
+    } else {
+      sample_generator_prior(generator, rng, attempt, Purpose::initial_point, all);
+    }
+    for (int i = 0; i < dim(); ++i) x[i] = inputs[i];
+    return ok;
+  }
+
+  MYRIAD_HD int num_quantities() const { return recorded_quantity_count(generator); }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& x, Out& out) const {
+    value_type inputs[kMaxInputs] = {};
+    for (int i = 0; i < dim(); ++i) inputs[i] = x[i];
+    const DenseVector<value_type> all{inputs, generator.input_dim()};
+    record_quantities(generator, all, out);
   }
   std::string quantity_name(int i) const { return recorded_quantity_name(generator, i); }
 };

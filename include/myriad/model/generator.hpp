@@ -199,6 +199,16 @@ constexpr bool generator_in_lanes = detail::log_prior_gradient_returns<G, S>::va
 template <class G>
 constexpr bool generator_has_initialize = is_detected_v<detail::initialize_expression, G>;
 
+namespace detail {
+template <class G>
+using num_parameters_expression = decltype(std::declval<const G&>().num_parameters());
+}  // namespace detail
+
+/// True when the generator says which of its inputs are parameters (the first num_parameters())
+/// and which are noise: directed generators, whose prior factorises as ρ₁(parameters) ρ₂(noise).
+template <class G>
+constexpr bool generator_has_parameters = is_detected_v<detail::num_parameters_expression, G>;
+
 /// The generator's declared Gram structure (dense by default).
 template <class G>
 constexpr GramStructure generator_gram_structure = detail::gram_structure_of<G>::value;

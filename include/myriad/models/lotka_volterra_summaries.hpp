@@ -292,6 +292,9 @@ struct LotkaVolterraSummaries {
   MYRIAD_HD int input_dim() const { return dynamics.num_inputs(); }
   MYRIAD_HD int output_dim() const { return kNumSummaries; }
   MYRIAD_HD value_type observed(int m) const { return summaries[m]; }
+  /// The first kNumParameters inputs are the parameters, the rest the noise (pseudo-marginal ABC:
+  /// AbcEstimator, mcmc/abc.hpp).
+  MYRIAD_HD int num_parameters() const { return kNumParameters; }
 
   /// x = the summaries of the simulated series (the simulator runs twice: means first).
   template <class Vec, class Out>

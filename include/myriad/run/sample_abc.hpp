@@ -4,8 +4,9 @@
 //   sample_abc_rejection(g, config, summary)   prior simulations kept within ε (uniform ball)
 //   sample_abc_mcmc(g, config)                 pseudo-marginal ABC-MCMC (config.kernel)
 //   sample_abc_hmc(g, epsilon, config)         HMC on the Gaussian-kernel ABC target in u-space
-//   sample_abc_slice(g, kernel, epsilon, config)  slice sampling of the ABC target in u-space
-//                                              (elliptical on the standard normal inputs)
+//   sample_abc_auxiliary(g, kernel, epsilon, config)  slice samplers on the ABC target in
+//                                              u-space, PM-MH and APM on a directed generator's
+//                                              parameters with its noise as auxiliary variates
 //
 // ABC rejection and ABC-MCMC run on the CPU; the HMC baseline runs wherever myriad::sample does.
 
@@ -61,19 +62,29 @@ SampleResult sample_abc_hmc(const Generator& g, double epsilon, const SampleConf
   return sample(AbcGaussianTarget<Generator>{g, typename Generator::value_type(epsilon)}, config);
 }
 
-/// Slice sampling (config.method: slice, elliptical-slice, reflective-slice) of
-/// ρ(u) k_ε(x̄ | g_x(u)) in input space (AbcSliceTarget).
+/// The auxiliary-variable samplers on a generator's ABC posterior (config.method): the slice
+/// samplers on ρ(u) k_ε(x̄ | g_x(u)) in input space (AbcSliceTarget), PM-MH and APM on the
+/// parameters with the noise as auxiliary variates (AbcEstimator; directed generators only).
 template <class Generator>
-SampleResult sample_abc_slice(const Generator& g, AbcKernel kernel, double epsilon,
-                              const AuxiliaryConfig& config, AuxiliaryReport* report = nullptr) {
+SampleResult sample_abc_auxiliary(const Generator& g, AbcKernel kernel, double epsilon,
+                                  const AuxiliaryConfig& config,
+                                  AuxiliaryReport* report = nullptr) {
+  using T = typename Generator::value_type;
   MYRIAD_EXPECTS(std::isfinite(epsilon) && epsilon > 0, "abc epsilon must be positive, got ",
                  epsilon);
-  MYRIAD_EXPECTS(g.output_dim() <= AbcSliceTarget<Generator>::kMaxOutputs,
-                 "the ABC slice baseline supports at most ", AbcSliceTarget<Generator>::kMaxOutputs,
-                 " outputs, got ", g.output_dim());
-  using Target = AbcSliceTarget<Generator>;
-  return sample_auxiliary(Target{g, kernel, typename Generator::value_type(epsilon)}, config,
-                          report);
+  MYRIAD_EXPECTS(g.output_dim() <= AbcSliceTarget<Generator>::kMaxOutputs &&
+                     g.input_dim() <= AbcEstimator<Generator>::kMaxInputs,
+                 "the ABC baselines of the auxiliary-variable samplers support at most ",
+                 AbcSliceTarget<Generator>::kMaxOutputs, " inputs and outputs");
+  if (!uses_estimator(config.method))
+    return sample_auxiliary(AbcSliceTarget<Generator>{g, kernel, T(epsilon)}, config, report);
+  if constexpr (generator_has_parameters<Generator>) {
+    return sample_auxiliary(AbcEstimator<Generator>{g, kernel, T(epsilon)}, config, report);
+  } else {
+    throw invalid_argument(detail::concat(
+        to_string(config.method),
+        " on a generator needs its inputs split into parameters and noise (num_parameters())"));
+  }
 }
 
 }  // namespace myriad

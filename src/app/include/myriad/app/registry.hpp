@@ -84,11 +84,15 @@ struct GeneratorRunners {
   std::function<SampleResult(const ModelArguments&, const AbcConfig&)> abc_mcmc;
   /// HMC on the Gaussian-kernel ABC target with tolerance ε.
   std::function<SampleResult(const ModelArguments&, double, const SampleConfig&)> abc_hmc;
-  /// The slice samplers on the ABC target in input space with kernel and tolerance ε
-  /// (AbcSliceTarget, mcmc/abc.hpp).
+  /// The auxiliary-variable samplers on the ABC posterior with kernel and tolerance ε
+  /// (sample_abc_auxiliary, run/sample_abc.hpp): slice samplers in input space, PM-MH and APM on
+  /// the parameters of a directed generator, its noise as the auxiliary variates.
   std::function<SampleResult(const ModelArguments&, const AuxiliaryConfig&, AbcKernel, double,
                              AuxiliaryReport&)>
-      abc_slice;
+      abc_auxiliary;
+  /// The generator (its noisy variant when `noise` > 0) splits its inputs into parameters and
+  /// noise (generator_has_parameters): PM-MH and APM can run on it.
+  std::function<bool(const ModelArguments&)> has_parameters;
   /// The Gram structure the generator declares for these arguments (the noisy variant's when
   /// `noise` > 0), known without building it: the CLI checks --gram-factorization against it
   /// before claiming the output.
