@@ -123,6 +123,22 @@ MYRIAD_HD AbcOutcome<T> abc_mcmc_transition(const Generator& g, const AbcChain<T
   return out;
 }
 
+/// Where the ABC targets' chains start: where constrained HMC's and ABC-MCMC's do, the
+/// generator's point on (or near) the manifold g_x(u) = x̄, inside any kernel (a prior draw
+/// without initialize()). A stiff simulator's prior draws, or points in [−2, 2]^N, almost never
+/// come near the data (Lotka–Volterra's explode), and there the kernel's log density and gradient
+/// overflow.
+template <class Generator, class Vec>
+MYRIAD_HD bool abc_initial_inputs(const Generator& generator, const RandomStream& rng,
+                                  std::uint32_t attempt, Vec& u) {
+  if constexpr (generator_has_initialize<Generator>) {
+    return generator.initialize(rng, attempt, u);
+  } else {
+    sample_generator_prior(generator, rng, attempt, Purpose::initial_point, u);
+    return true;
+  }
+}
+
 /// The Gaussian-kernel ABC posterior in input space as a density model for ordinary HMC (§11):
 ///   log π_ε(u) = log ρ(u) − ‖x̄ − g_x(u)‖² / (2ε²),
 /// differentiated by dual numbers (N passes of the generator). Outputs go to a per-call buffer
@@ -150,18 +166,9 @@ struct AbcGaussianTarget {
     return generator.log_prior(u) - sum / S(2 * epsilon * epsilon);
   }
 
-  /// Chains start where constrained HMC's and ABC-MCMC's do: the generator's point on (or near)
-  /// the manifold g_x(u) = x̄ (a prior draw without initialize()). A stiff simulator's prior
-  /// draws, or points in [−2, 2]^N, almost never come near the data (Lotka–Volterra's explode),
-  /// and there the kernel's log density and gradient overflow.
   template <class Vec>
   MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& u) const {
-    if constexpr (generator_has_initialize<Generator>) {
-      return generator.initialize(rng, attempt, u);
-    } else {
-      sample_generator_prior(generator, rng, attempt, Purpose::initial_point, u);
-      return true;
-    }
+    return abc_initial_inputs(generator, rng, attempt, u);
   }
 
   MYRIAD_HD int num_quantities() const { return recorded_quantity_count(generator); }
@@ -208,16 +215,9 @@ struct AbcSliceTarget {
     return generator.log_prior(u) + abc_log_kernel(kernel, distance, epsilon);
   }
 
-  /// Chains start where constrained HMC's do: on (or near) the manifold g_x(u) = x̄, inside any
-  /// kernel (AbcGaussianTarget::initial_point says why not at prior draws).
   template <class Vec>
   MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& u) const {
-    if constexpr (generator_has_initialize<Generator>) {
-      return generator.initialize(rng, attempt, u);
-    } else {
-      sample_generator_prior(generator, rng, attempt, Purpose::initial_point, u);
-      return true;
-    }
+    return abc_initial_inputs(generator, rng, attempt, u);
   }
 
   MYRIAD_HD int num_quantities() const { return recorded_quantity_count(generator); }
@@ -272,12 +272,7 @@ struct AbcEstimator {
   MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& x) const {
     value_type inputs[kMaxInputs];
     DenseVector<value_type> all{inputs, generator.input_dim()};
-    bool ok = true;
-    if constexpr (generator_has_initialize<Generator>) {
-      ok = generator.initialize(rng, attempt, all);
-    } else {
-      sample_generator_prior(generator, rng, attempt, Purpose::initial_point, all);
-    }
+    const bool ok = abc_initial_inputs(generator, rng, attempt, all);
     for (int i = 0; i < dim(); ++i) x[i] = inputs[i];
     return ok;
   }
