@@ -127,8 +127,6 @@ SampleResult run_auxiliary(AuxiliaryBackend<T>& backend, const AuxiliaryConfig& 
   }
   if (walk && config.warmup > 0) settings.step = T(adapter.final_step_size());
   result.step_size = walk ? double(settings.step) : double(settings.slice.width);
-  result.inverse_metric.assign(scale.size(), 0.0);
-  for (std::size_t d = 0; d < scale.size(); ++d) result.inverse_metric[d] = scale[d] * scale[d];
   result.warmup_seconds = seconds_since(warmup_start);
 
   const auto sampling_start = Clock::now();
