@@ -1,26 +1,53 @@
 // `myriad models`: the built-in models and their arguments.
 
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "myriad/app/registry.hpp"
+#include "myriad/run/auxiliary_config.hpp"
 
 namespace myriad::cli {
+
+namespace {
+
+/// The auxiliary-variable samplers a model takes (those its auxiliary_check accepts), as
+/// "; slice, pm-mh, …", or nothing.
+std::string auxiliary_samplers(const ModelSpec& spec) {
+  if (!spec.auxiliary)
+    return spec.kind == ModelKind::generator
+               ? "; with --abc-epsilon: slice samplers, pm-mh and apm-* "
+                 "(directed generators)"
+               : "";
+  std::string names;
+  for (const auto& [method, name] : kAuxiliaryMethodNames) {
+    try {
+      spec.auxiliary_check(method);
+      names += std::string(", ") + name;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  return names;
+}
+
+}  // namespace
 
 int models_command(int argc, char** argv) {
   if (argc > 2) throw UsageError{"'myriad models' takes no arguments"};
   (void)argv;
   for (const auto& spec : builtin_models()) {
-    const char* kind = spec.kind == ModelKind::generator
+    std::string kind = spec.kind == ModelKind::generator
                            ? "generator: --sampler chmc (default), abc-reject, abc-mcmc, hmc"
                        : spec.kind == ModelKind::annealing ? "annealing target: myriad ais"
                        : spec.kind == ModelKind::plated    ? "plated model: myriad mpis"
-                       : spec.anneal
-                           ? "density: --sampler chees (default), snaper, nuts, hmc; myriad ais"
-                           : "density: --sampler chees (default), snaper, nuts, hmc";
-    std::printf("%s  [%s%s]\n    %s\n", spec.name.c_str(), kind, spec.sbc ? "; myriad sbc" : "",
-                spec.description.c_str());
+                                                           : "density: --sampler chees (default), "
+                                                             "snaper, nuts, hmc";
+    kind += auxiliary_samplers(spec);
+    if (spec.kind == ModelKind::density && spec.anneal) kind += "; myriad ais";
+    if (spec.sbc) kind += "; myriad sbc";
+    std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind.c_str(), spec.description.c_str());
     if (spec.data != DataUse::none)
       std::printf("    --data FILE.json%s  %s\n",
                   spec.data == DataUse::optional ? " (optional)" : "", spec.data_variables.c_str());

@@ -66,6 +66,13 @@ PY
   --device cpu --output "$work/again" --quiet || exit 1
 cmp -s "$work/apm-ss-ss/draws.npy" "$work/again/draws.npy" || { echo "FAIL: apm-ss-ss is not reproducible"; failures=$((failures + 1)); }
 
+# `myriad models` names the samplers each model takes.
+"$myriad" models >"$work/models"
+grep -q "^gaussian_latent_variable  \[density: .*, slice, elliptical-slice, reflective-slice, pm-mh, apm-mi-mh, apm-ss-mh, apm-mi-ss, apm-ss-ss\]" "$work/models" ||
+  { echo "FAIL: models does not list the LVM's samplers"; failures=$((failures + 1)); }
+grep -q "^funnel  \[density: --sampler chees (default), snaper, nuts, hmc, slice\]" "$work/models" ||
+  { echo "FAIL: models does not list funnel's slice sampler"; failures=$((failures + 1)); }
+
 common=(--warmup 10 --draws 10 --device cpu --output "$work/out")
 expect_usage_error "elliptical-slice needs a model with a Gaussian prior factor" sample --model funnel --sampler elliptical-slice "${common[@]}"
 expect_usage_error "reflective-slice needs a model with a Gaussian prior factor" sample --model standard_logistic --sampler reflective-slice "${common[@]}"
