@@ -33,7 +33,6 @@
 #include "device_scope.cuh"
 #include "draw_chunks.cuh"
 #include "myriad/backend/auxiliary_backend.hpp"
-#include "myriad/backend/cpu_auxiliary_backend.hpp"
 #include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/detail/cpu_ensemble_moments.hpp"

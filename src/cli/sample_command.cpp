@@ -396,7 +396,7 @@ AbcTarget read_abc_target(const CommandLine& line, RunDescription& run) {
 void record_auxiliary_outcome(const SampleResult& result, const AuxiliaryReport& report,
                               Json& block) {
   constexpr std::size_t kListedChains = 65536;
-  if (block.contains("walk")) block["walk"]["step"] = report.walk_step;
+  if (block.contains("walk")) block["walk"]["step"] = result.step_size;
   block["scale"] = report.scale;
   std::int64_t chains_capped = 0, most = 0;
   for (const std::int64_t n : report.capped) {

@@ -141,7 +141,6 @@ SampleResult run_auxiliary(AuxiliaryBackend<T>& backend, const AuxiliaryConfig& 
   result.sampling_seconds = seconds_since(sampling_start);
   finish_trace(result, config, sink, memory);
   if (report) {
-    report->walk_step = walk ? double(settings.step) : 0.0;
     report->scale = scale;
     report->capped = backend.capped_per_chain();
   }

@@ -22,16 +22,6 @@
 
 namespace myriad {
 
-/// The variates a chain stores for `method` on Model: an estimator's auxiliary_dim() where the
-/// method moves u by slice sampling, else none.
-template <class Model>
-int stored_auxiliary_dim(const Model& model, AuxiliaryMethod method) {
-  if constexpr (model_has_estimator<Model>) {
-    if (stores_auxiliary(method)) return model.auxiliary_dim();
-  }
-  return 0;
-}
-
 template <class Model, class T>
 class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>> {
  public:

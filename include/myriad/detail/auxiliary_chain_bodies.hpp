@@ -32,6 +32,16 @@ struct AuxiliaryEnsembleView {
   }
 };
 
+/// The variates a chain stores for `method` on Model: an estimator's auxiliary_dim() where the
+/// method moves u by slice sampling, else none.
+template <class Model>
+MYRIAD_HD int stored_auxiliary_dim(const Model& model, AuxiliaryMethod method) {
+  if constexpr (model_has_estimator<Model>) {
+    if (stores_auxiliary(method)) return model.auxiliary_dim();
+  }
+  return 0;
+}
+
 /// log π of the chain's state as its sampler reads it: log L(x(c)) (reflective-slice), log L(x)
 /// (elliptical-slice), log π(x) (slice) or log ε(x, u) (pseudo-marginal).
 template <class Model, class T>

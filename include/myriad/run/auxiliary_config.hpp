@@ -61,9 +61,8 @@ struct AuxiliaryConfig : SampleConfig {
 };
 
 /// What a run of an auxiliary-variable sampler reports beyond SampleResult (run.json's
-/// `auxiliary` block).
+/// `auxiliary` block; the walk step λ is SampleResult::step_size).
 struct AuxiliaryReport {
-  double walk_step = 0;              ///< λ after warm-up (random walk on x)
   std::vector<double> scale;         ///< the per-coordinate scale s after warm-up
   std::vector<std::int64_t> capped;  ///< per chain: capped slice updates, warm-up and sampling
 };
