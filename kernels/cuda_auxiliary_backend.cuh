@@ -6,9 +6,10 @@
 //
 // Device memory per chain: 3 state-sized arrays (state, trial point, direction), x(c) for the
 // reflective sampler, the stored variates of apm-ss-* (the estimator's auxiliary_dim), one log
-// target and one counter, and the statistics; the variates of pm-mh and apm-mi-* are not stored
-// (model/estimator.hpp). The ensemble's moments (the scale's warm-up windows, four times a run)
-// come from one copy of the states to the host.
+// target and one counter, and the statistics; for an estimator with an x-dependent cache (model/
+// estimator.hpp), two caches and its workspace, chain-major (a chain's thread walks its own); the
+// variates of pm-mh and apm-mi-* are not stored (model/estimator.hpp). The ensemble's moments (the
+// scale's warm-up windows, four times a run) come from one copy of the states to the host.
 //
 // The library instantiates make_cuda_auxiliary_backend for the built-in models that list
 // library_backend::auxiliary (kernels/builtin_instances.cmake); for a model of your own, include
@@ -53,6 +54,7 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
         dim_(model.dim()),
         state_dim_(auxiliary_state_dim(method, model.dim())),
         auxiliary_dim_(stored_auxiliary_dim(model, method)),
+        storage_(estimator_storage(model, method)),
         num_quantities_(recorded_quantity_count(model)),
         ensemble_(checked_device(chains)) {
     const auto rows = [&](int dim) { return static_cast<std::size_t>(dim) * stride_; };
@@ -66,6 +68,13 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
                                           static_cast<std::size_t>(chains_));
     capped_ = DeviceArray<std::int64_t>(static_cast<std::size_t>(chains_));
+    const auto per_chain = [&](std::int64_t values) {
+      return static_cast<std::size_t>(values) * static_cast<std::size_t>(chains_);
+    };
+    caches_ = DeviceArray<T>(per_chain(2 * storage_.cache_size));
+    workspace_ = DeviceArray<T>(per_chain(storage_.workspace_size));
+    cache_slot_ = DeviceArray<std::uint8_t>(per_chain(storage_.cache_size > 0 ? 1 : 0));
+    ensemble_.zero(cache_slot_);
     for (auto* array : {&position_, &proposal_, &direction_, &mapped_, &auxiliary_, &log_target_})
       ensemble_.zero(*array);
     ensemble_.zero(counter_);
@@ -170,24 +179,34 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     return {array.data(), chains_, dim, stride_};
   }
   AuxiliaryEnsembleView<T> view() const {
-    return {rows(position_, state_dim_),
-            rows(proposal_, state_dim_),
-            rows(direction_, state_dim_),
-            rows(mapped_, dim_),
-            rows(auxiliary_, auxiliary_dim_),
-            log_target_.data(),
-            counter_.data()};
+    AuxiliaryEnsembleView<T> v{rows(position_, state_dim_),
+                               rows(proposal_, state_dim_),
+                               rows(direction_, state_dim_),
+                               rows(mapped_, dim_),
+                               rows(auxiliary_, auxiliary_dim_),
+                               log_target_.data(),
+                               counter_.data()};
+    if (storage_.cache_size > 0) {
+      v.caches = caches_.data();
+      v.cache_size = storage_.cache_size;
+      v.workspace = workspace_.data();
+      v.workspace_size = storage_.workspace_size;
+      v.cache_slot = cache_slot_.data();
+    }
+    return v;
   }
   Model model_;
   AuxiliaryMethod method_;
   std::int64_t chains_;
   std::int64_t stride_;
   int dim_, state_dim_, auxiliary_dim_, num_quantities_;
+  EstimatorStorage storage_;
   cuda_detail::EnsembleDevice ensemble_;  // before the arrays: the stream outlives them
   int init_grid_ = 1, iterations_grid_ = 1;
   DeviceArray<T> position_, proposal_, direction_, mapped_, auxiliary_, log_target_, scale_;
   DeviceArray<std::uint32_t> counter_;
-  DeviceArray<std::uint8_t> started_;
+  DeviceArray<T> caches_, workspace_;  ///< a cached estimator's, chain-major
+  DeviceArray<std::uint8_t> started_, cache_slot_;
   DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
   DeviceArray<std::int64_t> capped_;    ///< per chain: capped slice updates since initialize()
   cuda_detail::DrawChunks<T> draws_;

@@ -1,7 +1,7 @@
 // The built-in models made for the auxiliary-variable samplers (mcmc/auxiliary_samplers.hpp):
 // the thesis's Gaussian latent variable model, a density and an estimator with an exact
-// posterior, and the standard logistic, the slice samplers' check of tails. Both also run under
-// HMC.
+// posterior; the standard logistic, the slice samplers' check of tails (both also run under
+// HMC); and the thesis's Gaussian-process probit classification, an estimator only.
 
 #include <cmath>
 #include <string>
@@ -9,7 +9,9 @@
 
 #include "auxiliary_runner.hpp"
 #include "myriad/app/registry.hpp"
+#include "myriad/models/breast_cancer_wisconsin.hpp"
 #include "myriad/models/gaussian_latent_variable.hpp"
+#include "myriad/models/gp_probit.hpp"
 #include "myriad/models/standard_logistic.hpp"
 #include "myriad/run/sample.hpp"
 
@@ -98,10 +100,46 @@ ModelSpec standard_logistic_spec() {
   return spec;
 }
 
+ModelSpec gp_probit_spec() {
+  ModelSpec spec;
+  spec.name = "gp_probit";
+  spec.description =
+      "thesis §3.6.2: Gaussian-process probit classification of the Wisconsin breast cancer "
+      "data (683 complete rows, 9 standardised features), SE-ARD covariance, x = [log s; log "
+      "ell] with the thesis's gamma prior; a Laplace importance-sampling estimator of the "
+      "marginal likelihood with N samples, for pm-mh and apm-*";
+  spec.arguments = {{"rows", "0", "complete data rows used, evenly spaced (0: all 683)"},
+                    {"samples", "50", "N, importance samples per estimate"},
+                    {"max_newton", "100", "cap on the Laplace fit's Newton steps"}};
+  const auto make_data = [](const ModelArguments& a) {
+    const models::BreastCancerRows rows = models::breast_cancer_wisconsin(a.integer("rows"));
+    return models::GpProbitData<double>::from_arrays(rows.rows, models::BreastCancerRows::kFeatures,
+                                                     rows.features, rows.labels);
+  };
+  const auto make = [](const ModelArguments& a, const models::GpProbitData<double>& data) {
+    models::GpProbit<double> model = data.host_model(a.integer("samples"));
+    const int max_newton = a.integer("max_newton");
+    MYRIAD_EXPECTS(max_newton >= 1, "gp_probit: max_newton must be positive, got ", max_newton);
+    model.max_newton = max_newton;
+    return model;
+  };
+  // Builds (and so checks) the data and the model before the run starts.
+  spec.dim = [make_data, make](const ModelArguments& a) { return make(a, make_data(a)).dim(); };
+  spec.auxiliary_check = [](AuxiliaryMethod method) {
+    check_auxiliary_model<models::GpProbit<double>>(method);
+  };
+  spec.auxiliary = [make_data, make](const ModelArguments& a, const AuxiliaryConfig& config,
+                                     AuxiliaryReport& report) {
+    const models::GpProbitData<double> data = make_data(a);
+    return sample_auxiliary(make(a, data), config, &report);
+  };
+  return spec;
+}
+
 }  // namespace
 
 std::vector<ModelSpec> auxiliary_model_specs() {
-  return {gaussian_latent_variable_spec(), standard_logistic_spec()};
+  return {gaussian_latent_variable_spec(), standard_logistic_spec(), gp_probit_spec()};
 }
 
 }  // namespace myriad

@@ -30,7 +30,8 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
         method_(method),
         dim_(model.dim()),
         state_dim_(auxiliary_state_dim(method, model.dim())),
-        auxiliary_dim_(stored_auxiliary_dim(model, method)) {
+        auxiliary_dim_(stored_auxiliary_dim(model, method)),
+        storage_(estimator_storage(model, method)) {
     MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
     const auto c = static_cast<std::size_t>(chains);
     for (auto* array : {&position_, &proposal_, &direction_}) array->assign(c * state_dim_, T(0));
@@ -39,6 +40,9 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
     log_target_.assign(c, T(0));
     counter_.assign(c, 0);
     capped_.assign(c, 0);
+    caches_.assign(c * 2 * static_cast<std::size_t>(storage_.cache_size), T(0));
+    workspace_.assign(c * static_cast<std::size_t>(storage_.workspace_size), T(0));
+    cache_slot_.assign(storage_.cache_size > 0 ? c : 0, 0);
     scale_.assign(static_cast<std::size_t>(dim_), T(1));
   }
 
@@ -78,7 +82,10 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
         run_in_draw_chunks(num_iterations, chunk_iterations, quantities, this->chains_, sink,
                            first_draw, chunk_, [&](int done, int n, T* recorded) {
                              IterationStats stats;
-#pragma omp parallel for schedule(dynamic, 16) reduction(merge_stats : stats)
+      // One chain at a time: a chain runs a whole chunk of iterations,
+      // so the scheduling costs nothing, and a few heavy chains (GP
+      // probit) still spread over every thread.
+#pragma omp parallel for schedule(dynamic) reduction(merge_stats : stats)
                              for (std::int64_t c = 0; c < this->chains_; ++c) {
                                const RandomStream rng(own.seed, static_cast<std::uint64_t>(c));
                                const IterationStats chain = auxiliary_chain_iterations(
@@ -117,19 +124,30 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
     return {array.data(), this->chains_, dim, 1, dim};
   }
   AuxiliaryEnsembleView<T> view() {
-    return {view(position_, state_dim_),
-            view(proposal_, state_dim_),
-            view(direction_, state_dim_),
-            view(mapped_, dim_),
-            view(auxiliary_, auxiliary_dim_),
-            log_target_.data(),
-            counter_.data()};
+    AuxiliaryEnsembleView<T> v{view(position_, state_dim_),
+                               view(proposal_, state_dim_),
+                               view(direction_, state_dim_),
+                               view(mapped_, dim_),
+                               view(auxiliary_, auxiliary_dim_),
+                               log_target_.data(),
+                               counter_.data()};
+    if (storage_.cache_size > 0) {
+      v.caches = caches_.data();
+      v.cache_size = storage_.cache_size;
+      v.workspace = workspace_.data();
+      v.workspace_size = storage_.workspace_size;
+      v.cache_slot = cache_slot_.data();
+    }
+    return v;
   }
 
   AuxiliaryMethod method_;
   int dim_, state_dim_, auxiliary_dim_;
+  EstimatorStorage storage_;
   std::vector<T> position_, proposal_, direction_, mapped_, auxiliary_, log_target_, scale_, chunk_;
+  std::vector<T> caches_, workspace_;  ///< a cached estimator's, chain-major
   std::vector<std::uint32_t> counter_;
+  std::vector<std::uint8_t> cache_slot_;
   std::vector<std::int64_t> capped_;
 };
 

@@ -28,6 +28,7 @@ MYRIAD_UNARY_MATH(tan)
 MYRIAD_UNARY_MATH(atan)
 MYRIAD_UNARY_MATH(lgamma)
 MYRIAD_UNARY_MATH(floor)
+MYRIAD_UNARY_MATH(erfc)
 #undef MYRIAD_UNARY_MATH
 
 // Element types with a LaneMath specialisation (host only: SIMD batches of chains). Removed from
@@ -91,6 +92,20 @@ MYRIAD_HD MYRIAD_INLINE auto normal_log_density(const X& x, const M& mu, const S
   const auto z = (x - mu) / sigma;
   using Z = decltype(z * z);
   return Z(-0.91893853320467274178) - log(sigma) - Z(0.5) * z * z;
+}
+
+/// log Φ(x), the standard normal CDF, accurate in both tails: log(½ erfc(−x/√2)) while erfc
+/// keeps its relative accuracy (to x ≈ −37 in double, −12 in float, where Φ nears the smallest
+/// normal number), and beyond that Mills' ratio, log Φ(x) = −x²/2 − log(−x) − ½ log 2π +
+/// log(1 − 1/x² + 3/x⁴ − 15/x⁶ + 105/x⁸), whose truncation error there is below the type's
+/// rounding (Abramowitz & Stegun 26.2.12).
+template <class T>
+MYRIAD_HD MYRIAD_INLINE T log_normal_cdf(T x) {
+  if (x > T(sizeof(T) == sizeof(float) ? -12 : -37))
+    return log(T(0.5) * erfc(x * T(-0.70710678118654752440)));
+  const T r = T(1) / (x * x);
+  return T(-0.5) * x * x - log(-x) - T(0.91893853320467274178) +
+         log1p(r * (T(-1) + r * (T(3) + r * (T(-15) + r * T(105)))));
 }
 
 }  // namespace myriad

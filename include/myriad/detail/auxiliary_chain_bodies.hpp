@@ -19,18 +19,51 @@ namespace myriad {
 
 /// The ensemble's arrays: position/proposal/direction of auxiliary_state_dim coordinates,
 /// mapped of the model's dim (reflective-slice), auxiliary of auxiliary_dim (apm-ss-*; else
-/// dim 0), and one log target and counter per chain.
+/// dim 0), and one log target and counter per chain; for a cached estimator, chain-major, two
+/// caches (2 · cache_size values), workspace_size values of scratch and a cache slot per chain
+/// (estimator_storage), else null.
 template <class T>
 struct AuxiliaryEnsembleView {
   EnsembleView<T> position, proposal, direction, mapped, auxiliary;
   T* log_target;
   std::uint32_t* counter;
+  T* caches = nullptr;
+  std::int64_t cache_size = 0;
+  T* workspace = nullptr;
+  std::int64_t workspace_size = 0;
+  std::uint8_t* cache_slot = nullptr;
 
   MYRIAD_HD AuxiliaryChain<T> chain(std::int64_t c) const {
-    return {position.chain(c),  proposal.chain(c), direction.chain(c), mapped.chain(c),
-            auxiliary.chain(c), log_target + c,    counter + c};
+    AuxiliaryChain<T> one{position.chain(c), proposal.chain(c),  direction.chain(c),
+                          mapped.chain(c),   auxiliary.chain(c), log_target + c,
+                          counter + c};
+    if (caches != nullptr) {
+      one.caches = caches + 2 * cache_size * c;
+      one.cache_size = cache_size;
+      one.workspace = workspace + workspace_size * c;
+      one.cache_slot = cache_slot + c;
+    }
+    return one;
   }
 };
+
+/// Per-chain sizes of a cached estimator's storage (model/estimator.hpp): one cache and the
+/// workspace, in values; zero for every other model or a method without an estimator.
+struct EstimatorStorage {
+  std::int64_t cache_size = 0, workspace_size = 0;
+  std::int64_t values_per_chain() const { return 2 * cache_size + workspace_size; }
+};
+
+template <class Model>
+EstimatorStorage estimator_storage(const Model& model, AuxiliaryMethod method) {
+  if constexpr (model_has_cached_estimator<Model>) {
+    if (uses_estimator(method))
+      return {model.estimator_cache_size(), model.estimator_workspace_size()};
+  }
+  (void)model;
+  (void)method;
+  return {};
+}
 
 /// The variates a chain stores for `method` on Model: an estimator's auxiliary_dim() where the
 /// method moves u by slice sampling, else none.
@@ -43,14 +76,20 @@ MYRIAD_HD int stored_auxiliary_dim(const Model& model, AuxiliaryMethod method) {
 }
 
 /// log π of the chain's state as its sampler reads it: log L(x(c)) (reflective-slice), log L(x)
-/// (elliptical-slice), log π(x) (slice) or log ε(x, u) (pseudo-marginal).
+/// (elliptical-slice), log π(x) (slice) or log ε(x, u) (pseudo-marginal; a cached estimator
+/// prepares the state's cache first).
 template <class Model, class T>
 MYRIAD_HD T auxiliary_log_target(const Model& model, const AuxiliaryChain<T>& chain,
                                  const RandomStream& rng, const AuxiliarySettings<T>& settings) {
   const AuxiliaryMethod method = settings.method;
   if constexpr (model_has_estimator<Model>) {
-    if (uses_estimator(method))
-      return detail::log_estimate_at(model, chain.position, chain, rng, stores_auxiliary(method));
+    if (uses_estimator(method)) {
+      if constexpr (model_has_cached_estimator<Model>)
+        model.prepare_estimate(chain.position, chain.state_cache(), chain.workspace);
+      return detail::at_current_variates<Model>(
+          chain, rng, stores_auxiliary(method),
+          [&](const auto& u) { return detail::log_estimate_state(model, chain, u); });
+    }
   }
   if constexpr (model_has_gaussian_prior<Model>) {
     if (method == AuxiliaryMethod::reflective_slice) {

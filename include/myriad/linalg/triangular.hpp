@@ -29,6 +29,20 @@ MYRIAD_HD void solve_lower(MatrixView<T> l, Vector&& b) {
   }
 }
 
+/// b ← L⁻¹ b as solve_lower, in column form: x_k = b_k / l_kk, then b_i ← b_i − l_ik x_k for
+/// i > k, so that L is read down its columns (contiguous for a column-major L, the layout of
+/// batched_cholesky.hpp; Golub & Van Loan, 4th ed., §3.1.4). O(n²/2) multiply-adds.
+template <class T, class Vector>
+MYRIAD_HD void solve_lower_by_columns(MatrixView<T> l, Vector&& b) {
+  using Value = std::remove_const_t<T>;
+  const int n = l.rows;
+  for (int k = 0; k < n; ++k) {
+    const Value x_k = b[k] / l(k, k);
+    b[k] = x_k;
+    for (int i = k + 1; i < n; ++i) b[i] -= l(i, k) * x_k;
+  }
+}
+
 /// b ← L⁻ᵀ b: back substitution for Lᵀ x = b, i = n−1 … 0, in column form
 ///   x_i = b_i / l_ii;  b_k ← b_k − l_ik x_i for k < i,
 /// so that, as in solve_lower, L is read along its rows (Golub & Van Loan, 4th ed., §3.1.4).

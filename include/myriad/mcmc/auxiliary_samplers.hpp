@@ -20,6 +20,10 @@
 // stream (AuxiliaryVariates, model/estimator.hpp). Slice updates of u (apm-ss-*) move it, so it
 // is stored, [aux][chain].
 //
+// An estimator with an x-dependent cache (model/estimator.hpp: the GP probit's Laplace fit) is
+// prepared once per x: the chain keeps the state's cache and a trial point's, and a move of x
+// swaps them, so an update of u given x costs only the cached part of an estimate.
+//
 // Reflective slice sampling on a density model: the Gaussian prior factor N(μ, diag σ²) is the
 // image of the uniform law on the unit cube under Box–Muller pairs, x_{2k}, x_{2k+1} = μ + σ ⊙
 // BoxMuller(c_{2k}, c_{2k+1}) (one extra coordinate pads an odd dimension), so π(x) ∝ N(x) L(x)
@@ -94,6 +98,17 @@ struct AuxiliaryChain {
   ChainVector<T> auxiliary;  ///< u (apm-ss-*), else empty
   T* log_target;             ///< log π(x) / log L(x) / log L(x(c)) / log ε(x, u) of the state
   std::uint32_t* counter;    ///< the stream counter u was drawn at (pm-mh, apm-mi-*)
+  T* caches = nullptr;       ///< two estimator caches of cache_size (cached estimators), else null
+  std::int64_t cache_size = 0;
+  T* workspace = nullptr;              ///< the estimator's scratch (cached estimators)
+  std::uint8_t* cache_slot = nullptr;  ///< which of the two caches is the state's
+
+  MYRIAD_HD T* state_cache() const { return caches + *cache_slot * cache_size; }
+  MYRIAD_HD T* trial_cache() const { return caches + (1 - *cache_slot) * cache_size; }
+  /// The state moved to the trial point last evaluated: its cache becomes the state's.
+  MYRIAD_HD void adopt_trial() const {
+    if (cache_slot != nullptr) *cache_slot ^= std::uint8_t{1};
+  }
 };
 
 /// Counter values of the initial auxiliary draws: the top of the range, below which run the
@@ -121,12 +136,35 @@ MYRIAD_HD void cube_to_prior(const Model& model, const C& c, X& x) {
   }
 }
 
-/// log ε(x, u) at the chain's current u: the stored one, or the one its counter keys.
-template <class Model, class T, class X>
-MYRIAD_HD T log_estimate_at(const Model& model, const X& x, const AuxiliaryChain<T>& chain,
-                            const RandomStream& rng, bool stored) {
-  if (stored) return model.log_estimate(x, chain.auxiliary);
-  return model.log_estimate(x, AuxiliaryVariates<T>{rng, *chain.counter, Model::auxiliary_law});
+/// log ε(x, u) at the state's x: from the state's cache for a cached estimator.
+template <class Model, class T, class U>
+MYRIAD_HD T log_estimate_state(const Model& model, const AuxiliaryChain<T>& chain, const U& u) {
+  if constexpr (model_has_cached_estimator<Model>) {
+    return model.log_estimate_cached(chain.state_cache(), u, chain.workspace);
+  } else {
+    return model.log_estimate(chain.position, u);
+  }
+}
+
+/// log ε(x, u) at a trial point x: a cached estimator prepares the trial cache for it first
+/// (AuxiliaryChain::adopt_trial keeps it if the chain moves there).
+template <class Model, class T, class X, class U>
+MYRIAD_HD T log_estimate_trial(const Model& model, const AuxiliaryChain<T>& chain, const X& x,
+                               const U& u) {
+  if constexpr (model_has_cached_estimator<Model>) {
+    model.prepare_estimate(x, chain.trial_cache(), chain.workspace);
+    return model.log_estimate_cached(chain.trial_cache(), u, chain.workspace);
+  } else {
+    return model.log_estimate(x, u);
+  }
+}
+
+/// f(u) at the chain's current u: the stored one, or the one its counter keys.
+template <class Model, class T, class F>
+MYRIAD_HD T at_current_variates(const AuxiliaryChain<T>& chain, const RandomStream& rng,
+                                bool stored, const F& f) {
+  if (stored) return f(chain.auxiliary);
+  return f(AuxiliaryVariates<T>{rng, *chain.counter, Model::auxiliary_law});
 }
 
 /// The line x + t·v through the state for a linear slice update of x (v in chain.direction),
@@ -143,6 +181,7 @@ struct StateLine {
   MYRIAD_HD void move_to(T, T value) const {
     for (int i = 0; i < n; ++i) chain.position[i] = chain.proposal[i];
     *chain.log_target = value;
+    chain.adopt_trial();
   }
 };
 
@@ -196,7 +235,7 @@ struct AuxiliaryLine {
       return {chain.auxiliary, direction, true, myriad::cos(t), myriad::sin(t)};
     return {chain.auxiliary, direction, false, t, T(0)};
   }
-  MYRIAD_HD T log_target(T t) const { return model.log_estimate(chain.position, at(t)); }
+  MYRIAD_HD T log_target(T t) const { return log_estimate_state(model, chain, at(t)); }
   MYRIAD_HD void move_to(T t, T value) const {
     const MovedVariates<T> moved = at(t);
     // Entry i of the new u depends on the old u_i alone, so it is written in place.
@@ -266,6 +305,7 @@ MYRIAD_HD T walk_x(const AuxiliaryChain<T>& chain, const LogTarget& log_target_a
     accepted = true;
     for (int i = 0; i < n; ++i) chain.position[i] = chain.proposal[i];
     *chain.log_target = proposed;
+    chain.adopt_trial();
   }
   return log_ratio >= T(0) ? T(1) : myriad::exp(log_ratio);
 }
@@ -326,7 +366,8 @@ MYRIAD_HD void pseudo_marginal_transition(const Model& model, const AuxiliaryCha
     // A fresh estimate at the proposal only, with u* keyed by this iteration; the current
     // estimate stays in the state (thesis Alg. 8: never recompute p̂ at x).
     const auto fresh = [&](const ChainVector<T>& x) {
-      return model.log_estimate(x, AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
+      return detail::log_estimate_trial(model, chain, x,
+                                        AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
     };
     bool accepted = false;
     const T accept_prob =
@@ -338,8 +379,8 @@ MYRIAD_HD void pseudo_marginal_transition(const Model& model, const AuxiliaryCha
   // APM: first u given x.
   ++stats.auxiliary_updates;
   if (independence_update(method)) {
-    const T proposed = model.log_estimate(
-        chain.position, AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
+    const T proposed = detail::log_estimate_state(
+        model, chain, AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
     ++stats.density_evaluations;
     if (proposed != proposed) status |= kStatusNonFinite;
     if (myriad::log(rng.uniform<T>(iteration, Purpose::accept, 1)) < proposed - *chain.log_target) {
@@ -362,7 +403,9 @@ MYRIAD_HD void pseudo_marginal_transition(const Model& model, const AuxiliaryCha
   }
   // Then x given u.
   const auto at_current_u = [&](const ChainVector<T>& x) {
-    return detail::log_estimate_at(model, x, chain, rng, stored);
+    return detail::at_current_variates<Model>(chain, rng, stored, [&](const auto& u) {
+      return detail::log_estimate_trial(model, chain, x, u);
+    });
   };
   if (random_walk_on_x(method)) {
     bool accepted = false;

@@ -17,6 +17,22 @@
 // update needs no storage. The density-model members for recorded quantities and initial points
 // apply as they do to density models.
 //
+// An estimator whose x-dependent work is heavy (a Laplace fit, Cholesky factors: the GP probit
+// model of models/gp_probit.hpp) may split log_estimate at it, so that an update of u given x
+// reuses that work (thesis-methods.md §5: "x-dependent work can be cached"):
+//
+//   MYRIAD_HD std::int64_t estimator_cache_size() const;      // T elements of one cache
+//   MYRIAD_HD std::int64_t estimator_workspace_size() const;  // T elements of scratch
+//   template <class X> MYRIAD_HD void prepare_estimate(const X& x, T* cache, T* workspace) const;
+//   template <class U> MYRIAD_HD T log_estimate_cached(const T* cache, const U& u,
+//                                                     T* workspace) const;
+//
+// with log ε(x, u) = log_estimate_cached(cache, u, ·) once prepare_estimate(x, cache, ·) has
+// filled the cache, both deterministic. A preparation that fails numerically (a factor that is
+// not positive definite) leaves a cache whose estimates are NaN, which the samplers count as
+// non-finite and reject. Such a model need not offer log_estimate(x, u): the samplers keep two
+// caches per chain, the state's and a trial point's, and swap them when the chain moves.
+//
 // A density model with a Gaussian prior factor (elliptical slice sampling; reflective slice
 // sampling through the prior's CDF) writes its density as N(x; μ, diag σ²) · L(x):
 //
@@ -50,6 +66,17 @@ template <class Model>
 using log_estimate_expression = decltype(std::declval<const Model&>().log_estimate(
     std::declval<const ProbeVariates&>(), std::declval<const ProbeVariates&>()));
 template <class Model>
+using cached_estimate_expression =
+    decltype(std::declval<const Model&>().estimator_cache_size(),
+             std::declval<const Model&>().estimator_workspace_size(),
+             std::declval<const Model&>().prepare_estimate(
+                 std::declval<const ProbeVariates&>(), std::declval<typename Model::value_type*>(),
+                 std::declval<typename Model::value_type*>()),
+             std::declval<const Model&>().log_estimate_cached(
+                 std::declval<const typename Model::value_type*>(),
+                 std::declval<const ProbeVariates&>(),
+                 std::declval<typename Model::value_type*>()));
+template <class Model>
 using prior_factor_expression =
     decltype(std::declval<const Model&>().gaussian_prior_mean(0),
              std::declval<const Model&>().gaussian_prior_sd(0),
@@ -59,9 +86,16 @@ using log_density_expression =
     decltype(std::declval<const Model&>().log_density(std::declval<const ProbeVariates&>()));
 }  // namespace detail
 
-/// True when the model offers an unbiased estimate of its density (pseudo-marginal samplers).
+/// True when the model splits its estimate at an x-dependent cache (file comment).
 template <class Model>
-constexpr bool model_has_estimator = is_detected_v<detail::log_estimate_expression, Model>;
+constexpr bool model_has_cached_estimator =
+    is_detected_v<detail::cached_estimate_expression, Model>;
+
+/// True when the model offers an unbiased estimate of its density (pseudo-marginal samplers),
+/// directly or through a cache.
+template <class Model>
+constexpr bool model_has_estimator =
+    is_detected_v<detail::log_estimate_expression, Model> || model_has_cached_estimator<Model>;
 
 /// True when the model has a log density (density models).
 template <class Model>

@@ -1,0 +1,221 @@
+// The GP probit workload (models/gp_probit.hpp, models/breast_cancer_wisconsin.hpp) piece by
+// piece: the shipped data, log Φ in both tails, the Laplace fit's defining equations, the
+// estimator's unbiasedness where the marginal likelihood is a bivariate normal orthant
+// probability (two points), the cache's equivalence to preparing afresh, and the refusals.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "common/expect_error.hpp"
+#include "myriad/core/math.hpp"
+#include "myriad/core/random.hpp"
+#include "myriad/models/breast_cancer_wisconsin.hpp"
+#include "myriad/models/gp_probit.hpp"
+#include "myriad/run/sample_auxiliary.hpp"
+
+namespace myriad {
+namespace {
+
+using models::BreastCancerRows;
+using models::GpProbit;
+using models::GpProbitData;
+using testing::expect_invalid_argument;
+
+TEST(BreastCancerData, HasTheCompleteRowsOfTheOriginalSet) {
+  const BreastCancerRows all = models::breast_cancer_wisconsin();
+  ASSERT_EQ(all.rows, 683);
+  ASSERT_EQ(all.features.size(), 683u * 9);
+  // 699 biopsies, 458 benign and 241 malignant; of the 16 with bare nuclei missing, 14 are
+  // benign and 2 malignant (MASS::biopsy), leaving 444 and 239.
+  EXPECT_EQ(std::accumulate(all.labels.begin(), all.labels.end(), 0), 239);
+  // First row: "1000025",5,1,1,1,2,1,3,1,1,"benign".
+  const std::vector<double> first(all.features.begin(), all.features.begin() + 9);
+  EXPECT_EQ(first, (std::vector<double>{5, 1, 1, 1, 2, 1, 3, 1, 1}));
+  EXPECT_EQ(all.labels[0], 0);
+  for (double v : all.features) {
+    EXPECT_GE(v, 1);
+    EXPECT_LE(v, 10);
+  }
+}
+
+TEST(BreastCancerData, AReducedSetIsEvenlySpacedCompleteRows) {
+  const BreastCancerRows all = models::breast_cancer_wisconsin();
+  const BreastCancerRows some = models::breast_cancer_wisconsin(40);
+  ASSERT_EQ(some.rows, 40);
+  for (int i = 0; i < 40; ++i) {
+    const int r = i * 683 / 40;
+    EXPECT_EQ(some.labels[i], all.labels[r]);
+    for (int k = 0; k < 9; ++k) EXPECT_EQ(some.features[i * 9 + k], all.features[r * 9 + k]);
+  }
+  expect_invalid_argument([] { models::breast_cancer_wisconsin(684); }, "rows must lie in");
+  expect_invalid_argument([] { models::breast_cancer_wisconsin(-1); }, "rows must lie in");
+}
+
+TEST(LogNormalCdf, MatchesErfcInLongDoubleInBothTailsAndAcrossTheSwitch) {
+  for (double x : {-60.0, -40.0, -37.5, -37.0, -36.5, -20.0, -5.0, -1.0, 0.0, 1.0, 5.0, 9.0}) {
+    const long double reference =
+        std::log(0.5L * std::erfc(-static_cast<long double>(x) / std::sqrt(2.0L)));
+    EXPECT_NEAR(log_normal_cdf(x), static_cast<double>(reference),
+                1e-14 * std::max(1.0, std::fabs(static_cast<double>(reference))))
+        << "x = " << x;
+  }
+  EXPECT_NEAR(log_normal_cdf(-12.5f), -81.575968f, 1e-4f);  // float's series branch
+}
+
+/// A GP probit problem on the given one-feature inputs and 0/1 labels.
+GpProbitData<double> one_feature(const std::vector<double>& inputs,
+                                 const std::vector<int>& labels) {
+  return GpProbitData<double>::from_arrays(static_cast<int>(inputs.size()), 1, inputs, labels);
+}
+
+struct Prepared {
+  std::vector<double> cache, workspace;
+  explicit Prepared(const GpProbit<double>& model)
+      : cache(static_cast<std::size_t>(model.estimator_cache_size())),
+        workspace(static_cast<std::size_t>(model.estimator_workspace_size())) {}
+};
+
+TEST(GpProbitLaplace, TheModeSolvesItsEquationAndSigmaIsTheInverseOfCInversePlusW) {
+  const auto data = one_feature({0.1, 0.9, 1.7, 2.2, 3.0, 4.1}, {0, 0, 1, 0, 1, 1});
+  GpProbit<double> model = data.host_model(1);
+  model.newton_tolerance = 1e-30;  // run Newton to its cap: μ is the mode to rounding
+  model.max_newton = 60;
+  const double x[2] = {std::log(1.5), std::log(0.8)};
+  Prepared p(model);
+  model.prepare_estimate(x, p.cache.data(), p.workspace.data());
+  const int m = model.rows;
+  std::vector<double> c(static_cast<std::size_t>(m * m));
+  model.covariance(x, MatrixView<double>{c.data(), m, m, 1, m});
+  const double* mu = p.cache.data() + 2 * m * m;
+  const double* l_sigma = p.cache.data() + m * m;
+  // The mode: μ = C ∇ log p(y | μ), ∇_i = ỹ_i N(μ_i) / Φ(ỹ_i μ_i); W_i = v_i² + ỹ_i μ_i v_i.
+  std::vector<double> gradient(m), w(m);
+  for (int i = 0; i < m; ++i) {
+    const double y = model.labels[i];
+    const double v = std::exp(normal_log_density(mu[i], 0.0, 1.0) - log_normal_cdf(y * mu[i]));
+    gradient[i] = y * v;
+    w[i] = v * v + y * mu[i] * v;
+  }
+  for (int i = 0; i < m; ++i) {
+    double cg = 0;
+    for (int j = 0; j < m; ++j) cg += c[i + j * m] * gradient[j];
+    EXPECT_NEAR(mu[i], cg, 1e-10) << i;
+  }
+  // Σ (C⁻¹ + W) = I  ⇔  Σ + Σ W C = C, with Σ = L_Σ L_Σᵀ.
+  std::vector<double> sigma(static_cast<std::size_t>(m * m), 0.0);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j)
+      for (int k = 0; k <= std::min(i, j); ++k)
+        sigma[i + j * m] += l_sigma[i + k * m] * l_sigma[j + k * m];
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < m; ++j) {
+      double lhs = sigma[i + j * m];
+      for (int k = 0; k < m; ++k) lhs += sigma[i + k * m] * w[k] * c[k + j * m];
+      EXPECT_NEAR(lhs, c[i + j * m], 1e-9) << i << "," << j;
+    }
+  }
+  // The covariance is SE-ARD: C_01 = s exp(−½ ((d_0 − d_1)/ℓ)²), the diagonal s + jitter.
+  const double d0 = data.host_model(1).features[0], d1 = data.host_model(1).features[1];
+  EXPECT_NEAR(c[1], 1.5 * std::exp(-0.5 * std::pow((d0 - d1) / 0.8, 2)), 1e-14);
+  EXPECT_DOUBLE_EQ(c[0], 1.5 + 1e-8);
+}
+
+/// The marginal likelihood of two points, E[Φ(ỹ_1 z_1) Φ(ỹ_2 z_2)] for z ~ N(0, C): with
+/// Φ(z) = P(z + e > 0), e ~ N(0, 1), it is the orthant probability P(ỹ_1 a_1 > 0, ỹ_2 a_2 > 0)
+/// of a ~ N(0, C + I), ¼ + asin(ρ)/(2π) with ρ = ỹ_1 ỹ_2 C_12 / √((C_11 + 1)(C_22 + 1))
+/// (Sheppard's formula).
+double two_point_likelihood(const GpProbit<double>& model, const double* x) {
+  double c[4];
+  model.covariance(x, MatrixView<double>{c, 2, 2, 1, 2});
+  const double rho = model.labels[0] * model.labels[1] * c[1] / std::sqrt((c[0] + 1) * (c[3] + 1));
+  return 0.25 + std::asin(rho) / (2 * M_PI);
+}
+
+TEST(GpProbitEstimator, IsUnbiasedForTheTwoPointOrthantProbability) {
+  // Small s keeps W below C⁻¹, where the importance weights have finite variance (the
+  // proposal's precision C⁻¹ + W stays under 2 C⁻¹), so the sample mean's standard error is a
+  // sound yardstick. Same labels (ρ > 0) and opposite labels (ρ < 0), N = 1 and N = 5.
+  for (const auto& labels : {std::vector<int>{1, 1}, std::vector<int>{1, 0}}) {
+    const auto data = one_feature({0.0, 1.0}, labels);
+    for (int samples : {1, 5}) {
+      const GpProbit<double> model = data.host_model(samples);
+      const double x[2] = {std::log(0.3), std::log(1.2)};
+      Prepared p(model);
+      model.prepare_estimate(x, p.cache.data(), p.workspace.data());
+      const double exact = two_point_likelihood(model, x);
+      const double log_prior = model.log_prior(x);
+      constexpr int kEstimates = 100000;
+      const RandomStream rng(11, static_cast<std::uint64_t>(samples));
+      double sum = 0, square = 0;
+      for (int e = 0; e < kEstimates; ++e) {
+        const AuxiliaryVariates<double> u{rng, static_cast<std::uint32_t>(e), AuxiliaryLaw::normal};
+        const double ratio =
+            std::exp(model.log_estimate_cached(p.cache.data(), u, p.workspace.data()) - log_prior);
+        sum += ratio;
+        square += ratio * ratio;
+      }
+      const double mean = sum / kEstimates;
+      const double se = std::sqrt((square / kEstimates - mean * mean) / kEstimates);
+      EXPECT_NEAR(mean, exact, 5 * se) << "labels " << labels[0] << labels[1] << " N " << samples
+                                       << " exact " << exact << " se " << se;
+      EXPECT_LT(se, 0.01 * exact);  // the test has power
+    }
+  }
+}
+
+TEST(GpProbitEstimator, ACachedEstimateEqualsOneFromAFreshPreparation) {
+  const BreastCancerRows rows = models::breast_cancer_wisconsin(30);
+  const auto data = GpProbitData<double>::from_arrays(rows.rows, 9, rows.features, rows.labels);
+  const GpProbit<double> model = data.host_model(8);
+  double x[10];
+  const RandomStream rng(5, 0);
+  ASSERT_TRUE(model.initial_point(rng, 0, x));
+  Prepared a(model), b(model);
+  model.prepare_estimate(x, a.cache.data(), a.workspace.data());
+  const AuxiliaryVariates<double> u{rng, 3, AuxiliaryLaw::normal};
+  const double first = model.log_estimate_cached(a.cache.data(), u, a.workspace.data());
+  // Another x in between leaves the first cache alone; preparing x again gives the same bits.
+  double y[10];
+  ASSERT_TRUE(model.initial_point(rng, 1, y));
+  model.prepare_estimate(y, b.cache.data(), a.workspace.data());
+  EXPECT_EQ(model.log_estimate_cached(a.cache.data(), u, b.workspace.data()), first);
+  model.prepare_estimate(x, b.cache.data(), b.workspace.data());
+  EXPECT_EQ(model.log_estimate_cached(b.cache.data(), u, b.workspace.data()), first);
+  EXPECT_TRUE(std::isfinite(first));
+}
+
+TEST(GpProbitEstimator, AFailedFactorisationGivesNaNNotACrash) {
+  // Two identical inputs with a huge s: C is singular beyond the jitter's help.
+  const auto data = one_feature({0.0, 0.0, 1.0}, {1, 1, 0});
+  const GpProbit<double> model = data.host_model(2);
+  const double x[2] = {std::log(1e12), std::log(1.0)};
+  Prepared p(model);
+  model.prepare_estimate(x, p.cache.data(), p.workspace.data());
+  const RandomStream rng(1, 0);
+  const AuxiliaryVariates<double> u{rng, 0, AuxiliaryLaw::normal};
+  EXPECT_TRUE(std::isnan(model.log_estimate_cached(p.cache.data(), u, p.workspace.data())));
+}
+
+TEST(GpProbitData, RefusesWhatCannotBeStandardisedOrLabelled) {
+  expect_invalid_argument([] { one_feature({1.0, 1.0, 1.0}, {0, 1, 0}); }, "constant");
+  expect_invalid_argument([] { one_feature({1.0, 2.0}, {0, 2}); }, "must be 0 or 1");
+  expect_invalid_argument([] { one_feature({1.0, NAN}, {0, 1}); }, "not finite");
+  expect_invalid_argument([] { one_feature({1.0}, {0}); }, "at least 2");
+  const auto data = one_feature({1.0, 2.0}, {0, 1});
+  expect_invalid_argument([&] { data.host_model(0); }, "samples (N) must be positive");
+}
+
+TEST(GpProbitSamplers, OnlyTheEstimatorSamplersTakeIt) {
+  expect_invalid_argument([] { check_auxiliary_model<GpProbit<double>>(AuxiliaryMethod::slice); },
+                          "needs a density model");
+  check_auxiliary_model<GpProbit<double>>(AuxiliaryMethod::apm_ss_ss);
+  static_assert(model_has_cached_estimator<GpProbit<double>>);
+  static_assert(model_has_estimator<GpProbit<double>>);
+}
+
+}  // namespace
+}  // namespace myriad
