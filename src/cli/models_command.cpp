@@ -42,9 +42,11 @@ int models_command(int argc, char** argv) {
                            ? "generator: --sampler chmc (default), abc-reject, abc-mcmc, hmc"
                        : spec.kind == ModelKind::annealing ? "annealing target: myriad ais"
                        : spec.kind == ModelKind::plated    ? "plated model: myriad mpis"
-                                                           : "density: --sampler chees (default), "
-                                                             "snaper, nuts, hmc";
-    kind += auxiliary_samplers(spec);
+                       : spec.sample ? "density: --sampler chees (default), snaper, nuts, hmc"
+                                     : "estimator: --sampler ";
+    // An estimator model (no log density) takes only the pseudo-marginal samplers.
+    kind += spec.sample || spec.kind != ModelKind::density ? auxiliary_samplers(spec)
+                                                           : auxiliary_samplers(spec).substr(2);
     if (spec.kind == ModelKind::density && spec.anneal) kind += "; myriad ais";
     if (spec.sbc) kind += "; myriad sbc";
     std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind.c_str(), spec.description.c_str());

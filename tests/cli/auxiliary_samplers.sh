@@ -66,14 +66,43 @@ PY
   --device cpu --output "$work/again" --quiet || exit 1
 cmp -s "$work/apm-ss-ss/draws.npy" "$work/again/draws.npy" || { echo "FAIL: apm-ss-ss is not reproducible"; failures=$((failures + 1)); }
 
+common=(--warmup 10 --draws 10 --device cpu --output "$work/out")
+# GP probit on the full Wisconsin data (683 rows, N = 50): a few iterations of APM MI+MH, each a
+# Laplace fit of a 683 × 683 covariance per x; then SS+SS on a reduced set.
+"$myriad" sample --model gp_probit --sampler apm-mi-mh --chains 2 --warmup 2 --draws 2 --seed 5 \
+  --device cpu --output "$work/gp" --quiet || { echo "FAIL: gp_probit on the full data did not run"; exit 1; }
+"$myriad" sample --model gp_probit --model-arg rows=30 --model-arg samples=8 --sampler apm-ss-ss \
+  --chains 4 --warmup 20 --draws 20 --device cpu --output "$work/gp30" --quiet ||
+  { echo "FAIL: gp_probit on 30 rows did not run"; exit 1; }
+python3 - "$work" <<'PY' || { echo "FAIL: gp_probit outputs"; failures=$((failures + 1)); }
+import json, sys
+work = sys.argv[1]
+names = ["log_s"] + [f"log_ell[{k}]" for k in range(1, 10)]
+for run, chains, draws in (("gp", 2, 2), ("gp30", 4, 20)):
+    r = json.load(open(f"{work}/{run}/run.json"))
+    assert r["model"] == "gp_probit", r["model"]
+    assert list(r["diagnostics"]["nested_rhat"]) == names, r["diagnostics"]
+    a = r["auxiliary"]
+    assert len(a["scale"]) == 10 and a["density_evaluations"] > 0, a
+    assert "auxiliary_acceptance" in a, a
+    header = open(f"{work}/{run}/summary.csv").readline()
+    assert header.startswith("variable,"), header
+PY
+expect_usage_error "gp_probit is an estimator model (use pm-mh or apm-\*)" sample --model gp_probit "${common[@]}"
+expect_usage_error "gp_probit: slice needs a density model" sample --model gp_probit --sampler slice "${common[@]}"
+expect_usage_error "gp_probit: samples (N) must be positive, got 0" sample --model gp_probit --model-arg samples=0 --sampler pm-mh "${common[@]}"
+expect_usage_error "rows must lie in 0 … 683" sample --model gp_probit --model-arg rows=684 --sampler pm-mh "${common[@]}"
+expect_usage_error "max_newton must be positive" sample --model gp_probit --model-arg max_newton=0 --sampler pm-mh "${common[@]}"
+
 # `myriad models` names the samplers each model takes.
 "$myriad" models >"$work/models"
 grep -q "^gaussian_latent_variable  \[density: .*, slice, elliptical-slice, reflective-slice, pm-mh, apm-mi-mh, apm-ss-mh, apm-mi-ss, apm-ss-ss\]" "$work/models" ||
   { echo "FAIL: models does not list the LVM's samplers"; failures=$((failures + 1)); }
+grep -q "^gp_probit  \[estimator: --sampler pm-mh, apm-mi-mh, apm-ss-mh, apm-mi-ss, apm-ss-ss\]" "$work/models" ||
+  { echo "FAIL: models does not list gp_probit's samplers"; failures=$((failures + 1)); }
 grep -q "^funnel  \[density: --sampler chees (default), snaper, nuts, hmc, slice\]" "$work/models" ||
   { echo "FAIL: models does not list funnel's slice sampler"; failures=$((failures + 1)); }
 
-common=(--warmup 10 --draws 10 --device cpu --output "$work/out")
 expect_usage_error "elliptical-slice needs a model with a Gaussian prior factor" sample --model funnel --sampler elliptical-slice "${common[@]}"
 expect_usage_error "reflective-slice needs a model with a Gaussian prior factor" sample --model standard_logistic --sampler reflective-slice "${common[@]}"
 expect_usage_error "pm-mh needs an estimator model" sample --model funnel --sampler pm-mh "${common[@]}"

@@ -30,10 +30,10 @@
 // cache's estimates NaN: the samplers reject them and count the chain's non-finite steps.
 //
 // Storage, all column-major M × M (linalg/batched_cholesky.hpp's layout, so a batch of chains'
-// caches is a batch of matrices): the cache holds L_C, L_Σ, μ and the log constant
-// log p(x) − log|L_C| + log|L_Σ| (the 2π terms cancel); the workspace holds C, L_B and six
-// M-vectors. With M = 683 that is 7.5 MB per cache, two per chain (the state's and a trial
-// point's), and 7.5 MB of workspace.
+// caches is a batch of matrices): the cache holds L_C, L_Σ, μ, the log constant
+// log p(x) − log|L_C| + log|L_Σ| (the 2π terms cancel) and the Newton steps taken; the workspace
+// holds C, L_B and six M-vectors. With M = 683 that is 7.5 MB per cache, two per chain (the state's
+// and a trial point's), and 7.5 MB of workspace.
 //
 // The data: GpProbitData below standardises the features (mean 0, sd 1 over the rows used);
 // built-ins read the Wisconsin breast cancer data (models/breast_cancer_wisconsin.hpp).
@@ -76,7 +76,7 @@ struct GpProbit {
 
   // --- Storage (file comment).
   MYRIAD_HD std::int64_t matrix_size() const { return static_cast<std::int64_t>(rows) * rows; }
-  MYRIAD_HD std::int64_t estimator_cache_size() const { return 2 * matrix_size() + rows + 1; }
+  MYRIAD_HD std::int64_t estimator_cache_size() const { return 2 * matrix_size() + rows + 2; }
   MYRIAD_HD std::int64_t estimator_workspace_size() const { return 2 * matrix_size() + 6 * rows; }
 
   /// log p(x), the prior (3.18) on x = [log s; log ℓ].
@@ -96,6 +96,7 @@ struct GpProbit {
     const MatrixView<T> l_c = square(cache), l_sigma = square(cache + mm);
     T* mu = cache + 2 * mm;
     T& log_constant = cache[2 * mm + m];
+    T& steps_taken = cache[2 * mm + m + 1];
     T* f = workspace + 2 * mm;
     T *sqrt_w = f + m, *b = f + 2 * m, *a = f + 3 * m, *t = f + 4 * m, *gradient = f + 5 * m;
 
@@ -107,7 +108,9 @@ struct GpProbit {
 
     // Newton's method for the mode of p(f | y, x) (Rasmussen & Williams Alg. 3.1).
     for (int i = 0; i < m; ++i) f[i] = T(0);
+    steps_taken = T(0);
     for (int step = 0; step < max_newton; ++step) {
+      steps_taken = T(step + 1);
       for (int i = 0; i < m; ++i) {
         // v = N(f)/Φ(ỹ f) by logs: stable in Φ's lower tail.
         const T v =
@@ -158,6 +161,11 @@ struct GpProbit {
       log_det += myriad::log(l_sigma(i, i)) - myriad::log(l_c(i, i));
     }
     log_constant = log_prior(x) + log_det;
+  }
+
+  /// The Newton steps the Laplace fit of a cache took (benchmarks: each is one Cholesky).
+  MYRIAD_HD int newton_steps(const T* cache) const {
+    return static_cast<int>(cache[2 * matrix_size() + rows + 1]);
   }
 
   /// log ε(x, u) from x's cache (file comment); `workspace` is scratch (two M-vectors).

@@ -1,0 +1,138 @@
+// The GP probit workload (thesis §3.6.2, models/gp_probit.hpp) on the CPU:
+//
+// BM_gp_probit_prepare/rows:M — one Laplace fit and its factors (prepare_estimate) at an x drawn
+//   from the prior, on M complete rows of the Wisconsin data. Counters: prepares per second, the
+//   Newton steps it took, and seconds per cubic operation (the thesis's unit: the Cholesky of C,
+//   one per Newton step, and Σ's; the solve and product that form Σ count as one more each),
+//   against the thesis's 0.0184 s on a 4-core CPU at M = 682.
+// BM_gp_probit_estimate/rows:M — one estimate from a prepared cache with N = 50 (the O(M² N)
+//   part an APM update of u costs). Counter: estimates per second.
+// BM_gp_probit/<sampler>/rows:60 — one whole run of sample_auxiliary (10 chains as the thesis,
+//   500 warm-up + 1000 draws, seed 1) per method the thesis ran. Counters as BM_auxiliary's:
+//   estimates per second, min bulk ESS per second and per 1000 estimates, max R-hat,
+//   acceptances.
+// No CUDA rows yet: the model has no CUDA instance (its batched-Cholesky path is open work).
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "myriad/core/random.hpp"
+#include "myriad/models/breast_cancer_wisconsin.hpp"
+#include "myriad/models/gp_probit.hpp"
+#include "myriad/run/sample_auxiliary.hpp"
+
+namespace myriad::bench {
+namespace {
+
+models::GpProbitData<double> gp_data(int rows) {
+  const models::BreastCancerRows data = models::breast_cancer_wisconsin(rows);
+  return models::GpProbitData<double>::from_arrays(data.rows, models::BreastCancerRows::kFeatures,
+                                                   data.features, data.labels);
+}
+
+struct PreparedProblem {
+  models::GpProbitData<double> data;
+  models::GpProbit<double> model;
+  std::vector<double> cache, workspace;
+  double x[10];
+  explicit PreparedProblem(int rows)
+      : data(gp_data(rows)),
+        model(data.host_model(50)),
+        cache(static_cast<std::size_t>(model.estimator_cache_size())),
+        workspace(static_cast<std::size_t>(model.estimator_workspace_size())) {
+    const RandomStream rng(1, 0);
+    for (std::uint32_t attempt = 0; !model.initial_point(rng, attempt, x); ++attempt) {
+    }
+  }
+};
+
+void BM_gp_probit_prepare(benchmark::State& state) {
+  PreparedProblem p(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    p.model.prepare_estimate(p.x, p.cache.data(), p.workspace.data());
+    benchmark::DoNotOptimize(p.cache.data());
+  }
+  const int steps = p.model.newton_steps(p.cache.data());
+  state.counters["prepares_per_second"] =
+      benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["newton_steps"] = steps;
+  state.counters["seconds_per_cubic_op"] =
+      benchmark::Counter(double(state.iterations()) * (steps + 4),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_gp_probit_prepare)->ArgName("rows")->Arg(100)->Arg(683)->Unit(benchmark::kMillisecond);
+
+void BM_gp_probit_estimate(benchmark::State& state) {
+  PreparedProblem p(static_cast<int>(state.range(0)));
+  p.model.prepare_estimate(p.x, p.cache.data(), p.workspace.data());
+  const RandomStream rng(2, 0);
+  std::uint32_t counter = 0;
+  for (auto _ : state) {
+    const AuxiliaryVariates<double> u{rng, counter++, AuxiliaryLaw::normal};
+    benchmark::DoNotOptimize(p.model.log_estimate_cached(p.cache.data(), u, p.workspace.data()));
+  }
+  state.counters["estimates_per_second"] =
+      benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_gp_probit_estimate)
+    ->ArgName("rows")
+    ->Arg(100)
+    ->Arg(683)
+    ->Unit(benchmark::kMillisecond);
+
+void gp_probit_run(benchmark::State& state, AuxiliaryMethod method) {
+  const models::GpProbitData<double> data = gp_data(static_cast<int>(state.range(0)));
+  AuxiliaryConfig config;
+  config.chains = 10;
+  config.warmup = 500;
+  config.draws = 1000;
+  config.seed = 1;
+  config.device = Device::cpu;
+  config.method = method;
+  SampleResult result;
+  for (auto _ : state) {
+    result = sample_auxiliary(data.host_model(50), config);
+    state.SetIterationTime(result.warmup_seconds + result.sampling_seconds);
+  }
+  double min_ess = std::numeric_limits<double>::infinity(), max_rhat = 0;
+  for (const auto& row : result.summary) {
+    min_ess = std::min(min_ess, row.ess_bulk);
+    max_rhat = std::max(max_rhat, row.rhat);
+  }
+  const IterationStats& s = result.sampling_stats;
+  const double evaluations =
+      double(result.warmup_stats.density_evaluations + s.density_evaluations);
+  const double seconds = result.warmup_seconds + result.sampling_seconds;
+  state.counters["estimates_per_second"] = evaluations / seconds;
+  state.counters["min_ess_bulk"] = min_ess;
+  state.counters["ess_per_second"] = min_ess / seconds;
+  state.counters["ess_per_1000_estimates"] = 1000 * min_ess / evaluations;
+  state.counters["max_rhat"] = max_rhat;
+  state.counters["acceptance"] = s.mean_accept_prob();
+  if (s.auxiliary_updates > 0)
+    state.counters["u_acceptance"] = double(s.auxiliary_accepted) / double(s.auxiliary_updates);
+}
+
+void register_gp_probit_runs() {
+  for (const AuxiliaryMethod method : {AuxiliaryMethod::pm_mh, AuxiliaryMethod::apm_mi_mh,
+                                       AuxiliaryMethod::apm_ss_mh, AuxiliaryMethod::apm_ss_ss}) {
+    const std::string row = std::string("BM_gp_probit/") + to_string(method);
+    benchmark::RegisterBenchmark(row.c_str(),
+                                 [method](benchmark::State& s) { gp_probit_run(s, method); })
+        ->ArgName("rows")
+        ->Arg(60)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
+  }
+}
+
+const bool registered = (register_gp_probit_runs(), true);
+
+}  // namespace
+}  // namespace myriad::bench
