@@ -99,7 +99,9 @@ TEST_P(StatLvm, RecoversTheExactPosteriorWithinFiveMcse) {
         for (const auto& row : result.summary) m = std::min(m, row.ess_bulk);
         return m;
       }());
-  if (walk) EXPECT_NEAR(s.mean_accept_prob(), config.walk_target_accept(), 0.1) << name;
+  if (walk) {
+    EXPECT_NEAR(s.mean_accept_prob(), config.walk_target_accept(), 0.1) << name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Samplers, StatLvm,

@@ -7,7 +7,7 @@
 //   is below 1.01 for every parameter: the methods' marginals agree to within what their
 //   effective sample sizes allow. For agreeing groups R̂ ≈ 1 + 1/(2 ESS) plus chi-square noise,
 //   so the threshold means something only with a few hundred effective draws per method: 3000
-//   draws per chain give PM-MH, the stickiest, ESS ≥ 230 (at 1500, ESS ≈ 100 put one
+//   draws per chain give PM-MH, the stickiest, ESS ≥ 200 (at 1500, ESS ≈ 100 put one
 //   parameter's R̂ at 1.0101 while every mean agreed within MCSE);
 // - every method's mean of every parameter lies within 5 combined MCSE of APM SS+SS's, the
 //   method with the largest ESS here.

@@ -43,6 +43,19 @@ MYRIAD_HD void solve_lower_by_columns(MatrixView<T> l, Vector&& b) {
   }
 }
 
+/// b ← L⁻ᵀ b as solve_lower_transpose, in dot-product form down the columns of L:
+/// x_i = (b_i − Σ_{k>i} l_ki x_k) / l_ii for i = n−1 … 0 (contiguous for a column-major L).
+/// O(n²/2) multiply-adds.
+template <class T, class Vector>
+MYRIAD_HD void solve_lower_transpose_by_columns(MatrixView<T> l, Vector&& b) {
+  using Value = std::remove_const_t<T>;
+  for (int i = l.rows - 1; i >= 0; --i) {
+    Value s = b[i];
+    for (int k = i + 1; k < l.rows; ++k) s -= l(k, i) * b[k];
+    b[i] = s / l(i, i);
+  }
+}
+
 /// b ← L⁻ᵀ b: back substitution for Lᵀ x = b, i = n−1 … 0, in column form
 ///   x_i = b_i / l_ii;  b_k ← b_k − l_ik x_i for k < i,
 /// so that, as in solve_lower, L is read along its rows (Golub & Van Loan, 4th ed., §3.1.4).

@@ -135,7 +135,7 @@ struct NormalSequence {
 /// (thesis-methods.md §5: "a counter-based PRNG turns this into one stored counter per chain").
 template <class T>
 struct AuxiliaryVariates {
-  AuxiliaryVariates(const RandomStream& rng, std::uint32_t counter, AuxiliaryLaw law)
+  MYRIAD_HD AuxiliaryVariates(const RandomStream& rng, std::uint32_t counter, AuxiliaryLaw law)
       : normals{rng, counter, Purpose::auxiliary}, law(law) {}
 
   NormalSequence<T> normals;

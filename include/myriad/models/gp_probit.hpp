@@ -20,20 +20,27 @@
 //
 // unbiased for p(x) p(y | x) whatever μ and Σ are, as long as they are deterministic in x.
 //
-// prepare_estimate (the cache, per x; "cubic operations" of the thesis): builds C, factors it,
-// runs the Laplace Newton iteration of Rasmussen & Williams Alg. 3.1 from f = 0 (one Cholesky of
-// B = I + W^½ C W^½ per step; until mean((f_new − f)²) < 1e-4 or max_newton steps: the iteration
-// count changes μ and Σ, not the estimator's unbiasedness), then Σ = C − Vᵀ V with V = L_B⁻¹ W^½ C
-// (= (C⁻¹ + W)⁻¹, W and L_B from the last step, as the thesis's code does) and factors Σ. An
-// estimate then costs O(M² N): z = μ + L_Σ u and L_C⁻¹ z per draw, and since z − μ = L_Σ u,
-// log N(z; μ, Σ) needs only ‖u‖². A factor that is not positive definite (an extreme x) makes the
-// cache's estimates NaN: the samplers reject them and count the chain's non-finite steps.
+// The cache, per x ("cubic operations" of the thesis), in stages between dense factorisations
+// and one product (model/staged_preparation.hpp: a GPU batches those across chains):
+//   1. C and its Cholesky L_C;
+//   2. the Laplace fit, Newton's method of Rasmussen & Williams Alg. 3.1 from f = 0: W(f) and
+//      B = I + W^½ C W^½ with its Cholesky L_B, then f ← C a, a = b − W^½ L_B⁻ᵀ L_B⁻¹ W^½ C b,
+//      b = W f + ∇ log p(y | f), until mean((f_new − f)²) < 1e-4 or max_newton updates (the
+//      count changes μ and Σ, not the estimator's unbiasedness); B is factored once more at the
+//      final f = μ, so that W = W(μ) below (s updates take s + 1 factorisations);
+//   3. Σ = (C⁻¹ + W)⁻¹ through A = I + L_Cᵀ W L_C = L_A L_Aᵀ: Σ⁻¹ = L_C⁻ᵀ A L_C⁻¹, so
+//      S = L_C L_A⁻ᵀ is a square root of Σ (the product is the gram of W^½ L_C, then L_A).
+// A draw is then z = μ + S u, and with w = L_C⁻¹ z = L_C⁻¹ μ + L_A⁻ᵀ u,
+//   log N(z; 0, C) − log N(z; μ, Σ) = −½‖w‖² + ½‖u‖² − log|L_A|,
+// two triangular operations per draw, O(M² N) per estimate. A factorisation that fails (C not
+// numerically positive definite at an extreme x) makes the cache's estimates NaN: the samplers
+// reject them and count the chain's non-finite steps.
 //
-// Storage, all column-major M × M (linalg/batched_cholesky.hpp's layout, so a batch of chains'
-// caches is a batch of matrices): the cache holds L_C, L_Σ, μ, the log constant
-// log p(x) − log|L_C| + log|L_Σ| (the 2π terms cancel) and the Newton steps taken; the workspace
-// holds C, L_B and six M-vectors. With M = 683 that is 7.5 MB per cache, two per chain (the state's
-// and a trial point's), and 7.5 MB of workspace.
+// Storage, column-major M × M blocks (so a batch of chains' caches is a batch of matrices):
+// the cache holds L_C, L_A, μ, L_C⁻¹ μ, the log constant log p(x) − log|L_A| and the Newton
+// updates made; the workspace holds C, L_B (then W^½ L_C), five M-vectors and the stage. With
+// M = 683 that is 7.5 MB per cache, two per chain (the state's and a trial point's), and
+// 7.5 MB of workspace.
 //
 // The data: GpProbitData below standardises the features (mean 0, sd 1 over the rows used);
 // built-ins read the Wisconsin breast cancer data (models/breast_cancer_wisconsin.hpp).
@@ -54,6 +61,7 @@
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/estimator.hpp"
+#include "myriad/model/staged_preparation.hpp"
 
 namespace myriad::models {
 
@@ -74,10 +82,13 @@ struct GpProbit {
   MYRIAD_HD int dim() const { return 1 + num_features; }
   MYRIAD_HD int auxiliary_dim() const { return rows * samples; }
 
-  // --- Storage (file comment).
+  // --- Storage (file comment): offsets in the cache and the workspace.
   MYRIAD_HD std::int64_t matrix_size() const { return static_cast<std::int64_t>(rows) * rows; }
-  MYRIAD_HD std::int64_t estimator_cache_size() const { return 2 * matrix_size() + rows + 2; }
-  MYRIAD_HD std::int64_t estimator_workspace_size() const { return 2 * matrix_size() + 6 * rows; }
+  MYRIAD_HD std::int64_t estimator_cache_size() const { return 2 * matrix_size() + 2 * rows + 2; }
+  MYRIAD_HD std::int64_t estimator_workspace_size() const {
+    return 2 * matrix_size() + 5 * rows + 3;
+  }
+  MYRIAD_HD int preparation_matrix_size() const { return rows; }
 
   /// log p(x), the prior (3.18) on x = [log s; log ℓ].
   template <class X>
@@ -90,82 +101,85 @@ struct GpProbit {
   /// Fills `cache` for x (file comment); `workspace` is scratch.
   template <class X>
   MYRIAD_HD void prepare_estimate(const X& x, T* cache, T* workspace) const {
-    const int m = rows;
-    const std::int64_t mm = matrix_size();
-    const MatrixView<T> c = square(workspace), l_b = square(workspace + mm);
-    const MatrixView<T> l_c = square(cache), l_sigma = square(cache + mm);
-    T* mu = cache + 2 * mm;
-    T& log_constant = cache[2 * mm + m];
-    T& steps_taken = cache[2 * mm + m + 1];
-    T* f = workspace + 2 * mm;
-    T *sqrt_w = f + m, *b = f + 2 * m, *a = f + 3 * m, *t = f + 4 * m, *gradient = f + 5 * m;
-
-    covariance(x, c);
-    for (int j = 0; j < m; ++j)
-      for (int i = j; i < m; ++i) l_c(i, j) = c(i, j);
-    log_constant = T(NAN);
-    if (linalg::cholesky_in_place_info(l_c) != 0) return;
-
-    // Newton's method for the mode of p(f | y, x) (Rasmussen & Williams Alg. 3.1).
-    for (int i = 0; i < m; ++i) f[i] = T(0);
-    steps_taken = T(0);
-    for (int step = 0; step < max_newton; ++step) {
-      steps_taken = T(step + 1);
-      for (int i = 0; i < m; ++i) {
-        // v = N(f)/Φ(ỹ f) by logs: stable in Φ's lower tail.
-        const T v =
-            myriad::exp(normal_log_density(f[i], T(0), T(1)) - log_normal_cdf(labels[i] * f[i]));
-        gradient[i] = labels[i] * v;               // ∇ log p(y | f)
-        const T w = v * v + labels[i] * f[i] * v;  // −∇² log p(y | f) > 0
-        sqrt_w[i] = myriad::sqrt(w);
-        b[i] = w * f[i] + gradient[i];
-      }
-      for (int j = 0; j < m; ++j)  // B = I + W^½ C W^½, lower triangle
-        for (int i = j; i < m; ++i)
-          l_b(i, j) = (i == j ? T(1) : T(0)) + sqrt_w[i] * c(i, j) * sqrt_w[j];
-      if (linalg::cholesky_in_place_info(l_b) != 0) return;
-      multiply_symmetric(c, b, t);  // a = b − W^½ L⁻ᵀ L⁻¹ (W^½ C b)
-      for (int i = 0; i < m; ++i) t[i] *= sqrt_w[i];
-      linalg::solve_lower_by_columns(l_b, t);
-      linalg::solve_lower_transpose(l_b, t);
-      for (int i = 0; i < m; ++i) a[i] = b[i] - sqrt_w[i] * t[i];
-      multiply_symmetric(c, a, t);  // f_new = C a
-      T change = T(0);
-      for (int i = 0; i < m; ++i) {
-        change += (t[i] - f[i]) * (t[i] - f[i]);
-        f[i] = t[i];
-      }
-      if (!myriad::isfinite(change)) return;
-      if (change < newton_tolerance * T(m)) break;
-    }
-
-    // Σ = C − Vᵀ V, V = L_B⁻¹ W^½ C (built in the cache's L_Σ block, then replaced by L_Σ).
-    const MatrixView<T> v = l_sigma;
-    for (int j = 0; j < m; ++j) {
-      for (int i = 0; i < m; ++i) v(i, j) = sqrt_w[i] * c(i, j);
-      linalg::solve_lower_by_columns(l_b, v.column(j));
-    }
-    for (int j = 0; j < m; ++j) {
-      for (int i = j; i < m; ++i) {
-        T dot = T(0);
-        for (int k = 0; k < m; ++k) dot += v(k, i) * v(k, j);
-        c(i, j) -= dot;  // Σ's lower triangle over C's
-      }
-    }
-    if (linalg::cholesky_in_place_info(c) != 0) return;
-    for (int j = 0; j < m; ++j)
-      for (int i = j; i < m; ++i) l_sigma(i, j) = c(i, j);
-    T log_det = T(0);
-    for (int i = 0; i < m; ++i) {
-      mu[i] = f[i];
-      log_det += myriad::log(l_sigma(i, i)) - myriad::log(l_c(i, i));
-    }
-    log_constant = log_prior(x) + log_det;
+    prepare_in_chain(*this, x, cache, workspace);
   }
 
-  /// The Newton steps the Laplace fit of a cache took (benchmarks: each is one Cholesky).
+  /// Stage 1: C, its lower triangle copied to L_C, the log prior kept; then factor L_C.
+  template <class X>
+  MYRIAD_HD PreparationStep begin_preparation(const X& x, T* cache, T* workspace) const {
+    const Layout at(*this, cache, workspace);
+    covariance(x, at.c);
+    for (int j = 0; j < rows; ++j)
+      for (int i = j; i < rows; ++i) at.l_c(i, j) = at.c(i, j);
+    *at.log_constant = log_prior(x);
+    *at.newton_steps = T(0);
+    *at.stage = T(kFactoredCovariance);
+    return PreparationStep::factor(lc_matrix());
+  }
+
+  /// The stages after each dense step (file comment).
+  MYRIAD_HD PreparationStep continue_preparation(T* cache, T* workspace, int info) const {
+    const Layout at(*this, cache, workspace);
+    const int m = rows;
+    if (info != 0) return fail(at);
+    switch (static_cast<int>(*at.stage)) {
+      case kFactoredCovariance:
+        for (int i = 0; i < m; ++i) at.f[i] = T(0);
+        *at.converged = T(0);
+        form_newton_system(at);
+        *at.stage = T(kFactoredNewtonSystem);
+        return PreparationStep::factor(lb_matrix());
+      case kFactoredNewtonSystem: {
+        if (*at.converged != T(0)) {
+          // L_B is at the final f: W^½ L_C (lower triangular, zero above) for A's product.
+          for (int j = 0; j < m; ++j) {
+            for (int i = 0; i < j; ++i) at.l_b(i, j) = T(0);
+            for (int i = j; i < m; ++i) at.l_b(i, j) = at.sqrt_w[i] * at.l_c(i, j);
+          }
+          *at.stage = T(kFormedProduct);
+          return PreparationStep::gram(lb_matrix(), la_matrix());
+        }
+        // a = b − W^½ L⁻ᵀ L⁻¹ (W^½ C b), f_new = C a.
+        multiply_symmetric(at.c, at.b, at.t);
+        for (int i = 0; i < m; ++i) at.t[i] *= at.sqrt_w[i];
+        linalg::solve_lower_by_columns(at.l_b, at.t);
+        linalg::solve_lower_transpose_by_columns(at.l_b, at.t);
+        for (int i = 0; i < m; ++i) at.a[i] = at.b[i] - at.sqrt_w[i] * at.t[i];
+        multiply_symmetric(at.c, at.a, at.t);
+        T change = T(0);
+        for (int i = 0; i < m; ++i) {
+          change += (at.t[i] - at.f[i]) * (at.t[i] - at.f[i]);
+          at.f[i] = at.t[i];
+        }
+        if (!myriad::isfinite(change)) return fail(at);
+        *at.newton_steps += T(1);
+        if (change < newton_tolerance * T(m) || *at.newton_steps >= T(max_newton))
+          *at.converged = T(1);
+        form_newton_system(at);
+        return PreparationStep::factor(lb_matrix());
+      }
+      case kFormedProduct:
+        for (int i = 0; i < m; ++i) at.l_a(i, i) += T(1);  // A = I + L_Cᵀ W L_C
+        *at.stage = T(kFactoredPrecision);
+        return PreparationStep::factor(la_matrix());
+      default: {  // kFactoredPrecision: μ, L_C⁻¹ μ and the constant
+        T log_det = T(0);
+        for (int i = 0; i < m; ++i) {
+          at.mu[i] = at.f[i];
+          at.whitened_mu[i] = at.f[i];
+          log_det += myriad::log(at.l_a(i, i));
+        }
+        linalg::solve_lower_by_columns(at.l_c, at.whitened_mu);
+        *at.log_constant -= log_det;
+        return PreparationStep::finished();
+      }
+    }
+  }
+
+  /// The Newton updates the Laplace fit of a cache made (benchmarks: each is one Cholesky, plus
+  /// one at the mode).
   MYRIAD_HD int newton_steps(const T* cache) const {
-    return static_cast<int>(cache[2 * matrix_size() + rows + 1]);
+    return static_cast<int>(cache[2 * matrix_size() + 2 * rows + 1]);
   }
 
   /// log ε(x, u) from x's cache (file comment); `workspace` is scratch (two M-vectors).
@@ -173,28 +187,32 @@ struct GpProbit {
   MYRIAD_HD T log_estimate_cached(const T* cache, const U& u, T* workspace) const {
     const int m = rows;
     const std::int64_t mm = matrix_size();
-    const MatrixView<const T> l_c = square(cache), l_sigma = square(cache + mm);
-    const T* mu = cache + 2 * mm;
-    const T log_constant = cache[2 * mm + m];
+    const MatrixView<const T> l_c = square(cache), l_a = square(cache + mm);
+    const T* whitened_mu = cache + 2 * mm + m;
+    const T log_constant = cache[2 * mm + 2 * m];
     if (!myriad::isfinite(log_constant)) return T(NAN);
-    T* z = workspace + 2 * mm;
+    T* w = workspace + 2 * mm;
+    T* z = w + m;
     T max_term = T(-INFINITY), sum = T(0);
     for (int n = 0; n < samples; ++n) {
-      // z = μ + L_Σ u⁽ⁿ⁾, down the columns of L_Σ; u read once, in order.
-      for (int i = 0; i < m; ++i) z[i] = mu[i];
+      // w = L_A⁻ᵀ u⁽ⁿ⁾ + L_C⁻¹ μ.
       T u_norm = T(0);
-      for (int k = 0; k < m; ++k) {
-        const T u_k = u[n * m + k];
-        u_norm += u_k * u_k;
-        for (int i = k; i < m; ++i) z[i] += l_sigma(i, k) * u_k;
+      for (int i = 0; i < m; ++i) {
+        w[i] = u[n * m + i];
+        u_norm += w[i] * w[i];
       }
+      linalg::solve_lower_transpose_by_columns(l_a, w);
+      T w_norm = T(0);
+      for (int i = 0; i < m; ++i) {
+        w[i] += whitened_mu[i];
+        w_norm += w[i] * w[i];
+        z[i] = T(0);
+      }
+      for (int k = 0; k < m; ++k)  // z = L_C w, down the columns of L_C
+        for (int i = k; i < m; ++i) z[i] += l_c(i, k) * w[k];
       T log_likelihood = T(0);
       for (int i = 0; i < m; ++i) log_likelihood += log_normal_cdf(labels[i] * z[i]);
-      linalg::solve_lower_by_columns(l_c, z);  // z ← L_C⁻¹ z
-      T z_norm = T(0);
-      for (int i = 0; i < m; ++i) z_norm += z[i] * z[i];
-      // log N(z; 0, C) − log N(z; μ, Σ) = −½‖L_C⁻¹z‖² + ½‖u‖² − log|L_C| + log|L_Σ|
-      const T term = log_likelihood + T(0.5) * (u_norm - z_norm);
+      const T term = log_likelihood + T(0.5) * (u_norm - w_norm);
       if (term > max_term) {
         sum = sum * myriad::exp(max_term - term) + T(1);
         max_term = term;
@@ -255,6 +273,57 @@ struct GpProbit {
   }
 
  private:
+  enum Stage { kFactoredCovariance = 1, kFactoredNewtonSystem, kFormedProduct, kFactoredPrecision };
+
+  /// The named blocks of one chain's cache and workspace (file comment).
+  struct Layout {
+    MatrixView<T> l_c, l_a, c, l_b;
+    T *mu, *whitened_mu, *log_constant, *newton_steps;
+    T *f, *sqrt_w, *b, *t, *a, *stage, *converged;
+    MYRIAD_HD Layout(const GpProbit& model, T* cache, T* workspace) {
+      const int m = model.rows;
+      const std::int64_t mm = model.matrix_size();
+      l_c = model.square(cache);
+      l_a = model.square(cache + mm);
+      mu = cache + 2 * mm;
+      whitened_mu = mu + m;
+      log_constant = whitened_mu + m;
+      newton_steps = log_constant + 1;
+      c = model.square(workspace);
+      l_b = model.square(workspace + mm);
+      f = workspace + 2 * mm;
+      sqrt_w = f + m;
+      b = sqrt_w + m;
+      t = b + m;
+      a = t + m;
+      stage = a + m;
+      converged = stage + 1;
+    }
+  };
+  MYRIAD_HD static PreparationMatrix lc_matrix() { return {false, 0}; }
+  MYRIAD_HD PreparationMatrix la_matrix() const { return {false, matrix_size()}; }
+  MYRIAD_HD PreparationMatrix lb_matrix() const { return {true, matrix_size()}; }
+
+  MYRIAD_HD PreparationStep fail(const Layout& at) const {
+    *at.log_constant = T(NAN);
+    return PreparationStep::finished();
+  }
+
+  /// W(f), W^½, b = W f + ∇ log p(y | f) and the lower triangle of B = I + W^½ C W^½.
+  MYRIAD_HD void form_newton_system(const Layout& at) const {
+    for (int i = 0; i < rows; ++i) {
+      // v = N(f)/Φ(ỹ f) by logs: stable in Φ's lower tail.
+      const T f = at.f[i];
+      const T v = myriad::exp(normal_log_density(f, T(0), T(1)) - log_normal_cdf(labels[i] * f));
+      const T w = v * v + labels[i] * f * v;  // −∇² log p(y | f) > 0
+      at.sqrt_w[i] = myriad::sqrt(w);
+      at.b[i] = w * f + labels[i] * v;
+    }
+    for (int j = 0; j < rows; ++j)
+      for (int i = j; i < rows; ++i)
+        at.l_b(i, j) = (i == j ? T(1) : T(0)) + at.sqrt_w[i] * at.c(i, j) * at.sqrt_w[j];
+  }
+
   template <class P>
   MYRIAD_HD MatrixView<P> square(P* p) const {
     return {p, rows, rows, 1, rows};
