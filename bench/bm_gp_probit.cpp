@@ -2,9 +2,9 @@
 //
 // BM_gp_probit_prepare/rows:M — one Laplace fit and its factors (prepare_estimate) at an x drawn
 //   from the prior, on M complete rows of the Wisconsin data. Counters: prepares per second, the
-//   Newton steps it took, and seconds per cubic operation (the thesis's unit: the Cholesky of C,
-//   one per Newton step, and Σ's; the solve and product that form Σ count as one more each),
-//   against the thesis's 0.0184 s on a 4-core CPU at M = 682.
+//   Newton updates it made, and seconds per cubic operation (the thesis's unit), counting the
+//   Cholesky of C, s + 1 of B for s updates, the product L_Cᵀ W L_C and the Cholesky of A:
+//   s + 4; against the thesis's 0.0184 s on a 4-core CPU at M = 682.
 // BM_gp_probit_estimate/rows:M — one estimate from a prepared cache with N = 50 (the O(M² N)
 //   part an APM update of u costs). Counter: estimates per second.
 // BM_gp_probit/<sampler>/rows:60 — one whole run of sample_auxiliary (10 chains as the thesis,
