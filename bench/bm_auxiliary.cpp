@@ -13,6 +13,7 @@
 #include <limits>
 #include <string>
 
+#include "auxiliary_run_counters.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/models/gaussian_latent_variable.hpp"
 #include "myriad/run/sample_auxiliary.hpp"
@@ -41,23 +42,7 @@ void auxiliary_benchmark(benchmark::State& state, int observations, AuxiliaryMet
     result = sample_auxiliary(model, config);
     state.SetIterationTime(result.warmup_seconds + result.sampling_seconds);
   }
-  double min_ess = std::numeric_limits<double>::infinity(), max_rhat = 0;
-  for (const auto& row : result.summary) {
-    min_ess = std::min(min_ess, row.ess_bulk);
-    max_rhat = std::max(max_rhat, row.rhat);
-  }
-  const IterationStats& s = result.sampling_stats;
-  const double evaluations =
-      double(result.warmup_stats.density_evaluations + s.density_evaluations);
-  const double seconds = result.warmup_seconds + result.sampling_seconds;
-  state.counters["evaluations_per_second"] = evaluations / seconds;
-  state.counters["min_ess_bulk"] = min_ess;
-  state.counters["ess_per_second"] = min_ess / seconds;
-  state.counters["ess_per_1000_evaluations"] = 1000 * min_ess / evaluations;
-  state.counters["max_rhat"] = max_rhat;
-  state.counters["acceptance"] = s.mean_accept_prob();
-  if (s.auxiliary_updates > 0)
-    state.counters["u_acceptance"] = double(s.auxiliary_accepted) / double(s.auxiliary_updates);
+  set_auxiliary_run_counters(state, result, "evaluations");
 }
 
 void register_auxiliary_benchmarks() {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "auxiliary_run_counters.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/models/breast_cancer_wisconsin.hpp"
 #include "myriad/models/gp_probit.hpp"
@@ -99,23 +100,7 @@ void gp_probit_run(benchmark::State& state, AuxiliaryMethod method) {
     result = sample_auxiliary(data.host_model(50), config);
     state.SetIterationTime(result.warmup_seconds + result.sampling_seconds);
   }
-  double min_ess = std::numeric_limits<double>::infinity(), max_rhat = 0;
-  for (const auto& row : result.summary) {
-    min_ess = std::min(min_ess, row.ess_bulk);
-    max_rhat = std::max(max_rhat, row.rhat);
-  }
-  const IterationStats& s = result.sampling_stats;
-  const double evaluations =
-      double(result.warmup_stats.density_evaluations + s.density_evaluations);
-  const double seconds = result.warmup_seconds + result.sampling_seconds;
-  state.counters["estimates_per_second"] = evaluations / seconds;
-  state.counters["min_ess_bulk"] = min_ess;
-  state.counters["ess_per_second"] = min_ess / seconds;
-  state.counters["ess_per_1000_estimates"] = 1000 * min_ess / evaluations;
-  state.counters["max_rhat"] = max_rhat;
-  state.counters["acceptance"] = s.mean_accept_prob();
-  if (s.auxiliary_updates > 0)
-    state.counters["u_acceptance"] = double(s.auxiliary_accepted) / double(s.auxiliary_updates);
+  set_auxiliary_run_counters(state, result, "estimates");
 }
 
 void register_gp_probit_runs() {

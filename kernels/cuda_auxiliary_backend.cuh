@@ -179,21 +179,12 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     return {array.data(), chains_, dim, stride_};
   }
   AuxiliaryEnsembleView<T> view() const {
-    AuxiliaryEnsembleView<T> v{rows(position_, state_dim_),
-                               rows(proposal_, state_dim_),
-                               rows(direction_, state_dim_),
-                               rows(mapped_, dim_),
-                               rows(auxiliary_, auxiliary_dim_),
-                               log_target_.data(),
-                               counter_.data()};
-    if (storage_.cache_size > 0) {
-      v.caches = caches_.data();
-      v.cache_size = storage_.cache_size;
-      v.workspace = workspace_.data();
-      v.workspace_size = storage_.workspace_size;
-      v.cache_slot = cache_slot_.data();
-    }
-    return v;
+    return with_estimator_storage(
+        AuxiliaryEnsembleView<T>{rows(position_, state_dim_), rows(proposal_, state_dim_),
+                                 rows(direction_, state_dim_), rows(mapped_, dim_),
+                                 rows(auxiliary_, auxiliary_dim_), log_target_.data(),
+                                 counter_.data()},
+        storage_, caches_.data(), workspace_.data(), cache_slot_.data());
   }
   Model model_;
   AuxiliaryMethod method_;

@@ -124,21 +124,12 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
     return {array.data(), this->chains_, dim, 1, dim};
   }
   AuxiliaryEnsembleView<T> view() {
-    AuxiliaryEnsembleView<T> v{view(position_, state_dim_),
-                               view(proposal_, state_dim_),
-                               view(direction_, state_dim_),
-                               view(mapped_, dim_),
-                               view(auxiliary_, auxiliary_dim_),
-                               log_target_.data(),
-                               counter_.data()};
-    if (storage_.cache_size > 0) {
-      v.caches = caches_.data();
-      v.cache_size = storage_.cache_size;
-      v.workspace = workspace_.data();
-      v.workspace_size = storage_.workspace_size;
-      v.cache_slot = cache_slot_.data();
-    }
-    return v;
+    return with_estimator_storage(
+        AuxiliaryEnsembleView<T>{view(position_, state_dim_), view(proposal_, state_dim_),
+                                 view(direction_, state_dim_), view(mapped_, dim_),
+                                 view(auxiliary_, auxiliary_dim_), log_target_.data(),
+                                 counter_.data()},
+        storage_, caches_.data(), workspace_.data(), cache_slot_.data());
   }
 
   AuxiliaryMethod method_;

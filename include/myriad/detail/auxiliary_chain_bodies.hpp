@@ -54,6 +54,22 @@ struct EstimatorStorage {
   std::int64_t values_per_chain() const { return 2 * cache_size + workspace_size; }
 };
 
+/// `view` with a cached estimator's arrays (chain-major: 2 · cache_size values of caches,
+/// workspace_size of workspace and one slot per chain), when `storage` has any.
+template <class T>
+AuxiliaryEnsembleView<T> with_estimator_storage(AuxiliaryEnsembleView<T> view,
+                                                const EstimatorStorage& storage, T* caches,
+                                                T* workspace, std::uint8_t* cache_slot) {
+  if (storage.cache_size > 0) {
+    view.caches = caches;
+    view.cache_size = storage.cache_size;
+    view.workspace = workspace;
+    view.workspace_size = storage.workspace_size;
+    view.cache_slot = cache_slot;
+  }
+  return view;
+}
+
 template <class Model>
 EstimatorStorage estimator_storage(const Model& model, AuxiliaryMethod method) {
   if constexpr (model_has_cached_estimator<Model>) {
