@@ -51,7 +51,6 @@ struct AuxiliaryEnsembleView {
 /// workspace, in values; zero for every other model or a method without an estimator.
 struct EstimatorStorage {
   std::int64_t cache_size = 0, workspace_size = 0;
-  std::int64_t values_per_chain() const { return 2 * cache_size + workspace_size; }
 };
 
 /// `view` with a cached estimator's arrays (chain-major: 2 · cache_size values of caches,
