@@ -70,6 +70,8 @@ struct GpProbit {
   using value_type = T;
   static constexpr AuxiliaryLaw auxiliary_law = AuxiliaryLaw::normal;
 
+  static constexpr int kMaxFeatures = 32;
+
   const T* features = nullptr;   ///< d_k^(m) at [m · K + k], standardised
   const T* labels = nullptr;     ///< ỹ_m ∈ {−1, +1}
   int rows = 0;                  ///< M
@@ -179,20 +181,21 @@ struct GpProbit {
   /// The Newton updates the Laplace fit of a cache made (benchmarks: each is one Cholesky, plus
   /// one at the mode).
   MYRIAD_HD int newton_steps(const T* cache) const {
-    return static_cast<int>(cache[2 * matrix_size() + 2 * rows + 1]);
+    return static_cast<int>(*CacheBlocks<const T>(*this, cache).newton_steps);
   }
 
   /// log ε(x, u) from x's cache (file comment); `workspace` is scratch (two M-vectors).
   template <class U>
   MYRIAD_HD T log_estimate_cached(const T* cache, const U& u, T* workspace) const {
     const int m = rows;
-    const std::int64_t mm = matrix_size();
-    const MatrixView<const T> l_c = square(cache), l_a = square(cache + mm);
-    const T* whitened_mu = cache + 2 * mm + m;
-    const T log_constant = cache[2 * mm + 2 * m];
+    const CacheBlocks<const T> at(*this, cache);
+    const MatrixView<const T> l_c = at.l_c, l_a = at.l_a;
+    const T* whitened_mu = at.whitened_mu;
+    const T log_constant = *at.log_constant;
     if (!myriad::isfinite(log_constant)) return T(NAN);
-    T* w = workspace + 2 * mm;
-    T* z = w + m;
+    const WorkspaceBlocks scratch(*this, workspace);
+    T* w = scratch.t;
+    T* z = scratch.a;
     T max_term = T(-INFINITY), sum = T(0);
     for (int n = 0; n < samples; ++n) {
       // w = L_A⁻ᵀ u⁽ⁿ⁾ + L_C⁻¹ μ.
@@ -258,13 +261,15 @@ struct GpProbit {
   template <class X>
   MYRIAD_HD void covariance(const X& x, const MatrixView<T>& c) const {
     const T s = myriad::exp(x[0]);
+    T inverse_length[kMaxFeatures];  // 1/ℓ_k once, not once per pair
+    for (int k = 0; k < num_features; ++k) inverse_length[k] = myriad::exp(-x[1 + k]);
     for (int j = 0; j < rows; ++j) {
       c(j, j) = s + jitter;
       for (int i = j + 1; i < rows; ++i) {
         T r2 = T(0);
         for (int k = 0; k < num_features; ++k) {
-          const T r = (features[i * num_features + k] - features[j * num_features + k]) *
-                      myriad::exp(-x[1 + k]);
+          const T r =
+              (features[i * num_features + k] - features[j * num_features + k]) * inverse_length[k];
           r2 += r * r;
         }
         c(i, j) = c(j, i) = s * myriad::exp(T(-0.5) * r2);
@@ -275,23 +280,30 @@ struct GpProbit {
  private:
   enum Stage { kFactoredCovariance = 1, kFactoredNewtonSystem, kFormedProduct, kFactoredPrecision };
 
-  /// The named blocks of one chain's cache and workspace (file comment).
-  struct Layout {
-    MatrixView<T> l_c, l_a, c, l_b;
-    T *mu, *whitened_mu, *log_constant, *newton_steps;
-    T *f, *sqrt_w, *b, *t, *a, *stage, *converged;
-    MYRIAD_HD Layout(const GpProbit& model, T* cache, T* workspace) {
-      const int m = model.rows;
+  /// The named blocks of one chain's cache (C = T, or const T to read one) and workspace (file
+  /// comment): the one place their offsets are written.
+  template <class C>
+  struct CacheBlocks {
+    MatrixView<C> l_c, l_a;
+    C *mu, *whitened_mu, *log_constant, *newton_steps;
+    MYRIAD_HD CacheBlocks(const GpProbit& model, C* cache) {
       const std::int64_t mm = model.matrix_size();
       l_c = model.square(cache);
       l_a = model.square(cache + mm);
       mu = cache + 2 * mm;
-      whitened_mu = mu + m;
-      log_constant = whitened_mu + m;
+      whitened_mu = mu + model.rows;
+      log_constant = whitened_mu + model.rows;
       newton_steps = log_constant + 1;
+    }
+  };
+  struct WorkspaceBlocks {
+    MatrixView<T> c, l_b;
+    T *f, *sqrt_w, *b, *t, *a, *stage, *converged;
+    MYRIAD_HD WorkspaceBlocks(const GpProbit& model, T* workspace) {
+      const int m = model.rows;
       c = model.square(workspace);
-      l_b = model.square(workspace + mm);
-      f = workspace + 2 * mm;
+      l_b = model.square(workspace + model.matrix_size());
+      f = workspace + 2 * model.matrix_size();
       sqrt_w = f + m;
       b = sqrt_w + m;
       t = b + m;
@@ -299,6 +311,10 @@ struct GpProbit {
       stage = a + m;
       converged = stage + 1;
     }
+  };
+  struct Layout : CacheBlocks<T>, WorkspaceBlocks {
+    MYRIAD_HD Layout(const GpProbit& model, T* cache, T* workspace)
+        : CacheBlocks<T>(model, cache), WorkspaceBlocks(model, workspace) {}
   };
   MYRIAD_HD static PreparationMatrix lc_matrix() { return {false, 0}; }
   MYRIAD_HD PreparationMatrix la_matrix() const { return {false, matrix_size()}; }
@@ -347,7 +363,9 @@ class GpProbitData {
   static GpProbitData from_arrays(int rows, int num_features, const std::vector<double>& features,
                                   const std::vector<int>& labels) {
     MYRIAD_EXPECTS(rows >= 2, "gp_probit: need at least 2 data rows, got ", rows);
-    MYRIAD_EXPECTS(num_features >= 1, "gp_probit: need at least one feature, got ", num_features);
+    MYRIAD_EXPECTS(num_features >= 1 && num_features <= GpProbit<T>::kMaxFeatures,
+                   "gp_probit: the features must number 1 … ", GpProbit<T>::kMaxFeatures, ", got ",
+                   num_features);
     MYRIAD_EXPECTS(features.size() == static_cast<std::size_t>(rows) * num_features,
                    "gp_probit: ", features.size(), " feature values for ", rows, " rows of ",
                    num_features);
