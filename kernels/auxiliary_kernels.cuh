@@ -8,6 +8,12 @@
 // the cap (max_shrinks) bounds the wait (DESIGN.md rule 4). The random walk and the
 // Metropolis-independence updates evaluate the same number of times in every chain and stay
 // converged.
+//
+// A staged estimator (model/staged_preparation.hpp: the GP probit's dense factorisations) runs
+// its random-walk transitions in three launches per iteration: begin_walk_kernel (u given x, the
+// proposal, its preparation's first step), the batched rounds of kernels/staged_preparation.cuh,
+// and finish_walk_kernel (the estimate, the decision, the recorded draw); its start likewise
+// (place_chain_kernel, the rounds, finish_start_kernel).
 
 #include <cstdint>
 
@@ -15,6 +21,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/detail/auxiliary_chain_bodies.hpp"
 #include "myriad/detail/chain_statistics.hpp"
+#include "staged_preparation.cuh"
 
 namespace myriad::kernels {
 
@@ -49,6 +56,80 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
                                    num_iterations, recorded, num_quantities, chains, c);
     stats.add(c, chain);
     capped[c] += chain.slice_capped;
+  }
+}
+
+/// A start's try `attempt` for every chain not yet started (started[c] != 1):
+/// place_auxiliary_chain, and the first step of its log target's preparation queued; started[c] = 2
+/// where placed.
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    place_chain_kernel(Model model, AuxiliaryEnsembleView<T> state, AuxiliarySettings<T> settings,
+                       T radius, int attempt, std::uint8_t* started, PreparationQueue<T> queue) {
+  for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
+    const AuxiliaryChain<T> chain = state.chain(c);
+    PreparationStep step = PreparationStep::finished();
+    if (started[c] != 1) {
+      const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+      const bool placed = place_auxiliary_chain(model, chain, rng, settings, c, radius, attempt);
+      started[c] = placed ? 2 : 0;
+      if (placed) step = begin_log_target(model, chain, settings);
+    }
+    queue.start(c, step, chain.state_cache(), chain.workspace);
+  }
+}
+
+/// The log target of every chain placed by place_chain_kernel, its preparation done; started[c]
+/// = 1 where it is finite, else 0 (the next try).
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    finish_start_kernel(Model model, AuxiliaryEnsembleView<T> state, AuxiliarySettings<T> settings,
+                        std::uint8_t* started) {
+  for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
+    if (started[c] != 2) continue;
+    const AuxiliaryChain<T> chain = state.chain(c);
+    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+    *chain.log_target = prepared_log_target(model, chain, rng, settings);
+    started[c] = myriad::isfinite(*chain.log_target) ? 1 : 0;
+  }
+}
+
+/// begin_walk_transition of iteration `iteration` for every chain, the proposal's first
+/// preparation step queued and the status so far in status[c].
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    begin_walk_kernel(Model model, AuxiliaryEnsembleView<T> state, AuxiliarySettings<T> settings,
+                      std::uint32_t iteration, PreparationQueue<T> queue, std::uint32_t* status,
+                      ChainStatisticsView stats) {
+  for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
+    const AuxiliaryChain<T> chain = state.chain(c);
+    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+    IterationStats counted;
+    std::uint32_t so_far = kStatusOk;
+    const PreparationStep step =
+        begin_walk_transition(model, chain, rng, settings, iteration, so_far, counted);
+    queue.start(c, step, chain.trial_cache(), chain.workspace);
+    status[c] = so_far;
+    stats.add(c, counted);
+  }
+}
+
+/// finish_walk_transition of iteration `iteration` for every chain, then its draw recorded at
+/// position `draw` of `recorded` (when not null).
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    finish_walk_kernel(Model model, AuxiliaryEnsembleView<T> state, AuxiliarySettings<T> settings,
+                       std::uint32_t iteration, const std::uint32_t* status, T* recorded, int draw,
+                       int num_quantities, ChainStatisticsView stats) {
+  const std::int64_t chains = state.position.chains;
+  for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
+    const AuxiliaryChain<T> chain = state.chain(c);
+    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+    IterationStats counted;
+    finish_walk_transition(model, chain, rng, settings, iteration, status[c], counted);
+    stats.add(c, counted);
+    if (recorded != nullptr)
+      record_auxiliary_draw(model, chain, settings, recorded, draw, num_quantities, chains, c);
   }
 }
 

@@ -207,6 +207,19 @@ cublasStatus_t trsv_batched(cublasHandle_t h, cublasOperation_t op, int n, const
                             n, 1, &one, l, n, b, n, count);
 }
 
+cublasStatus_t gram_batched(cublasHandle_t h, int n, const float* const* a, float* const* b,
+                            int count) {
+  const float one = 1, zero = 0;
+  return cublasSgemmBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a, n, a, n, &zero, b, n,
+                            count);
+}
+cublasStatus_t gram_batched(cublasHandle_t h, int n, const double* const* a, double* const* b,
+                            int count) {
+  const double one = 1, zero = 0;
+  return cublasDgemmBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a, n, a, n, &zero, b, n,
+                            count);
+}
+
 /// Launches the registers tier's kernel of size n, kernel_for(std::integral_constant<int, n>),
 /// with one thread per matrix of the batch.
 template <class T, class KernelFor, class... Args>
@@ -407,12 +420,46 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
   }
 }
 
+template <class T>
+void batched_cholesky_pointers_cuda(T** device_matrices, int n, int count, int* device_info,
+                                    void* stream_handle) {
+  constexpr const char* name = "batched_cholesky_pointers_cuda";
+  MYRIAD_EXPECTS(n > 0 && count >= 0, name,
+                 ": n must be positive and count non-negative, got n = ", n, ", count = ", count);
+  MYRIAD_EXPECTS(count == 0 || (device_matrices != nullptr && device_info != nullptr), name,
+                 ": null device array");
+  require_device(name);
+  if (count == 0) return;
+  const BoundHandles handles = library_handles(static_cast<cudaStream_t>(stream_handle));
+  MYRIAD_CUSOLVER_TRY(potrf_batched(handles.solver, n, device_matrices, device_info, count));
+}
+
+template <class T>
+void batched_gram_pointers_cuda(const T* const* device_a, T* const* device_b, int n, int count,
+                                void* stream_handle) {
+  constexpr const char* name = "batched_gram_pointers_cuda";
+  MYRIAD_EXPECTS(n > 0 && count >= 0, name,
+                 ": n must be positive and count non-negative, got n = ", n, ", count = ", count);
+  MYRIAD_EXPECTS(count == 0 || (device_a != nullptr && device_b != nullptr), name,
+                 ": null device array");
+  require_device(name);
+  if (count == 0) return;
+  const BoundHandles handles = library_handles(static_cast<cudaStream_t>(stream_handle));
+  MYRIAD_CUBLAS_TRY(gram_batched(handles.blas, n, device_a, device_b, count));
+}
+
 template void batched_cholesky_cuda<float>(float*, int, std::int64_t, int*, CholeskyTier, void*);
 template void batched_cholesky_cuda<double>(double*, int, std::int64_t, int*, CholeskyTier, void*);
 template void batched_cholesky_solve_cuda<float>(const float*, int, std::int64_t, float*,
                                                  CholeskyTier, void*, CholeskySolve);
 template void batched_cholesky_solve_cuda<double>(const double*, int, std::int64_t, double*,
                                                   CholeskyTier, void*, CholeskySolve);
+template void batched_cholesky_pointers_cuda<float>(float**, int, int, int*, void*);
+template void batched_cholesky_pointers_cuda<double>(double**, int, int, int*, void*);
+template void batched_gram_pointers_cuda<float>(const float* const*, float* const*, int, int,
+                                                void*);
+template void batched_gram_pointers_cuda<double>(const double* const*, double* const*, int, int,
+                                                 void*);
 template int batched_cholesky_max_size<float>(CholeskyTier);
 template int batched_cholesky_max_size<double>(CholeskyTier);
 

@@ -46,7 +46,8 @@ set(myriad_cuda_auxiliary_builtins
   "gaussian_latent_variable gaussian_latent_variable.hpp models::GaussianLatentVariable<double>"
   "gaussian_latent_variable_uniform gaussian_latent_variable.hpp models::GaussianLatentVariable<double,AuxiliaryLaw::uniform>"
   "standard_logistic standard_logistic.hpp models::StandardLogistic<double>"
-  "logistic logistic.hpp models::Logistic<double>")
+  "logistic logistic.hpp models::Logistic<double>"
+  "gp_probit gp_probit.hpp models::GpProbit<double>")
 set(myriad_cuda_mpis_builtins
   "hierarchical_gaussian hierarchical_gaussian.hpp models::HierarchicalGaussian"
   "gaussian_chain gaussian_chain.hpp models::GaussianChain"

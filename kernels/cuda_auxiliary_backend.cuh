@@ -11,6 +11,13 @@
 // variates of pm-mh and apm-mi-* are not stored (model/estimator.hpp). The ensemble's moments (the
 // scale's warm-up windows, four times a run) come from one copy of the states to the host.
 //
+// A staged estimator (model/staged_preparation.hpp: the GP probit) prepares each proposal's cache
+// with its dense steps batched across chains (kernels/staged_preparation.cuh), three launches and
+// a few library rounds per iteration instead of one launch per chunk; it runs the random-walk
+// methods (pm-mh, apm-mi-mh, apm-ss-mh). A slice update of x evaluates a data-dependent number of
+// points per chain, which would need the chains' preparations in masked lockstep: on CUDA those
+// methods are refused for such a model (the CPU backend runs them).
+//
 // The library instantiates make_cuda_auxiliary_backend for the built-in models that list
 // library_backend::auxiliary (kernels/builtin_instances.cmake); for a model of your own, include
 // this header in a .cu file compiled by nvcc and instantiate
@@ -56,7 +63,7 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
         auxiliary_dim_(stored_auxiliary_dim(model, method)),
         storage_(estimator_storage(model, method)),
         num_quantities_(recorded_quantity_count(model)),
-        ensemble_(checked_device(chains)) {
+        ensemble_(checked_device(chains, method)) {
     const auto rows = [&](int dim) { return static_cast<std::size_t>(dim) * stride_; };
     for (auto* array : {&position_, &proposal_, &direction_})
       *array = DeviceArray<T>(rows(state_dim_));
@@ -80,10 +87,17 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     ensemble_.zero(counter_);
     ensemble_.zero(capped_);
     set_scale(std::vector<T>(static_cast<std::size_t>(dim_), T(1)));
-    init_grid_ = ensemble_.grid(kernels::initialize_auxiliary_kernel<Model, T>,
-                                kernels::kChainBlockSize, chains_);
-    iterations_grid_ = ensemble_.grid(kernels::auxiliary_iterations_kernel<Model, T>,
-                                      kernels::kChainBlockSize, chains_);
+    if constexpr (kStaged) {
+      preparation_ = StagedPreparation<T>(chains_, model.preparation_matrix_size());
+      walk_status_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(chains_));
+      staged_grid_ =
+          ensemble_.grid(kernels::begin_walk_kernel<Model, T>, kernels::kChainBlockSize, chains_);
+    } else {
+      init_grid_ = ensemble_.grid(kernels::initialize_auxiliary_kernel<Model, T>,
+                                  kernels::kChainBlockSize, chains_);
+      iterations_grid_ = ensemble_.grid(kernels::auxiliary_iterations_kernel<Model, T>,
+                                        kernels::kChainBlockSize, chains_);
+    }
   }
 
   CudaAuxiliaryBackend(const CudaAuxiliaryBackend&) = delete;
@@ -112,13 +126,17 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     MYRIAD_EXPECTS(settings.method == method_,
                    "this auxiliary-sampler backend was built for another method");
-    kernels::initialize_auxiliary_kernel<Model, T>
-        <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, view(), own(settings), radius, max_tries, started_.data());
-    MYRIAD_CHECK_LAUNCH();
     ensemble_.zero(capped_);
-    return ensemble_.reduce_sum<std::int64_t>(chains_,
-                                              kernels::LoadInitializationFailure{started_.data()});
+    if constexpr (kStaged) {
+      return initialize_staged(own(settings), radius, max_tries);
+    } else {
+      kernels::initialize_auxiliary_kernel<Model, T>
+          <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+              model_, view(), own(settings), radius, max_tries, started_.data());
+      MYRIAD_CHECK_LAUNCH();
+      return ensemble_.reduce_sum<std::int64_t>(
+          chains_, kernels::LoadInitializationFailure{started_.data()});
+    }
   }
 
   IterationStats run(const AuxiliarySettings<T>& settings, std::uint32_t first_iteration,
@@ -138,12 +156,18 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     const AuxiliarySettings<T> device_settings = own(settings);
     draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
-                 kernels::auxiliary_iterations_kernel<Model, T>
-                     <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                         model_, view(), device_settings,
-                         first_iteration + static_cast<std::uint32_t>(done), n, recorded,
-                         num_quantities_, stats, capped_.data());
-                 MYRIAD_CHECK_LAUNCH();
+                 const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
+                 if constexpr (kStaged) {
+                   for (int i = 0; i < n; ++i)
+                     staged_walk(device_settings, first + static_cast<std::uint32_t>(i), recorded,
+                                 i, stats);
+                 } else {
+                   kernels::auxiliary_iterations_kernel<Model, T>
+                       <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+                           model_, view(), device_settings, first, n, recorded, num_quantities_,
+                           stats, capped_.data());
+                   MYRIAD_CHECK_LAUNCH();
+                 }
                });
     const IterationStats result =
         ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
@@ -166,9 +190,53 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
   }
 
  private:
-  static int checked_device(std::int64_t chains) {
+  static constexpr bool kStaged = model_has_staged_preparation<Model>;
+
+  static int checked_device(std::int64_t chains, AuxiliaryMethod method) {
     MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
+    if (kStaged && !random_walk_on_x(method))
+      throw invalid_argument(
+          "this model's estimator prepares in batched dense steps, which the CUDA backend runs "
+          "with pm-mh, apm-mi-mh or apm-ss-mh; slice updates of x (apm-*-ss) run with --device "
+          "cpu");
     return cuda_detail::current_device_or_throw();
+  }
+
+  /// Starts every chain with its preparations batched (file comment): try after try, the chains
+  /// without a finite start placed again, until all have one or max_tries are spent.
+  std::int64_t initialize_staged(const AuxiliarySettings<T>& settings, T radius, int max_tries) {
+    ensemble_.zero(started_);
+    std::int64_t failed = chains_;
+    for (int attempt = 0; attempt < max_tries && failed > 0; ++attempt) {
+      kernels::place_chain_kernel<Model, T>
+          <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+              model_, view(), settings, radius, attempt, started_.data(), preparation_.queue());
+      MYRIAD_CHECK_LAUNCH();
+      preparation_.run(model_, ensemble_.stream(), staged_grid_);
+      kernels::finish_start_kernel<Model, T>
+          <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+              model_, view(), settings, started_.data());
+      MYRIAD_CHECK_LAUNCH();
+      failed = ensemble_.reduce_sum<std::int64_t>(
+          chains_, kernels::LoadInitializationFailure{started_.data()});
+    }
+    return failed;
+  }
+
+  /// One random-walk iteration with the proposals' preparations batched (file comment), its
+  /// draw recorded at position `draw` of `recorded` (when not null).
+  void staged_walk(const AuxiliarySettings<T>& settings, std::uint32_t iteration, T* recorded,
+                   int draw, const kernels::ChainStatisticsView& stats) {
+    kernels::begin_walk_kernel<Model, T>
+        <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+            model_, view(), settings, iteration, preparation_.queue(), walk_status_.data(), stats);
+    MYRIAD_CHECK_LAUNCH();
+    preparation_.run(model_, ensemble_.stream(), staged_grid_);
+    kernels::finish_walk_kernel<Model, T>
+        <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+            model_, view(), settings, iteration, walk_status_.data(), recorded, draw,
+            num_quantities_, stats);
+    MYRIAD_CHECK_LAUNCH();
   }
 
   AuxiliarySettings<T> own(AuxiliarySettings<T> settings) const {
@@ -201,6 +269,9 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
   DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
   DeviceArray<std::int64_t> capped_;    ///< per chain: capped slice updates since initialize()
   cuda_detail::DrawChunks<T> draws_;
+  StagedPreparation<T> preparation_;        ///< a staged estimator's batched rounds
+  DeviceArray<std::uint32_t> walk_status_;  ///< per chain: a staged walk's status between launches
+  int staged_grid_ = 1;
 };
 
 template <class Model, class T>

@@ -7,6 +7,10 @@ Usage:
   check_run.py ais DIR      log Z against log_z_exact
   check_run.py mpis DIR     P-hat / P against 1 over the runs, and the posterior means against
                             the exact posterior (run.json's exact_posterior_check)
+  check_run.py runs DIR     a model without an exact answer (the GP probit on its full data):
+                            every draw finite, some proposals accepted, at most 1% of the
+                            sampling transitions failing; its agreement with the CPU is
+                            tests/cuda's, this only shows it runs
 
 Prints one line, `PASS ...` or `FAIL ...`, and exits 0 or 1 (2 for a run directory it cannot
 read). Python's standard library only: it runs on the GPU machine's image and here alike.
@@ -176,8 +180,35 @@ def check_mpis(run_dir):
     return problems, detail
 
 
+def check_runs(run_dir):
+    report = load_json(os.path.join(run_dir, "run.json"))
+    (chains, draws, quantities), values = load_npy(os.path.join(run_dir, "draws.npy"))
+    problems = []
+    not_finite = sum(1 for v in values if not math.isfinite(v))
+    if not_finite:
+        problems.append(f"{not_finite} draws not finite")
+    acceptance = report.get("acceptance")
+    if acceptance is None or not 0 < acceptance <= 1:
+        problems.append(f"acceptance {acceptance}")
+    # An estimator may fail at a wild proposal (the GP probit's factorisation of an
+    # ill-conditioned covariance): counted, and a rejection. More than 1% of the sampling
+    # transitions failing is not that.
+    failures = report.get("failures") or {}
+    failed = sum(v for k, v in failures.items() if not k.startswith("warmup_") and v)
+    if failed > 0.01 * chains * draws:
+        problems.append(f"failures: " + ", ".join(f"{k} {v}" for k, v in sorted(failures.items())
+                                                  if v and not k.startswith("warmup_")))
+    sampling = (report.get("wall_time") or {}).get("sampling_seconds")
+    detail = (f"{report.get('method')} {report.get('model')} on {report.get('device')}: "
+              f"{chains} chains x {draws} draws x {quantities} quantities, acceptance "
+              f"{fmt_number(acceptance)}, {failed} failed, max R-hat "
+              f"{fmt_number((report.get('diagnostics') or {}).get('max_rhat'))}, sampling "
+              f"{fmt_number(sampling)} s")
+    return problems, detail
+
+
 def main(argv):
-    checks = {"sample": check_sample, "ais": check_ais, "mpis": check_mpis}
+    checks = {"sample": check_sample, "ais": check_ais, "mpis": check_mpis, "runs": check_runs}
     if len(argv) != 3 or argv[1] not in checks:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2

@@ -116,22 +116,31 @@ ModelSpec gp_probit_spec() {
     return models::GpProbitData<double>::from_arrays(rows.rows, models::BreastCancerRows::kFeatures,
                                                      rows.features, rows.labels);
   };
-  const auto make = [](const ModelArguments& a, const models::GpProbitData<double>& data) {
-    models::GpProbit<double> model = data.host_model(a.integer("samples"));
+  // The model views the data where the run happens (the device copy uploaded once).
+  const auto make = [](const ModelArguments& a, models::GpProbitData<double>& data, Device device) {
+    const int samples = a.integer("samples");
+    models::GpProbit<double> model =
+        device == Device::cuda ? data.device_model(samples) : data.host_model(samples);
     const int max_newton = a.integer("max_newton");
     MYRIAD_EXPECTS(max_newton >= 1, "gp_probit: max_newton must be positive, got ", max_newton);
     model.max_newton = max_newton;
     return model;
   };
   // Builds (and so checks) the data and the model before the run starts.
-  spec.dim = [make_data, make](const ModelArguments& a) { return make(a, make_data(a)).dim(); };
+  spec.dim = [make_data, make](const ModelArguments& a) {
+    models::GpProbitData<double> data = make_data(a);
+    return make(a, data, Device::cpu).dim();
+  };
   spec.auxiliary_check = [](AuxiliaryMethod method) {
     check_auxiliary_model<models::GpProbit<double>>(method);
   };
   spec.auxiliary = [make_data, make](const ModelArguments& a, const AuxiliaryConfig& config,
                                      AuxiliaryReport& report) {
-    const models::GpProbitData<double> data = make_data(a);
-    return sample_auxiliary(make(a, data), config, &report);
+    models::GpProbitData<double> data = make_data(a);
+    AuxiliaryConfig resolved = config;
+    resolved.device =
+        choose_auxiliary_device<models::GpProbit<double>>(config.device, config.method);
+    return sample_auxiliary(make(a, data, resolved.device), resolved, &report);
   };
   return spec;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu/check_run.py, the GPU window's end-to-end check (scripts/gpu-check verify), on
 # CPU runs of the same methods: it passes runs that match their exact answers and fails one whose
-# exact answer is moved by many standard errors, or a run directory without one.
+# exact answer is moved by many standard errors, or a run directory without one; and its `runs`
+# check of a model without an exact answer.
 set -euo pipefail
 myriad=$1
 source_dir=$2
@@ -18,6 +19,19 @@ $check ais "$work/ais" | grep -q '^PASS ais gaussian'
 "$myriad" mpis --model hierarchical_gaussian --k 100 --runs 20 --seed 20 --device cpu --quiet \
   --output "$work/mpis"
 $check mpis "$work/mpis" | grep -q '^PASS mpis hierarchical_gaussian'
+# A model without an exact answer: that it runs, and a failing chain fails the check.
+"$myriad" sample --model gp_probit --model-arg rows=20 --model-arg samples=4 --sampler pm-mh \
+  --chains 8 --warmup 200 --draws 20 --seed 20 --device cpu --quiet --output "$work/gp"
+$check runs "$work/gp" | grep -q '^PASS pm-mh gp_probit'
+python3 - "$work/gp/run.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+report["failures"]["non_finite"] = 3  # of 160 transitions
+json.dump(report, open(sys.argv[1], "w"))
+PY
+status=0
+$check runs "$work/gp" >"$work/out" || status=$?
+[ "$status" -eq 1 ] && grep -q '^FAIL .*failures: non_finite 3' "$work/out"
 
 # Moving x[0]'s exact mean by 0.2 posterior sd is far beyond 5 standard errors here.
 python3 - "$work/hmc/run.json" <<'PY'

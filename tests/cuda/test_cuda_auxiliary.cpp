@@ -1,6 +1,7 @@
 // The CUDA backend of the auxiliary-variable samplers against the CPU backend (DESIGN.md rule 1:
 // one per-chain code path, detail/auxiliary_chain_bodies.hpp), through the library's instances
-// (kernels/builtin_instances.cmake); and one exact-answer run on the device. Every test skips
+// (kernels/builtin_instances.cmake), the GP probit's with its preparations batched across chains;
+// and one exact-answer run on the device. Every test skips
 // without a CUDA device.
 //
 // Agreement: both backends draw the same Philox numbers for (seed, chain, iteration, purpose,
@@ -21,7 +22,9 @@
 #include "common/cuda_skip.hpp"
 #include "common/run_configs.hpp"
 #include "myriad/backend/cpu_auxiliary_backend.hpp"
+#include "myriad/models/breast_cancer_wisconsin.hpp"
 #include "myriad/models/gaussian_latent_variable.hpp"
+#include "myriad/models/gp_probit.hpp"
 #include "myriad/models/standard_logistic.hpp"
 #include "myriad/run/sample_auxiliary.hpp"
 
@@ -30,12 +33,16 @@ namespace {
 
 constexpr double kTolerance = 1e-9;
 
+/// The backends on the same model: `model` on the CPU, `device_model` (the same data where they
+/// live on the device) on CUDA.
 template <class Model>
-void expect_backends_agree(const Model& model, AuxiliaryMethod method) {
+void expect_backends_agree(const Model& model, AuxiliaryMethod method,
+                           const Model* device_model = nullptr, int iterations = 25) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   constexpr std::int64_t kChains = 77;  // a partial last warp
   CpuAuxiliaryBackend<Model, double> cpu(model, kChains, method);
-  const auto cuda = make_cuda_auxiliary_backend<Model, double>(model, kChains, method);
+  const auto cuda = make_cuda_auxiliary_backend<Model, double>(
+      device_model != nullptr ? *device_model : model, kChains, method);
   AuxiliarySettings<double> settings;
   settings.method = method;
   settings.seed = 31;
@@ -45,8 +52,8 @@ void expect_backends_agree(const Model& model, AuxiliaryMethod method) {
   cuda->set_scale(scale);
   ASSERT_EQ(cpu.initialize(settings, 2.0, 100), 0);
   ASSERT_EQ(cuda->initialize(settings, 2.0, 100), 0);
-  const IterationStats a = cpu.run(settings, 0, 25, nullptr, 0, 0, nullptr);
-  const IterationStats b = cuda->run(settings, 0, 25, nullptr, 0, 0, nullptr);
+  const IterationStats a = cpu.run(settings, 0, iterations, nullptr, 0, 0, nullptr);
+  const IterationStats b = cuda->run(settings, 0, iterations, nullptr, 0, 0, nullptr);
   const std::string name = to_string(method);
   EXPECT_EQ(a.accepted, b.accepted) << name;
   EXPECT_EQ(a.density_evaluations, b.density_evaluations) << name;
@@ -79,6 +86,24 @@ TEST(CudaAuxiliary, EverySliceSamplerAgreesWithTheCpuBackend) {
                                        AuxiliaryMethod::reflective_slice})
     expect_backends_agree(model, method);
   expect_backends_agree(models::StandardLogistic<double>::make(3), AuxiliaryMethod::slice);
+}
+
+// The GP probit's preparations run batched across chains on the device (cuSOLVER potrfBatched,
+// cuBLAS gemmBatched: kernels/staged_preparation.cuh) and serially in the chain on the CPU: the
+// factors differ by rounding, so the estimates do, by ~1e-12 relative, and no decision flips
+// (a Newton stopping rule's could, with probability of that order).
+TEST(CudaAuxiliary, GpProbitsBatchedPreparationsAgreeWithTheCpuBackend) {
+  MYRIAD_SKIP_WITHOUT_CUDA();
+  const models::BreastCancerRows rows = models::breast_cancer_wisconsin(40);
+  auto data = models::GpProbitData<double>::from_arrays(
+      rows.rows, models::BreastCancerRows::kFeatures, rows.features, rows.labels);
+  const models::GpProbit<double> host = data.host_model(8), device = data.device_model(8);
+  for (const AuxiliaryMethod method :
+       {AuxiliaryMethod::pm_mh, AuxiliaryMethod::apm_mi_mh, AuxiliaryMethod::apm_ss_mh})
+    expect_backends_agree(host, method, &device, 10);
+  using Model = models::GpProbit<double>;
+  EXPECT_THROW((make_cuda_auxiliary_backend<Model, double>(device, 4, AuxiliaryMethod::apm_mi_ss)),
+               invalid_argument);
 }
 
 TEST(CudaAuxiliary, ApmOnTheDeviceRecoversTheExactPosteriorMean) {

@@ -1,7 +1,8 @@
 // The GP probit workload (models/gp_probit.hpp, models/breast_cancer_wisconsin.hpp) piece by
 // piece: the shipped data, log Φ in both tails, the Laplace fit's defining equations, the
 // estimator's unbiasedness where the marginal likelihood is a bivariate normal orthant
-// probability (two points), the cache's equivalence to preparing afresh, and the refusals.
+// probability (two points), the cache's equivalence to preparing afresh and to a preparation
+// with the GPU library tier's writes, and the refusals.
 
 #include <gtest/gtest.h>
 
@@ -195,6 +196,59 @@ TEST(GpProbitEstimator, ACachedEstimateEqualsOneFromAFreshPreparation) {
   EXPECT_TRUE(std::isfinite(first));
 }
 
+// The GPU's library tier may write what the serial steps leave alone (model/
+// staged_preparation.hpp): potrfBatched the strict upper triangle of a factor (its workspace),
+// gemmBatched all of a gram's b, from all of a. A preparation run with both liberties taken (NaN
+// above each factor's diagonal, the full product aᵀ a) must give the serial cache's estimates:
+// the model keeps nothing above a factor's diagonal and zeroes a gram's a there.
+TEST(GpProbitEstimator, APreparationWithTheLibraryTiersWritesGivesTheSameEstimates) {
+  const BreastCancerRows rows = models::breast_cancer_wisconsin(30);
+  const auto data = GpProbitData<double>::from_arrays(rows.rows, 9, rows.features, rows.labels);
+  const GpProbit<double> model = data.host_model(8);
+  const int n = model.preparation_matrix_size();
+  const auto library_step = [n](const PreparationStep& step, double* cache, double* workspace) {
+    double* a = step.a.in(cache, workspace);
+    if (step.kind == PreparationKind::factor) {
+      const int info = linalg::cholesky_in_place_info(MatrixView<double>{a, n, n, 1, n});
+      for (int j = 1; j < n; ++j)
+        for (int i = 0; i < j; ++i) a[i + j * n] = NAN;
+      return info;
+    }
+    double* b = step.b.in(cache, workspace);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        double sum = 0;
+        for (int k = 0; k < n; ++k) sum += a[k + i * n] * a[k + j * n];
+        b[i + j * n] = sum;
+      }
+    return 0;
+  };
+  const RandomStream rng(7, 0);
+  for (std::uint32_t draw = 0; draw < 3; ++draw) {
+    double x[10];
+    ASSERT_TRUE(model.initial_point(rng, draw, x));
+    Prepared serial(model), library(model);
+    model.prepare_estimate(x, serial.cache.data(), serial.workspace.data());
+    PreparationStep step =
+        model.begin_preparation(x, library.cache.data(), library.workspace.data());
+    int steps = 0;
+    for (; step.kind != PreparationKind::done; ++steps) {
+      const int info = library_step(step, library.cache.data(), library.workspace.data());
+      step = model.continue_preparation(library.cache.data(), library.workspace.data(), info);
+    }
+    EXPECT_GE(steps, 4) << "C, a Newton system, the gram and A";
+    for (std::uint32_t k = 0; k < 3; ++k) {
+      const AuxiliaryVariates<double> u{rng, k, AuxiliaryLaw::normal};
+      const double expected =
+          model.log_estimate_cached(serial.cache.data(), u, serial.workspace.data());
+      ASSERT_TRUE(std::isfinite(expected));
+      EXPECT_NEAR(model.log_estimate_cached(library.cache.data(), u, library.workspace.data()),
+                  expected, 1e-9 * std::abs(expected))
+          << "draw " << draw << " variates " << k;
+    }
+  }
+}
+
 TEST(GpProbitEstimator, AFailedFactorisationGivesNaNNotACrash) {
   // log s = 800: s overflows to +∞, and C's Cholesky meets a non-finite pivot (a random walk
   // far into the prior's tail proposes such points).
@@ -221,6 +275,13 @@ TEST(GpProbitSamplers, OnlyTheEstimatorSamplersTakeIt) {
   expect_invalid_argument([] { check_auxiliary_model<GpProbit<double>>(AuxiliaryMethod::slice); },
                           "needs a density model");
   check_auxiliary_model<GpProbit<double>>(AuxiliaryMethod::apm_ss_ss);
+  // The CUDA backend batches the preparations of random-walk proposals only; `auto` keeps the
+  // slice updates of x on the CPU (kernels/cuda_auxiliary_backend.cuh).
+  EXPECT_EQ(
+      choose_auxiliary_device<GpProbit<double>>(Device::automatic, AuxiliaryMethod::apm_mi_ss),
+      Device::cpu);
+  EXPECT_EQ(choose_auxiliary_device<GpProbit<double>>(Device::cpu, AuxiliaryMethod::pm_mh),
+            Device::cpu);
   static_assert(model_has_cached_estimator<GpProbit<double>>);
   static_assert(model_has_estimator<GpProbit<double>>);
 }

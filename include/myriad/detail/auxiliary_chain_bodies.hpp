@@ -14,6 +14,7 @@
 #include "myriad/mcmc/iteration_stats.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/model/estimator.hpp"
+#include "myriad/model/staged_preparation.hpp"
 
 namespace myriad {
 
@@ -90,16 +91,30 @@ MYRIAD_HD int stored_auxiliary_dim(const Model& model, AuxiliaryMethod method) {
   return 0;
 }
 
-/// log π of the chain's state as its sampler reads it: log L(x(c)) (reflective-slice), log L(x)
-/// (elliptical-slice), log π(x) (slice) or log ε(x, u) (pseudo-marginal; a cached estimator
-/// prepares the state's cache first).
+/// Begins preparing the state's cache when its log target is a staged estimator's (model/
+/// staged_preparation.hpp): the first dense step, which the caller carries out, in the chain or
+/// batched across chains, before prepared_log_target; nothing to do (finished) otherwise.
 template <class Model, class T>
-MYRIAD_HD T auxiliary_log_target(const Model& model, const AuxiliaryChain<T>& chain,
-                                 const RandomStream& rng, const AuxiliarySettings<T>& settings) {
+MYRIAD_HD PreparationStep begin_log_target(const Model& model, const AuxiliaryChain<T>& chain,
+                                           const AuxiliarySettings<T>& settings) {
+  if constexpr (model_has_staged_preparation<Model>) {
+    if (uses_estimator(settings.method))
+      return model.begin_preparation(chain.position, chain.state_cache(), chain.workspace);
+  }
+  (void)model, (void)chain, (void)settings;
+  return PreparationStep::finished();
+}
+
+/// log π of the chain's state as its sampler reads it, once begin_log_target's steps are done:
+/// log L(x(c)) (reflective-slice), log L(x) (elliptical-slice), log π(x) (slice) or log ε(x, u)
+/// (pseudo-marginal; a cached estimator without stages prepares the state's cache here).
+template <class Model, class T>
+MYRIAD_HD T prepared_log_target(const Model& model, const AuxiliaryChain<T>& chain,
+                                const RandomStream& rng, const AuxiliarySettings<T>& settings) {
   const AuxiliaryMethod method = settings.method;
   if constexpr (model_has_estimator<Model>) {
     if (uses_estimator(method)) {
-      if constexpr (model_has_cached_estimator<Model>)
+      if constexpr (model_has_cached_estimator<Model> && !model_has_staged_preparation<Model>)
         model.prepare_estimate(chain.position, chain.state_cache(), chain.workspace);
       return detail::at_current_variates<Model>(
           chain, rng, stores_auxiliary(method),
@@ -119,47 +134,86 @@ MYRIAD_HD T auxiliary_log_target(const Model& model, const AuxiliaryChain<T>& ch
   return T(NAN);  // a method the host refuses for this model (run/sample_auxiliary.hpp)
 }
 
-/// Draws chain c's start: uniform cube coordinates (reflective-slice), else the model's
-/// initial_point or uniform in [−radius, radius]^D, and for an estimator its first u (at counter
-/// kInitialAuxiliaryCounter − attempt, stored where the method keeps u). Tries until the log
-/// target is finite; false after max_tries.
+/// log π of the chain's state, its preparation run in the chain.
+template <class Model, class T>
+MYRIAD_HD T auxiliary_log_target(const Model& model, const AuxiliaryChain<T>& chain,
+                                 const RandomStream& rng, const AuxiliarySettings<T>& settings) {
+  const PreparationStep step = begin_log_target(model, chain, settings);
+  if constexpr (model_has_staged_preparation<Model>)
+    finish_preparation_in_chain(model, step, chain.state_cache(), chain.workspace);
+  (void)step;
+  return prepared_log_target(model, chain, rng, settings);
+}
+
+/// Places chain c's start for try `attempt`: uniform cube coordinates (reflective-slice), else
+/// the model's initial_point or uniform in [−radius, radius]^D, and for an estimator its u (at
+/// counter kInitialAuxiliaryCounter − attempt, stored where the method keeps u). False when the
+/// model's initial_point declined the try.
+template <class Model, class T>
+MYRIAD_HD bool place_auxiliary_chain(const Model& model, const AuxiliaryChain<T>& chain,
+                                     const RandomStream& rng, const AuxiliarySettings<T>& settings,
+                                     std::int64_t c, T radius, int attempt) {
+  const int n = chain.position.size;
+  const auto draw = static_cast<std::uint32_t>(attempt);
+  if (on_unit_cube(settings.method)) {
+    for (int i = 0; i < n; ++i)
+      chain.position[i] =
+          rng.uniform<T>(draw, Purpose::initial_point, static_cast<std::uint32_t>(i));
+  } else if constexpr (model_has_chain_initial_point<Model>) {
+    ChainVector<T> x = chain.position;
+    if (!model.initial_point(rng, draw, c, x)) return false;
+  } else if constexpr (model_has_initial_point<Model>) {
+    ChainVector<T> x = chain.position;
+    if (!model.initial_point(rng, draw, x)) return false;
+  } else {
+    for (int i = 0; i < n; ++i) {
+      const T u = rng.uniform<T>(draw, Purpose::initial_point, static_cast<std::uint32_t>(i));
+      chain.position[i] = radius * (T(2) * u - T(1));
+    }
+  }
+  *chain.counter = kInitialAuxiliaryCounter - draw;
+  if constexpr (model_has_estimator<Model>) {
+    if (stores_auxiliary(settings.method)) {
+      const AuxiliaryVariates<T> u{rng, *chain.counter, Model::auxiliary_law};
+      for (int i = 0; i < chain.auxiliary.size; ++i) chain.auxiliary[i] = u[i];
+    }
+  }
+  (void)model, (void)c, (void)radius;
+  return true;
+}
+
+/// Draws chain c's start (place_auxiliary_chain), trying until the log target is finite; false
+/// after max_tries.
 template <class Model, class T>
 MYRIAD_HD bool initialize_auxiliary_chain(const Model& model, const AuxiliaryChain<T>& chain,
                                           const RandomStream& rng,
                                           const AuxiliarySettings<T>& settings, std::int64_t c,
                                           T radius, int max_tries) {
-  const int n = chain.position.size;
   for (int attempt = 0; attempt < max_tries; ++attempt) {
-    const auto draw = static_cast<std::uint32_t>(attempt);
-    bool placed = true;
-    if (on_unit_cube(settings.method)) {
-      for (int i = 0; i < n; ++i)
-        chain.position[i] =
-            rng.uniform<T>(draw, Purpose::initial_point, static_cast<std::uint32_t>(i));
-    } else if constexpr (model_has_chain_initial_point<Model>) {
-      ChainVector<T> x = chain.position;
-      placed = model.initial_point(rng, draw, c, x);
-    } else if constexpr (model_has_initial_point<Model>) {
-      ChainVector<T> x = chain.position;
-      placed = model.initial_point(rng, draw, x);
-    } else {
-      for (int i = 0; i < n; ++i) {
-        const T u = rng.uniform<T>(draw, Purpose::initial_point, static_cast<std::uint32_t>(i));
-        chain.position[i] = radius * (T(2) * u - T(1));
-      }
-    }
-    if (!placed) continue;
-    *chain.counter = kInitialAuxiliaryCounter - draw;
-    if constexpr (model_has_estimator<Model>) {
-      if (stores_auxiliary(settings.method)) {
-        const AuxiliaryVariates<T> u{rng, *chain.counter, Model::auxiliary_law};
-        for (int i = 0; i < chain.auxiliary.size; ++i) chain.auxiliary[i] = u[i];
-      }
-    }
+    if (!place_auxiliary_chain(model, chain, rng, settings, c, radius, attempt)) continue;
     *chain.log_target = auxiliary_log_target(model, chain, rng, settings);
     if (myriad::isfinite(*chain.log_target)) return true;
   }
   return false;
+}
+
+/// Writes the recorded quantities of the chain's state (of x(c) on the cube) for draw i at
+/// recorded[(i · q + k) · chains + c] (DrawSink's layout).
+template <class Model, class T>
+MYRIAD_HD void record_auxiliary_draw(const Model& model, const AuxiliaryChain<T>& chain,
+                                     const AuxiliarySettings<T>& settings, T* recorded, int i,
+                                     int quantities, std::int64_t chains, std::int64_t c) {
+  ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * quantities * chains + c, chains,
+                      quantities};
+  if constexpr (model_has_gaussian_prior<Model>) {
+    if (on_unit_cube(settings.method)) {
+      detail::cube_to_prior(model, chain.position, chain.mapped);
+      record_quantities(model, chain.mapped, slot);
+      return;
+    }
+  }
+  (void)settings;
+  record_quantities(model, chain.position, slot);
 }
 
 /// Iterations first_iteration … first_iteration + n − 1 of chain c, writing the recorded
@@ -183,18 +237,8 @@ MYRIAD_HD IterationStats auxiliary_chain_iterations(
         slice_transition(model, chain, rng, settings, iteration, stats);
       }
     }
-    if (recorded != nullptr) {
-      ChainVector<T> slot{recorded + static_cast<std::int64_t>(i) * quantities * chains + c, chains,
-                          quantities};
-      if constexpr (model_has_gaussian_prior<Model>) {
-        if (on_unit_cube(settings.method)) {
-          detail::cube_to_prior(model, chain.position, chain.mapped);
-          record_quantities(model, chain.mapped, slot);
-          continue;
-        }
-      }
-      record_quantities(model, chain.position, slot);
-    }
+    if (recorded != nullptr)
+      record_auxiliary_draw(model, chain, settings, recorded, i, quantities, chains, c);
   }
   return stats;
 }

@@ -116,6 +116,22 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
                                  CholeskyTier tier, void* stream = nullptr,
                                  CholeskySolve which = CholeskySolve::full);
 
+/// The library tier on matrices at scattered addresses: factors in place the n × n matrices that
+/// the device array device_matrices[0 … count) points to (each column-major with leading
+/// dimension n; only the lower triangle read, LAPACK statuses in device_info[0 … count)), with
+/// cuSOLVER's potrfBatched. For callers whose matrices sit at per-chain offsets rather than in
+/// one contiguous batch (kernels/staged_preparation.cuh). Asynchronous on `stream`.
+template <class T>
+void batched_cholesky_pointers_cuda(T** device_matrices, int n, int count, int* device_info,
+                                    void* stream = nullptr);
+
+/// b_k ← a_kᵀ a_k for the n × n matrices that the device arrays device_a and device_b point to
+/// (column-major, leading dimension n; all of b_k written), with cuBLAS's gemmBatched. A Gram of
+/// a triangular factor needs its other triangle zero. Asynchronous on `stream`.
+template <class T>
+void batched_gram_pointers_cuda(const T* const* device_a, T* const* device_b, int n, int count,
+                                void* stream = nullptr);
+
 /// Creates the library tier's cuSOLVER and cuBLAS handles for this host thread and the current
 /// device now instead of at its first call (they are cached per thread and device). They
 /// allocate device workspace, so a caller that prepares before checking free memory (the
@@ -148,6 +164,16 @@ template <class T>
 void batched_cholesky_solve_cuda(const T*, int, std::int64_t, T*, CholeskyTier, void* = nullptr,
                                  CholeskySolve = CholeskySolve::full) {
   detail::no_cuda_build("batched_cholesky_solve_cuda");
+}
+
+template <class T>
+void batched_cholesky_pointers_cuda(T**, int, int, int*, void* = nullptr) {
+  detail::no_cuda_build("batched_cholesky_pointers_cuda");
+}
+
+template <class T>
+void batched_gram_pointers_cuda(const T* const*, T* const*, int, int, void* = nullptr) {
+  detail::no_cuda_build("batched_gram_pointers_cuda");
 }
 
 inline void prepare_batched_cholesky_cuda(CholeskyTier) {

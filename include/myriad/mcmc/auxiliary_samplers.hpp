@@ -40,6 +40,7 @@
 #include "myriad/mcmc/iteration_stats.hpp"
 #include "myriad/mcmc/slice.hpp"
 #include "myriad/model/estimator.hpp"
+#include "myriad/model/staged_preparation.hpp"
 
 namespace myriad {
 
@@ -282,18 +283,23 @@ MYRIAD_HD bool slice_x(const AuxiliaryChain<T>& chain, const LogTarget& log_targ
   return moved;
 }
 
-/// A random-walk Metropolis update of x with `log_target_at`: x* = x + λ s ⊙ z, accepted with
-/// probability min{1, π(x*)/π(x)}. Returns the acceptance probability; `accepted` says whether
-/// it moved.
-template <class T, class LogTarget>
-MYRIAD_HD T walk_x(const AuxiliaryChain<T>& chain, const LogTarget& log_target_at, int n,
-                   const AuxiliarySettings<T>& settings, const RandomStream& rng,
-                   std::uint32_t iteration, std::uint32_t& status, IterationStats& stats,
-                   bool& accepted) {
+/// The random walk's proposal x* = x + λ s ⊙ z, into chain.proposal.
+template <class T>
+MYRIAD_HD void propose_walk(const AuxiliaryChain<T>& chain, int n,
+                            const AuxiliarySettings<T>& settings, const RandomStream& rng,
+                            std::uint32_t iteration) {
   rng.template fill_normal<T>(iteration, Purpose::proposal, chain.proposal, n);
   for (int i = 0; i < n; ++i)
     chain.proposal[i] = chain.position[i] + settings.step * settings.scale[i] * chain.proposal[i];
-  const T proposed = log_target_at(chain.proposal);
+}
+
+/// The random walk's Metropolis decision once log π(x*) = `proposed` is known: accepted with
+/// probability min{1, π(x*)/π(x)}, the state (and a cached estimator's trial cache) taking x*.
+/// Returns the acceptance probability; `accepted` says whether it moved.
+template <class T>
+MYRIAD_HD T decide_walk(const AuxiliaryChain<T>& chain, T proposed, int n, const RandomStream& rng,
+                        std::uint32_t iteration, std::uint32_t& status, IterationStats& stats,
+                        bool& accepted) {
   ++stats.density_evaluations;
   accepted = false;
   if (!myriad::isfinite(proposed)) {
@@ -308,6 +314,63 @@ MYRIAD_HD T walk_x(const AuxiliaryChain<T>& chain, const LogTarget& log_target_a
     chain.adopt_trial();
   }
   return log_ratio >= T(0) ? T(1) : myriad::exp(log_ratio);
+}
+
+/// Begins preparing the trial cache for x: a staged estimator's first dense step (model/
+/// staged_preparation.hpp), which the caller carries out, in the chain or batched across chains;
+/// nothing to do (finished) for any other model, whose estimate prepares itself.
+template <class Model, class T, class X>
+MYRIAD_HD PreparationStep begin_trial_preparation(const Model& model,
+                                                  const AuxiliaryChain<T>& chain, const X& x) {
+  if constexpr (model_has_staged_preparation<Model>) {
+    return model.begin_preparation(x, chain.trial_cache(), chain.workspace);
+  } else {
+    (void)model, (void)chain, (void)x;
+    return PreparationStep::finished();
+  }
+}
+
+/// log ε(x, u) at the trial point x once begin_trial_preparation's steps are done.
+template <class Model, class T, class X, class U>
+MYRIAD_HD T log_estimate_prepared_trial(const Model& model, const AuxiliaryChain<T>& chain,
+                                        const X& x, const U& u) {
+  if constexpr (model_has_staged_preparation<Model>) {
+    return model.log_estimate_cached(chain.trial_cache(), u, chain.workspace);
+  } else {
+    return log_estimate_trial(model, chain, x, u);
+  }
+}
+
+/// APM's update of u given x (Metropolis independence, or a slice update of the stored u),
+/// from the state's cache; counted in stats.auxiliary_updates / auxiliary_accepted.
+template <class Model, class T>
+MYRIAD_HD void update_variates(const Model& model, const AuxiliaryChain<T>& chain,
+                               const RandomStream& rng, const AuxiliarySettings<T>& settings,
+                               std::uint32_t iteration, std::uint32_t& status,
+                               IterationStats& stats) {
+  ++stats.auxiliary_updates;
+  if (independence_update(settings.method)) {
+    const T proposed = log_estimate_state(
+        model, chain, AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
+    ++stats.density_evaluations;
+    if (proposed != proposed) status |= kStatusNonFinite;
+    if (myriad::log(rng.uniform<T>(iteration, Purpose::accept, 1)) < proposed - *chain.log_target) {
+      *chain.counter = iteration;
+      *chain.log_target = proposed;
+      ++stats.auxiliary_accepted;
+    }
+    return;
+  }
+  const SliceTags tags{Purpose::auxiliary_slice_height, Purpose::auxiliary_slice_direction,
+                       Purpose::auxiliary_slice_bracket};
+  const AuxiliaryLine<Model, T> line{model, chain, rng, iteration};
+  const SliceOutcome<T> out =
+      Model::auxiliary_law == AuxiliaryLaw::normal
+          ? elliptical_slice_update(line, *chain.log_target, settings.auxiliary.max_shrinks, rng,
+                                    iteration, tags)
+          : linear_slice_update(line, *chain.log_target, settings.auxiliary, rng, iteration, tags);
+  count_slice(out, status, stats);
+  if (out.moved) ++stats.auxiliary_accepted;
 }
 
 }  // namespace detail
@@ -350,6 +413,46 @@ MYRIAD_HD void slice_transition(const Model& model, const AuxiliaryChain<T>& cha
   stats.record(1.0, moved, status, 0);
 }
 
+/// The part of a PM-MH or APM-*-MH transition (random_walk_on_x) up to the estimate at the
+/// proposal: APM's update of u given x, the proposal x* in chain.proposal, and the first step of
+/// preparing its cache, which the caller carries out before finish_walk_transition. The status
+/// so far goes in `status`, to be passed on. pseudo_marginal_transition runs the steps in the
+/// chain; a GPU runs them batched across chains (kernels/staged_preparation.cuh).
+template <class Model, class T>
+MYRIAD_HD PreparationStep begin_walk_transition(const Model& model, const AuxiliaryChain<T>& chain,
+                                                const RandomStream& rng,
+                                                const AuxiliarySettings<T>& settings,
+                                                std::uint32_t iteration, std::uint32_t& status,
+                                                IterationStats& stats) {
+  if (settings.method != AuxiliaryMethod::pm_mh)
+    detail::update_variates(model, chain, rng, settings, iteration, status, stats);
+  detail::propose_walk(chain, model.dim(), settings, rng, iteration);
+  return detail::begin_trial_preparation(model, chain, chain.proposal);
+}
+
+/// The rest of the transition begun by begin_walk_transition, once the proposal's preparation is
+/// done: the estimate at x* and the Metropolis decision, recorded in `stats` with `status`.
+/// PM-MH estimates at x* with a fresh u* keyed by this iteration and keeps the current estimate
+/// (thesis Alg. 8: never recompute p̂ at x); APM estimates at the current u.
+template <class Model, class T>
+MYRIAD_HD void finish_walk_transition(const Model& model, const AuxiliaryChain<T>& chain,
+                                      const RandomStream& rng, const AuxiliarySettings<T>& settings,
+                                      std::uint32_t iteration, std::uint32_t status,
+                                      IterationStats& stats) {
+  const bool fresh = settings.method == AuxiliaryMethod::pm_mh;
+  const auto at = [&](const auto& u) {
+    return detail::log_estimate_prepared_trial(model, chain, chain.proposal, u);
+  };
+  const T proposed =
+      fresh ? at(AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law})
+            : detail::at_current_variates<Model>(chain, rng, stores_auxiliary(settings.method), at);
+  bool accepted = false;
+  const T accept_prob =
+      detail::decide_walk(chain, proposed, model.dim(), rng, iteration, status, stats, accepted);
+  if (fresh && accepted) *chain.counter = iteration;
+  stats.record(static_cast<double>(accept_prob), accepted, status, 0);
+}
+
 /// One transition of an estimator model by PM-MH or an APM method. Records the x-update's
 /// acceptance in `stats` (a slice update of x: 1, "accepted" when it moved) and, for APM, the
 /// update of u in stats.auxiliary_updates / auxiliary_accepted.
@@ -359,64 +462,25 @@ MYRIAD_HD void pseudo_marginal_transition(const Model& model, const AuxiliaryCha
                                           const AuxiliarySettings<T>& settings,
                                           std::uint32_t iteration, IterationStats& stats) {
   std::uint32_t status = kStatusOk;
-  const int n = model.dim();
-  const AuxiliaryMethod method = settings.method;
-  const bool stored = stores_auxiliary(method);
-  if (method == AuxiliaryMethod::pm_mh) {
-    // A fresh estimate at the proposal only, with u* keyed by this iteration; the current
-    // estimate stays in the state (thesis Alg. 8: never recompute p̂ at x).
-    const auto fresh = [&](const ChainVector<T>& x) {
-      return detail::log_estimate_trial(model, chain, x,
-                                        AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
-    };
-    bool accepted = false;
-    const T accept_prob =
-        detail::walk_x(chain, fresh, n, settings, rng, iteration, status, stats, accepted);
-    if (accepted) *chain.counter = iteration;
-    stats.record(static_cast<double>(accept_prob), accepted, status, 0);
+  if (random_walk_on_x(settings.method)) {
+    const PreparationStep step =
+        begin_walk_transition(model, chain, rng, settings, iteration, status, stats);
+    if constexpr (model_has_staged_preparation<Model>)
+      finish_preparation_in_chain(model, step, chain.trial_cache(), chain.workspace);
+    (void)step;
+    finish_walk_transition(model, chain, rng, settings, iteration, status, stats);
     return;
   }
-  // APM: first u given x.
-  ++stats.auxiliary_updates;
-  if (independence_update(method)) {
-    const T proposed = detail::log_estimate_state(
-        model, chain, AuxiliaryVariates<T>{rng, iteration, Model::auxiliary_law});
-    ++stats.density_evaluations;
-    if (proposed != proposed) status |= kStatusNonFinite;
-    if (myriad::log(rng.uniform<T>(iteration, Purpose::accept, 1)) < proposed - *chain.log_target) {
-      *chain.counter = iteration;
-      *chain.log_target = proposed;
-      ++stats.auxiliary_accepted;
-    }
-  } else {
-    const SliceTags tags{Purpose::auxiliary_slice_height, Purpose::auxiliary_slice_direction,
-                         Purpose::auxiliary_slice_bracket};
-    detail::AuxiliaryLine<Model, T> line{model, chain, rng, iteration};
-    const SliceOutcome<T> out =
-        Model::auxiliary_law == AuxiliaryLaw::normal
-            ? elliptical_slice_update(line, *chain.log_target, settings.auxiliary.max_shrinks, rng,
-                                      iteration, tags)
-            : linear_slice_update(line, *chain.log_target, settings.auxiliary, rng, iteration,
-                                  tags);
-    detail::count_slice(out, status, stats);
-    if (out.moved) ++stats.auxiliary_accepted;
-  }
-  // Then x given u.
+  // APM-*-SS: u given x, then linear slice updates of x given u.
+  detail::update_variates(model, chain, rng, settings, iteration, status, stats);
   const auto at_current_u = [&](const ChainVector<T>& x) {
-    return detail::at_current_variates<Model>(chain, rng, stored, [&](const auto& u) {
-      return detail::log_estimate_trial(model, chain, x, u);
-    });
+    return detail::at_current_variates<Model>(
+        chain, rng, stores_auxiliary(settings.method),
+        [&](const auto& u) { return detail::log_estimate_trial(model, chain, x, u); });
   };
-  if (random_walk_on_x(method)) {
-    bool accepted = false;
-    const T accept_prob =
-        detail::walk_x(chain, at_current_u, n, settings, rng, iteration, status, stats, accepted);
-    stats.record(static_cast<double>(accept_prob), accepted, status, 0);
-  } else {
-    const bool moved =
-        detail::slice_x(chain, at_current_u, n, settings, rng, iteration, status, stats);
-    stats.record(1.0, moved, status, 0);
-  }
+  const bool moved =
+      detail::slice_x(chain, at_current_u, model.dim(), settings, rng, iteration, status, stats);
+  stats.record(1.0, moved, status, 0);
 }
 
 }  // namespace myriad

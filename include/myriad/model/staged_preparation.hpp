@@ -99,16 +99,24 @@ MYRIAD_HD int run_preparation_step(const PreparationStep& step, T* cache, T* wor
   return 0;
 }
 
-/// The whole preparation of x into `cache`, serially in the chain.
-template <class Model, class X>
-MYRIAD_HD void prepare_in_chain(const Model& model, const X& x, typename Model::value_type* cache,
-                                typename Model::value_type* workspace) {
+/// The rest of a preparation begun with `step`, serially in the chain.
+template <class Model>
+MYRIAD_HD void finish_preparation_in_chain(const Model& model, PreparationStep step,
+                                           typename Model::value_type* cache,
+                                           typename Model::value_type* workspace) {
   const int n = model.preparation_matrix_size();
-  PreparationStep step = model.begin_preparation(x, cache, workspace);
   while (step.kind != PreparationKind::done) {
     const int info = run_preparation_step(step, cache, workspace, n);
     step = model.continue_preparation(cache, workspace, info);
   }
+}
+
+/// The whole preparation of x into `cache`, serially in the chain.
+template <class Model, class X>
+MYRIAD_HD void prepare_in_chain(const Model& model, const X& x, typename Model::value_type* cache,
+                                typename Model::value_type* workspace) {
+  finish_preparation_in_chain(model, model.begin_preparation(x, cache, workspace), cache,
+                              workspace);
 }
 
 }  // namespace myriad

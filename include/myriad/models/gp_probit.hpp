@@ -61,6 +61,7 @@
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/estimator.hpp"
+#include "myriad/model/library_instances.hpp"
 #include "myriad/model/staged_preparation.hpp"
 
 namespace myriad::models {
@@ -71,6 +72,10 @@ struct GpProbit {
   static constexpr AuxiliaryLaw auxiliary_law = AuxiliaryLaw::normal;
 
   static constexpr int kMaxFeatures = 32;
+  /// The library's CUDA backend of the auxiliary-variable samplers, in double precision
+  /// (model/library_instances.hpp); it batches the preparation's dense steps across chains.
+  static constexpr unsigned library_backends =
+      std::is_same_v<T, double> ? library_backend::auxiliary : 0u;
 
   const T* features = nullptr;   ///< d_k^(m) at [m · K + k], standardised
   const T* labels = nullptr;     ///< ỹ_m ∈ {−1, +1}
