@@ -126,7 +126,6 @@ void register_gp_probit_runs() {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
   }
-  // The CUDA backend runs the random-walk methods for a staged estimator.
   for (const AuxiliaryMethod method : {AuxiliaryMethod::pm_mh, AuxiliaryMethod::apm_mi_mh}) {
     const std::string row = std::string("BM_gp_probit/") + to_string(method) + "/cuda";
     benchmark::RegisterBenchmark(

@@ -12,8 +12,11 @@
 // A staged estimator (model/staged_preparation.hpp: the GP probit's dense factorisations) runs
 // its random-walk transitions in three launches per iteration: begin_walk_kernel (u given x, the
 // proposal, its preparation's first step), the batched rounds of kernels/staged_preparation.cuh,
-// and finish_walk_kernel (the estimate, the decision, the recorded draw); its start likewise
-// (place_chain_kernel, the rounds, finish_start_kernel).
+// and finish_walk_kernel (the estimate, the decision, the recorded draw); its slice updates of x
+// as rounds of one trial point per chain (begin_slice_kernel, then the preparation rounds and
+// continue_slice_kernel until no chain asks for a point: a chain whose updates are done waits
+// masked, as in a shrink loop); its start likewise (place_chain_kernel, the rounds,
+// finish_start_kernel).
 
 #include <cstdint>
 
@@ -115,12 +118,12 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 }
 
 /// finish_walk_transition of iteration `iteration` for every chain, then its draw recorded at
-/// position `draw` of `recorded` (when not null).
+/// position `draw` of `recorded` (when not null) and its capped slice update (of u) counted.
 template <class Model, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     finish_walk_kernel(Model model, AuxiliaryEnsembleView<T> state, AuxiliarySettings<T> settings,
                        std::uint32_t iteration, const std::uint32_t* status, T* recorded, int draw,
-                       int num_quantities, ChainStatisticsView stats) {
+                       int num_quantities, ChainStatisticsView stats, std::int64_t* capped) {
   const std::int64_t chains = state.position.chains;
   for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
     const AuxiliaryChain<T> chain = state.chain(c);
@@ -128,8 +131,85 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
     IterationStats counted;
     finish_walk_transition(model, chain, rng, settings, iteration, status[c], counted);
     stats.add(c, counted);
+    capped[c] += counted.slice_capped;
     if (recorded != nullptr)
       record_auxiliary_draw(model, chain, settings, recorded, draw, num_quantities, chains, c);
+  }
+}
+
+/// A chain's flag as a count (reduce_sum over chains still asking for a point).
+struct LoadFlag {
+  const std::uint8_t* flag;
+  __device__ std::int64_t operator()(std::int64_t c) const { return flag[c]; }
+};
+
+/// Where one launch of an APM-*-SS iteration puts its results: each chain's search, whether it
+/// asks for a point, the queue of its preparation, the draws and counts.
+template <class T>
+struct SliceRound {
+  detail::SliceOfX<T>* slices;
+  std::uint8_t* asking;
+  PreparationQueue<T> queue;
+  T* recorded;  ///< null: no draw recorded
+  int draw, num_quantities;
+  ChainStatisticsView stats;
+  std::int64_t* capped;
+
+  /// Chain c's step done: its next point's preparation queued, or, its updates over, its draw
+  /// recorded and its capped update counted.
+  template <class Model>
+  __device__ void finish(const Model& model, const AuxiliaryChain<T>& chain,
+                         const AuxiliarySettings<T>& settings, std::int64_t chains, std::int64_t c,
+                         bool asks, const PreparationStep& step,
+                         const IterationStats& counted) const {
+    queue.start(c, asks ? step : PreparationStep::finished(), chain.trial_cache(), chain.workspace);
+    asking[c] = asks ? 1 : 0;
+    stats.add(c, counted);
+    if (asks) return;
+    capped[c] += counted.slice_capped;
+    if (recorded != nullptr)
+      record_auxiliary_draw(model, chain, settings, recorded, draw, num_quantities, chains, c);
+  }
+};
+
+/// begin_slice_transition of iteration `iteration` for every chain (SliceRound::finish).
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    begin_slice_kernel(Model model, AuxiliaryEnsembleView<T> state, AuxiliarySettings<T> settings,
+                       std::uint32_t iteration, SliceRound<T> round) {
+  const std::int64_t chains = state.position.chains;
+  for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
+    const AuxiliaryChain<T> chain = state.chain(c);
+    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+    IterationStats counted;
+    PreparationStep step;
+    detail::SliceOfX<T> slices;
+    const bool asks =
+        begin_slice_transition(model, chain, rng, settings, iteration, slices, counted, step);
+    round.slices[c] = slices;
+    round.finish(model, chain, settings, chains, c, asks, step, counted);
+  }
+}
+
+/// continue_slice_transition for every chain still asking for a point, its preparation done;
+/// the others wait masked.
+template <class Model, class T>
+MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
+    continue_slice_kernel(Model model, AuxiliaryEnsembleView<T> state,
+                          AuxiliarySettings<T> settings, std::uint32_t iteration,
+                          SliceRound<T> round) {
+  const std::int64_t chains = state.position.chains;
+  for (std::int64_t c = global_thread_index(); c < chains; c += grid_stride()) {
+    if (round.asking[c] == 0) continue;
+    const AuxiliaryChain<T> chain = state.chain(c);
+    const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
+    IterationStats counted;
+    PreparationStep step;
+    detail::SliceOfX<T> slices = round.slices[c];
+    const bool asks =
+        continue_slice_transition(model, chain, rng, settings, iteration, slices, counted, step);
+    round.slices[c] = slices;
+    round.finish(model, chain, settings, chains, c, asks, step, counted);
   }
 }
 

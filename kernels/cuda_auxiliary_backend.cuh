@@ -11,12 +11,11 @@
 // variates of pm-mh and apm-mi-* are not stored (model/estimator.hpp). The ensemble's moments (the
 // scale's warm-up windows, four times a run) come from one copy of the states to the host.
 //
-// A staged estimator (model/staged_preparation.hpp: the GP probit) prepares each proposal's cache
-// with its dense steps batched across chains (kernels/staged_preparation.cuh), three launches and
-// a few library rounds per iteration instead of one launch per chunk; it runs the random-walk
-// methods (pm-mh, apm-mi-mh, apm-ss-mh). A slice update of x evaluates a data-dependent number of
-// points per chain, which would need the chains' preparations in masked lockstep: on CUDA those
-// methods are refused for such a model (the CPU backend runs them).
+// A staged estimator (model/staged_preparation.hpp: the GP probit) prepares each trial point's
+// cache with its dense steps batched across chains (kernels/staged_preparation.cuh): a random
+// walk is three launches and a few library rounds per iteration instead of one launch per chunk;
+// slice updates of x (apm-*-ss) are rounds of one trial point per chain until no chain asks for
+// another, the chains whose updates are done waiting masked (one count per round comes back).
 //
 // The library instantiates make_cuda_auxiliary_backend for the built-in models that list
 // library_backend::auxiliary (kernels/builtin_instances.cmake); for a model of your own, include
@@ -63,7 +62,7 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
         auxiliary_dim_(stored_auxiliary_dim(model, method)),
         storage_(estimator_storage(model, method)),
         num_quantities_(recorded_quantity_count(model)),
-        ensemble_(checked_device(chains, method)) {
+        ensemble_(checked_device(chains)) {
     const auto rows = [&](int dim) { return static_cast<std::size_t>(dim) * stride_; };
     for (auto* array : {&position_, &proposal_, &direction_})
       *array = DeviceArray<T>(rows(state_dim_));
@@ -90,6 +89,8 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     if constexpr (kStaged) {
       preparation_ = StagedPreparation<T>(chains_, model.preparation_matrix_size());
       walk_status_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(chains_));
+      slices_ = DeviceArray<detail::SliceOfX<T>>(static_cast<std::size_t>(chains_));
+      asking_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
       staged_grid_ =
           ensemble_.grid(kernels::begin_walk_kernel<Model, T>, kernels::kChainBlockSize, chains_);
     } else {
@@ -158,9 +159,14 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
                [&](int done, int n, T* recorded) {
                  const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
                  if constexpr (kStaged) {
-                   for (int i = 0; i < n; ++i)
-                     staged_walk(device_settings, first + static_cast<std::uint32_t>(i), recorded,
-                                 i, stats);
+                   for (int i = 0; i < n; ++i) {
+                     const std::uint32_t iteration = first + static_cast<std::uint32_t>(i);
+                     if (random_walk_on_x(method_)) {
+                       staged_walk(device_settings, iteration, recorded, i, stats);
+                     } else {
+                       staged_slices(device_settings, iteration, recorded, i, stats);
+                     }
+                   }
                  } else {
                    kernels::auxiliary_iterations_kernel<Model, T>
                        <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
@@ -192,13 +198,8 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
  private:
   static constexpr bool kStaged = model_has_staged_preparation<Model>;
 
-  static int checked_device(std::int64_t chains, AuxiliaryMethod method) {
+  static int checked_device(std::int64_t chains) {
     MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
-    if (kStaged && !random_walk_on_x(method))
-      throw invalid_argument(
-          "this model's estimator prepares in batched dense steps, which the CUDA backend runs "
-          "with pm-mh, apm-mi-mh or apm-ss-mh; slice updates of x (apm-*-ss) run with --device "
-          "cpu");
     return cuda_detail::current_device_or_throw();
   }
 
@@ -235,8 +236,30 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     kernels::finish_walk_kernel<Model, T>
         <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
             model_, view(), settings, iteration, walk_status_.data(), recorded, draw,
-            num_quantities_, stats);
+            num_quantities_, stats, capped_.data());
     MYRIAD_CHECK_LAUNCH();
+  }
+
+  /// One APM-*-SS iteration with the trial points' preparations batched (file comment): rounds
+  /// until no chain asks for a point, its draw recorded at position `draw` of `recorded`.
+  void staged_slices(const AuxiliarySettings<T>& settings, std::uint32_t iteration, T* recorded,
+                     int draw, const kernels::ChainStatisticsView& stats) {
+    const kernels::SliceRound<T> round{slices_.data(), asking_.data(), preparation_.queue(),
+                                       recorded,       draw,           num_quantities_,
+                                       stats,          capped_.data()};
+    kernels::begin_slice_kernel<Model, T>
+        <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+            model_, view(), settings, iteration, round);
+    MYRIAD_CHECK_LAUNCH();
+    // Each round evaluates one point per asking chain; a slice update makes at most
+    // 2 · step_out + max_shrinks of them, and there are at most dim updates an iteration.
+    while (ensemble_.reduce_sum<std::int64_t>(chains_, kernels::LoadFlag{asking_.data()}) > 0) {
+      preparation_.run(model_, ensemble_.stream(), staged_grid_);
+      kernels::continue_slice_kernel<Model, T>
+          <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+              model_, view(), settings, iteration, round);
+      MYRIAD_CHECK_LAUNCH();
+    }
   }
 
   AuxiliarySettings<T> own(AuxiliarySettings<T> settings) const {
@@ -271,6 +294,8 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
   cuda_detail::DrawChunks<T> draws_;
   StagedPreparation<T> preparation_;        ///< a staged estimator's batched rounds
   DeviceArray<std::uint32_t> walk_status_;  ///< per chain: a staged walk's status between launches
+  DeviceArray<detail::SliceOfX<T>> slices_;  ///< per chain: a staged APM-*-SS iteration's search
+  DeviceArray<std::uint8_t> asking_;         ///< per chain: it asks for a trial point
   int staged_grid_ = 1;
 };
 

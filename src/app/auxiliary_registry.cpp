@@ -138,8 +138,7 @@ ModelSpec gp_probit_spec() {
                                      AuxiliaryReport& report) {
     models::GpProbitData<double> data = make_data(a);
     AuxiliaryConfig resolved = config;
-    resolved.device =
-        choose_auxiliary_device<models::GpProbit<double>>(config.device, config.method);
+    resolved.device = choose_auxiliary_device<models::GpProbit<double>>(config.device);
     return sample_auxiliary(make(a, data, resolved.device), resolved, &report);
   };
   return spec;

@@ -243,8 +243,7 @@ ModelSpec logistic_spec() {
                                AuxiliaryReport& report) {
     auto data = make_data(a, double{});
     AuxiliaryConfig resolved = config;
-    resolved.device =
-        choose_auxiliary_device<models::Logistic<double>>(config.device, config.method);
+    resolved.device = choose_auxiliary_device<models::Logistic<double>>(config.device);
     const double prior_sd = a.number("prior_sd");
     return sample_auxiliary(
         resolved.device == Device::cuda ? data.device_model(prior_sd) : data.host_model(prior_sd),

@@ -99,11 +99,9 @@ TEST(CudaAuxiliary, GpProbitsBatchedPreparationsAgreeWithTheCpuBackend) {
       rows.rows, models::BreastCancerRows::kFeatures, rows.features, rows.labels);
   const models::GpProbit<double> host = data.host_model(8), device = data.device_model(8);
   for (const AuxiliaryMethod method :
-       {AuxiliaryMethod::pm_mh, AuxiliaryMethod::apm_mi_mh, AuxiliaryMethod::apm_ss_mh})
+       {AuxiliaryMethod::pm_mh, AuxiliaryMethod::apm_mi_mh, AuxiliaryMethod::apm_ss_mh,
+        AuxiliaryMethod::apm_mi_ss, AuxiliaryMethod::apm_ss_ss})
     expect_backends_agree(host, method, &device, 10);
-  using Model = models::GpProbit<double>;
-  EXPECT_THROW((make_cuda_auxiliary_backend<Model, double>(device, 4, AuxiliaryMethod::apm_mi_ss)),
-               invalid_argument);
 }
 
 TEST(CudaAuxiliary, ApmOnTheDeviceRecoversTheExactPosteriorMean) {

@@ -275,13 +275,6 @@ TEST(GpProbitSamplers, OnlyTheEstimatorSamplersTakeIt) {
   expect_invalid_argument([] { check_auxiliary_model<GpProbit<double>>(AuxiliaryMethod::slice); },
                           "needs a density model");
   check_auxiliary_model<GpProbit<double>>(AuxiliaryMethod::apm_ss_ss);
-  // The CUDA backend batches the preparations of random-walk proposals only; `auto` keeps the
-  // slice updates of x on the CPU (kernels/cuda_auxiliary_backend.cuh).
-  EXPECT_EQ(
-      choose_auxiliary_device<GpProbit<double>>(Device::automatic, AuxiliaryMethod::apm_mi_ss),
-      Device::cpu);
-  EXPECT_EQ(choose_auxiliary_device<GpProbit<double>>(Device::cpu, AuxiliaryMethod::pm_mh),
-            Device::cpu);
   static_assert(model_has_cached_estimator<GpProbit<double>>);
   static_assert(model_has_estimator<GpProbit<double>>);
 }

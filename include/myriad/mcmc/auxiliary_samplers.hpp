@@ -254,16 +254,39 @@ MYRIAD_HD void count_slice(const SliceOutcome<T>& out, std::uint32_t& status,
   if (out.non_finite) status |= kStatusNonFinite;
 }
 
-/// Linear slice updates of x with `log_target_at`: one along a random direction s ⊙ n/‖n‖, or
-/// one per coordinate along s_d e_d. Returns whether x moved.
-template <class T, class LogTarget>
-MYRIAD_HD bool slice_x(const AuxiliaryChain<T>& chain, const LogTarget& log_target_at, int n,
-                       const AuxiliarySettings<T>& settings, const RandomStream& rng,
-                       std::uint32_t iteration, std::uint32_t& status, IterationStats& stats) {
-  const StateLine<T, LogTarget> line{chain, log_target_at, n};
+/// An iteration's linear slice updates of x (one along a random direction s ⊙ n/‖n‖, or one per
+/// coordinate along s_d e_d), kept between evaluations: next_slice_point names the trial point,
+/// the caller evaluates it (in the chain, or after a preparation batched across chains), and
+/// tell_slice_point takes the value.
+template <class T>
+struct SliceOfX {
+  LinearSliceSearch<T> search;
+  int update = -1;  ///< the update under way (−1: none started)
   bool moved = false;
+  std::uint32_t status = kStatusOk;
+};
+
+/// The tags of the iteration's update k: disjoint draws for each.
+MYRIAD_HD inline SliceTags slice_x_tags(int k) {
+  return {Purpose::slice_height, Purpose::slice_direction, Purpose::slice_bracket,
+          static_cast<std::uint32_t>(k) * kSliceDrawsPerUpdate};
+}
+
+/// Moves the iteration's slice updates of x on until a trial point needs its log target: true
+/// with x₀ + t·v in chain.proposal; false when every update is done (s.moved and s.status say
+/// how they went; their evaluations are in stats).
+template <class T>
+MYRIAD_HD bool next_slice_point(const AuxiliaryChain<T>& chain, SliceOfX<T>& s, int n,
+                                const AuxiliarySettings<T>& settings, const RandomStream& rng,
+                                std::uint32_t iteration, IterationStats& stats) {
   const int updates = settings.coordinate_wise ? n : 1;
-  for (int k = 0; k < updates; ++k) {
+  while (!s.search.pending()) {
+    if (s.update >= 0) {
+      count_slice(s.search.out, s.status, stats);
+      s.moved = s.moved || s.search.out.moved;
+    }
+    if (++s.update == updates) return false;
+    const int k = s.update;
     if (settings.coordinate_wise) {
       for (int i = 0; i < n; ++i) chain.direction[i] = i == k ? settings.scale[i] : T(0);
     } else {
@@ -273,14 +296,37 @@ MYRIAD_HD bool slice_x(const AuxiliaryChain<T>& chain, const LogTarget& log_targ
       const T inverse = T(1) / myriad::sqrt(norm);
       for (int i = 0; i < n; ++i) chain.direction[i] *= inverse * settings.scale[i];
     }
-    const SliceTags tags{Purpose::slice_height, Purpose::slice_direction, Purpose::slice_bracket,
-                         static_cast<std::uint32_t>(k) * kSliceDrawsPerUpdate};
-    const SliceOutcome<T> out =
-        linear_slice_update(line, *chain.log_target, settings.slice, rng, iteration, tags);
-    count_slice(out, status, stats);
-    moved = moved || out.moved;
+    s.search.start(*chain.log_target, settings.slice, rng, iteration, slice_x_tags(k));
   }
-  return moved;
+  for (int i = 0; i < n; ++i)
+    chain.proposal[i] = chain.position[i] + s.search.t * chain.direction[i];
+  return true;
+}
+
+/// Takes log π at chain.proposal (next_slice_point's point); an accepted point becomes the state
+/// (a cached estimator's trial cache with it).
+template <class T>
+MYRIAD_HD void tell_slice_point(const AuxiliaryChain<T>& chain, SliceOfX<T>& s, T log_target, int n,
+                                const AuxiliarySettings<T>& settings, const RandomStream& rng,
+                                std::uint32_t iteration) {
+  if (s.search.tell(log_target, settings.slice, rng, iteration, slice_x_tags(s.update))) {
+    for (int i = 0; i < n; ++i) chain.position[i] = chain.proposal[i];
+    *chain.log_target = log_target;
+    chain.adopt_trial();
+  }
+}
+
+/// The iteration's linear slice updates of x with `log_target_at`, evaluated in the chain.
+/// Returns whether x moved.
+template <class T, class LogTarget>
+MYRIAD_HD bool slice_x(const AuxiliaryChain<T>& chain, const LogTarget& log_target_at, int n,
+                       const AuxiliarySettings<T>& settings, const RandomStream& rng,
+                       std::uint32_t iteration, std::uint32_t& status, IterationStats& stats) {
+  SliceOfX<T> s;
+  while (next_slice_point(chain, s, n, settings, rng, iteration, stats))
+    tell_slice_point(chain, s, log_target_at(chain.proposal), n, settings, rng, iteration);
+  status |= s.status;
+  return s.moved;
 }
 
 /// The random walk's proposal x* = x + λ s ⊙ z, into chain.proposal.
@@ -453,6 +499,54 @@ MYRIAD_HD void finish_walk_transition(const Model& model, const AuxiliaryChain<T
   stats.record(static_cast<double>(accept_prob), accepted, status, 0);
 }
 
+namespace detail {
+/// Names the next trial point of an APM-*-SS transition's slice updates of x and begins its
+/// preparation (true), or records the finished transition in `stats` (false).
+template <class Model, class T>
+MYRIAD_HD bool ask_slice_point(const Model& model, const AuxiliaryChain<T>& chain,
+                               const RandomStream& rng, const AuxiliarySettings<T>& settings,
+                               std::uint32_t iteration, SliceOfX<T>& slices, IterationStats& stats,
+                               PreparationStep& step) {
+  if (next_slice_point(chain, slices, model.dim(), settings, rng, iteration, stats)) {
+    step = begin_trial_preparation(model, chain, chain.proposal);
+    return true;
+  }
+  stats.record(1.0, slices.moved, slices.status, 0);
+  return false;
+}
+}  // namespace detail
+
+/// The part of an APM-*-SS transition up to its first trial point of x: the update of u given x,
+/// then the first slice update's point, whose preparation begins with `step`. Returns false when
+/// no point needs evaluating (every update capped at once), the transition recorded in `stats`.
+/// While it and continue_slice_transition return true, the caller carries out `step`'s
+/// preparation (in the chain, or batched across chains) and calls continue_slice_transition.
+template <class Model, class T>
+MYRIAD_HD bool begin_slice_transition(const Model& model, const AuxiliaryChain<T>& chain,
+                                      const RandomStream& rng, const AuxiliarySettings<T>& settings,
+                                      std::uint32_t iteration, detail::SliceOfX<T>& slices,
+                                      IterationStats& stats, PreparationStep& step) {
+  slices = detail::SliceOfX<T>{};
+  detail::update_variates(model, chain, rng, settings, iteration, slices.status, stats);
+  return detail::ask_slice_point(model, chain, rng, settings, iteration, slices, stats, step);
+}
+
+/// The estimate at the prepared trial point (at the current u), the slice search moved on, and
+/// the next point asked for as begin_slice_transition does.
+template <class Model, class T>
+MYRIAD_HD bool continue_slice_transition(const Model& model, const AuxiliaryChain<T>& chain,
+                                         const RandomStream& rng,
+                                         const AuxiliarySettings<T>& settings,
+                                         std::uint32_t iteration, detail::SliceOfX<T>& slices,
+                                         IterationStats& stats, PreparationStep& step) {
+  const T log_target = detail::at_current_variates<Model>(
+      chain, rng, stores_auxiliary(settings.method), [&](const auto& u) {
+        return detail::log_estimate_prepared_trial(model, chain, chain.proposal, u);
+      });
+  detail::tell_slice_point(chain, slices, log_target, model.dim(), settings, rng, iteration);
+  return detail::ask_slice_point(model, chain, rng, settings, iteration, slices, stats, step);
+}
+
 /// One transition of an estimator model by PM-MH or an APM method. Records the x-update's
 /// acceptance in `stats` (a slice update of x: 1, "accepted" when it moved) and, for APM, the
 /// update of u in stats.auxiliary_updates / auxiliary_accepted.
@@ -461,8 +555,8 @@ MYRIAD_HD void pseudo_marginal_transition(const Model& model, const AuxiliaryCha
                                           const RandomStream& rng,
                                           const AuxiliarySettings<T>& settings,
                                           std::uint32_t iteration, IterationStats& stats) {
-  std::uint32_t status = kStatusOk;
   if (random_walk_on_x(settings.method)) {
+    std::uint32_t status = kStatusOk;
     const PreparationStep step =
         begin_walk_transition(model, chain, rng, settings, iteration, status, stats);
     if constexpr (model_has_staged_preparation<Model>)
@@ -472,15 +566,14 @@ MYRIAD_HD void pseudo_marginal_transition(const Model& model, const AuxiliaryCha
     return;
   }
   // APM-*-SS: u given x, then linear slice updates of x given u.
-  detail::update_variates(model, chain, rng, settings, iteration, status, stats);
-  const auto at_current_u = [&](const ChainVector<T>& x) {
-    return detail::at_current_variates<Model>(
-        chain, rng, stores_auxiliary(settings.method),
-        [&](const auto& u) { return detail::log_estimate_trial(model, chain, x, u); });
-  };
-  const bool moved =
-      detail::slice_x(chain, at_current_u, model.dim(), settings, rng, iteration, status, stats);
-  stats.record(1.0, moved, status, 0);
+  detail::SliceOfX<T> slices;
+  PreparationStep step;
+  bool asking = begin_slice_transition(model, chain, rng, settings, iteration, slices, stats, step);
+  while (asking) {
+    if constexpr (model_has_staged_preparation<Model>)
+      finish_preparation_in_chain(model, step, chain.trial_cache(), chain.workspace);
+    asking = continue_slice_transition(model, chain, rng, settings, iteration, slices, stats, step);
+  }
 }
 
 }  // namespace myriad

@@ -101,49 +101,125 @@ MYRIAD_HD bool shrink_into_slice(Line& line, T log_height, T lower, T upper, T f
 
 }  // namespace detail
 
-/// One linear slice update along the line's direction (thesis Alg. 4): height log π(x₀) − E
-/// with E ~ Exp(1), the unit bracket (in units of the direction, times shape.width) placed
-/// uniformly around t = 0, the step-out budget split uniformly between its ends, then shrinkage.
+/// One linear slice update (thesis Alg. 4) as a search that asks for one log target at a time:
+/// start() draws the height, the bracket and the step-out split and names the first trial t,
+/// and each tell(log π at t) moves on to the next t, until the update has accepted a point or
+/// reached its cap. linear_slice_update below runs it against a line; a caller whose evaluations
+/// happen elsewhere (a staged estimator's preparation, batched across chains on a GPU) keeps the
+/// search per chain between them. The numbers drawn are the same either way.
+template <class T>
+struct LinearSliceSearch {
+  enum Phase : int { step_left, step_right, shrink, accepted, capped };
+  int phase = capped;
+  int left = 0, right = 0;  ///< step-outs left at either end
+  int shrinks = 0;          ///< trials made inside the bracket
+  T log_height = T(0), lower = T(0), upper = T(0);
+  T t = T(0);  ///< the trial point asked for, then the accepted one
+  SliceOutcome<T> out;
+
+  /// True while the search asks for log π at t.
+  MYRIAD_HD bool pending() const { return phase < accepted; }
+
+  /// The height log π(x₀) − E with E ~ Exp(1), the unit bracket (in units of the direction, times
+  /// shape.width) placed uniformly around t = 0, the step-out budget split uniformly between its
+  /// ends; then the first trial point.
+  MYRIAD_HD void start(T log_current, const SliceShape<T>& shape, const RandomStream& rng,
+                       std::uint32_t iteration, const SliceTags& tags) {
+    out = SliceOutcome<T>{};
+    shrinks = 0;
+    log_height = log_current - rng.exponential<T>(iteration, tags.height, tags.offset);
+    upper = shape.width * rng.uniform<T>(iteration, tags.bracket, tags.offset);
+    lower = upper - shape.width;
+    left = right = 0;
+    if (shape.step_out > 0) {
+      // L ~ UniformInt{0 … M}, R = M − L: the split must not depend on x₀.
+      left = static_cast<int>(rng.uniform<T>(iteration, tags.bracket, tags.offset + 1) *
+                              static_cast<T>(shape.step_out + 1));
+      if (left > shape.step_out) left = shape.step_out;
+      right = shape.step_out - left;
+    }
+    phase = step_left;
+    next(shape, rng, iteration, tags);
+  }
+
+  /// Takes log π at t. Returns true when t is accepted (the caller moves there, with that value).
+  MYRIAD_HD bool tell(T log_target, const SliceShape<T>& shape, const RandomStream& rng,
+                      std::uint32_t iteration, const SliceTags& tags) {
+    ++out.evaluations;
+    if (phase == step_left) {
+      if (log_target > log_height) {
+        lower -= shape.width;
+        --left;
+      } else {
+        left = 0;
+      }
+    } else if (phase == step_right) {
+      if (log_target > log_height) {
+        upper += shape.width;
+        --right;
+      } else {
+        right = 0;
+      }
+    } else {  // shrink: a non-finite log target is outside the slice (NaN > h is false)
+      if (!myriad::isfinite(log_target)) out.non_finite = true;
+      if (log_target > log_height) {
+        phase = accepted;
+        out.moved = t != T(0);
+        out.jump = myriad::fabs(t);
+        return true;
+      }
+      if (t < T(0)) {
+        lower = t;
+      } else {
+        upper = t;
+      }
+      ++shrinks;
+    }
+    next(shape, rng, iteration, tags);
+    return false;
+  }
+
+ private:
+  /// The next trial point: a bracket end while step-outs are left, then uniform in the bracket
+  /// (draws 2, 3, … of tags.bracket) until max_shrinks trials are made.
+  MYRIAD_HD void next(const SliceShape<T>& shape, const RandomStream& rng, std::uint32_t iteration,
+                      const SliceTags& tags) {
+    if (phase == step_left && left > 0) {
+      t = lower;
+      return;
+    }
+    if (phase <= step_right && right > 0) {
+      phase = step_right;
+      t = upper;
+      return;
+    }
+    phase = shrink;
+    if (shrinks >= shape.max_shrinks) {
+      phase = capped;
+      out.capped = true;
+      t = T(0);
+      return;
+    }
+    const T u = rng.uniform<T>(iteration, tags.bracket,
+                               tags.offset + static_cast<std::uint32_t>(2 + shrinks));
+    t = lower + (upper - lower) * u;
+  }
+};
+
+/// One linear slice update along the line's direction (thesis Alg. 4; LinearSliceSearch).
 /// `line.log_target(t)` is log π at x₀ + t·v (reflected, for the reflective variant) and
 /// `line.move_to(t, log π)` moves there; `log_current` is log π(x₀).
 template <class T, class Line>
 MYRIAD_HD SliceOutcome<T> linear_slice_update(Line& line, T log_current, const SliceShape<T>& shape,
                                               const RandomStream& rng, std::uint32_t iteration,
                                               const SliceTags& tags) {
-  SliceOutcome<T> out;
-  const T log_height = log_current - rng.exponential<T>(iteration, tags.height, tags.offset);
-  T upper = shape.width * rng.uniform<T>(iteration, tags.bracket, tags.offset);
-  T lower = upper - shape.width;
-  if (shape.step_out > 0) {
-    // L ~ UniformInt{0 … M}, R = M − L: the split must not depend on x₀.
-    int left = static_cast<int>(rng.uniform<T>(iteration, tags.bracket, tags.offset + 1) *
-                                static_cast<T>(shape.step_out + 1));
-    if (left > shape.step_out) left = shape.step_out;
-    int right = shape.step_out - left;
-    for (; left > 0; --left) {
-      const T log_target = line.log_target(lower);
-      ++out.evaluations;
-      if (!(log_target > log_height)) break;
-      lower -= shape.width;
-    }
-    for (; right > 0; --right) {
-      const T log_target = line.log_target(upper);
-      ++out.evaluations;
-      if (!(log_target > log_height)) break;
-      upper += shape.width;
-    }
+  LinearSliceSearch<T> search;
+  search.start(log_current, shape, rng, iteration, tags);
+  while (search.pending()) {
+    const T log_target = line.log_target(search.t);
+    if (search.tell(log_target, shape, rng, iteration, tags)) line.move_to(search.t, log_target);
   }
-  const T first =
-      lower + (upper - lower) * rng.uniform<T>(iteration, tags.bracket, tags.offset + 2);
-  T t = T(0);
-  if (detail::shrink_into_slice(line, log_height, lower, upper, first, shape.max_shrinks, rng,
-                                iteration, tags, out, t)) {
-    out.moved = t != T(0);
-    out.jump = myriad::fabs(t);
-  } else {
-    out.capped = true;
-  }
-  return out;
+  return search.out;
 }
 
 /// One elliptical slice update (thesis Alg. 5, with the corrected slice set of erratum 1): the

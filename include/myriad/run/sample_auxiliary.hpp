@@ -54,14 +54,9 @@ void check_auxiliary_model(AuxiliaryMethod method) {
         "log_likelihood); this one has none: use slice"));
 }
 
-/// The device a run of Model by `method` will use. `auto` keeps a staged estimator's slice
-/// updates of x on the CPU, the one backend that runs them (kernels/cuda_auxiliary_backend.cuh).
+/// The device a run of Model by an auxiliary-variable sampler will use.
 template <class Model>
-Device choose_auxiliary_device(Device requested, AuxiliaryMethod method) {
-  if constexpr (model_has_staged_preparation<Model>) {
-    if (requested == Device::automatic && !random_walk_on_x(method)) return Device::cpu;
-  }
-  (void)method;
+Device choose_auxiliary_device(Device requested) {
   return choose_device_for<Model, library_backend::auxiliary>(requested, "auxiliary-sampler ",
                                                               "sample_auxiliary");
 }
@@ -71,7 +66,7 @@ SampleResult sample_auxiliary(const Model& model, const AuxiliaryConfig& config,
                               AuxiliaryReport* report = nullptr) {
   config.validate_auxiliary();
   check_auxiliary_model<Model>(config.method);
-  const Device device = choose_auxiliary_device<Model>(config.device, config.method);
+  const Device device = choose_auxiliary_device<Model>(config.device);
   std::unique_ptr<AuxiliaryBackend<double>> backend;
   if (device == Device::cuda) {
     if constexpr (cuda_reachable<Model, library_backend::auxiliary>()) {
