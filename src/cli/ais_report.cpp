@@ -1,9 +1,10 @@
 #include "ais_report.hpp"
 
-#include "run_report.hpp"
-
 #include <cmath>
 #include <limits>
+
+#include "exact_posterior_check.hpp"
+#include "run_report.hpp"
 
 namespace myriad::cli {
 
@@ -83,6 +84,11 @@ Json ais_report(const AisRunDescription& run, const AisConfig& config, const Ais
   }
   const double exact = mean_exact(result.exact_log_z);
   if (!std::isnan(exact)) report["log_z_exact"] = exact;
+  // The weighted posterior against the exact one (one problem; summary[i] is names[i]).
+  if (result.problems == 1) {
+    const Json check = exact_posterior_check(result.exact, result.names, result.summary);
+    if (!check.is_null()) report["exact_posterior_check"] = check;
+  }
   if (result.has_reverse) {
     double upper = 0, upper_se_sq = 0;
     for (const auto& e : result.reverse.estimates) {

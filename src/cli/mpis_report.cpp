@@ -1,8 +1,9 @@
 #include "mpis_report.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "exact_posterior_check.hpp"
 
 namespace myriad::cli {
 
@@ -73,27 +74,9 @@ Json mpis_report(const MpisRunDescription& run, const MpisConfig& config,
   failures["nonfinite_entries"] = result.nonfinite_entries;
   report["failures"] = failures;
 
-  // Against the exact posterior (conjugate models): the largest error of a posterior mean, in
-  // absolute terms and in units of its Monte Carlo standard error.
-  if (!result.exact.empty() && !result.summary.empty()) {
-    double max_abs = 0, max_mcse = 0;
-    int compared = 0;
-    for (const ExactMoment& e : result.exact) {
-      const auto it = std::find(result.names.begin(), result.names.end(), e.name);
-      if (it == result.names.end()) continue;
-      const WeightedMoments& m =
-          result.summary[static_cast<std::size_t>(it - result.names.begin())];
-      const double error = std::abs(m.mean - e.mean);
-      max_abs = std::max(max_abs, error);
-      if (m.mcse_mean > 0) max_mcse = std::max(max_mcse, error / m.mcse_mean);
-      ++compared;
-    }
-    Json check = Json::object();
-    check["quantities"] = compared;
-    check["max_abs_error_of_mean"] = max_abs;
-    check["max_error_in_mcse"] = max_mcse;
-    report["exact_posterior_check"] = check;
-  }
+  // Against the exact posterior (conjugate models).
+  const Json check = exact_posterior_check(result.exact, result.names, result.summary);
+  if (!check.is_null()) report["exact_posterior_check"] = check;
   return report;
 }
 

@@ -35,7 +35,7 @@ head -c 128 "$work/run/reverse_log_ratios.npy" | grep -aq "'shape': (1, 64)" || 
 for key in '"method": "hais"' '"model": "gaussian"' '"particles": 64' '"temperatures": 50' \
            '"seed": 3' '"log_z"' '"log_z_se"' '"log_z_se_bootstrap"' '"ess"' '"log_z_exact": 0' \
            '"log_z_upper"' '"persistence"' '"particle_temperatures_per_second"' '"failures"' \
-           '"per_problem"' '"wall_time"'; do
+           '"per_problem"' '"wall_time"' '"exact_posterior_check"' '"max_error_in_mcse"'; do
   grep -q "$key" "$work/run/run.json" || fail "run.json lacks $key"
 done
 

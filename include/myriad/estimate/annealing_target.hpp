@@ -14,8 +14,11 @@
 //   MYRIAD_HD T lower_bound(int i) const;
 //   MYRIAD_HD T upper_bound(int i) const;
 //
-//   // Known answers, host only: the exact log Z_p of problem p (tests, run.json log_z_exact).
+//   // Known answers, host only: the exact log Z_p of problem p (tests, run.json log_z_exact),
+//   // and the exact posterior mean and sd of each coordinate of problem p, named as the run
+//   // names them (x[0], x[1], … or the model's quantity names; run.json exact_posterior_check).
 //   double exact_log_z(int p) const;
+//   std::vector<ExactMoment> exact_posterior(int p) const;
 //
 //   // Exact posterior draws for reverse (BDMC) runs, hais.md §7: writes into x a draw from
 //   // problem p's normalised target; `draw` numbers the reverse particle. Simulated-data
@@ -57,6 +60,9 @@ template <class Model>
 using exact_log_z_expression = decltype(std::declval<const Model&>().exact_log_z(0));
 
 template <class Model>
+using target_exact_posterior_expression = decltype(std::declval<const Model&>().exact_posterior(0));
+
+template <class Model>
 using exact_sample_expression = decltype(std::declval<const Model&>().exact_sample(
     0, std::declval<const RandomStream&>(), std::uint32_t{0}, std::declval<ProbeOut&>()));
 }  // namespace detail
@@ -70,6 +76,10 @@ constexpr bool target_has_bounds = is_detected_v<detail::bounds_expression, Mode
 /// True when the target knows its exact log Z.
 template <class Model>
 constexpr bool target_has_exact_log_z = is_detected_v<detail::exact_log_z_expression, Model>;
+/// True when the target knows its posterior's exact means and sds.
+template <class Model>
+constexpr bool target_has_exact_posterior =
+    is_detected_v<detail::target_exact_posterior_expression, Model>;
 /// True when the target can draw exact posterior samples (reverse / BDMC runs).
 template <class Model>
 constexpr bool target_has_exact_sample = is_detected_v<detail::exact_sample_expression, Model>;

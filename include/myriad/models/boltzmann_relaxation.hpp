@@ -34,6 +34,10 @@
 // well away from rounding. Q is the lower Cholesky factor of W + Λ, so D = D_B and
 // q_iᵀx = Σ_{k≤i} Q_ik x_k.
 //
+// Cov[x] comes from the streamed enumeration of models/boltzmann_enumeration.hpp (E[ssᵀ]), the
+// exact posterior that AIS's weighted moments are checked against (run.json
+// exact_posterior_check).
+//
 // BoltzmannRelaxation<T> is the trivially copyable view that chains evaluate;
 // BoltzmannRelaxationData<T> owns Q, b and the state CDF on the host and, on demand, on the
 // device.
@@ -41,6 +45,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -52,7 +57,9 @@
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
+#include "myriad/model/exact_moment.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/models/boltzmann_enumeration.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -75,6 +82,8 @@ struct BoltzmannRelaxation {
   const double* state_cdf = nullptr;  ///< P(state ≤ k) over the 2^{D_B} states, last = 1
   int units = 0;                      ///< D_B; state k has s_i = +1 where bit i of k is set
   double log_z = 0.0;                 ///< exact log Z of exp(log_density), E.9
+  const double* exact_mean = nullptr;  ///< host: E[x] (E.10)
+  const double* exact_sd = nullptr;    ///< host: √diag Cov[x] (E.11)
 
   MYRIAD_HD int dim() const { return units; }
 
@@ -122,6 +131,15 @@ struct BoltzmannRelaxation {
   double exact_log_z(int p) const {
     MYRIAD_EXPECTS(p == 0, "boltzmann_relaxation: the only problem is 0, got ", p);
     return log_z;
+  }
+
+  /// Exact means and sds of x (E.10–E.11, by enumeration). Host only.
+  std::vector<ExactMoment> exact_posterior(int p) const {
+    MYRIAD_EXPECTS(p == 0, "boltzmann_relaxation: the only problem is 0, got ", p);
+    std::vector<ExactMoment> exact;
+    for (int i = 0; i < units; ++i)
+      exact.push_back({"x[" + std::to_string(i) + "]", exact_mean[i], exact_sd[i]});
+    return exact;
   }
 
   /// An exact draw of x: the state with the smallest k such that P(state ≤ k) > u for one
@@ -257,6 +275,9 @@ class BoltzmannRelaxationData {
   const std::vector<double>& mean_s() const { return mean_s_; }
   /// E[x] = Qᵀ E[s] (E.10).
   const std::vector<double>& mean_x() const { return mean_x_; }
+  /// Cov[x] = Qᵀ Cov[s] Q + I (E.11), D × D row-major, from the streamed enumeration
+  /// (models/boltzmann_enumeration.hpp).
+  const std::vector<double>& covariance_x() const { return covariance_x_; }
 
   /// A model viewing the host copy (CPU backend); valid while this object lives.
   BoltzmannRelaxation<T> host_model() const {
@@ -280,6 +301,8 @@ class BoltzmannRelaxationData {
     model.state_cdf = cdf;
     model.units = units_;
     model.log_z = log_z_;
+    model.exact_mean = mean_x_.data();
+    model.exact_sd = sd_x_.data();
     return model;
   }
 
@@ -373,6 +396,12 @@ class BoltzmannRelaxationData {
       for (int k = 0; k <= i; ++k)
         mean_x_[k] += factor_[static_cast<std::size_t>(i) * n + k] * mean_s_[i];
     }
+    // Cov[x] from E[ssᵀ], which the table above does not give.
+    covariance_x_ =
+        relaxation_moments(boltzmann_exact_moments(coupling_, bias_), factor_, n).covariance;
+    sd_x_.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      sd_x_[i] = std::sqrt(covariance_x_[static_cast<std::size_t>(i) * n + i]);
     // E.9 with Tr Λ = D_B c and D = D_B.
     log_z_ =
         log_z_boltzmann_ + 0.5 * n * lambda_ + 0.5 * n * std::log(2.0 * M_PI) - n * std::log(2.0);
@@ -390,6 +419,7 @@ class BoltzmannRelaxationData {
   MirroredArray<double> state_cdf_;
   std::vector<double> mean_s_;
   std::vector<double> mean_x_;
+  std::vector<double> covariance_x_, sd_x_;
 };
 
 }  // namespace myriad::models

@@ -10,11 +10,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/model/exact_moment.hpp"
 #include "myriad/model/library_instances.hpp"
 
 namespace myriad::models {
@@ -84,6 +87,14 @@ struct Gaussian {
   /// The density is normalised: log Z = 0 (an annealing target's known answer,
   /// estimate/annealing_target.hpp). Host only.
   double exact_log_z(int) const { return 0.0; }
+
+  /// Every coordinate's exact mean m and sd s (host only).
+  std::vector<ExactMoment> exact_posterior(int) const {
+    std::vector<ExactMoment> exact;
+    for (int i = 0; i < dimension; ++i)
+      exact.push_back({"x[" + std::to_string(i) + "]", double(mean), double(sd)});
+    return exact;
+  }
 
   /// An exact draw x = m1 + A z, z ~ N(0, I) the normals 0 … D−1 of (iteration = draw,
   /// Purpose::exact_sample), with A the symmetric square root of Σ:

@@ -94,7 +94,11 @@ AisResult ais(const Target& target, const AisConfig& config) {
   layout.mapping = config.particle_mapping;
   auto backend =
       make_ais_backend<Target, T>(target, std::move(layout), device, config.cpu_simd_lanes);
-  return run_ais(*backend, config, exact_log_z_of(target), coordinate_names(target));
+  AisResult result = run_ais(*backend, config, exact_log_z_of(target), coordinate_names(target));
+  if constexpr (target_has_exact_posterior<Target>) {
+    if (result.problems == 1) result.exact = target.exact_posterior(0);
+  }
+  return result;
 }
 
 }  // namespace myriad

@@ -15,6 +15,7 @@
 #include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/estimate/hais.hpp"
 #include "myriad/estimate/log_z.hpp"
+#include "myriad/model/exact_moment.hpp"
 
 namespace myriad {
 
@@ -86,6 +87,7 @@ struct AisResult {
   bool has_reverse = false;
   AisPass reverse;
   std::vector<double> exact_log_z;     ///< per problem; NaN where unknown; empty if the model has none
+  std::vector<ExactMoment> exact;      ///< one problem's exact posterior, where the model knows it
   TestSetAverage average;              ///< over problems (mean log Ẑ, Monte Carlo and data errors)
   std::vector<double> positions;       ///< forward particles' final positions [problem][particle][dim]
   std::vector<WeightedMoments> summary;  ///< weighted posterior summary, [problem][coordinate]
