@@ -114,9 +114,10 @@ ModelSpec boltzmann_spec() {
   spec.name = "boltzmann_relaxation";
   spec.description =
       "Gaussian relaxation of a Boltzmann machine (thesis App. E, 9.6) with random couplings; "
-      "exact log Z by enumerating the 2^units states";
-  spec.arguments = {{"units", "12", "binary units D_B (at most 24)"},
-                    {"seed", "201702", "seed of the couplings and biases"}};
+      "exact log Z and moments by enumerating the 2^units states";
+  spec.arguments = {
+      {"units", "12", "binary units D_B (at most 30; exact draws for --reverse up to 24)"},
+      {"seed", "201702", "seed of the couplings and biases"}};
   spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
     return anneal_owned(precision, config, [&](auto t) {
       using T = decltype(t);

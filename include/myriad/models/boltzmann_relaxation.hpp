@@ -23,9 +23,12 @@
 //   R Haar-orthogonal (models/random_matrices.hpp, tag user + 0), e_i = s₁ tanh(s₂ n_i),
 //   n_i ~ N(0, 1) (tag user + 1), s₁ = 6, s₂ = 2; W = R diag(e) Rᵀ with its diagonal zeroed;
 //   b_i ~ N(0, 0.1²) (tag user + 2); the vectors are the normal sequences of
-//   RandomStream(seed, 0). The thesis uses D_B = 30 and its code seed 201702; here D_B is at
-//   most 24 so that enumerating the 2^{D_B} states on the host stays cheap (2^24 states: about
-//   2 s on one core at -O2 and a 128 MiB table of cumulative probabilities; 2^12: under 1 ms).
+//   RandomStream(seed, 0). The thesis uses D_B = 30 and its code seed 201702. Up to
+//   kMaxTabulatedUnits = 24 units the 2^{D_B} states are enumerated into a table of cumulative
+//   probabilities (2^24: about 2 s on one core at -O2 and 128 MiB), which exact draws (reverse
+//   AIS) search; up to kMaxUnits = 30, log Z_B and the moments come from the streamed
+//   enumeration alone (models/boltzmann_enumeration.hpp: 2^30 states in about 27 s on two
+//   cores) and the model has no exact draws (has_exact_samples() is false).
 //
 // Λ = c I (the thesis instead solves an SDP for a rank-deficient Λ; any valid Λ keeps the
 // identities exact but changes the target): c_min is the smallest c, to 1e-12 · max(1, c) by
@@ -133,6 +136,9 @@ struct BoltzmannRelaxation {
     return log_z;
   }
 
+  /// Whether exact_sample can draw: the state table exists (at most kMaxTabulatedUnits units).
+  bool has_exact_samples() const { return state_cdf != nullptr; }
+
   /// Exact means and sds of x (E.10–E.11, by enumeration). Host only.
   std::vector<ExactMoment> exact_posterior(int p) const {
     MYRIAD_EXPECTS(p == 0, "boltzmann_relaxation: the only problem is 0, got ", p);
@@ -185,14 +191,15 @@ class BoltzmannRelaxationData {
   static constexpr std::uint32_t kRotationPurpose = user_purpose(0);
   static constexpr std::uint32_t kEigenPurpose = user_purpose(1);
   static constexpr std::uint32_t kBiasPurpose = user_purpose(2);
-  static constexpr int kMaxUnits = 24;
+  static constexpr int kMaxUnits = 30;
+  static constexpr int kMaxTabulatedUnits = 24;   ///< the largest D_B with exact draws
   static constexpr double kEigenScale = 6.0;      ///< s₁
   static constexpr double kEigenSharpness = 2.0;  ///< s₂
   static constexpr double kBiasSd = 0.1;
   static constexpr double kLambdaMargin = 0.01;  ///< c = c_min + margin · max(1, c_min)
 
   /// A random system as in the header comment (thesis code seed 201702). Throws
-  /// myriad::invalid_argument unless 1 ≤ units ≤ 24.
+  /// myriad::invalid_argument unless 1 ≤ units ≤ 30.
   static BoltzmannRelaxationData synthetic(int units = 12, std::uint64_t seed = 201702) {
     MYRIAD_EXPECTS(units >= 1 && units <= kMaxUnits, "boltzmann_relaxation: units must lie in [1, ",
                    kMaxUnits, "] (2^units states are enumerated), got ", units);
@@ -269,7 +276,8 @@ class BoltzmannRelaxationData {
   double log_z_boltzmann() const { return log_z_boltzmann_; }
   /// log Z of the relaxation (E.9).
   double log_z() const { return log_z_; }
-  /// P(state ≤ k), k < 2^{D_B}, in the state order of BoltzmannRelaxation.
+  /// P(state ≤ k), k < 2^{D_B}, in the state order of BoltzmannRelaxation; empty above
+  /// kMaxTabulatedUnits.
   const std::vector<double>& state_cdf() const { return state_cdf_.host(); }
   /// E[s] under P(s).
   const std::vector<double>& mean_s() const { return mean_s_; }
@@ -356,6 +364,21 @@ class BoltzmannRelaxationData {
   // order; E[s] from the normalised probabilities.
   void enumerate() {
     const int n = units_;
+    // Cov[x] from E[ssᵀ], which the table below does not give; above kMaxTabulatedUnits the
+    // streamed enumeration gives everything and there is no table.
+    const BoltzmannExactMoments streamed = boltzmann_exact_moments(coupling_, bias_);
+    const RelaxationMoments relaxed = relaxation_moments(streamed, factor_, n);
+    covariance_x_ = relaxed.covariance;
+    sd_x_.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      sd_x_[i] = std::sqrt(covariance_x_[static_cast<std::size_t>(i) * n + i]);
+    if (n > kMaxTabulatedUnits) {
+      log_z_boltzmann_ = streamed.log_z;
+      mean_s_ = streamed.mean;
+      mean_x_ = relaxed.mean;
+      set_log_z();
+      return;
+    }
     const std::int64_t states = std::int64_t{1} << n;
     std::vector<double> s(static_cast<std::size_t>(n), -1.0), h(static_cast<std::size_t>(n), 0.0);
     double energy = 0.0;  // e(s) at s = (−1, …, −1)
@@ -396,13 +419,12 @@ class BoltzmannRelaxationData {
       for (int k = 0; k <= i; ++k)
         mean_x_[k] += factor_[static_cast<std::size_t>(i) * n + k] * mean_s_[i];
     }
-    // Cov[x] from E[ssᵀ], which the table above does not give.
-    covariance_x_ =
-        relaxation_moments(boltzmann_exact_moments(coupling_, bias_), factor_, n).covariance;
-    sd_x_.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i)
-      sd_x_[i] = std::sqrt(covariance_x_[static_cast<std::size_t>(i) * n + i]);
-    // E.9 with Tr Λ = D_B c and D = D_B.
+    set_log_z();
+  }
+
+  /// E.9 with Tr Λ = D_B c and D = D_B.
+  void set_log_z() {
+    const int n = units_;
     log_z_ =
         log_z_boltzmann_ + 0.5 * n * lambda_ + 0.5 * n * std::log(2.0 * M_PI) - n * std::log(2.0);
   }

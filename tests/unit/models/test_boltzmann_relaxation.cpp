@@ -383,8 +383,8 @@ TEST(AisModelsBoltzmann, FloatAgreesWithDouble) {
 TEST(AisModelsBoltzmann, RejectsBadArguments) {
   using Data = BoltzmannRelaxationData<double>;
   expect_invalid_argument([] { Data::synthetic(0); },
-                          "boltzmann_relaxation: units must lie in [1, 24]");
-  expect_invalid_argument([] { Data::synthetic(25); }, "got 25");
+                          "boltzmann_relaxation: units must lie in [1, 30]");
+  expect_invalid_argument([] { Data::synthetic(31); }, "got 31");
   expect_invalid_argument(
       [] {
         Data::from_parameters({0, 1, 1}, {0, 0});
@@ -406,10 +406,35 @@ TEST(AisModelsBoltzmann, RejectsBadArguments) {
       },
       "boltzmann_relaxation: b[1] is not finite");
   expect_invalid_argument([] { Data::from_parameters({}, {}); },
-                          "boltzmann_relaxation: units must lie in [1, 24]");
+                          "boltzmann_relaxation: units must lie in [1, 30]");
   const auto data = Data::synthetic(3);
   expect_invalid_argument([&] { data.host_model().exact_log_z(1); },
                           "boltzmann_relaxation: the only problem is 0, got 1");
+}
+
+// Above the table's 24 units the answers come from the streamed enumeration alone. A 24-unit
+// system with one more, uncoupled unit of bias β has Z_B(25) = Z_B(24) · 2 cosh β, E[s_25] =
+// tanh β and the other units' moments unchanged: checked against the tabulated 24-unit system.
+// Without a table there are no exact draws.
+TEST(AisModelsBoltzmann, AboveTheTableTheStreamedEnumerationGivesTheExactAnswers) {
+  using Data = BoltzmannRelaxationData<double>;
+  const Data small = Data::synthetic(24);
+  const double beta = 0.3;
+  std::vector<double> w(25 * 25, 0.0), b(small.bias());
+  for (int i = 0; i < 24; ++i)
+    for (int k = 0; k < 24; ++k) w[i * 25 + k] = small.coupling()[i * 24 + k];
+  b.push_back(beta);
+  const Data large = Data::from_parameters(w, b);
+  EXPECT_NEAR(large.log_z_boltzmann(), small.log_z_boltzmann() + std::log(2 * std::cosh(beta)),
+              1e-10 * std::fabs(large.log_z_boltzmann()));
+  EXPECT_NEAR(large.mean_s()[24], std::tanh(beta), 1e-12);
+  // The table's E[s] sums 2^24 probabilities in one sequence: rounding up to 2^24 · 2^-53 ≈ 2e-9
+  // (the streamed sums go by blocks of 2^14 and are the more accurate).
+  for (int i = 0; i < 24; ++i) EXPECT_NEAR(large.mean_s()[i], small.mean_s()[i], 2e-9) << i;
+  EXPECT_TRUE(large.state_cdf().empty());
+  EXPECT_FALSE(large.host_model().has_exact_samples());
+  EXPECT_TRUE(small.host_model().has_exact_samples());
+  EXPECT_FALSE(myriad::target_can_sample_exactly(large.host_model()));
 }
 
 TEST(AisModelsBoltzmann, SyntheticIsDeterministicPerSeed) {
