@@ -2,9 +2,9 @@
 // p̃ = Z N(m 1, s² I) with a standard normal base, where log Z, the target's moments and the
 // β-marginal p(β) ∝ z(β) e^{−β log ζ} are closed form (tests/common/tempering_targets.hpp).
 // Gibbs CT (Alg. 14), CT-HMC (Alg. 15) and simulated tempering (Alg. 7 with Gibbs index updates,
-// 11 linear inverse temperatures), each chain run serially by the per-chain transitions of
-// estimate/continuous_tempering.hpp and simulated_tempering.hpp (the backends' loops are not
-// written yet), chains independent and in parallel. Simulated tempering's index marginal is
+// 11 linear inverse temperatures), each chain run by myriad::temper's per-chain runner over the
+// transitions of estimate/continuous_tempering.hpp and simulated_tempering.hpp, chains
+// independent and in parallel. Simulated tempering's index marginal is
 // p(k) ∝ z(β_k) e^{−β_k log ζ}, tested like β's bins.
 //
 // Tolerances: every estimate is a ratio of per-chain sums over 64 independent chains with its
@@ -28,6 +28,7 @@
 #include "myriad/estimate/simulated_tempering.hpp"
 #include "myriad/estimate/tempering_estimate.hpp"
 #include "myriad/mcmc/hmc.hpp"
+#include "myriad/run/temper.hpp"
 
 namespace myriad {
 namespace {
@@ -42,7 +43,7 @@ constexpr int kBins = 8;
 
 constexpr int kTemperatures = 11;  ///< simulated tempering's ladder, linear
 
-enum class Method { gibbs_ct, ct_hmc, simulated_tempering };
+using Method = TemperMethod;
 
 /// β's bins (continuous tempering) or the ladder's indices (simulated tempering).
 int categories(Method method) {
@@ -56,85 +57,50 @@ struct Run {
   std::vector<double> bin_fraction;  ///< [chain][category]
 };
 
-/// One chain's state for either method: x (and u last, for CT-HMC) with HMC's scratch.
-struct ChainStorage {
-  std::vector<double> position, gradient, proposal, momentum, proposal_gradient;
-  double log_density = 0;
-  explicit ChainStorage(int n)
-      : position(n), gradient(n), proposal(n), momentum(n), proposal_gradient(n) {}
-  HmcChain<double> view() {
-    const int n = static_cast<int>(position.size());
-    const auto v = [n](std::vector<double>& a) { return ChainVector<double>{a.data(), 1, n}; };
-    return {v(position), v(gradient), &log_density, v(proposal), v(momentum), v(proposal_gradient)};
-  }
-};
-
-/// Chain c's run into its slots of `out`; false when its start or a sample's gap is not finite.
-bool run_chain(Method method, const ShiftedGaussian& target, const Base& base,
-               const ContinuouslyTemperedDensity<ShiftedGaussian, Base>& extended,
-               const TemperingConstants<double>& constants, const TemperatureLadder<double>& ladder,
-               const HmcStep<double>& step, std::uint64_t seed, int c, Run& out) {
-  const int d = target.dim();
-  const RandomStream rng(seed, static_cast<std::uint64_t>(c));
-  ChainStorage storage(method == Method::ct_hmc ? d + 1 : d);
-  const HmcChain<double> chain = storage.view();
-  // Start from the base; β = 0 (Gibbs CT, as the thesis's code), u = −2 (CT-HMC).
-  base.sample(rng, 0, Purpose::initial_point, chain.position);
-  double beta = 0;
-  int index = 0;
-  bool started = false;
-  if (method != Method::ct_hmc) {
-    const TemperedDensity<ShiftedGaussian, Base> tempered{target, base, beta};
-    started = evaluate_chain(tempered, chain.position, chain.gradient, chain.log_density);
-  } else {
-    chain.position[d] = -2.0;
-    started = evaluate_chain(extended, chain.position, chain.gradient, chain.log_density);
-  }
-  if (!started) return false;
-  for (int i = 0; i < kWarmup + kDraws; ++i) {
-    const auto iteration = static_cast<std::uint32_t>(i + 1);
-    TemperingOutcome<double> moved;
-    if (method == Method::gibbs_ct) {
-      moved = gibbs_ct_transition(target, base, constants, chain, beta, rng, iteration, step);
-    } else if (method == Method::ct_hmc) {
-      moved = ct_hmc_transition(extended, chain, rng, iteration, step);
-      beta = extended.beta_at(chain.position[d]);
-    } else {
-      moved = simulated_tempering_transition(target, base, constants, ladder, chain, index, rng,
-                                             iteration, step);
-    }
-    if (i < kWarmup) continue;
-    if (!std::isfinite(moved.gap)) return false;
-    const double f[2] = {chain.position[0], chain.position[1]};
-    out.sums.add(c, moved.weights, f);
-    const int bin = method == Method::simulated_tempering
-                        ? index
-                        : std::min(kBins - 1, static_cast<int>(beta * kBins));
-    out.bin_fraction[static_cast<std::size_t>(c * categories(method) + bin)] += 1.0 / kDraws;
-  }
-  return true;
-}
-
+/// The chains run by myriad::temper's per-chain runner (run/temper.hpp), which also returns each
+/// chain's β per draw: here binned (or, for simulated tempering, mapped back to the index).
 Run run(Method method, const ShiftedGaussian& target, const TemperingConstants<double>& constants,
         std::uint64_t seed) {
+  TemperConfig config;
+  config.method = method;
+  config.chains = kChains;
+  config.warmup = kWarmup;
+  config.draws = kDraws;
+  config.seed = seed;
+  config.step_size = method == Method::ct_hmc ? 0.25 : 0.35;
+  config.leapfrog_steps = 10;
+  config.log_zeta = constants.log_zeta;
+  config.temperatures = kTemperatures;
+  config.schedule = TemperatureSchedule::linear;
+  config.initial_u = -2.0;  // CT-HMC; Gibbs CT starts at β = 0, simulated tempering at index 0
   const Base base{target.dim()};
   const int n = method == Method::ct_hmc ? target.dim() + 1 : target.dim();
   const std::vector<double> unit(static_cast<std::size_t>(n), 1.0);
   HmcStep<double> step;
-  step.step_size = method == Method::ct_hmc ? 0.25 : 0.35;
-  step.leapfrog_steps = 10;
+  step.step_size = config.step_size;
+  step.leapfrog_steps = config.leapfrog_steps;
   step.metric = MetricView<double>::diagonal_metric(unit.data(), n);
-  const ContinuouslyTemperedDensity<ShiftedGaussian, Base> extended{target, base, constants, 1.0};
-  const std::vector<double> schedule =
-      inverse_temperatures(kTemperatures, TemperatureSchedule::linear);
+  const std::vector<double> schedule = inverse_temperatures(kTemperatures, config.schedule);
   const TemperatureLadder<double> ladder{schedule.data(), kTemperatures};
   Run out(method);
-  std::vector<int> failed(kChains, 0);
+  std::vector<double> beta(static_cast<std::size_t>(kChains * kDraws));
+  std::vector<detail::TemperChainTotals> totals(kChains);
 #pragma omp parallel for schedule(dynamic)
   for (int c = 0; c < kChains; ++c)
-    failed[static_cast<std::size_t>(c)] =
-        run_chain(method, target, base, extended, constants, ladder, step, seed, c, out) ? 0 : 1;
-  for (int c = 0; c < kChains; ++c) EXPECT_EQ(failed[static_cast<std::size_t>(c)], 0) << c;
+    totals[static_cast<std::size_t>(c)] = detail::run_tempering_chain(
+        target, base, config, constants, ladder, step, c, out.sums, beta.data() + c * kDraws);
+  const int bins = categories(method);
+  for (int c = 0; c < kChains; ++c) {
+    const detail::TemperChainTotals& t = totals[static_cast<std::size_t>(c)];
+    EXPECT_TRUE(t.started && t.non_finite == 0) << "chain " << c;
+    for (int i = 0; i < kDraws; ++i) {
+      const double b = beta[static_cast<std::size_t>(c * kDraws + i)];
+      const int bin = method == Method::simulated_tempering
+                          ? static_cast<int>(std::lround(b * (kTemperatures - 1)))
+                          : std::min(kBins - 1, static_cast<int>(b * kBins));
+      out.bin_fraction[static_cast<std::size_t>(c * bins + bin)] += 1.0 / kDraws;
+    }
+  }
   return out;
 }
 
