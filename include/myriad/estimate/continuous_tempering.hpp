@@ -135,9 +135,8 @@ struct ContinuouslyTemperedDensity {
 
   template <class Vec>
   MYRIAD_HD value_type log_density(const Vec& z) const {
-    const value_type lp = target.log_density(z);
-    const value_type lq = base.log_density(z);
-    return combine(lp, lq, value_type(z[target.dim()]));
+    const value_type u = value_type(z[target.dim()]);
+    return combine(target.log_density(z), base.log_density(z), u, beta_at(u));
   }
 
   template <class Vec, class Grad>
@@ -151,13 +150,13 @@ struct ContinuouslyTemperedDensity {
       g[i] = beta * g[i] + (value_type(1) - beta) * base.gradient(i, value_type(z[i]));
     const value_type gap = constants.gap(lp, lq);
     g[d] = (-beta * (value_type(1) - beta) * gap + value_type(1) - value_type(2) * beta) / u_scale;
-    return combine(lp, lq, u);
+    return combine(lp, lq, u, beta);
   }
 
  private:
-  MYRIAD_HD value_type combine(value_type lp, value_type lq, value_type u) const {
+  /// log π from the two log densities at x, u and β = σ(u / s) (computed once by the caller).
+  MYRIAD_HD value_type combine(value_type lp, value_type lq, value_type u, value_type beta) const {
     const value_type v = u / u_scale;
-    const value_type beta = beta_at(u);
     return beta * (lp - constants.log_zeta) +
            (value_type(1) - beta) * (lq - constants.base_log_normaliser) + log_sigmoid(v) +
            log_sigmoid(-v);
