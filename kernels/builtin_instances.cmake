@@ -5,7 +5,10 @@
 # without CUDA need nothing: the factories are inline and throw there (backend/*_backend.hpp).
 #
 # Each entry is "<file stem> <header under myriad/models/> <type>":
-#   hmc, ais  a class template, instantiated for float and double;
+#   hmc, ais  a class template, instantiated for float and double; an ais entry's file also holds
+#             the target's tempering backend (double only: the samplers of run/temper.hpp
+#             anneal the same targets between the same bases, and one file parses the target
+#             once);
 #   hmc64     a class template, instantiated for double only: the posteriordb ports, whose
 #             references are double-precision runs (their library_backends say so), and the
 #             stacked models of batched SBC (model/stacked.hpp);
@@ -72,7 +75,9 @@ template std::unique_ptr<HmcBackend<double>> make_cuda_hmc_backend<@type@<double
 template std::unique_ptr<AisBackend<float>> make_cuda_ais_backend<@type@<float>, float>(
     const @type@<float>&, AisLayout<float>);
 template std::unique_ptr<AisBackend<double>> make_cuda_ais_backend<@type@<double>, double>(
-    const @type@<double>&, AisLayout<double>);]=])
+    const @type@<double>&, AisLayout<double>);
+template std::unique_ptr<TemperingBackend> make_cuda_tempering_backend<@type@<double>>(
+    const @type@<double>&, const TemperingSetup&);]=])
   set(chmc_template [=[
 template std::unique_ptr<ChmcBackend<double>> make_cuda_chmc_backend<@type@, double>(
     const @type@&, std::int64_t, ChmcCudaOptions);
@@ -85,6 +90,7 @@ template std::unique_ptr<MpisBackend> make_cuda_mpis_backend<@type@>(
 template std::unique_ptr<AuxiliaryBackend<double>> make_cuda_auxiliary_backend<@type@, double>(
     const @type@&, std::int64_t, AuxiliaryMethod);]=])
   set(extra_include_chmc "#include \"myriad/models/noisy_generator.hpp\"\n")
+  set(extra_include_ais "#include \"cuda_tempering_backend.cuh\"\n")
   foreach(family hmc hmc64 ais chmc mpis auxiliary)
     # The backend's header: hmc64 is HMC's.
     string(REPLACE "hmc64" "hmc" backend ${family})

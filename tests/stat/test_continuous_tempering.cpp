@@ -2,9 +2,9 @@
 // p̃ = Z N(m 1, s² I) with a standard normal base, where log Z, the target's moments and the
 // β-marginal p(β) ∝ z(β) e^{−β log ζ} are closed form (tests/common/tempering_targets.hpp).
 // Gibbs CT (Alg. 14), CT-HMC (Alg. 15) and simulated tempering (Alg. 7 with Gibbs index updates,
-// 11 linear inverse temperatures), each chain run by myriad::temper's per-chain runner over the
-// transitions of estimate/continuous_tempering.hpp and simulated_tempering.hpp, chains
-// independent and in parallel. Simulated tempering's index marginal is
+// 11 linear inverse temperatures), the transitions of estimate/continuous_tempering.hpp and
+// simulated_tempering.hpp run by the CPU tempering backend's per-chain bodies (the CUDA kernels'
+// too), chains independent and in parallel. Simulated tempering's index marginal is
 // p(k) ∝ z(β_k) e^{−β_k log ζ}, tested like β's bins.
 //
 // Tolerances: every estimate is a ratio of per-chain sums over 64 independent chains with its
@@ -18,9 +18,11 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/tempering_targets.hpp"
+#include "myriad/backend/cpu_tempering_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/estimate/annealing_base.hpp"
@@ -51,16 +53,14 @@ int categories(Method method) {
 }
 
 struct Run {
-  explicit Run(Method method)
-      : bin_fraction(static_cast<std::size_t>(kChains * categories(method)), 0.0) {}
-  TemperingSums sums{kChains, 2};
+  TemperingSums sums;
   std::vector<double> bin_fraction;  ///< [chain][category]
 };
 
-/// The chains run by myriad::temper's per-chain runner (run/temper.hpp), which also returns each
-/// chain's β per draw: here binned (or, for simulated tempering, mapped back to the index).
-Run run(Method method, const ShiftedGaussian& target, const TemperingConstants<double>& constants,
-        std::uint64_t seed) {
+/// The chains run by the CPU tempering backend (backend/cpu_tempering_backend.hpp, the per-chain
+/// bodies the CUDA kernels run) in two calls, its β trace binned (or, for simulated tempering,
+/// mapped back to the index).
+Run run(Method method, const ShiftedGaussian& target, double log_zeta, std::uint64_t seed) {
   TemperConfig config;
   config.method = method;
   config.chains = kChains;
@@ -69,39 +69,32 @@ Run run(Method method, const ShiftedGaussian& target, const TemperingConstants<d
   config.seed = seed;
   config.step_size = method == Method::ct_hmc ? 0.25 : 0.35;
   config.leapfrog_steps = 10;
-  config.log_zeta = constants.log_zeta;
+  config.log_zeta = log_zeta;
   config.temperatures = kTemperatures;
   config.schedule = TemperatureSchedule::linear;
   config.initial_u = -2.0;  // CT-HMC; Gibbs CT starts at β = 0, simulated tempering at index 0
-  const Base base{target.dim()};
-  const int n = method == Method::ct_hmc ? target.dim() + 1 : target.dim();
-  const std::vector<double> unit(static_cast<std::size_t>(n), 1.0);
-  HmcStep<double> step;
-  step.step_size = config.step_size;
-  step.leapfrog_steps = config.leapfrog_steps;
-  step.metric = MetricView<double>::diagonal_metric(unit.data(), n);
-  const std::vector<double> schedule = inverse_temperatures(kTemperatures, config.schedule);
-  const TemperatureLadder<double> ladder{schedule.data(), kTemperatures};
-  Run out(method);
-  std::vector<double> beta(static_cast<std::size_t>(kChains * kDraws));
-  std::vector<detail::TemperChainTotals> totals(kChains);
-#pragma omp parallel for schedule(dynamic)
-  for (int c = 0; c < kChains; ++c)
-    totals[static_cast<std::size_t>(c)] = detail::run_tempering_chain(
-        target, base, config, constants, ladder, step, c, out.sums, beta.data() + c * kDraws);
+  const TemperingSetup setup = make_tempering_setup(target, config);
+  CpuTemperingBackend<ShiftedGaussian> backend(target, setup);
+  EXPECT_EQ(backend.start(), 0);
+  constexpr int kFirstCall = 1000;  // mid-draws: the second call resumes every chain
+  IterationStats stats = backend.run(0, kFirstCall);
+  stats += backend.run(kFirstCall, kWarmup + kDraws - kFirstCall);
+  EXPECT_EQ(stats.transitions, std::int64_t{kChains} * kDraws);
+  EXPECT_EQ(stats.non_finite, 0);
+  TemperingOutputs out = backend.outputs();
+  EXPECT_EQ(out.dropped, 0);
   const int bins = categories(method);
+  Run r{std::move(out.sums), std::vector<double>(static_cast<std::size_t>(kChains * bins), 0.0)};
   for (int c = 0; c < kChains; ++c) {
-    const detail::TemperChainTotals& t = totals[static_cast<std::size_t>(c)];
-    EXPECT_TRUE(t.started && t.non_finite == 0) << "chain " << c;
     for (int i = 0; i < kDraws; ++i) {
-      const double b = beta[static_cast<std::size_t>(c * kDraws + i)];
+      const double b = out.beta_trace[static_cast<std::size_t>(i * kChains + c)];
       const int bin = method == Method::simulated_tempering
                           ? static_cast<int>(std::lround(b * (kTemperatures - 1)))
                           : std::min(kBins - 1, static_cast<int>(b * kBins));
-      out.bin_fraction[static_cast<std::size_t>(c * bins + bin)] += 1.0 / kDraws;
+      r.bin_fraction[static_cast<std::size_t>(c * bins + bin)] += 1.0 / kDraws;
     }
   }
-  return out;
+  return r;
 }
 
 /// The β-marginal's probability of each of kBins equal bins (Simpson's rule on p(β) ∝ z(β)/ζ^β).
@@ -139,11 +132,10 @@ std::vector<double> index_probabilities(const ShiftedGaussian& target, double lo
 
 void expect_exact(Method method, const std::string& name) {
   const ShiftedGaussian target{2, 1.2, 0.6, 3.0};
-  const TemperingConstants<double> constants{
-      target.log_z - 1.0, base_log_normaliser<double>(2, nullptr, nullptr, nullptr)};
-  const Run r = run(method, target, constants, 20261129);
+  const double log_zeta = target.log_z - 1.0;
+  const Run r = run(method, target, log_zeta, 20261129);
 
-  const EstimateWithError log_z = r.sums.log_z(constants.log_zeta);
+  const EstimateWithError log_z = r.sums.log_z(log_zeta);
   EXPECT_NEAR(log_z.value, target.log_z, 4 * log_z.se) << name;
   EXPECT_LT(log_z.se, 0.05) << name << ": the test has power";
   for (int q = 0; q < 2; ++q) {
@@ -155,8 +147,8 @@ void expect_exact(Method method, const std::string& name) {
   }
 
   const std::vector<double> expected = method == Method::simulated_tempering
-                                           ? index_probabilities(target, constants.log_zeta)
-                                           : beta_bin_probabilities(target, constants.log_zeta);
+                                           ? index_probabilities(target, log_zeta)
+                                           : beta_bin_probabilities(target, log_zeta);
   const int bins = categories(method);
   for (int b = 0; b < bins; ++b) {
     double sum = 0, sum_sq = 0;

@@ -45,16 +45,20 @@ TEST_P(StatTemperRun, RecoversLogZAndTheMeansOfAGaussian) {
       "[ temper    ] %-9s log Z %+.4f ± %.4f (exact 0), base check %.2f se, β R-hat %.4f, "
       "acceptance %.3f\n",
       name.c_str(), r.log_z.value, r.log_z.se, r.max_base_error_in_se, r.beta_rhat,
-      r.mean_accept_prob);
+      r.mean_accept_prob());
   EXPECT_EQ(r.failed_starts, 0);
-  EXPECT_EQ(r.non_finite, 0) << name;
+  EXPECT_EQ(r.stats.non_finite, 0) << name;
+  EXPECT_EQ(r.dropped, 0) << name;
+  EXPECT_EQ(r.stats.transitions, r.chains * r.draws) << name;
   EXPECT_NEAR(r.log_z.value, r.log_z_exact, 4 * r.log_z.se) << name;
   EXPECT_LT(r.log_z.se, 0.05) << name << ": the test has power";
   for (int i = 0; i < r.dim; ++i)
     EXPECT_NEAR(r.target_mean[i].value, 1.0, 5 * r.target_mean[i].se) << name << " " << i;
   EXPECT_LT(r.max_base_error_in_se, 5.0) << name;
   EXPECT_LT(r.beta_rhat, 1.01) << name;
-  EXPECT_GT(r.mean_accept_prob, 0.5) << name;
+  EXPECT_GT(r.mean_accept_prob(), 0.5) << name;
+  for (int i = 0; i < r.dim; ++i)  // the target's sd, 0.6: a rough check of the second moments
+    EXPECT_NEAR(r.target_sd[i], 0.6, 0.05) << name << " " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, StatTemperRun,

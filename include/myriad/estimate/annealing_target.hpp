@@ -32,8 +32,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "myriad/core/hd.hpp"
 #include "myriad/core/random.hpp"
@@ -124,6 +126,19 @@ MYRIAD_HD decltype(auto) problem_target(const Model& model, int p) {
     (void)p;
     return (model);
   }
+}
+
+/// Coordinate names: the target's recorded-quantity names when it names one per coordinate,
+/// else x[0], x[1], …
+template <class Target>
+std::vector<std::string> coordinate_names(const Target& target) {
+  const int dim = parameter_count(target);
+  if constexpr (model_has_quantities<Target>) {
+    if (recorded_quantity_count(target) == dim) return recorded_quantity_names(target);
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < dim; ++i) names.push_back("x[" + std::to_string(i) + "]");
+  return names;
 }
 
 }  // namespace myriad

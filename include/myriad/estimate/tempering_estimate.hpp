@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "myriad/core/error.hpp"
+#include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
 #include "myriad/estimate/continuous_tempering.hpp"
 
 namespace myriad {
@@ -26,7 +28,34 @@ struct EstimateWithError {
   double se = 0;
 };
 
-/// Per-chain sums of w₀, w₁, w₀ f and w₁ f for `quantities` functions f of x.
+/// A view of per-chain sums of w₀, w₁, w₀ f and w₁ f for `quantities` functions f of x, in
+/// device-visible arrays laid out [end][chain] and [end][quantity][chain] (a warp's chains add to
+/// consecutive addresses): each chain adds only to its own entries.
+struct TemperingSumsView {
+  double* weight = nullptr;    ///< [end][chain], end 0 = base (w₀), 1 = target (w₁)
+  double* weighted = nullptr;  ///< [end][quantity][chain]
+  std::int64_t chains = 0;
+  int quantities = 0;
+
+  /// Adds chain c's sample with weights w and f(x) = f[0 … quantities) (any indexable f).
+  /// Returns false, adding nothing, when a weight is not finite: the caller counts the sample.
+  template <class T, class F>
+  MYRIAD_HD bool add(std::int64_t c, const TemperingWeights<T>& w, const F& f) const {
+    const double w0 = static_cast<double>(w.base), w1 = static_cast<double>(w.target);
+    if (!myriad::isfinite(w0) || !myriad::isfinite(w1)) return false;
+    weight[c] += w0;
+    weight[chains + c] += w1;
+    for (int q = 0; q < quantities; ++q) {
+      const double fq = static_cast<double>(f[q]);
+      weighted[static_cast<std::int64_t>(q) * chains + c] += w0 * fq;
+      weighted[static_cast<std::int64_t>(quantities + q) * chains + c] += w1 * fq;
+    }
+    return true;
+  }
+};
+
+/// Per-chain sums of w₀, w₁, w₀ f and w₁ f for `quantities` functions f of x (TemperingSumsView's
+/// layout, owned on the host), and the estimators over them.
 class TemperingSums {
  public:
   TemperingSums(std::int64_t chains, int quantities)
@@ -38,18 +67,15 @@ class TemperingSums {
     MYRIAD_EXPECTS(quantities >= 0, "quantities must be non-negative, got ", quantities);
   }
 
+  /// The sums as a view (their arrays are 2 · chains and 2 · quantities · chains long: a backend
+  /// fills them from its own).
+  TemperingSumsView view() { return {weight_.data(), weighted_.data(), chains_, quantities_}; }
+
   /// Adds chain c's sample with weights w and f(x) = f[0 … quantities). Non-finite weights are
   /// the caller's to count; they are not added.
   template <class T>
   void add(std::int64_t c, const TemperingWeights<T>& w, const T* f) {
-    const double w0 = static_cast<double>(w.base), w1 = static_cast<double>(w.target);
-    if (!std::isfinite(w0) || !std::isfinite(w1)) return;
-    weight_[index(0, c)] += w0;
-    weight_[index(1, c)] += w1;
-    for (int q = 0; q < quantities_; ++q) {
-      weighted_[index(0, c, q)] += w0 * static_cast<double>(f[q]);
-      weighted_[index(1, c, q)] += w1 * static_cast<double>(f[q]);
-    }
+    view().add(c, w, f);
   }
 
   /// log Ẑ = log ζ + log(Σ w₁ / Σ w₀), its standard error over chains.
@@ -70,7 +96,8 @@ class TemperingSums {
     return static_cast<std::size_t>(end * chains_ + c);
   }
   std::size_t index(int end, std::int64_t c, int q) const {
-    return static_cast<std::size_t>((end * chains_ + c) * quantities_ + q);
+    return static_cast<std::size_t>((static_cast<std::int64_t>(end) * quantities_ + q) * chains_ +
+                                    c);
   }
 
   EstimateWithError mean(int end, int q) const {
@@ -100,7 +127,7 @@ class TemperingSums {
   std::int64_t chains_;
   int quantities_;
   std::vector<double> weight_;    ///< [end][chain]
-  std::vector<double> weighted_;  ///< [end][chain][quantity]
+  std::vector<double> weighted_;  ///< [end][quantity][chain]
 };
 
 }  // namespace myriad

@@ -27,6 +27,9 @@ inline constexpr unsigned ais = 1u << 2;   ///< make_cuda_ais_backend (backend/a
 inline constexpr unsigned mpis = 1u << 3;  ///< make_cuda_mpis_backend (backend/mpis_backend.hpp)
 /// make_cuda_auxiliary_backend (backend/auxiliary_backend.hpp): slice, pseudo-marginal, APM.
 inline constexpr unsigned auxiliary = 1u << 7;
+/// make_cuda_tempering_backend (backend/tempering_backend.hpp): Gibbs CT, CT-HMC, simulated
+/// tempering of an annealing target, double precision.
+inline constexpr unsigned tempering = 1u << 8;
 /// Not CUDA: the CPU lane kernels, one per instruction set, dispatched at run time, of HMC
 /// (library_hmc_lane_kernel, detail/hmc_lane_blocks.hpp), of Hamiltonian AIS
 /// (library_ais_lane_kernel, detail/ais_lane_blocks.hpp) and of constrained HMC

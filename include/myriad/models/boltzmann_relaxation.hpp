@@ -178,7 +178,7 @@ struct BoltzmannRelaxation {
   /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels of
   /// Hamiltonian AIS and CUDA's.
   static constexpr unsigned library_backends =
-      library_backend::cpu_ais_lanes | library_backend::ais;
+      library_backend::cpu_ais_lanes | library_backend::ais | library_backend::tempering;
 };
 
 /// Owning host container of a random Boltzmann machine, its relaxation and the enumerated exact

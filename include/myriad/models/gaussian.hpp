@@ -115,9 +115,9 @@ struct Gaussian {
 
   /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels and
   /// CUDA's.
-  static constexpr unsigned library_backends = library_backend::cpu_hmc_lanes |
-                                               library_backend::cpu_ais_lanes |
-                                               library_backend::hmc | library_backend::ais;
+  static constexpr unsigned library_backends =
+      library_backend::cpu_hmc_lanes | library_backend::cpu_ais_lanes | library_backend::hmc |
+      library_backend::ais | library_backend::tempering;
 };
 
 }  // namespace myriad::models

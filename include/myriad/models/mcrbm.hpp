@@ -175,7 +175,7 @@ struct Mcrbm {
   /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels of
   /// Hamiltonian AIS and CUDA's.
   static constexpr unsigned library_backends =
-      library_backend::cpu_ais_lanes | library_backend::ais;
+      library_backend::cpu_ais_lanes | library_backend::ais | library_backend::tempering;
 
  private:
   /// C_l x, generic over the scalar.

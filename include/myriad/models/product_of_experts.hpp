@@ -193,7 +193,7 @@ struct ProductOfExperts {
   /// Backends the library instantiates (model/library_instances.hpp): the CPU lane kernels of
   /// Hamiltonian AIS and CUDA's.
   static constexpr unsigned library_backends =
-      library_backend::cpu_ais_lanes | library_backend::ais;
+      library_backend::cpu_ais_lanes | library_backend::ais | library_backend::tempering;
 
  private:
   /// E(u; λ_l) of expert l.

@@ -69,19 +69,6 @@ std::vector<double> exact_log_z_of(const Target& target) {
   return exact;
 }
 
-/// Coordinate names: the target's recorded-quantity names when it names one per coordinate,
-/// else x[0], x[1], …
-template <class Target>
-std::vector<std::string> coordinate_names(const Target& target) {
-  const int dim = parameter_count(target);
-  if constexpr (model_has_quantities<Target>) {
-    if (recorded_quantity_count(target) == dim) return recorded_quantity_names(target);
-  }
-  std::vector<std::string> names;
-  for (int i = 0; i < dim; ++i) names.push_back("x[" + std::to_string(i) + "]");
-  return names;
-}
-
 /// Estimates log Z of Target (of every problem of a batch) by annealed importance sampling.
 template <class Target>
 AisResult ais(const Target& target, const AisConfig& config) {
