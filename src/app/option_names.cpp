@@ -38,6 +38,14 @@ AisTransition parse_ais_transition(const std::string& name) {
   return parse_enum(kAisTransitionNames, name, "AIS transition");
 }
 
+TemperMethod parse_temper_method(const std::string& name) {
+  return parse_enum(kTemperMethodNames, name, "tempering method");
+}
+
+TemperatureSchedule parse_temperature_schedule(const std::string& name) {
+  return parse_enum(kTemperatureScheduleNames, name, "tempering schedule");
+}
+
 MpisMethod parse_mpis_method(const std::string& name) {
   return parse_enum(kMpisMethodNames, name, "method");
 }

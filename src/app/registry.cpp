@@ -14,6 +14,7 @@
 #include "myriad/models/builtin_targets.hpp"
 #include "myriad/run/ais.hpp"
 #include "myriad/run/sample.hpp"
+#include "myriad/run/temper.hpp"
 
 namespace myriad {
 
@@ -145,6 +146,11 @@ ModelSpec gaussian_spec() {
                  config);
     };
     return precision == Precision::float32 ? run(float{}) : run(double{});
+  };
+  spec.temper = [](const ModelArguments& a, const TemperConfig& config) {
+    return temper(models::Gaussian<double>::make(a.integer("dim"), a.number("rho"),
+                                                 a.number("mean"), a.number("sd")),
+                  config);
   };
   spec.dim = [](const ModelArguments& a) { return static_cast<int>(a.integer("dim")); };
   spec.exact = [](const ModelArguments& a) {

@@ -1,12 +1,14 @@
-// The built-in annealing targets for `myriad ais` (hais.md §9; thesis-methods.md §9.6). Each
+// The built-in annealing targets for `myriad ais` and `myriad temper` (hais.md §9;
+// thesis-methods.md §9.6). Each
 // owns its parameters on the host and uploads them once when the run is on a GPU.
 
 #include <string>
 #include <vector>
 
-#include "myriad/models/builtin_targets.hpp"
 #include "myriad/app/registry.hpp"
+#include "myriad/models/builtin_targets.hpp"
 #include "myriad/run/ais.hpp"
+#include "myriad/run/temper.hpp"
 
 namespace myriad {
 
@@ -27,6 +29,30 @@ AisResult anneal_owned(Precision precision, const AisConfig& config, Make make) 
   return precision == Precision::float32 ? run(float{}) : run(double{});
 }
 
+/// Tempers the target's double-precision data (make(double{}) as for anneal_owned) on the device
+/// the run resolves to.
+template <class Make>
+TemperResult temper_owned(const TemperConfig& config, Make make) {
+  auto data = make(double{});
+  using Target = decltype(data.host_model());
+  TemperConfig resolved = config;
+  resolved.device = choose_tempering_device<Target>(config.device);
+  return resolved.device == Device::cuda ? temper(data.device_model(), resolved)
+                                         : temper(data.host_model(), resolved);
+}
+
+/// Offers `myriad ais` and `myriad temper` on the target make(arguments, T{}) builds (an owner
+/// with host_model() / device_model()), in the precision each asks for.
+template <class Make>
+void offer_annealing(ModelSpec& spec, Make make) {
+  spec.anneal = [make](const ModelArguments& a, const AisConfig& config, Precision precision) {
+    return anneal_owned(precision, config, [&](auto t) { return make(a, t); });
+  };
+  spec.temper = [make](const ModelArguments& a, const TemperConfig& config) {
+    return temper_owned(config, [&](auto t) { return make(a, t); });
+  };
+}
+
 ModelSpec poe_spec(models::ExpertKind kind) {
   const bool laplace = kind == models::ExpertKind::laplace;
   ModelSpec spec;
@@ -44,15 +70,12 @@ ModelSpec poe_spec(models::ExpertKind kind) {
     spec.arguments.push_back({"lambda_max", "3", "largest expert exponent"});
   }
   spec.arguments.push_back({"seed", "2011", "seed of the parameters"});
-  spec.anneal = [kind, laplace](const ModelArguments& a, const AisConfig& config,
-                                Precision precision) {
-    return anneal_owned(precision, config, [&](auto t) {
-      using T = decltype(t);
-      return models::ProductOfExpertsData<T>::synthetic(
-          kind, a.integer("dim"), a.integer("experts"), laplace ? 1.5 : a.number("lambda_min"),
-          laplace ? 3.0 : a.number("lambda_max"), a.unsigned_integer("seed"));
-    });
-  };
+  offer_annealing(spec, [kind, laplace](const ModelArguments& a, auto t) {
+    using T = decltype(t);
+    return models::ProductOfExpertsData<T>::synthetic(
+        kind, a.integer("dim"), a.integer("experts"), laplace ? 1.5 : a.number("lambda_min"),
+        laplace ? 3.0 : a.number("lambda_max"), a.unsigned_integer("seed"));
+  });
   return spec;
 }
 
@@ -68,14 +91,12 @@ ModelSpec mcrbm_spec() {
                     {"covariance_units", "64", "covariance hidden units K"},
                     {"mean_units", "32", "mean hidden units J"},
                     {"seed", "2011", "seed of the parameters"}};
-  spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
-    return anneal_owned(precision, config, [&](auto t) {
-      using T = decltype(t);
-      return models::McrbmData<T>::synthetic(a.integer("dim"), a.integer("factors"),
-                                             a.integer("covariance_units"),
-                                             a.integer("mean_units"), a.unsigned_integer("seed"));
-    });
-  };
+  offer_annealing(spec, [](const ModelArguments& a, auto t) {
+    using T = decltype(t);
+    return models::McrbmData<T>::synthetic(a.integer("dim"), a.integer("factors"),
+                                           a.integer("covariance_units"), a.integer("mean_units"),
+                                           a.unsigned_integer("seed"));
+  });
   return spec;
 }
 
@@ -94,17 +115,15 @@ ModelSpec linear_generative_spec() {
                     {"noise_sd", "0.1", "observation noise sigma_n"},
                     {"phi_scale", "1", "scale of Phi's N(0, 1/L) entries; 0: the Phi = 0 check"},
                     {"data_seed", "12051925", "seed of Phi and the data"}};
-  spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
+  offer_annealing(spec, [](const ModelArguments& a, auto t) {
+    using T = decltype(t);
     const auto prior = a.word("prior", {"gaussian", "laplace"}) == "laplace"
                            ? models::LinearGenerativePrior::laplace
                            : models::LinearGenerativePrior::gaussian;
-    return anneal_owned(precision, config, [&](auto t) {
-      using T = decltype(t);
-      return models::LinearGenerativeData<T>::synthetic(
-          a.integer("dim"), a.integer("latents"), a.integer("points"), prior,
-          a.number("noise_sd"), a.number("phi_scale"), a.unsigned_integer("data_seed"));
-    });
-  };
+    return models::LinearGenerativeData<T>::synthetic(
+        a.integer("dim"), a.integer("latents"), a.integer("points"), prior, a.number("noise_sd"),
+        a.number("phi_scale"), a.unsigned_integer("data_seed"));
+  });
   return spec;
 }
 
@@ -118,13 +137,11 @@ ModelSpec boltzmann_spec() {
   spec.arguments = {
       {"units", "12", "binary units D_B (at most 30; exact draws for --reverse up to 24)"},
       {"seed", "201702", "seed of the couplings and biases"}};
-  spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
-    return anneal_owned(precision, config, [&](auto t) {
-      using T = decltype(t);
-      return models::BoltzmannRelaxationData<T>::synthetic(a.integer("units"),
-                                                            a.unsigned_integer("seed"));
-    });
-  };
+  offer_annealing(spec, [](const ModelArguments& a, auto t) {
+    using T = decltype(t);
+    return models::BoltzmannRelaxationData<T>::synthetic(a.integer("units"),
+                                                         a.unsigned_integer("seed"));
+  });
   return spec;
 }
 

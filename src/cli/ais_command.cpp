@@ -6,11 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "ais_report.hpp"
@@ -25,6 +21,7 @@
 #include "myriad/io/npy.hpp"
 #include "myriad/io/summary_csv.hpp"
 #include "run_session.hpp"
+#include "schedule_file.hpp"
 
 namespace myriad::cli {
 
@@ -65,30 +62,6 @@ std::vector<OptionSpec> ais_options() {
            "CPU: Hamiltonian transitions one particle at a time instead of in SIMD lanes (the "
            "same log weights to rounding, slower)"},
       });
-}
-
-/// The inverse temperatures in a text file, whitespace-separated; validated by the caller
-/// (AisConfig::validate), except that an empty list, which the config takes to mean "use the
-/// schedule kind", is refused here.
-std::vector<double> read_schedule_file(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw invalid_argument("schedule file '" + path + "' is a directory");
-  std::ifstream in(path);
-  if (!in) throw io_error("cannot read schedule file '" + path + "'");
-  std::vector<double> beta;
-  std::string token;
-  while (in >> token) {
-    char* end = nullptr;
-    const double value = std::strtod(token.c_str(), &end);
-    if (*end != '\0')
-      throw invalid_argument("schedule file '" + path + "': '" + token + "' is not a number");
-    beta.push_back(value);
-  }
-  if (in.bad()) throw io_error("cannot read schedule file '" + path + "'");
-  if (beta.empty())
-    throw invalid_argument("schedule file '" + path + "' holds no inverse temperatures");
-  return beta;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ namespace myriad::cli {
 int sample_command(int argc, char** argv, bool resuming = false);
 int resume_command(int argc, char** argv);
 int ais_command(int argc, char** argv);
+int temper_command(int argc, char** argv);
 int mpis_command(int argc, char** argv);
 int sbc_command(int argc, char** argv);
 int models_command(int argc, char** argv);

@@ -21,6 +21,8 @@ const char* kUsage =
     "  sample    many-chain HMC on a built-in model; constrained HMC and the ABC baselines on a\n"
     "            generator (myriad sample --help)\n"
     "  ais       annealed importance sampling: log Z of a built-in target (myriad ais --help)\n"
+    "  temper    continuous or simulated tempering: log Z and moments of a built-in target\n"
+    "            (myriad temper --help)\n"
     "  mpis      massively parallel importance sampling of a plated model (myriad mpis --help)\n"
     "  resume    continue an interrupted 'sample --checkpoint-every' run (myriad resume --help)\n"
     "  sbc       simulation-based calibration of a model's sampler (myriad sbc --help)\n"
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
     if (command == "sample") return myriad::cli::sample_command(argc, argv);
     if (command == "resume") return myriad::cli::resume_command(argc, argv);
     if (command == "ais") return myriad::cli::ais_command(argc, argv);
+    if (command == "temper") return myriad::cli::temper_command(argc, argv);
     if (command == "mpis") return myriad::cli::mpis_command(argc, argv);
     if (command == "sbc") return myriad::cli::sbc_command(argc, argv);
     if (command == "models") return myriad::cli::models_command(argc, argv);

@@ -40,7 +40,7 @@ int models_command(int argc, char** argv) {
   for (const auto& spec : builtin_models()) {
     std::string kind = spec.kind == ModelKind::generator
                            ? "generator: --sampler chmc (default), abc-reject, abc-mcmc, hmc"
-                       : spec.kind == ModelKind::annealing ? "annealing target: myriad ais"
+                       : spec.kind == ModelKind::annealing ? "annealing target: myriad ais, temper"
                        : spec.kind == ModelKind::plated    ? "plated model: myriad mpis"
                        : spec.sample ? "density: --sampler chees (default), snaper, nuts, hmc"
                                      : "estimator: --sampler ";
@@ -48,6 +48,7 @@ int models_command(int argc, char** argv) {
     kind += spec.sample || spec.kind != ModelKind::density ? auxiliary_samplers(spec)
                                                            : auxiliary_samplers(spec).substr(2);
     if (spec.kind == ModelKind::density && spec.anneal) kind += "; myriad ais";
+    if (spec.kind == ModelKind::density && spec.temper) kind += "; myriad temper";
     if (spec.sbc) kind += "; myriad sbc";
     std::printf("%s  [%s]\n    %s\n", spec.name.c_str(), kind.c_str(), spec.description.c_str());
     if (spec.data != DataUse::none)

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "myriad/diag/draws_view.hpp"
@@ -29,7 +30,7 @@ TemperResult run_tempering(TemperingBackend& backend, const TemperingSetup& setu
     done += count;
     if (config.progress) config.progress(done <= setup.warmup ? "warmup" : "sampling", done, total);
   }
-  const TemperingOutputs out = backend.outputs();
+  TemperingOutputs out = backend.outputs();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const int d = static_cast<int>(names.size());
@@ -63,6 +64,7 @@ TemperResult run_tempering(TemperingBackend& backend, const TemperingSetup& setu
   double beta_sum = 0;
   for (double b : out.beta_trace) beta_sum += b;
   result.mean_beta = beta_sum / static_cast<double>(out.beta_trace.size());
+  result.beta_trace = std::move(out.beta_trace);
   return result;
 }
 

@@ -25,12 +25,13 @@
 namespace myriad {
 
 /// The base distribution q on the host: a diagonal Gaussian N(mean, diag(scale²)); an empty mean
-/// is 0 and an empty scale is isotropic_scale for every coordinate. Bounded coordinates of the
-/// target override it (annealing_base.hpp).
+/// is isotropic_mean and an empty scale isotropic_scale for every coordinate. Bounded coordinates
+/// of the target override it (annealing_base.hpp).
 struct AisBaseSpec {
   std::vector<double> mean;
   std::vector<double> scale;
-  double isotropic_scale = 1.0;
+  double isotropic_scale = 1.0;  ///< every coordinate's scale when `scale` is empty
+  double isotropic_mean = 0.0;   ///< every coordinate's mean when `mean` is empty
 };
 
 /// How the CUDA backend maps particles onto threads (kernels/ais_kernels.cuh): `automatic` picks
@@ -89,6 +90,11 @@ AisLayout<T> make_ais_layout(const Target& target, std::int64_t particles_per_pr
   }
   MYRIAD_EXPECTS(std::isfinite(base.isotropic_scale) && base.isotropic_scale > 0,
                  "base scale must be positive and finite, got ", base.isotropic_scale);
+  MYRIAD_EXPECTS(std::isfinite(base.isotropic_mean), "base mean must be finite, got ",
+                 base.isotropic_mean);
+  if (base.mean.empty() && base.isotropic_mean != 0.0)
+    layout.base_mean.assign(static_cast<std::size_t>(layout.dim),
+                            static_cast<T>(base.isotropic_mean));
   if (base.scale.empty() && base.isotropic_scale != 1.0)
     layout.base_scale.assign(static_cast<std::size_t>(layout.dim),
                              static_cast<T>(base.isotropic_scale));

@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/hmc_chain_bodies.hpp"
+#include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/continuous_tempering.hpp"
 #include "myriad/estimate/simulated_tempering.hpp"
 #include "myriad/estimate/tempering_estimate.hpp"
@@ -60,24 +62,31 @@ struct TemperedQuantities {
   MYRIAD_HD T operator[](int q) const { return q < dim ? x[q] : x[q - dim] * x[q - dim]; }
 };
 
+/// The density tempered: the target's only problem (a batch target's first, estimate/
+/// annealing_target.hpp; myriad::temper runs targets of one problem).
+template <class Target>
+using TemperedTarget = std::decay_t<decltype(problem_target(std::declval<const Target&>(), 0))>;
+
 /// Starts chain c (file comment); true when its log density and gradient are finite there.
 template <class Target, class Base, class T>
-MYRIAD_HD bool start_tempering_chain(const Target& target, const Base& base,
+MYRIAD_HD bool start_tempering_chain(const Target& batch, const Base& base,
                                      const TemperingSettings<T>& settings,
                                      const TemperingEnsembleView<T>& state, std::int64_t c) {
+  using Density = TemperedTarget<Target>;
+  const Density& target = problem_target(batch, 0);
   const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
   const HmcChain<T> chain = state.hmc.chain(c);
   base.sample(rng, 0, Purpose::initial_point, chain.position);
   state.beta[c] = T(0);
   state.index[c] = 0;
   if (settings.method == TemperMethod::ct_hmc) {
-    const ContinuouslyTemperedDensity<Target, Base> extended{target, base, settings.constants,
-                                                             settings.u_scale};
+    const ContinuouslyTemperedDensity<Density, Base> extended{target, base, settings.constants,
+                                                              settings.u_scale};
     chain.position[target.dim()] = settings.initial_u;
     state.beta[c] = extended.beta_at(settings.initial_u);
     return evaluate_chain(extended, chain.position, chain.gradient, chain.log_density);
   }
-  const TemperedDensity<Target, Base> tempered{target, base, T(0)};
+  const TemperedDensity<Density, Base> tempered{target, base, T(0)};
   return evaluate_chain(tempered, chain.position, chain.gradient, chain.log_density);
 }
 
@@ -87,10 +96,12 @@ MYRIAD_HD bool start_tempering_chain(const Target& target, const Base& base,
 /// holds only its own transition's registers (ptxas spilled 280 bytes per thread at sm_90 with
 /// the three in one loop).
 template <TemperMethod Method, class Target, class Base, class T>
-MYRIAD_HD HmcChainTotals tempering_chain_iterations(const Target& target, const Base& base,
+MYRIAD_HD HmcChainTotals tempering_chain_iterations(const Target& batch, const Base& base,
                                                     const TemperingSettings<T>& settings,
                                                     const TemperingEnsembleView<T>& state,
                                                     std::int64_t c, int first, int count) {
+  using Density = TemperedTarget<Target>;
+  const Density& target = problem_target(batch, 0);
   const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
   const HmcChain<T> chain = state.hmc.chain(c);
   const std::int64_t chains = state.hmc.position.chains;
@@ -104,8 +115,8 @@ MYRIAD_HD HmcChainTotals tempering_chain_iterations(const Target& target, const 
       moved = gibbs_ct_transition(target, base, settings.constants, chain, beta, rng, iteration,
                                   settings.step);
     } else if constexpr (Method == TemperMethod::ct_hmc) {
-      const ContinuouslyTemperedDensity<Target, Base> extended{target, base, settings.constants,
-                                                               settings.u_scale};
+      const ContinuouslyTemperedDensity<Density, Base> extended{target, base, settings.constants,
+                                                                settings.u_scale};
       moved = ct_hmc_transition(extended, chain, rng, iteration, settings.step);
       beta = extended.beta_at(T(chain.position[target.dim()]));
     } else {

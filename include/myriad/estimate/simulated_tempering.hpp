@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "myriad/core/enum_names.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
@@ -26,6 +27,15 @@
 namespace myriad {
 
 enum class TemperatureSchedule { linear, sigmoidal };
+
+inline constexpr EnumName<TemperatureSchedule> kTemperatureScheduleNames[] = {
+    {TemperatureSchedule::linear, "linear"},
+    {TemperatureSchedule::sigmoidal, "sigmoidal"},
+    {TemperatureSchedule::sigmoidal, "sigmoid"}};
+
+inline const char* to_string(TemperatureSchedule schedule) {
+  return enum_name(kTemperatureScheduleNames, schedule);
+}
 
 /// The `count` inverse temperatures β_0 = 0 < … < β_{count−1} = 1 (count ≥ 2): linear, β_k = k/K,
 /// or sigmoidal (thesis (5.53)): β̃_k = σ(4(2k − K)/K), β_k = (β̃_k − β̃_0)/(β̃_K − β̃_0), with

@@ -89,6 +89,7 @@ struct TemperResult {
   std::vector<ExactMoment> exact;  ///< the target's exact moments, where the model knows them
   double beta_rhat = std::numeric_limits<double>::quiet_NaN();  ///< of the chains' β traces
   double mean_beta = 0;            ///< over every kept transition of every chain
+  std::vector<double> beta_trace;  ///< [draw][chain]: each chain's β after each kept transition
   IterationStats stats;            ///< HMC's counters over the kept transitions
   std::int64_t dropped = 0;        ///< kept samples whose weights were not finite (not summed)
   std::int64_t failed_starts = 0;  ///< chains without a finite start (the run stops: an error)

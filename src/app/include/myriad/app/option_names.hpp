@@ -13,6 +13,7 @@
 #include "myriad/estimate/contraction_path.hpp"
 #include "myriad/run/ais_config.hpp"
 #include "myriad/run/mpis_config.hpp"
+#include "myriad/run/temper_config.hpp"
 
 namespace myriad {
 
@@ -46,6 +47,12 @@ AisTransition parse_ais_transition(const std::string& name);
 
 /// "mpis" (also "massively_parallel") or "global".
 MpisMethod parse_mpis_method(const std::string& name);
+
+/// "gibbs-ct", "ct-hmc" or "st".
+TemperMethod parse_temper_method(const std::string& name);
+
+/// "linear" or "sigmoidal" (also "sigmoid").
+TemperatureSchedule parse_temperature_schedule(const std::string& name);
 
 /// "auto", "generic", "tiled" or "cublas".
 ContractionPath parse_contraction_path(const std::string& name);

@@ -11,13 +11,20 @@ namespace myriad::io {
 
 /// The files a run writes (`myriad sample`: the first three; `myriad ais`: run.json, summary.csv
 /// and log_weights, particles, reverse_log_ratios; `myriad mpis`: run.json, summary.csv, draws,
-/// particles and marginal_weights; `myriad sbc`: run.json, ranks and sbc.csv). An existing output
+/// particles and marginal_weights; `myriad sbc`: run.json, ranks and sbc.csv; `myriad temper`:
+/// run.json, summary.csv and beta). An existing output
 /// directory may be replaced only if it holds nothing else, so that a user's unrelated directory is
 /// never deleted.
-inline constexpr std::array<const char*, 9> kRunFileNames = {
-    "summary.csv",          "draws.npy",     "run.json",
-    "log_weights.npy",      "particles.npy", "reverse_log_ratios.npy",
-    "marginal_weights.npy", "ranks.npy",     "sbc.csv"};
+inline constexpr std::array<const char*, 10> kRunFileNames = {"summary.csv",
+                                                              "draws.npy",
+                                                              "run.json",
+                                                              "log_weights.npy",
+                                                              "particles.npy",
+                                                              "reverse_log_ratios.npy",
+                                                              "marginal_weights.npy",
+                                                              "ranks.npy",
+                                                              "sbc.csv",
+                                                              "beta.npy"};
 
 /// The files of an interrupted run's state, kept in its staging directory only (never in a
 /// committed output): the checkpoint and the command line that `myriad resume` runs again.

@@ -19,6 +19,7 @@
 #include "myriad/run/mpis_config.hpp"
 #include "myriad/run/sample_config.hpp"
 #include "myriad/run/sbc.hpp"
+#include "myriad/run/temper_config.hpp"
 
 namespace myriad {
 
@@ -129,6 +130,9 @@ struct ModelSpec {
   /// Annealing targets (and density models that are also targets): builds the target and runs
   /// annealed importance sampling; empty for models `myriad ais` cannot run.
   std::function<AisResult(const ModelArguments&, const AisConfig&, Precision)> anneal;
+  /// Continuous or simulated tempering of the same target (`myriad temper`); empty for models it
+  /// cannot run.
+  std::function<TemperResult(const ModelArguments&, const TemperConfig&)> temper;
   /// Plated models: builds the model (uploading data to the device if needed) and runs
   /// massively parallel importance sampling; the result carries the exact answers it knows.
   std::function<MpisResult(const ModelArguments&, const MpisConfig&)> mpis;

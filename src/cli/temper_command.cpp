@@ -1,0 +1,142 @@
+// `myriad temper`: Gibbs continuous tempering, CT-HMC or simulated tempering of a built-in
+// annealing target (docs/tempering.md), writing run.json (log Z with its standard error, the
+// base check, R-hat of β), summary.csv (the target's weighted moments) and beta.npy (every
+// chain's β per kept transition) into a staged output directory that appears only when complete.
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "json.hpp"
+#include "myriad/app/option_names.hpp"
+#include "myriad/app/registry.hpp"
+#include "myriad/backend/device.hpp"
+#include "myriad/core/error.hpp"
+#include "myriad/io/npy.hpp"
+#include "myriad/io/summary_csv.hpp"
+#include "run_session.hpp"
+#include "schedule_file.hpp"
+#include "temper_report.hpp"
+
+namespace myriad::cli {
+
+namespace {
+
+std::vector<OptionSpec> temper_options() {
+  return run_command_options(
+      "built-in target (see 'myriad models')", "output directory (run.json, summary.csv, beta.npy)",
+      {
+          {"method", "gibbs-ct|ct-hmc|st", "gibbs-ct",
+           "Gibbs continuous tempering, HMC on (x, u) with beta = sigmoid(u/s), or simulated "
+           "tempering"},
+          {"chains", "C", "64", "independent chains (the standard errors are over chains)"},
+          {"warmup", "N", "500", "transitions discarded per chain"},
+          {"draws", "N", "2000", "transitions kept per chain, every one used by the estimators"},
+          {"step-size", "E", "0.5", "leapfrog step size"},
+          {"leapfrog-steps", "L", "20", "leapfrog steps per transition"},
+          {"log-zeta", "Z", "0", "log zeta, a guess of log Z: the closer, the flatter beta's mix"},
+          {"base-mean", "M", "0", "mean of every coordinate of the Gaussian base"},
+          {"base-scale", "S", "1", "standard deviation of every coordinate of the Gaussian base"},
+          {"temperatures", "K", "1000", "st: inverse temperatures 0 = beta_0 < ... < beta_K-1 = 1"},
+          {"schedule", "linear|sigmoidal", "sigmoidal", "st: spacing of the inverse temperatures"},
+          {"schedule-file", "PATH", "",
+           "st: a user-given ladder, whitespace-separated betas from 0 to 1 (instead of "
+           "--schedule and --temperatures)"},
+          {"u-scale", "S", "1", "ct-hmc: beta = sigmoid(u / S)"},
+          {"initial-u", "U", "-10", "ct-hmc: u at the start (beta near 0: the base)"},
+      });
+}
+
+/// Refuses an option that `method` does not use, naming the method it belongs to.
+void require_method(const CommandLine& line, TemperMethod method, TemperMethod owner,
+                    std::initializer_list<const char*> options) {
+  if (method == owner) return;
+  for (const char* option : options)
+    if (line.has(option))
+      throw UsageError{std::string("--") + option + " applies to --method " + to_string(owner)};
+}
+
+}  // namespace
+
+int temper_command(int argc, char** argv) {
+  const auto start = std::chrono::steady_clock::now();
+  CommandLine line("temper", temper_options());
+  if (parse_run_command(line, argc, argv)) return 0;  // --help
+
+  TemperConfig config;
+  config.method = parse_temper_method(line.text("method"));
+  require_method(line, config.method, TemperMethod::simulated_tempering,
+                 {"temperatures", "schedule", "schedule-file"});
+  require_method(line, config.method, TemperMethod::ct_hmc, {"u-scale", "initial-u"});
+  config.chains = line.integer("chains", 2, 0x7FFFFFFFll);
+  config.warmup = static_cast<int>(line.integer("warmup", 0, 100000000));
+  config.draws = static_cast<int>(line.integer("draws", 2, 100000000));
+  config.step_size = line.number("step-size");
+  config.leapfrog_steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
+  config.log_zeta = line.number("log-zeta");
+  config.temperatures = static_cast<int>(line.integer("temperatures", 2, 100000000));
+  config.schedule = parse_temperature_schedule(line.text("schedule"));
+  if (line.has("schedule-file")) {
+    if (line.has("temperatures") || line.has("schedule"))
+      throw UsageError{"--schedule-file replaces --schedule and --temperatures"};
+    config.beta = read_schedule_file(line.text("schedule-file"));
+  }
+  config.u_scale = line.number("u-scale");
+  config.initial_u = line.number("initial-u");
+  config.seed = line.unsigned_integer("seed");
+  config.device = parse_device(line.text("device"));
+  const double base_mean = line.number("base-mean");
+  const double base_scale = line.number("base-scale");
+  if (!(base_scale > 0)) throw UsageError{"--base-scale must be positive"};
+  config.validate();
+
+  const ModelSpec& spec = find_model(line.text("model"));
+  if (!spec.temper)
+    throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
+  const ModelArguments arguments(spec, model_arguments(line));
+  config.base.isotropic_mean = base_mean;
+  config.base.isotropic_scale = base_scale;
+
+  TemperRunDescription run;
+  run.model = spec.name;
+  run.model_arguments = arguments.values();
+  run.requested_device = to_string(config.device);
+  if (config.method == TemperMethod::simulated_tempering)
+    run.schedule = config.beta.empty() ? to_string(config.schedule) : "user";
+
+  RunSession session(line, config.device, start);
+  ProgressBar& bar = session.progress();
+  config.progress = [&bar](const char* phase, std::int64_t done, std::int64_t total) {
+    bar.update(Progress{phase, done, total});
+  };
+  const TemperResult result = spec.temper(arguments, config);
+  bar.finish();
+
+  io::write_summary_csv(session.path("summary.csv"), temper_summary_rows(result));
+  io::write_npy(session.path("beta.npy"), result.beta_trace.data(),
+                {static_cast<std::int64_t>(result.draws), result.chains});
+  run.total_seconds = session.seconds();
+  session.commit(temper_report(run, config, result));
+
+  if (!session.quiet()) {
+    std::printf("%s: %s, %lld chains x %d draws (after %d warm-up) on %s\n", spec.name.c_str(),
+                result.method.c_str(), static_cast<long long>(result.chains), result.draws,
+                result.warmup, result.device.c_str());
+    std::printf(
+        "  %.3g chain-iterations/s (%.2f s), acceptance %.3f, divergent %lld, dropped %lld\n",
+        result.chain_iterations_per_second(), result.seconds, result.mean_accept_prob(),
+        static_cast<long long>(result.stats.divergent), static_cast<long long>(result.dropped));
+    std::printf("  log Z = %.6f +- %.6f (se)\n", result.log_z.value, result.log_z.se);
+    if (!std::isnan(result.log_z_exact)) std::printf("  exact log Z = %.6f\n", result.log_z_exact);
+    std::printf("  base check: max |error| %.2f se; beta R-hat %.4f, mean beta %.3f\n",
+                result.max_base_error_in_se, result.beta_rhat, result.mean_beta);
+    std::printf("  wrote %s/{run.json,summary.csv,beta.npy}\n", session.final_path().c_str());
+  }
+  return 0;
+}
+
+}  // namespace myriad::cli

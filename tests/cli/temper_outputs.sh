@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# `myriad temper` writes run.json (log Z with its standard error, log_z_exact, the exact-posterior
+# and base checks, R-hat of beta), summary.csv (the target's weighted moments) and beta.npy, for
+# every method, and rejects bad input with one line and no output directory.
+set -uo pipefail
+myriad=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# An equicorrelated Gaussian (log Z = 0 exactly) with zeta one nat off, every method. log Z within
+# 4 standard errors and the base check under 5 (the stat tests' bounds, tests/stat/
+# test_tempering_run.cpp); these runs are smaller, the bounds are the same.
+for method in gibbs-ct ct-hmc st; do
+  extra=()
+  [ "$method" = st ] && extra=(--temperatures 11 --schedule linear)
+  [ "$method" = ct-hmc ] && extra=(--initial-u -2)
+  "$myriad" temper --method "$method" --model gaussian --model-arg dim=3 --model-arg mean=1 \
+    --model-arg sd=0.6 --model-arg rho=0.3 --chains 32 --warmup 100 --draws 600 --step-size 0.25 \
+    --leapfrog-steps 10 --log-zeta -1 --seed 5 --device cpu "${extra[@]}" \
+    --output "$work/$method" >"$work/stdout" || fail "$method run exited non-zero"
+  grep -q "log Z = " "$work/stdout" || fail "$method: no log Z line"
+  grep -q "chain-iterations/s" "$work/stdout" || fail "$method: no throughput line"
+  [ "$(head -1 "$work/$method/summary.csv")" = \
+    "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ] || fail "$method: summary header"
+  [ "$(wc -l <"$work/$method/summary.csv")" -eq 4 ] || fail "$method: summary.csv rows"
+  head -c 128 "$work/$method/beta.npy" | grep -aq "'shape': (600, 32)" || fail "$method: beta shape"
+  for key in "\"method\": \"$method\"" '"model": "gaussian"' '"chains": 32' '"log_z"' \
+             '"log_z_se"' '"log_z_exact": 0' '"exact_posterior_check"' '"base_check"' \
+             '"beta_rhat"' '"chain_iterations_per_second"' '"failures"' '"dropped_samples"' \
+             '"acceptance"' '"wall_time"' '"log_zeta": -1'; do
+    grep -q "$key" "$work/$method/run.json" || fail "$method: run.json lacks $key"
+  done
+  python3 - "$work/$method/run.json" <<'PY' || fail "$method: estimates off"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert abs(r["log_z"] - r["log_z_exact"]) < 4 * r["log_z_se"], (r["log_z"], r["log_z_se"])
+assert r["base_check"]["max_error_in_se"] < 5, r["base_check"]
+assert r["exact_posterior_check"]["max_error_in_mcse"] < 5, r["exact_posterior_check"]
+assert r["failures"]["dropped_samples"] == 0 and r["failures"]["non_finite"] == 0
+PY
+done
+grep -q '"schedule": "linear"' "$work/st/run.json" || fail "st schedule recorded"
+grep -q '"temperatures": 11' "$work/st/run.json" || fail "st ladder length recorded"
+grep -q '"u_scale"' "$work/ct-hmc/run.json" || fail "ct-hmc u scale recorded"
+
+# A user-given ladder, and a base with its own mean and scale; an annealing target (a Boltzmann
+# relaxation, exact log Z by enumeration) runs too.
+printf '0 0.2\n0.5 1\n' >"$work/ladder.txt"
+"$myriad" temper --method st --schedule-file "$work/ladder.txt" --model gaussian --model-arg dim=2 \
+  --chains 4 --warmup 5 --draws 20 --base-mean 0.5 --base-scale 2 --device cpu \
+  --output "$work/user" --quiet || fail "schedule file"
+grep -q '"schedule": "user"' "$work/user/run.json" || fail "user ladder recorded"
+grep -q '"base_scale": 2' "$work/user/run.json" || fail "base scale recorded"
+grep -q '"exact": 0.5' "$work/user/run.json" || fail "base mean in the base check"
+"$myriad" temper --model boltzmann_relaxation --model-arg units=6 --chains 4 --warmup 5 --draws 20 \
+  --device cpu --output "$work/boltzmann" --quiet || fail "boltzmann relaxation"
+grep -q '"log_z_exact"' "$work/boltzmann/run.json" || fail "boltzmann log_z_exact"
+
+# Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
+source "$(dirname "$0")/lib/expect_error.bash"
+common=(--model gaussian --device cpu --output "$work/out")
+printf '0 0.5 0.4 1\n' >"$work/down.txt"
+printf '0 0.5 1.5\n' >"$work/above.txt"
+printf '0.1 0.5 1\n' >"$work/late.txt"
+expect_usage_error "--model is required" temper --device cpu --output "$work/out"
+expect_usage_error "unknown tempering method" temper --method gibbs "${common[@]}"
+expect_usage_error "unknown tempering schedule" temper --method st --schedule cosine "${common[@]}"
+expect_usage_error "temperatures must be" temper --method st --temperatures 1 "${common[@]}"
+expect_usage_error "must increase" temper --method st --schedule-file "$work/down.txt" "${common[@]}"
+expect_usage_error "runs from 0 to 1" temper --method st --schedule-file "$work/above.txt" "${common[@]}"
+expect_usage_error "runs from 0 to 1" temper --method st --schedule-file "$work/late.txt" "${common[@]}"
+expect_error "cannot read schedule file" temper --method st --schedule-file "$work/none.txt" "${common[@]}"
+expect_usage_error "replaces --schedule" temper --method st --schedule linear --schedule-file "$work/down.txt" "${common[@]}"
+expect_usage_error "base-scale must be positive" temper --base-scale 0 "${common[@]}"
+expect_usage_error "base-scale must be positive" temper --base-scale -1 "${common[@]}"
+expect_usage_error "base-mean must be a finite number" temper --base-mean inf "${common[@]}"
+expect_usage_error "chains must be" temper --chains 1 "${common[@]}"
+expect_usage_error "draws must be" temper --draws 1 "${common[@]}"
+expect_usage_error "step size must be positive" temper --step-size 0 "${common[@]}"
+expect_usage_error "u scale must be positive" temper --method ct-hmc --u-scale 0 "${common[@]}"
+expect_usage_error "applies to --method st" temper --method gibbs-ct --temperatures 10 "${common[@]}"
+expect_usage_error "applies to --method ct-hmc" temper --method st --u-scale 2 "${common[@]}"
+expect_usage_error "not an annealing target" temper --model sphere --device cpu --output "$work/out"
+expect_error "one problem" temper --model linear_generative --device cpu --output "$work/out"
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "temper outputs: ok"
