@@ -13,6 +13,7 @@
 #include "myriad/models/builtin.hpp"
 #include "myriad/models/builtin_targets.hpp"
 #include "myriad/run/ais.hpp"
+#include "myriad/run/fitted_base.hpp"
 #include "myriad/run/sample.hpp"
 #include "myriad/run/temper.hpp"
 
@@ -141,16 +142,19 @@ ModelSpec gaussian_spec() {
   spec.anneal = [](const ModelArguments& a, const AisConfig& config, Precision precision) {
     const auto run = [&](auto t) {
       using T = decltype(t);
-      return ais(models::Gaussian<T>::make(a.integer("dim"), a.number("rho"), a.number("mean"),
-                                           a.number("sd")),
-                 config);
+      const auto target = models::Gaussian<T>::make(a.integer("dim"), a.number("rho"),
+                                                    a.number("mean"), a.number("sd"));
+      // The Gaussian owns no arrays: the host fits its base for a run on any device.
+      return run_with_fitted_base(target, config,
+                                  [&](const AisConfig& resolved) { return ais(target, resolved); });
     };
     return precision == Precision::float32 ? run(float{}) : run(double{});
   };
   spec.temper = [](const ModelArguments& a, const TemperConfig& config) {
-    return temper(models::Gaussian<double>::make(a.integer("dim"), a.number("rho"),
-                                                 a.number("mean"), a.number("sd")),
-                  config);
+    const auto target = models::Gaussian<double>::make(a.integer("dim"), a.number("rho"),
+                                                       a.number("mean"), a.number("sd"));
+    return run_with_fitted_base(
+        target, config, [&](const TemperConfig& resolved) { return temper(target, resolved); });
   };
   spec.dim = [](const ModelArguments& a) { return static_cast<int>(a.integer("dim")); };
   spec.exact = [](const ModelArguments& a) {

@@ -8,6 +8,7 @@
 #include "myriad/app/registry.hpp"
 #include "myriad/models/builtin_targets.hpp"
 #include "myriad/run/ais.hpp"
+#include "myriad/run/fitted_base.hpp"
 #include "myriad/run/temper.hpp"
 
 namespace myriad {
@@ -15,7 +16,8 @@ namespace myriad {
 namespace {
 
 /// Builds the target's data in the requested precision (make(T{}) returns an owner with
-/// host_model() / device_model()) and anneals the view that lives where the run does.
+/// host_model() / device_model()), fits the base on the host view when asked, and anneals the
+/// view that lives where the run does.
 template <class Make>
 AisResult anneal_owned(Precision precision, const AisConfig& config, Make make) {
   const auto run = [&](auto t) {
@@ -23,8 +25,10 @@ AisResult anneal_owned(Precision precision, const AisConfig& config, Make make) 
     using Target = decltype(data.host_model());
     AisConfig resolved = config;
     resolved.device = choose_ais_device<Target>(config.device);
-    return resolved.device == Device::cuda ? ais(data.device_model(), resolved)
-                                           : ais(data.host_model(), resolved);
+    return run_with_fitted_base(data.host_model(), resolved, [&](const AisConfig& fitted) {
+      return fitted.device == Device::cuda ? ais(data.device_model(), fitted)
+                                           : ais(data.host_model(), fitted);
+    });
   };
   return precision == Precision::float32 ? run(float{}) : run(double{});
 }
@@ -37,8 +41,10 @@ TemperResult temper_owned(const TemperConfig& config, Make make) {
   using Target = decltype(data.host_model());
   TemperConfig resolved = config;
   resolved.device = choose_tempering_device<Target>(config.device);
-  return resolved.device == Device::cuda ? temper(data.device_model(), resolved)
-                                         : temper(data.host_model(), resolved);
+  return run_with_fitted_base(data.host_model(), resolved, [&](const TemperConfig& fitted) {
+    return fitted.device == Device::cuda ? temper(data.device_model(), fitted)
+                                         : temper(data.host_model(), fitted);
+  });
 }
 
 /// Offers `myriad ais` and `myriad temper` on the target make(arguments, T{}) builds (an owner

@@ -3,6 +3,7 @@
 // log_weights.npy and particles.npy into a staged output directory that appears only when
 // complete.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ais_report.hpp"
+#include "base_options.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "json.hpp"
@@ -28,7 +30,7 @@ namespace myriad::cli {
 namespace {
 
 std::vector<OptionSpec> ais_options() {
-  return run_command_options(
+  std::vector<OptionSpec> options = run_command_options(
       "built-in target (see 'myriad models')",
       "output directory (run.json, summary.csv, log_weights.npy, "
       "particles.npy)",
@@ -62,6 +64,12 @@ std::vector<OptionSpec> ais_options() {
            "CPU: Hamiltonian transitions one particle at a time instead of in SIMD lanes (the "
            "same log weights to rounding, slower)"},
       });
+  // The base options after --base-scale, before the common tail (--seed …).
+  const auto at = std::find_if(options.begin(), options.end(),
+                               [](const OptionSpec& o) { return o.name == "base-scale"; });
+  const std::vector<OptionSpec> base = base_fit_options();
+  options.insert(at + 1, base.begin(), base.end());
+  return options;
 }
 
 }  // namespace
@@ -101,6 +109,7 @@ int ais_command(int argc, char** argv) {
   config.validate();
   const double base_scale = line.number("base-scale");
   if (!(base_scale > 0)) throw UsageError{"--base-scale must be positive"};
+  config.fit_base = parse_base_fit(line, {"base-scale"});
 
   const ModelSpec& spec = find_model(line.text("model"));
   if (!spec.anneal)

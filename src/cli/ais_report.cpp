@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base_options.hpp"
 #include "exact_posterior_check.hpp"
 #include "run_report.hpp"
 
@@ -69,6 +70,8 @@ Json ais_report(const AisRunDescription& run, const AisConfig& config, const Ais
   report["dim"] = result.dim;
   report["problems"] = result.problems;
   report["log_z_base"] = result.log_z_base;
+  report["base"] =
+      base_json(result.fitted_base ? result.fitted_base->spec() : config.base, result.fitted_base);
 
   // Top level: one problem's estimate, or the average over problems (hais.md §3, §6).
   if (result.problems == 1) {

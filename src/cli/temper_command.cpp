@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "base_options.hpp"
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "json.hpp"
@@ -27,28 +29,29 @@ namespace myriad::cli {
 namespace {
 
 std::vector<OptionSpec> temper_options() {
-  return run_command_options(
-      "built-in target (see 'myriad models')", "output directory (run.json, summary.csv, beta.npy)",
-      {
-          {"method", "gibbs-ct|ct-hmc|st", "gibbs-ct",
-           "Gibbs continuous tempering, HMC on (x, u) with beta = sigmoid(u/s), or simulated "
-           "tempering"},
-          {"chains", "C", "64", "independent chains (the standard errors are over chains)"},
-          {"warmup", "N", "500", "transitions discarded per chain"},
-          {"draws", "N", "2000", "transitions kept per chain, every one used by the estimators"},
-          {"step-size", "E", "0.5", "leapfrog step size"},
-          {"leapfrog-steps", "L", "20", "leapfrog steps per transition"},
-          {"log-zeta", "Z", "0", "log zeta, a guess of log Z: the closer, the flatter beta's mix"},
-          {"base-mean", "M", "0", "mean of every coordinate of the Gaussian base"},
-          {"base-scale", "S", "1", "standard deviation of every coordinate of the Gaussian base"},
-          {"temperatures", "K", "1000", "st: inverse temperatures 0 = beta_0 < ... < beta_K-1 = 1"},
-          {"schedule", "linear|sigmoidal", "sigmoidal", "st: spacing of the inverse temperatures"},
-          {"schedule-file", "PATH", "",
-           "st: a user-given ladder, whitespace-separated betas from 0 to 1 (instead of "
-           "--schedule and --temperatures)"},
-          {"u-scale", "S", "1", "ct-hmc: beta = sigmoid(u / S)"},
-          {"initial-u", "U", "-10", "ct-hmc: u at the start (beta near 0: the base)"},
-      });
+  std::vector<OptionSpec> own{
+      {"method", "gibbs-ct|ct-hmc|st", "gibbs-ct",
+       "Gibbs continuous tempering, HMC on (x, u) with beta = sigmoid(u/s), or simulated "
+       "tempering"},
+      {"chains", "C", "64", "independent chains (the standard errors are over chains)"},
+      {"warmup", "N", "500", "transitions discarded per chain"},
+      {"draws", "N", "2000", "transitions kept per chain, every one used by the estimators"},
+      {"step-size", "E", "0.5", "leapfrog step size"},
+      {"leapfrog-steps", "L", "20", "leapfrog steps per transition"},
+      {"log-zeta", "Z", "0", "log zeta, a guess of log Z: the closer, the flatter beta's mix"},
+      {"base-mean", "M", "0", "mean of every coordinate of the Gaussian base"},
+      {"base-scale", "S", "1", "standard deviation of every coordinate of the Gaussian base"},
+      {"temperatures", "K", "1000", "st: inverse temperatures 0 = beta_0 < ... < beta_K-1 = 1"},
+      {"schedule", "linear|sigmoidal", "sigmoidal", "st: spacing of the inverse temperatures"},
+      {"schedule-file", "PATH", "",
+       "st: a user-given ladder, whitespace-separated betas from 0 to 1 (instead of "
+       "--schedule and --temperatures)"},
+      {"u-scale", "S", "1", "ct-hmc: beta = sigmoid(u / S)"},
+      {"initial-u", "U", "-10", "ct-hmc: u at the start (beta near 0: the base)"},
+  };
+  for (OptionSpec& option : base_fit_options()) own.push_back(std::move(option));
+  return run_command_options("built-in target (see 'myriad models')",
+                             "output directory (run.json, summary.csv, beta.npy)", std::move(own));
 }
 
 /// Refuses an option that `method` does not use, naming the method it belongs to.
@@ -99,6 +102,7 @@ int temper_command(int argc, char** argv) {
     throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
   const ModelArguments arguments(spec, model_arguments(line));
   config.base.isotropic_mean = base_mean;
+  config.fit_base = parse_base_fit(line, {"log-zeta", "base-mean", "base-scale"});
   config.base.isotropic_scale = base_scale;
 
   TemperRunDescription run;
@@ -130,6 +134,10 @@ int temper_command(int argc, char** argv) {
         "  %.3g chain-iterations/s (%.2f s), acceptance %.3f, divergent %lld, dropped %lld\n",
         result.chain_iterations_per_second(), result.seconds, result.mean_accept_prob(),
         static_cast<long long>(result.stats.divergent), static_cast<long long>(result.dropped));
+    if (result.fitted_base)
+      std::printf("  fitted base: %zu distinct fits of %d, log zeta %.4f (%.2f s)\n",
+                  result.fitted_base->components.size(), result.fitted_base->restarts,
+                  result.fitted_base->log_zeta, result.fitted_base->seconds);
     std::printf("  log Z = %.6f +- %.6f (se)\n", result.log_z.value, result.log_z.se);
     if (!std::isnan(result.log_z_exact)) std::printf("  exact log Z = %.6f\n", result.log_z_exact);
     std::printf("  base check: max |error| %.2f se; beta R-hat %.4f, mean beta %.3f\n",

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base_options.hpp"
 #include "exact_posterior_check.hpp"
 #include "myriad/estimate/log_z.hpp"
 #include "run_report.hpp"
@@ -42,11 +43,7 @@ Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
   settings["draws"] = config.draws;
   settings["step_size"] = config.step_size;
   settings["leapfrog_steps"] = config.leapfrog_steps;
-  settings["log_zeta"] = config.log_zeta;
-  settings["base_mean"] =
-      config.base.mean.empty() ? Json(config.base.isotropic_mean) : Json(config.base.mean);
-  settings["base_scale"] =
-      config.base.scale.empty() ? Json(config.base.isotropic_scale) : Json(config.base.scale);
+  settings["log_zeta"] = result.log_zeta;  // as given, or the fitted base's
   if (config.method == TemperMethod::simulated_tempering) {
     settings["temperatures"] = result.temperatures;
     settings["schedule"] = run.schedule;
@@ -68,6 +65,8 @@ Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
   report["gradient_evaluations"] = result.stats.gradient_evaluations;
   report["dim"] = result.dim;
   report["log_z_base"] = result.log_z_base;
+  report["base"] =
+      base_json(result.fitted_base ? result.fitted_base->spec() : config.base, result.fitted_base);
 
   report["log_z"] = result.log_z.value;
   report["log_z_se"] = result.log_z.se;

@@ -52,11 +52,33 @@ printf '0 0.2\n0.5 1\n' >"$work/ladder.txt"
   --chains 4 --warmup 5 --draws 20 --base-mean 0.5 --base-scale 2 --device cpu \
   --output "$work/user" --quiet || fail "schedule file"
 grep -q '"schedule": "user"' "$work/user/run.json" || fail "user ladder recorded"
-grep -q '"base_scale": 2' "$work/user/run.json" || fail "base scale recorded"
+grep -q '"scale": 2.0' "$work/user/run.json" || fail "base scale recorded"
 grep -q '"exact": 0.5' "$work/user/run.json" || fail "base mean in the base check"
 "$myriad" temper --model boltzmann_relaxation --model-arg units=6 --chains 4 --warmup 5 --draws 20 \
   --device cpu --output "$work/boltzmann" --quiet || fail "boltzmann relaxation"
 grep -q '"log_z_exact"' "$work/boltzmann/run.json" || fail "boltzmann log_z_exact"
+
+# A fitted base (estimate/variational_base.hpp) sets the base and log zeta, and run.json says so;
+# ais takes the same base.
+"$myriad" temper --model boltzmann_relaxation --model-arg units=8 --base fitted --base-restarts 4 \
+  --chains 8 --warmup 20 --draws 100 --device cpu --output "$work/fitted" >"$work/stdout" ||
+  fail "fitted base"
+grep -q "fitted base: " "$work/stdout" || fail "no fitted-base line"
+python3 - "$work/fitted/run.json" <<'PY' || fail "fitted base in run.json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+base = r["base"]
+assert base["kind"] == "fitted" and base["restarts"] == 4, base
+assert 1 <= len(base["components"]) <= 4 and len(base["scale"]) == 8, base
+assert r["settings"]["log_zeta"] == base["log_zeta"], (r["settings"], base["log_zeta"])
+elbos = [c["elbo"] for c in base["components"]]
+assert elbos == sorted(elbos, reverse=True) and base["log_zeta"] >= elbos[0], elbos
+PY
+"$myriad" ais --model boltzmann_relaxation --model-arg units=8 --base fitted --base-restarts 4 \
+  --particles 8 --temperatures 20 --device cpu --output "$work/ais_fitted" --quiet ||
+  fail "ais with a fitted base"
+grep -q '"kind": "fitted"' "$work/ais_fitted/run.json" || fail "ais run.json base kind"
+grep -q '"kind": "fixed"' "$work/boltzmann/run.json" || fail "temper run.json fixed base"
 
 # Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
 source "$(dirname "$0")/lib/expect_error.bash"
@@ -83,6 +105,12 @@ expect_usage_error "u scale must be positive" temper --method ct-hmc --u-scale 0
 expect_usage_error "applies to --method st" temper --method gibbs-ct --temperatures 10 "${common[@]}"
 expect_usage_error "applies to --method ct-hmc" temper --method st --u-scale 2 "${common[@]}"
 expect_usage_error "not an annealing target" temper --model sphere --device cpu --output "$work/out"
+expect_usage_error "unknown base" temper --base learned "${common[@]}"
+expect_usage_error "log-zeta is set by --base fitted" temper --base fitted --log-zeta 2 "${common[@]}"
+expect_usage_error "base-scale is set by --base fitted" temper --base fitted --base-scale 2 "${common[@]}"
+expect_usage_error "base-restarts applies to --base fitted" temper --base-restarts 4 "${common[@]}"
+expect_usage_error "base-restarts must be" temper --base fitted --base-restarts 0 "${common[@]}"
+expect_usage_error "base-scale is set by --base fitted" ais --base fitted --base-scale 2 "${common[@]}"
 expect_error "one problem" temper --model linear_generative --device cpu --output "$work/out"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

@@ -47,6 +47,7 @@ enum class Purpose : std::uint32_t {
   auxiliary_slice_direction = 17,  ///< slice sampling of u: the ellipse's ν or the direction
   auxiliary_slice_bracket = 18,    ///< slice sampling of u: the angle or bracket and shrinks
   temperature = 19,                ///< tempering: the draw of β (or the index) given x
+  variational = 20,                ///< a variational base's fit: reparameterisation draws
   user = 1024,                     ///< first tag free for models and extensions
 };
 

@@ -14,7 +14,9 @@
 // can run any target on CUDA.
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "myriad/backend/ais_backend.hpp"
@@ -25,6 +27,7 @@
 #include "myriad/model/concept.hpp"
 #include "myriad/run/ais_config.hpp"
 #include "myriad/run/device_choice.hpp"
+#include "myriad/run/fitted_base.hpp"
 #include "myriad/run/sample.hpp"
 
 #if defined(__CUDACC__)
@@ -76,12 +79,16 @@ AisResult ais(const Target& target, const AisConfig& config) {
   config.validate();
   if (config.reverse) require_exact_samples(target);
   const Device device = choose_ais_device<Target>(config.device);
-  auto layout =
-      make_ais_layout<Target, T>(target, config.particles, config.schedule_values(), config.base);
-  layout.mapping = config.particle_mapping;
+  require_no_fit_on_device(config, device);
+  AisConfig resolved = config;
+  std::optional<VariationalBase> fitted = fit_requested_base(target, resolved);
+  auto layout = make_ais_layout<Target, T>(target, resolved.particles, resolved.schedule_values(),
+                                           resolved.base);
+  layout.mapping = resolved.particle_mapping;
   auto backend =
-      make_ais_backend<Target, T>(target, std::move(layout), device, config.cpu_simd_lanes);
-  AisResult result = run_ais(*backend, config, exact_log_z_of(target), coordinate_names(target));
+      make_ais_backend<Target, T>(target, std::move(layout), device, resolved.cpu_simd_lanes);
+  AisResult result = run_ais(*backend, resolved, exact_log_z_of(target), coordinate_names(target));
+  result.fitted_base = std::move(fitted);
   if constexpr (target_has_exact_posterior<Target>) {
     if (result.problems == 1) result.exact = target.exact_posterior(0);
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/estimate/hais.hpp"
 #include "myriad/estimate/log_z.hpp"
+#include "myriad/estimate/variational_base.hpp"
 #include "myriad/model/exact_moment.hpp"
 
 namespace myriad {
@@ -36,6 +38,9 @@ struct AisConfig {
   std::uint64_t seed = 1;
   Device device = Device::automatic;
   AisBaseSpec base;              ///< q: N(mean, diag(scale²)); unit Gaussian by default
+  /// Fit q to the target first (estimate/variational_base.hpp), replacing `base`; the fit
+  /// evaluates the target on the host (run/fitted_base.hpp).
+  std::optional<VariationalBaseConfig> fit_base;
   int bootstrap_replicates = 1000;  ///< for the bootstrap standard error; 0 skips it
   int chunk_temperatures = 0;    ///< temperatures per launch; 0 = automatic
   /// CUDA: one thread or one warp per particle (AisParticleMapping); the CPU ignores it.
@@ -92,6 +97,7 @@ struct AisResult {
   std::vector<double> positions;       ///< forward particles' final positions [problem][particle][dim]
   std::vector<WeightedMoments> summary;  ///< weighted posterior summary, [problem][coordinate]
   double summary_seconds = 0;
+  std::optional<VariationalBase> fitted_base;  ///< the fit that set the base, when asked
 
   /// Particle-temperatures per second of the forward pass (the benchmark's unit).
   double particle_temperatures_per_second() const {

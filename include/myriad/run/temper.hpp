@@ -21,8 +21,10 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "myriad/backend/ais_backend.hpp"
@@ -35,6 +37,7 @@
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/run/device_choice.hpp"
+#include "myriad/run/fitted_base.hpp"
 #include "myriad/run/temper_config.hpp"
 
 #if defined(__CUDACC__)
@@ -104,9 +107,13 @@ TemperResult temper(const Target& target, const TemperConfig& config) {
   MYRIAD_EXPECTS(problem_count(target) == 1, "tempering takes a target with one problem, got ",
                  problem_count(target));
   const Device device = choose_tempering_device<Target>(config.device);
-  const TemperingSetup setup = make_tempering_setup(target, config);
+  require_no_fit_on_device(config, device);
+  TemperConfig resolved = config;
+  std::optional<VariationalBase> fitted = fit_requested_base(target, resolved);
+  const TemperingSetup setup = make_tempering_setup(target, resolved);
   const auto backend = make_tempering_backend(target, setup, device);
-  TemperResult result = run_tempering(*backend, setup, config, coordinate_names(target));
+  TemperResult result = run_tempering(*backend, setup, resolved, coordinate_names(target));
+  result.fitted_base = std::move(fitted);
   if constexpr (target_has_exact_log_z<Target>) result.log_z_exact = target.exact_log_z(0);
   if constexpr (target_has_exact_posterior<Target>) result.exact = target.exact_posterior(0);
   return result;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "myriad/estimate/simulated_tempering.hpp"
 #include "myriad/estimate/tempering_estimate.hpp"
 #include "myriad/estimate/tempering_method.hpp"
+#include "myriad/estimate/variational_base.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
 #include "myriad/model/exact_moment.hpp"
 
@@ -32,6 +34,10 @@ struct TemperConfig {
   int leapfrog_steps = 20;  ///< HMC's L
   double log_zeta = 0;      ///< log ζ, the guess of log Z
   AisBaseSpec base;         ///< q: N(mean, diag(scale²)), unit by default
+  /// Fit q to the target first and take log ζ from the fit (estimate/variational_base.hpp),
+  /// replacing `base` and `log_zeta`; the fit evaluates the target on the host
+  /// (run/fitted_base.hpp).
+  std::optional<VariationalBaseConfig> fit_base;
   int temperatures = 1000;  ///< simulated tempering: K inverse temperatures, 0 … 1
   TemperatureSchedule schedule = TemperatureSchedule::sigmoidal;
   std::vector<double> beta;  ///< simulated tempering: a user-given ladder; overrides the above
@@ -94,6 +100,7 @@ struct TemperResult {
   std::int64_t dropped = 0;        ///< kept samples whose weights were not finite (not summed)
   std::int64_t failed_starts = 0;  ///< chains without a finite start (the run stops: an error)
   double seconds = 0;              ///< the chains' run, start to outputs
+  std::optional<VariationalBase> fitted_base;  ///< the fit that set the base and ζ, when asked
 
   double mean_accept_prob() const { return stats.mean_accept_prob(); }
   /// Transitions of every chain, warm-up included, per second of the chains' run.
