@@ -45,10 +45,7 @@
 #include "myriad/models/builtin_targets.hpp"
 #include "one_core_baseline.hpp"
 #include "roofline.hpp"
-
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "thread_limit.hpp"
 
 namespace myriad::bench {
 namespace {
@@ -58,27 +55,6 @@ constexpr int kChunk = 100;
 constexpr double kProtocolParticleTemperatures = 200.0 * 100000.0;
 /// The protocol's target in row names (protocol_target below).
 constexpr const char* kProtocolTarget = "poe_student_t_d36_l144";
-
-/// The OpenMP thread count for the scope of a benchmark (cpu1 rows).
-class ThreadLimit {
- public:
-  explicit ThreadLimit(int threads) {
-#if defined(_OPENMP)
-    previous_ = omp_get_max_threads();
-    if (threads > 0) omp_set_num_threads(threads);
-#else
-    (void)threads;
-#endif
-  }
-  ~ThreadLimit() {
-#if defined(_OPENMP)
-    omp_set_num_threads(previous_);
-#endif
-  }
-
- private:
-  int previous_ = 1;
-};
 
 using Clock = std::chrono::steady_clock;
 

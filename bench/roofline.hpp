@@ -80,6 +80,12 @@ inline GradientCost logistic_gradient_cost(int n, int d) {
 inline GradientCost poe_student_t_gradient_cost(int dim, int experts) {
   return {1, 1, experts * (4.0 * dim + 9)};
 }
+/// Qx + b and Qᵀ tanh(·) (2 D D_B FLOPs each), tanh and log cosh per unit (≈ 20 each: the libm
+/// calls as a few dozen FLOPs, like the Student-t's log1p), − x; Q is shared by every chain and
+/// stays in cache, so only the state counts as traffic.
+inline GradientCost boltzmann_relaxation_gradient_cost(int units, int dim) {
+  return {1, 1, 4.0 * dim * units + 40.0 * units + 2.0 * dim};
+}
 
 /// Bytes and FLOPs per unit of work.
 struct Roofline {
@@ -114,6 +120,18 @@ inline Roofline ais_roofline(const GradientCost& cost, int dim, std::size_t valu
   const double elements = dim * (leapfrog_steps * per_step_elements + 18);
   const double flops = leapfrog_steps * (cost.flops + 15.0 * dim) + 10.0 * dim;
   return {elements * static_cast<double>(value_bytes), flops};
+}
+
+/// A chain-iteration of a tempering sampler (BM_temper): an HMC transition of `leapfrog_steps`
+/// steps on the tempered density (the target's gradient and the base's, 4 D more FLOPs a step),
+/// then one more target gradient at the new x (the end densities, run/temper.hpp).
+inline Roofline tempering_roofline(const GradientCost& cost, int dim, std::size_t value_bytes,
+                                   int leapfrog_steps) {
+  GradientCost tempered = cost;
+  tempered.flops += 4.0 * dim;
+  const Roofline step = hmc_roofline(tempered, dim, value_bytes, leapfrog_steps);
+  const Roofline end = gradient_roofline(cost, dim, value_bytes);
+  return {leapfrog_steps * step.bytes + end.bytes, leapfrog_steps * step.flops + end.flops};
 }
 
 /// Peak rates of a CUDA device.

@@ -5,6 +5,9 @@ Usage:
   check_run.py sample DIR   HMC or constrained HMC: every recorded quantity's mean and second
                             moment against run.json's `exact` (mean, sd), and max R-hat
   check_run.py ais DIR      log Z against log_z_exact
+  check_run.py temper DIR   tempering: log Z against log_z_exact, the target means against the
+                            exact posterior and the base check (run.json's exact_posterior_check
+                            and base_check), no dropped samples
   check_run.py mpis DIR     P-hat / P against 1 over the runs, and the posterior means against
                             the exact posterior (run.json's exact_posterior_check)
   check_run.py runs DIR     a model without an exact answer (the GP probit on its full data):
@@ -22,6 +25,8 @@ about 6e-7 per comparison when the estimator is normal):
           the spread across chains over sqrt(chains), with no autocorrelation estimate needed.
           |estimate - exact| <= 5 se for E[x] and E[x^2] = sd^2 + mean^2; max R-hat <= 1.01.
   ais     |log Z-hat - log Z| <= 5 log_z_se (the delta-method standard error over particles).
+  temper  |log Z-hat - log Z| <= 4 log_z_se (the issue's bound; ratio estimators, se over
+          chains), every target mean within 5 se, the base check under 5 se.
   mpis    P-hat is unbiased (mpis.md section 2.2): w_r = exp(log P-hat_r - log P) has mean 1, so
           |mean(w) - 1| <= 5 sd(w)/sqrt(runs); and every posterior mean within 5 MCSE of exact.
 """
@@ -157,6 +162,28 @@ def check_ais(run_dir):
     return problems, detail
 
 
+def check_temper(run_dir):
+    report = load_report(run_dir, "log_z_exact")
+    log_z, se, exact = report["log_z"], report["log_z_se"], report["log_z_exact"]
+    z = abs(log_z - exact) / se if se and se > 0 else math.inf
+    problems = [] if z <= 4.0 else [f"log Z {log_z:.6g} vs exact {exact:.6g} ({z:.1f} se)"]
+    posterior_z = (report.get("exact_posterior_check") or {}).get("max_error_in_mcse")
+    if posterior_z is None or not posterior_z <= K_SIGMA:
+        problems.append(f"target means: max error {posterior_z} se")
+    base_z = (report.get("base_check") or {}).get("max_error_in_se")
+    if base_z is None or not base_z <= K_SIGMA:
+        problems.append(f"base check: max error {base_z} se")
+    dropped = (report.get("failures") or {}).get("dropped_samples")
+    if dropped:
+        problems.append(f"{dropped} dropped samples")
+    detail = (f"temper {report.get('method')} {report.get('model')} on {report.get('device')}: "
+              f"log Z {log_z:.6g} +- {se:.2g}, exact {exact:.6g} ({z:.2f} se, limit 4), means "
+              f"max {fmt_number(posterior_z)} se, base check {fmt_number(base_z)} se, beta R-hat "
+              f"{fmt_number(report.get('beta_rhat'))}, "
+              f"{fmt_number(report.get('chain_iterations_per_second'))} chain-iterations/s")
+    return problems, detail
+
+
 def check_mpis(run_dir):
     report = load_report(run_dir, "log_marginal_exact")
     exact = report["log_marginal_exact"]
@@ -208,7 +235,8 @@ def check_runs(run_dir):
 
 
 def main(argv):
-    checks = {"sample": check_sample, "ais": check_ais, "mpis": check_mpis, "runs": check_runs}
+    checks = {"sample": check_sample, "ais": check_ais, "temper": check_temper,
+              "mpis": check_mpis, "runs": check_runs}
     if len(argv) != 3 or argv[1] not in checks:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2

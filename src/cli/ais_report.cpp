@@ -28,15 +28,10 @@ double mean_exact(const std::vector<double>& exact) {
 }  // namespace
 
 Json ais_report(const AisRunDescription& run, const AisConfig& config, const AisResult& result) {
-  Json report = Json::object();
-  report["myriad_version"] = MYRIAD_VERSION;
-  report["method"] = config.transition == AisTransition::metropolis ? "ais-metropolis"
-                     : result.refresh < 1.0                          ? "hais"
-                                                                     : "ais-hmc";
-  report["model"] = run.model;
-  Json args = Json::object();
-  for (const auto& [key, value] : run.model_arguments) args[key] = value;
-  report["model_args"] = args;
+  const char* method = config.transition == AisTransition::metropolis ? "ais-metropolis"
+                       : result.refresh < 1.0                         ? "hais"
+                                                                      : "ais-hmc";
+  Json report = report_header(method, run.model, run.model_arguments);
 
   Json settings = Json::object();
   settings["particles"] = config.particles;

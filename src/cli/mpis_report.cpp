@@ -4,21 +4,13 @@
 #include <limits>
 
 #include "exact_posterior_check.hpp"
+#include "run_report.hpp"
 
 namespace myriad::cli {
 
-namespace {
-}  // namespace
-
 Json mpis_report(const MpisRunDescription& run, const MpisConfig& config,
                   const MpisResult& result) {
-  Json report = Json::object();
-  report["myriad_version"] = MYRIAD_VERSION;
-  report["method"] = result.method;
-  report["model"] = run.model;
-  Json args = Json::object();
-  for (const auto& [key, value] : run.model_arguments) args[key] = value;
-  report["model_args"] = args;
+  Json report = report_header(result.method, run.model, run.model_arguments);
 
   Json settings = Json::object();
   settings["k"] = config.k;

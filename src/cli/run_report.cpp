@@ -45,15 +45,21 @@ DiagnosticExtremes diagnostic_extremes(const SampleResult& result) {
   return worst;
 }
 
-Json sample_report(const RunDescription& run, const SampleConfig& config,
-                    const SampleResult& result) {
+Json report_header(const std::string& method, const std::string& model,
+                   const std::vector<std::pair<std::string, std::string>>& model_arguments) {
   Json report = Json::object();
   report["myriad_version"] = MYRIAD_VERSION;
-  report["method"] = run.sampler;
-  report["model"] = run.model;
+  report["method"] = method;
+  report["model"] = model;
   Json args = Json::object();
-  for (const auto& [key, value] : run.model_arguments) args[key] = value;
+  for (const auto& [key, value] : model_arguments) args[key] = value;
   report["model_args"] = args;
+  return report;
+}
+
+Json sample_report(const RunDescription& run, const SampleConfig& config,
+                   const SampleResult& result) {
+  Json report = report_header(run.sampler, run.model, run.model_arguments);
   if (!run.data_file.empty()) report["data_file"] = run.data_file;
 
   Json settings = Json::object();

@@ -24,6 +24,11 @@ struct RunDescription {
   double total_seconds = 0;
 };
 
+/// The members every run.json starts with: myriad_version, method, model and model_args (its
+/// --model-arg values, defaults filled in).
+Json report_header(const std::string& method, const std::string& model,
+                   const std::vector<std::pair<std::string, std::string>>& model_arguments);
+
 /// NUTS: gradient evaluations / what a GPU's warps pay for them (IterationStats::
 /// lockstep_gradient_evaluations); 1 when nothing was counted.
 double lockstep_efficiency(const IterationStats& s);

@@ -16,6 +16,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/io/atomic_file.hpp"
 #include "myriad/io/npy.hpp"
+#include "run_report.hpp"
 #include "run_session.hpp"
 
 namespace myriad::cli {
@@ -156,14 +157,8 @@ int sbc_command(int argc, char** argv) {
     io::write_text_file_atomically(session.path("sbc.csv"), csv);
   }
 
-  Json report = Json::object();
-  report["myriad_version"] = MYRIAD_VERSION;
-  report["method"] = "sbc";
+  Json report = report_header("sbc", spec.name, arguments.values());
   report["sampler"] = sampler;
-  report["model"] = spec.name;
-  Json args = Json::object();
-  for (const auto& [key, value] : arguments.values()) args[key] = value;
-  report["model_args"] = args;
   report["settings"] = Json{{"replications", sbc.replications},
                             {"posterior_draws", sbc.posterior_draws},
                             {"bins", sbc.bins},

@@ -29,13 +29,7 @@ std::vector<WeightedMoments> target_moments(const TemperResult& result) {
 
 Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
                    const TemperResult& result) {
-  Json report = Json::object();
-  report["myriad_version"] = MYRIAD_VERSION;
-  report["method"] = result.method;
-  report["model"] = run.model;
-  Json args = Json::object();
-  for (const auto& [key, value] : run.model_arguments) args[key] = value;
-  report["model_args"] = args;
+  Json report = report_header(result.method, run.model, run.model_arguments);
 
   Json settings = Json::object();
   settings["chains"] = config.chains;

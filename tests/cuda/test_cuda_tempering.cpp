@@ -19,6 +19,7 @@
 #include <string>
 
 #include "common/cuda_skip.hpp"
+#include "common/temper_methods.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/models/builtin_targets.hpp"
 #include "myriad/run/temper.hpp"
@@ -97,14 +98,8 @@ TEST_P(CudaTempering, BuiltinTargetsAgreeWithTheCpu) {
   expect_agree(laplace.host_model(), laplace.device_model(), config, "poe_laplace");
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, CudaTempering,
-                         ::testing::Values(TemperMethod::gibbs_ct, TemperMethod::ct_hmc,
-                                           TemperMethod::simulated_tempering),
-                         [](const auto& info) {
-                           std::string name = to_string(info.param);
-                           for (char& ch : name) ch = ch == '-' ? '_' : ch;
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Methods, CudaTempering, testing::kTemperMethods,
+                         testing::TemperMethodName{});
 
 }  // namespace
 }  // namespace myriad

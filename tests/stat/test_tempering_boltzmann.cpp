@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/temper_methods.hpp"
 #include "myriad/models/boltzmann_relaxation.hpp"
 #include "myriad/run/temper.hpp"
 
@@ -52,14 +53,8 @@ TEST_P(StatTemperBoltzmann, RecoversLogZAndTheMeansFromAFittedBase) {
   EXPECT_LT(r.max_base_error_in_se, 5.0) << r.method;
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, StatTemperBoltzmann,
-                         ::testing::Values(TemperMethod::gibbs_ct, TemperMethod::ct_hmc,
-                                           TemperMethod::simulated_tempering),
-                         [](const auto& info) {
-                           std::string name = to_string(info.param);
-                           for (char& ch : name) ch = ch == '-' ? '_' : ch;
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Methods, StatTemperBoltzmann, testing::kTemperMethods,
+                         testing::TemperMethodName{});
 
 }  // namespace
 }  // namespace myriad

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/expect_error.hpp"
+#include "common/temper_methods.hpp"
 #include "myriad/models/gaussian.hpp"
 #include "myriad/run/temper.hpp"
 
@@ -61,14 +62,8 @@ TEST_P(StatTemperRun, RecoversLogZAndTheMeansOfAGaussian) {
     EXPECT_NEAR(r.target_sd[i], 0.6, 0.05) << name << " " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, StatTemperRun,
-                         ::testing::Values(TemperMethod::gibbs_ct, TemperMethod::ct_hmc,
-                                           TemperMethod::simulated_tempering),
-                         [](const auto& info) {
-                           std::string name = to_string(info.param);
-                           for (char& ch : name) ch = ch == '-' ? '_' : ch;
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Methods, StatTemperRun, testing::kTemperMethods,
+                         testing::TemperMethodName{});
 
 TEST(TemperRun, RefusesBadSettingsInOneLine) {
   using testing::expect_invalid_argument;
