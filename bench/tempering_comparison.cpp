@@ -16,7 +16,11 @@
 // transitions. RMSEs are over systems × repeats (and coordinates, for the moments); the
 // variational fit's own RMSE (log ζ, the base's mean and variances) is the thesis's yardstick:
 // "vs VI" is a method's RMSE over the fit's. Efficiency is 1 / (RMSE² × seconds): the precision
-// a second of the method buys (constant as a run lengthens when its error falls as 1/√time).
+// a second of the method buys (constant as a run lengthens when its error falls as 1/√time); per
+// gradient, 1 / (RMSE² × millions of target gradients), which sets aside how fast each backend
+// evaluates them (the CPU's AIS runs particles in SIMD lanes, its tempering one chain at a time).
+// Gradients per run: AIS P K L; Gibbs CT and simulated tempering C N (L + 1) (the transition's
+// and the end densities'); CT-HMC C N L.
 
 #include <chrono>
 #include <cmath>
@@ -98,6 +102,7 @@ struct Errors {
   double log_z = 0, mean = 0, variance = 0;
   int runs = 0, coordinates = 0;
   double seconds = 0;
+  double gradients = 0;  ///< target gradients per run
   void add(const System& s, double log_z_estimate, const std::vector<double>& mean_estimate,
            const std::vector<double>& variance_estimate, double run_seconds) {
     log_z += std::pow(log_z_estimate - s.log_z, 2);
@@ -113,6 +118,10 @@ struct Errors {
   double rmse_mean() const { return std::sqrt(mean / coordinates); }
   double rmse_variance() const { return std::sqrt(variance / coordinates); }
   double mean_seconds() const { return seconds / runs; }
+  double efficiency() const { return 1.0 / (rmse_log_z() * rmse_log_z() * mean_seconds()); }
+  double efficiency_per_gradient() const {
+    return 1.0 / (rmse_log_z() * rmse_log_z() * gradients * 1e-6);
+  }
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -120,11 +129,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 void print_row(const char* method, const std::string& setting, const Errors& e, const Errors& vi) {
-  std::printf("| %s | %s | %.3f | %.4f (%.2f) | %.4f (%.2f) | %.4f (%.2f) | %.3g |\n", method,
-              setting.c_str(), e.mean_seconds(), e.rmse_log_z(), e.rmse_log_z() / vi.rmse_log_z(),
-              e.rmse_mean(), e.rmse_mean() / vi.rmse_mean(), e.rmse_variance(),
-              e.rmse_variance() / vi.rmse_variance(),
-              1.0 / (e.rmse_log_z() * e.rmse_log_z() * e.mean_seconds()));
+  std::printf("| %s | %s | %.3f | %.4f (%.2f) | %.4f (%.2f) | %.4f (%.2f) | %.3g | %.3g |\n",
+              method, setting.c_str(), e.mean_seconds(), e.rmse_log_z(),
+              e.rmse_log_z() / vi.rmse_log_z(), e.rmse_mean(), e.rmse_mean() / vi.rmse_mean(),
+              e.rmse_variance(), e.rmse_variance() / vi.rmse_variance(), e.efficiency(),
+              e.gradients > 0 ? e.efficiency_per_gradient() : 0.0);
   std::fflush(stdout);
 }
 
@@ -134,6 +143,9 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   std::vector<System> systems;
   Errors vi;
+  const myriad::VariationalBaseConfig fit;
+  vi.gradients = static_cast<double>(fit.restarts) *
+                 (static_cast<double>(fit.iterations) * fit.samples + fit.elbo_samples);
   for (int s = 0; s < o.systems; ++s) {
     System system{BoltzmannRelaxationData<double>::synthetic(o.units, 201702 + s), 0, {}, {}, {}};
     const auto host = system.data.host_model();
@@ -142,7 +154,7 @@ int main(int argc, char** argv) {
     const int d = host.dim();
     for (int i = 0; i < d; ++i)
       system.variance.push_back(system.data.covariance_x()[static_cast<std::size_t>(i) * d + i]);
-    system.base = myriad::fit_variational_base(host, myriad::VariationalBaseConfig{});
+    system.base = myriad::fit_variational_base(host, fit);
     std::vector<double> base_variance;
     for (double sd : system.base.scale) base_variance.push_back(sd * sd);
     vi.add(system, system.base.log_zeta, system.base.mean, base_variance, system.base.seconds);
@@ -153,11 +165,13 @@ int main(int argc, char** argv) {
 
   std::printf(
       "| method | setting | seconds per run | RMSE log Z (vs VI) | RMSE E[x] (vs VI) | "
-      "RMSE Var[x] (vs VI) | efficiency 1/(RMSE² s) |\n|---|---|---|---|---|---|---|\n");
+      "RMSE Var[x] (vs VI) | efficiency 1/(RMSE² s) | per gradient 1/(RMSE² Mgrad) |\n"
+      "|---|---|---|---|---|---|---|---|\n");
   print_row("variational fit", "32 restarts × 2000 steps", vi, vi);
 
   for (int k : o.ais_temperatures) {
     Errors e;
+    e.gradients = static_cast<double>(o.particles) * k * 20;
     for (System& s : systems) {
       for (int r = 0; r < o.repeats; ++r) {
         myriad::AisConfig config;
@@ -193,6 +207,8 @@ int main(int argc, char** argv) {
         myriad::TemperMethod::ct_hmc}) {
     for (int n : o.iterations) {
       Errors e;
+      const int per_transition = method == myriad::TemperMethod::ct_hmc ? 20 : 21;
+      e.gradients = static_cast<double>(o.chains) * n * per_transition;
       for (System& s : systems) {
         for (int r = 0; r < o.repeats; ++r) {
           myriad::TemperConfig config;
