@@ -163,6 +163,16 @@ def main(log_dir):
     print_table("HAIS: the protocol (36-D, 1e5 temperatures x 200 particles; goal < 1 s)",
                 ["row", "pt/s", "protocol s", "x one core", "roofline", "error"], table)
 
+    # Tempering.
+    table = []
+    for name, r in by_name.items():
+        if name.startswith("BM_temper/"):
+            table.append([name[len("BM_temper/"):], fmt(r.get("chain_iterations_per_second")),
+                          fmt(r.get("vs_one_core"), ".3g"), fmt(r.get("roofline_fraction")),
+                          error_of(r) or ""])
+    print_table("Tempering: chain-iterations/s (30-unit Boltzmann relaxation, L = 20)",
+                ["row", "chain-it/s", "x one core", "roofline", "error"], table)
+
     # MP IS.
     table = []
     for name, r in by_name.items():
