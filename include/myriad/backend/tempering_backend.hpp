@@ -36,9 +36,8 @@ struct TemperingSetup {
   double u_scale = 1, initial_u = -10;
 };
 
-/// A run's outputs: every chain's sums over its kept samples (of x_i, then x_i²: quantities
-/// 0 … 2 D, TemperedQuantities), the β trace and the samples whose
-/// weights were not finite.
+/// A run's outputs: every chain's sums over its kept samples (of x_i, then x_i²: 2 D quantities,
+/// TemperedQuantities), the β trace, and the count of samples whose weights were not finite.
 struct TemperingOutputs {
   TemperingSums sums;
   std::vector<double> beta_trace;  ///< [draw][chain]

@@ -93,8 +93,10 @@ MYRIAD_HD bool start_tempering_chain(const Target& batch, const Base& base,
 /// Transitions first … first + count − 1 of chain c by `Method` (0-based; those from
 /// settings.warmup on are kept: added to the sums and the trace at draw i − warmup). Returns the
 /// HMC counters of the kept transitions. The method is a template parameter so that a kernel
-/// holds only its own transition's registers (ptxas spilled 280 bytes per thread at sm_90 with
-/// the three in one loop).
+/// holds only its own transition's registers. At sm_90 with ptxas's default register bound the
+/// one loop over all three spilled 280 bytes per thread; split, most still spill 220–250 (one of
+/// the Boltzmann relaxation's none), and none with MYRIAD_CHAIN_MIN_BLOCKS=1, as for HMC's
+/// kernels (bench/results/kernel-resources-sm90.md; which is faster awaits a GPU).
 template <TemperMethod Method, class Target, class Base, class T>
 MYRIAD_HD HmcChainTotals tempering_chain_iterations(const Target& batch, const Base& base,
                                                     const TemperingSettings<T>& settings,
@@ -136,9 +138,9 @@ MYRIAD_HD HmcChainTotals tempering_chain_iterations(const Target& batch, const B
 }
 
 /// f(std::integral_constant<TemperMethod, method>{}): a run-time method as a compile-time one,
-/// for the calls of tempering_chain_iterations.
+/// for the backends' calls and launches of tempering_chain_iterations (host code).
 template <class F>
-MYRIAD_HD auto with_tempering_method(TemperMethod method, const F& f) {
+auto with_tempering_method(TemperMethod method, const F& f) {
   switch (method) {
     case TemperMethod::ct_hmc:
       return f(std::integral_constant<TemperMethod, TemperMethod::ct_hmc>{});
