@@ -1,6 +1,6 @@
 // The built-in annealing targets for `myriad ais` and `myriad temper` (hais.md §9;
-// thesis-methods.md §9.6). Each
-// owns its parameters on the host and uploads them once when the run is on a GPU.
+// thesis-methods.md §9.6). Each owns its parameters on the host and uploads them once when the
+// run is on a GPU.
 
 #include <string>
 #include <vector>

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -92,18 +93,16 @@ int temper_command(int argc, char** argv) {
   config.initial_u = line.number("initial-u");
   config.seed = line.unsigned_integer("seed");
   config.device = parse_device(line.text("device"));
-  const double base_mean = line.number("base-mean");
-  const double base_scale = line.number("base-scale");
-  if (!(base_scale > 0)) throw UsageError{"--base-scale must be positive"};
+  config.base.isotropic_mean = line.number("base-mean");
+  config.base.isotropic_scale = line.number("base-scale");
+  if (!(config.base.isotropic_scale > 0)) throw UsageError{"--base-scale must be positive"};
+  config.fit_base = parse_base_fit(line, {"log-zeta", "base-mean", "base-scale"});
   config.validate();
 
   const ModelSpec& spec = find_model(line.text("model"));
   if (!spec.temper)
     throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
   const ModelArguments arguments(spec, model_arguments(line));
-  config.base.isotropic_mean = base_mean;
-  config.fit_base = parse_base_fit(line, {"log-zeta", "base-mean", "base-scale"});
-  config.base.isotropic_scale = base_scale;
 
   TemperRunDescription run;
   run.model = spec.name;
