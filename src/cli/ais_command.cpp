@@ -130,13 +130,10 @@ int ais_command(int argc, char** argv) {
                                                    : config.schedule_parameter);
 
   RunSession session(line, config.device, start);
-  ProgressBar& bar = session.progress();
-  config.progress = [&bar](const char* phase, std::int64_t done, std::int64_t total) {
-    bar.update(Progress{phase, done, total});
-  };
+  config.progress = session.phase_progress();
   config.base.isotropic_scale = base_scale;
   const AisResult result = spec.anneal(arguments, config, precision);
-  bar.finish();
+  session.progress().finish();
 
   io::write_summary_csv(session.path("summary.csv"), ais_summary_rows(result));
   io::write_npy(session.path("log_weights.npy"), result.forward.log_weights.data(),

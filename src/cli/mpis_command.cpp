@@ -114,12 +114,9 @@ int mpis_command(int argc, char** argv) {
   if (session.device() != Device::cuda && line.has("contraction") &&
       config.contraction != ContractionPath::automatic)
     throw UsageError{"--contraction chooses a CUDA path; this run is on the CPU"};
-  ProgressBar& bar = session.progress();
-  config.progress = [&bar](const char* phase, std::int64_t done, std::int64_t total) {
-    bar.update(Progress{phase, done, total});
-  };
+  config.progress = session.phase_progress();
   const MpisResult result = spec.mpis(arguments, config);
-  bar.finish();
+  session.progress().finish();
 
   const auto quantities = static_cast<std::int64_t>(result.names.size());
   if (config.moments) io::write_summary_csv(session.path("summary.csv"), mpis_summary_rows(result));

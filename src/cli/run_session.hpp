@@ -6,6 +6,8 @@
 // complete).
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "json.hpp"
@@ -32,6 +34,12 @@ class RunSession {
   /// --quiet: no summary on standard output.
   bool quiet() const { return quiet_; }
   ProgressBar& progress() { return progress_; }
+  /// A run config's progress callback (phase, done, total) drawing this session's bar.
+  std::function<void(const char*, std::int64_t, std::int64_t)> phase_progress() {
+    return [this](const char* phase, std::int64_t done, std::int64_t total) {
+      progress_.update(Progress{phase, done, total});
+    };
+  }
   /// Where to write one of the run's files before commit().
   std::string path(const std::string& file_name) const { return output_.path(file_name); }
   const std::string& final_path() const { return output_.final_path(); }

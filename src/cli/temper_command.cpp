@@ -112,12 +112,9 @@ int temper_command(int argc, char** argv) {
     run.schedule = config.beta.empty() ? to_string(config.schedule) : "user";
 
   RunSession session(line, config.device, start);
-  ProgressBar& bar = session.progress();
-  config.progress = [&bar](const char* phase, std::int64_t done, std::int64_t total) {
-    bar.update(Progress{phase, done, total});
-  };
+  config.progress = session.phase_progress();
   const TemperResult result = spec.temper(arguments, config);
-  bar.finish();
+  session.progress().finish();
 
   io::write_summary_csv(session.path("summary.csv"), temper_summary_rows(result));
   io::write_npy(session.path("beta.npy"), result.beta_trace.data(),
