@@ -6,12 +6,16 @@
 //
 //   myriad_tempering_comparison [--units D_B] [--systems S] [--repeats R] [--chains C]
 //                               [--iterations N,N,...] [--ais K,K,...] [--particles P]
-//                               [--device cpu|cuda]
+//                               [--device cpu|cuda] [--lambda identity|sdp]
+//   myriad_tempering_comparison --couplings UNITS:SEED:COUNT
 //
-// System s is boltzmann_relaxation with seed 201702 + s (Λ = cI, models/boltzmann_relaxation.hpp;
-// the thesis's SDP Λ is not here yet). Repeat r of a method on a system runs with seed 1 + r.
-// Settings as the thesis's: HMC δt = 0.5, L = 20 for every method; simulated tempering with 1000
-// sigmoidal temperatures; AIS with full momentum refresh (HMC transitions) on K sigmoidal
+// The second form prints the couplings W and biases b of COUNT systems from SEED on, one JSON
+// object per line, for scripts/boltzmann-sdp-lambda (which solves their SDPs).
+//
+// System s is boltzmann_relaxation with seed 201702 + s, relaxed with Λ = cI or (--lambda sdp)
+// the shipped SDP Λ (models/boltzmann_sdp_lambda.hpp). Repeat r of a method on a system runs with
+// seed 1 + r. Settings as the thesis's: HMC δt = 0.5, L = 20 for every method; simulated tempering
+// with 1000 sigmoidal temperatures; AIS with full momentum refresh (HMC transitions) on K sigmoidal
 // temperatures, P particles per estimate. The tempering runs discard the first tenth of their
 // transitions. RMSEs are over systems × repeats (and coordinates, for the moments); the
 // variational fit's own RMSE (log ζ, the base's mean and variances) is the thesis's yardstick:
@@ -50,6 +54,8 @@ struct Options {
   std::vector<int> ais_temperatures{1000, 5000};
   int particles = 100;
   myriad::Device device = myriad::Device::cpu;
+  myriad::models::BoltzmannLambda lambda = myriad::models::BoltzmannLambda::identity;
+  std::string couplings;  ///< UNITS:SEED:COUNT: print the systems' parameters instead
 };
 
 std::vector<int> parse_list(const char* text) {
@@ -81,6 +87,11 @@ Options parse(int argc, char** argv) {
       o.particles = std::atoi(value);
     else if (key == "--device")
       o.device = std::strcmp(value, "cuda") == 0 ? myriad::Device::cuda : myriad::Device::cpu;
+    else if (key == "--lambda")
+      o.lambda = std::strcmp(value, "sdp") == 0 ? myriad::models::BoltzmannLambda::sdp
+                                                : myriad::models::BoltzmannLambda::identity;
+    else if (key == "--couplings")
+      o.couplings = value;
     else {
       std::fprintf(stderr, "myriad_tempering_comparison: unknown option %s\n", key.c_str());
       std::exit(2);
@@ -139,15 +150,36 @@ void print_row(const char* method, const std::string& setting, const Errors& e, 
 
 }  // namespace
 
+/// Prints W and b of the systems `spec` (UNITS:SEED:COUNT) names, one JSON object per line.
+int print_couplings(const std::string& spec) {
+  int units = 0, count = 0;
+  unsigned long long seed = 0;
+  if (std::sscanf(spec.c_str(), "%d:%llu:%d", &units, &seed, &count) != 3 || count < 1) {
+    std::fprintf(stderr, "myriad_tempering_comparison: --couplings takes UNITS:SEED:COUNT\n");
+    return 2;
+  }
+  for (int s = 0; s < count; ++s) {
+    const auto [w, b] = BoltzmannRelaxationData<double>::random_parameters(units, seed + s);
+    std::printf("{\"units\": %d, \"seed\": %llu, \"w\": [", units, seed + s);
+    for (std::size_t i = 0; i < w.size(); ++i) std::printf("%s%.17g", i ? ", " : "", w[i]);
+    std::printf("], \"b\": [");
+    for (std::size_t i = 0; i < b.size(); ++i) std::printf("%s%.17g", i ? ", " : "", b[i]);
+    std::printf("]}\n");
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (!o.couplings.empty()) return print_couplings(o.couplings);
   std::vector<System> systems;
   Errors vi;
   const myriad::VariationalBaseConfig fit;
   vi.gradients = static_cast<double>(fit.restarts) *
                  (static_cast<double>(fit.iterations) * fit.samples + fit.elbo_samples);
   for (int s = 0; s < o.systems; ++s) {
-    System system{BoltzmannRelaxationData<double>::synthetic(o.units, 201702 + s), 0, {}, {}, {}};
+    System system{
+        BoltzmannRelaxationData<double>::synthetic(o.units, 201702 + s, o.lambda), 0, {}, {}, {}};
     const auto host = system.data.host_model();
     system.log_z = host.exact_log_z(0);
     system.mean = system.data.mean_x();

@@ -57,6 +57,11 @@ grep -q '"exact": 0.5' "$work/user/run.json" || fail "base mean in the base chec
 "$myriad" temper --model boltzmann_relaxation --model-arg units=6 --chains 4 --warmup 5 --draws 20 \
   --device cpu --output "$work/boltzmann" --quiet || fail "boltzmann relaxation"
 grep -q '"log_z_exact"' "$work/boltzmann/run.json" || fail "boltzmann log_z_exact"
+# The thesis's SDP relaxation (shipped for 12 units, seed 201702): D = 11 < 12 coordinates.
+"$myriad" temper --model boltzmann_relaxation --model-arg lambda=sdp --chains 4 --warmup 5 \
+  --draws 20 --device cpu --output "$work/sdp" --quiet || fail "boltzmann relaxation, SDP Lambda"
+grep -q '"lambda": "sdp"' "$work/sdp/run.json" || fail "sdp model argument recorded"
+grep -q '"dim": 11' "$work/sdp/run.json" || fail "sdp relaxation's dimension"
 
 # A fitted base (estimate/variational_base.hpp) sets the base and log zeta, and run.json says so;
 # ais takes the same base.
@@ -111,6 +116,8 @@ expect_usage_error "base-scale is set by --base fitted" temper --base fitted --b
 expect_usage_error "base-restarts applies to --base fitted" temper --base-restarts 4 "${common[@]}"
 expect_usage_error "base-restarts must be" temper --base fitted --base-restarts 0 "${common[@]}"
 expect_usage_error "base-scale is set by --base fitted" ais --base fitted --base-scale 2 "${common[@]}"
+expect_error "no SDP Lambda is shipped for units=13" temper --model boltzmann_relaxation \
+  --model-arg units=13 --model-arg lambda=sdp --device cpu --output "$work/out"
 expect_error "one problem" temper --model linear_generative --device cpu --output "$work/out"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

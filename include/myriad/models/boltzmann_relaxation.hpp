@@ -30,12 +30,17 @@
 //   enumeration alone (models/boltzmann_enumeration.hpp: 2^30 states in about 27 s on two
 //   cores) and the model has no exact draws (has_exact_samples() is false).
 //
-// Λ = c I (the thesis instead solves an SDP for a rank-deficient Λ; any valid Λ keeps the
-// identities exact but changes the target): c_min is the smallest c, to 1e-12 · max(1, c) by
-// bisection, for which W + cI passes Cholesky, i.e. c_min ≈ −λ_min(W), and
-// c = c_min + 0.01 · max(1, c_min), a 1 % margin that keeps the smallest eigenvalue of W + Λ
-// well away from rounding. Q is the lower Cholesky factor of W + Λ, so D = D_B and
-// q_iᵀx = Σ_{k≤i} Q_ik x_k.
+// Λ (any valid Λ keeps the identities exact but changes the target), one of two:
+//   identity (default)  Λ = c I: c_min is the smallest c, to 1e-12 · max(1, c) by bisection,
+//                       for which W + cI passes Cholesky, i.e. c_min ≈ −λ_min(W), and
+//                       c = c_min + 0.01 · max(1, c_min), a 1 % margin that keeps the smallest
+//                       eigenvalue of W + Λ well away from rounding. Q is the lower Cholesky
+//                       factor of W + Λ, so D = D_B and q_iᵀx = Σ_{k≤i} Q_ik x_k.
+//   sdp                 the thesis's: Λ minimising λ_max(W + Λ) subject to W + Λ ⪰ 0, solved
+//                       offline and shipped (models/boltzmann_sdp_lambda.hpp). W + Λ is
+//                       singular; Q is its pivoted Cholesky factor, D_B × D lower trapezoidal
+//                       with D its rank (D < D_B: 26–28 of 30 units), the units reordered by
+//                       the pivots (from_parameters with a given Λ).
 //
 // Cov[x] comes from the streamed enumeration of models/boltzmann_enumeration.hpp (E[ssᵀ]), the
 // exact posterior that AIS's weighted moments are checked against (run.json
@@ -48,6 +53,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -60,9 +66,11 @@
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/cholesky.hpp"
 #include "myriad/linalg/matrix_view.hpp"
+#include "myriad/linalg/pivoted_cholesky.hpp"
 #include "myriad/model/exact_moment.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/models/boltzmann_enumeration.hpp"
+#include "myriad/models/boltzmann_sdp_lambda.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -75,31 +83,37 @@ MYRIAD_HD MYRIAD_INLINE S log_cosh(const S& t) {
   return abs_t + log1p(exp(S(-2) * abs_t)) - S(0.69314718055994530942);
 }
 
-/// The relaxed Boltzmann machine as a density over x ∈ R^D (D = D_B).
+/// The relaxed Boltzmann machine as a density over x ∈ R^D (D ≤ D_B: D = D_B for Λ = cI, the
+/// rank of W + Λ for the SDP's Λ).
 template <class T>
 struct BoltzmannRelaxation {
   using value_type = T;
 
-  const T* factor = nullptr;          ///< Q, D_B × D_B lower triangular, row-major
+  const T* factor = nullptr;          ///< Q, D_B × D lower trapezoidal (Q_ik = 0 for k > i)
   const T* bias = nullptr;            ///< b, D_B entries
   const double* state_cdf = nullptr;  ///< P(state ≤ k) over the 2^{D_B} states, last = 1
   int units = 0;                      ///< D_B; state k has s_i = +1 where bit i of k is set
+  int dimension = 0;                  ///< D
   double log_z = 0.0;                 ///< exact log Z of exp(log_density), E.9
   const double* exact_mean = nullptr;  ///< host: E[x] (E.10)
   const double* exact_sd = nullptr;    ///< host: √diag Cov[x] (E.11)
 
-  MYRIAD_HD int dim() const { return units; }
+  MYRIAD_HD int dim() const { return dimension; }
+
+  /// Row i of Q and its nonzero entries (k ≤ min(i, D − 1)).
+  MYRIAD_HD const T* row(int i) const { return factor + static_cast<std::int64_t>(i) * dimension; }
+  MYRIAD_HD int row_length(int i) const { return i < dimension ? i + 1 : dimension; }
 
   /// −φ(x) = −½xᵀx + Σ_i log cosh(q_iᵀx + b_i), generic over the scalar (duals included).
   template <class Vec>
   MYRIAD_HD auto log_density(const Vec& x) const {
     using S = std::decay_t<decltype(x[0])>;
     S sum_sq = S(0), sum_log_cosh = S(0);
+    for (int k = 0; k < dimension; ++k) sum_sq += x[k] * x[k];
     for (int i = 0; i < units; ++i) {
-      sum_sq += x[i] * x[i];
-      const T* row = factor + static_cast<std::int64_t>(i) * units;
+      const T* q = row(i);
       S t = S(bias[i]);
-      for (int k = 0; k <= i; ++k) t += S(row[k]) * x[k];
+      for (int k = 0; k < row_length(i); ++k) t += S(q[k]) * x[k];
       sum_log_cosh += log_cosh(t);
     }
     return sum_log_cosh - S(0.5) * sum_sq;
@@ -111,21 +125,22 @@ struct BoltzmannRelaxation {
   MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& x, Grad& grad) const {
     using S = element_t<Vec>;  // a scalar, or a SIMD batch of particles (core/lanes.hpp)
     S sum_sq = S(0), sum_log_cosh = S(0);
-    for (int i = 0; i < units; ++i) {
-      const S x_i = x[i];
-      sum_sq += x_i * x_i;
-      grad[i] = -x_i;
+    for (int k = 0; k < dimension; ++k) {
+      const S x_k = x[k];
+      sum_sq += x_k * x_k;
+      grad[k] = -x_k;
     }
     for (int i = 0; i < units; ++i) {
-      const T* row = factor + static_cast<std::int64_t>(i) * units;
+      const T* q = row(i);
+      const int length = row_length(i);
       S t = S(bias[i]);
-      for (int k = 0; k <= i; ++k) t += row[k] * x[k];
+      for (int k = 0; k < length; ++k) t += q[k] * x[k];
       const S abs_t = myriad::fabs(t);
       const S e = myriad::exp(T(-2) * abs_t);
       sum_log_cosh += abs_t + myriad::log1p(e) - T(0.69314718055994530942);
       const S tanh_abs = (T(1) - e) / (T(1) + e);
       const S tanh_t = LaneOps<S>::select(t < S(0), -tanh_abs, tanh_abs);
-      for (int k = 0; k <= i; ++k) grad[k] += row[k] * tanh_t;
+      for (int k = 0; k < length; ++k) grad[k] += q[k] * tanh_t;
     }
     return sum_log_cosh - T(0.5) * sum_sq;
   }
@@ -143,8 +158,8 @@ struct BoltzmannRelaxation {
   std::vector<ExactMoment> exact_posterior(int p) const {
     MYRIAD_EXPECTS(p == 0, "boltzmann_relaxation: the only problem is 0, got ", p);
     std::vector<ExactMoment> exact;
-    for (int i = 0; i < units; ++i)
-      exact.push_back({"x[" + std::to_string(i) + "]", exact_mean[i], exact_sd[i]});
+    for (int k = 0; k < dimension; ++k)
+      exact.push_back({"x[" + std::to_string(k) + "]", exact_mean[k], exact_sd[k]});
     return exact;
   }
 
@@ -166,12 +181,12 @@ struct BoltzmannRelaxation {
         lo = mid + 1;
       }
     }
-    rng.fill_normal<T>(draw, Purpose::exact_sample, x, units);
+    rng.fill_normal<T>(draw, Purpose::exact_sample, x, dimension);
     // (Qᵀs)_k = Σ_{i≥k} Q_ik s_i.
     for (int i = 0; i < units; ++i) {
       const T s_i = ((lo >> i) & 1) ? T(1) : T(-1);
-      const T* row = factor + static_cast<std::int64_t>(i) * units;
-      for (int k = 0; k <= i; ++k) x[k] = T(x[k]) + row[k] * s_i;
+      const T* q = row(i);
+      for (int k = 0; k < row_length(i); ++k) x[k] = T(x[k]) + q[k] * s_i;
     }
   }
 
@@ -197,10 +212,27 @@ class BoltzmannRelaxationData {
   static constexpr double kEigenSharpness = 2.0;  ///< s₂
   static constexpr double kBiasSd = 0.1;
   static constexpr double kLambdaMargin = 0.01;  ///< c = c_min + margin · max(1, c_min)
+  /// A given Λ's rank: pivots below this × max diag(W + Λ) end the factor (the SDP's solver
+  /// leaves its zero eigenvalues at ~1e-9 of the largest).
+  static constexpr double kRankTolerance = 1e-7;
 
-  /// A random system as in the header comment (thesis code seed 201702). Throws
-  /// myriad::invalid_argument unless 1 ≤ units ≤ 30.
-  static BoltzmannRelaxationData synthetic(int units = 12, std::uint64_t seed = 201702) {
+  /// A random system as in the header comment (thesis code seed 201702), relaxed with Λ = cI or
+  /// with the SDP's Λ shipped for (units, seed) (models/boltzmann_sdp_lambda.hpp). Throws
+  /// myriad::invalid_argument unless 1 ≤ units ≤ 30, or for an SDP Λ not shipped.
+  static BoltzmannRelaxationData synthetic(int units = 12, std::uint64_t seed = 201702,
+                                           BoltzmannLambda lambda = BoltzmannLambda::identity) {
+    auto [w, b] = random_parameters(units, seed);
+    if (lambda == BoltzmannLambda::identity) return from_parameters(std::move(w), std::move(b));
+    const std::vector<double>* sdp = boltzmann_sdp_lambda(units, seed);
+    MYRIAD_EXPECTS(sdp != nullptr,
+                   "boltzmann_relaxation: no SDP Lambda is shipped for units=", units,
+                   " seed=", seed, " (scripts/boltzmann-sdp-lambda makes them)");
+    return from_parameters(std::move(w), std::move(b), *sdp);
+  }
+
+  /// W and b of the random system (header comment), before any relaxation.
+  static std::pair<std::vector<double>, std::vector<double>> random_parameters(int units,
+                                                                               std::uint64_t seed) {
     MYRIAD_EXPECTS(units >= 1 && units <= kMaxUnits, "boltzmann_relaxation: units must lie in [1, ",
                    kMaxUnits, "] (2^units states are enumerated), got ", units);
     const int n = units;
@@ -227,12 +259,77 @@ class BoltzmannRelaxationData {
       for (int j = 0; j < i; ++j)
         w[static_cast<std::size_t>(j) * n + i] = w[static_cast<std::size_t>(i) * n + j];
     }
-    return from_parameters(std::move(w), std::move(b));
+    return {std::move(w), std::move(b)};
   }
 
   /// A system with caller-supplied couplings W (D_B × D_B row-major, symmetric, zero diagonal)
-  /// and biases b. Throws myriad::invalid_argument naming the first bad entry.
+  /// and biases b, relaxed with Λ = cI. Throws myriad::invalid_argument naming the first bad
+  /// entry.
   static BoltzmannRelaxationData from_parameters(std::vector<double> w, std::vector<double> b) {
+    check_parameters(w, b);
+    BoltzmannRelaxationData data;
+    data.units_ = data.dim_ = static_cast<int>(b.size());
+    data.coupling_ = std::move(w);
+    data.bias_ = std::move(b);
+    data.order_.resize(static_cast<std::size_t>(data.units_));
+    for (int i = 0; i < data.units_; ++i) data.order_[i] = i;
+    data.choose_lambda();
+    data.enumerate();
+    return data;
+  }
+
+  /// The same relaxed with a given diagonal Λ (D_B values) for which W + Λ is positive
+  /// semi-definite, possibly singular (the SDP's). Q comes from the pivoted Cholesky factor of
+  /// W + Λ (linalg/pivoted_cholesky.hpp, relative tolerance kRankTolerance), D its rank; the units
+  /// are reordered by its pivots (order(): unit k of this system is unit order()[k] of the given
+  /// one), and the machine enumerated is the one the factor defines exactly: couplings
+  /// QQᵀ − diag(QQᵀ) and Λ = diag(QQᵀ), which differ from the given W and Λ by the factor's
+  /// residual (≤ kRankTolerance × max Λ_ii · D_B). Throws myriad::invalid_argument for bad entries
+  /// or a W + Λ that is not positive semi-definite.
+  static BoltzmannRelaxationData from_parameters(std::vector<double> w, std::vector<double> b,
+                                                 const std::vector<double>& lambda) {
+    check_parameters(w, b);
+    const int n = static_cast<int>(b.size());
+    MYRIAD_EXPECTS(lambda.size() == b.size(), "boltzmann_relaxation: Lambda has ", lambda.size(),
+                   " entries, expected units = ", n);
+    for (int i = 0; i < n; ++i) {
+      MYRIAD_EXPECTS(std::isfinite(lambda[i]), "boltzmann_relaxation: Lambda[", i,
+                     "] is not finite");
+      w[static_cast<std::size_t>(i) * n + i] = lambda[i];
+    }
+    const linalg::PivotedCholesky f = linalg::pivoted_cholesky(w, n, kRankTolerance);
+    BoltzmannRelaxationData data;
+    data.units_ = n;
+    data.dim_ = f.rank;
+    data.order_ = f.order;
+    data.factor_ = f.factor;
+    data.coupling_.assign(static_cast<std::size_t>(n) * n, 0.0);
+    data.lambda_diagonal_.assign(static_cast<std::size_t>(n), 0.0);
+    for (int i = 0; i < n; ++i) {
+      data.bias_.push_back(b[f.order[i]]);
+      for (int j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int k = 0; k < std::min({i + 1, j + 1, f.rank}); ++k)
+          sum += f.factor[static_cast<std::size_t>(i) * f.rank + k] *
+                 f.factor[static_cast<std::size_t>(j) * f.rank + k];
+        if (i == j) {
+          data.lambda_diagonal_[i] = sum;
+        } else {
+          data.coupling_[static_cast<std::size_t>(i) * n + j] = sum;
+        }
+      }
+    }
+    data.lambda_ = std::numeric_limits<double>::quiet_NaN();
+    data.lambda_min_ = std::numeric_limits<double>::quiet_NaN();
+    data.factor_t_ = std::vector<T>(data.factor_.begin(), data.factor_.end());
+    data.bias_t_ = std::vector<T>(data.bias_.begin(), data.bias_.end());
+    data.enumerate();
+    return data;
+  }
+
+  /// Throws myriad::invalid_argument unless W is D_B × D_B, symmetric with a zero diagonal and b
+  /// has D_B finite entries, 1 ≤ D_B ≤ 30.
+  static void check_parameters(const std::vector<double>& w, const std::vector<double>& b) {
     const int n = static_cast<int>(b.size());
     MYRIAD_EXPECTS(n >= 1 && n <= kMaxUnits, "boltzmann_relaxation: units must lie in [1, ",
                    kMaxUnits, "] (2^units states are enumerated), got ", n);
@@ -250,27 +347,29 @@ class BoltzmannRelaxationData {
                        i, "][", j, "] != W[", j, "][", i, "]");
       }
     }
-    BoltzmannRelaxationData data;
-    data.units_ = n;
-    data.coupling_ = std::move(w);
-    data.bias_ = std::move(b);
-    data.choose_lambda();
-    data.enumerate();
-    return data;
   }
 
   int units() const { return units_; }
-  /// D = D_B (Q is square).
-  int dim() const { return units_; }
-  /// W, D_B × D_B row-major, zero diagonal.
+  /// D: D_B for Λ = cI (Q square), the rank of W + Λ for a given Λ.
+  int dim() const { return dim_; }
+  /// The units' order: unit k here is unit order()[k] of the system given (identity for Λ = cI).
+  const std::vector<int>& order() const { return order_; }
+  /// W, D_B × D_B row-major, zero diagonal (for a given Λ: the one the factor defines).
   const std::vector<double>& coupling() const { return coupling_; }
-  /// b.
+  /// b (in order()).
   const std::vector<double>& bias() const { return bias_; }
-  /// c_min: the smallest c (to bisection tolerance) for which W + cI passed Cholesky.
+  /// Λ's diagonal: c in every entry for Λ = cI.
+  std::vector<double> lambda_diagonal() const {
+    return lambda_diagonal_.empty() ? std::vector<double>(static_cast<std::size_t>(units_), lambda_)
+                                    : lambda_diagonal_;
+  }
+  /// c_min: the smallest c (to bisection tolerance) for which W + cI passed Cholesky (NaN for a
+  /// given Λ).
   double lambda_min() const { return lambda_min_; }
-  /// c: Λ = c I, with the margin of the header comment.
+  /// c: Λ = c I, with the margin of the header comment (NaN for a given Λ).
   double lambda() const { return lambda_; }
-  /// Q, the lower Cholesky factor of W + Λ, D_B × D_B row-major (zeros above the diagonal).
+  /// Q with QQᵀ = W + Λ, D_B × D row-major, zeros above the diagonal: the Cholesky factor for
+  /// Λ = cI, the pivoted one for a given Λ.
   const std::vector<double>& factor() const { return factor_; }
   /// log Z_B = log Σ_s exp(½sᵀWs + sᵀb).
   double log_z_boltzmann() const { return log_z_boltzmann_; }
@@ -308,6 +407,7 @@ class BoltzmannRelaxationData {
     model.bias = bias;
     model.state_cdf = cdf;
     model.units = units_;
+    model.dimension = dim_;
     model.log_z = log_z_;
     model.exact_mean = mean_x_.data();
     model.exact_sd = sd_x_.data();
@@ -367,11 +467,12 @@ class BoltzmannRelaxationData {
     // Cov[x] from E[ssᵀ], which the table below does not give; above kMaxTabulatedUnits the
     // streamed enumeration gives everything and there is no table.
     const BoltzmannExactMoments streamed = boltzmann_exact_moments(coupling_, bias_);
-    const RelaxationMoments relaxed = relaxation_moments(streamed, factor_, n);
+    const int d = dim_;
+    const RelaxationMoments relaxed = relaxation_moments(streamed, factor_, d);
     covariance_x_ = relaxed.covariance;
-    sd_x_.resize(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i)
-      sd_x_[i] = std::sqrt(covariance_x_[static_cast<std::size_t>(i) * n + i]);
+    sd_x_.resize(static_cast<std::size_t>(d));
+    for (int k = 0; k < d; ++k)
+      sd_x_[k] = std::sqrt(covariance_x_[static_cast<std::size_t>(k) * d + k]);
     if (n > kMaxTabulatedUnits) {
       log_z_boltzmann_ = streamed.log_z;
       mean_s_ = streamed.mean;
@@ -414,26 +515,33 @@ class BoltzmannRelaxationData {
     }
     log_weight.back() = 1.0;  // the probabilities sum to 1 up to rounding; the search needs 1
     state_cdf_ = std::move(log_weight);
-    mean_x_.assign(static_cast<std::size_t>(n), 0.0);
+    mean_x_.assign(static_cast<std::size_t>(d), 0.0);
     for (int i = 0; i < n; ++i) {
-      for (int k = 0; k <= i; ++k)
-        mean_x_[k] += factor_[static_cast<std::size_t>(i) * n + k] * mean_s_[i];
+      for (int k = 0; k < std::min(i + 1, d); ++k)
+        mean_x_[k] += factor_[static_cast<std::size_t>(i) * d + k] * mean_s_[i];
     }
     set_log_z();
   }
 
-  /// E.9 with Tr Λ = D_B c and D = D_B.
+  /// E.9: log Z = log Z_B + ½ Tr Λ + (D/2) log 2π − D_B log 2.
   void set_log_z() {
-    const int n = units_;
+    double trace = units_ * lambda_;  // Λ = cI (so the identity relaxation's sum is exact)
+    if (!lambda_diagonal_.empty()) {
+      trace = 0;
+      for (double l : lambda_diagonal_) trace += l;
+    }
     log_z_ =
-        log_z_boltzmann_ + 0.5 * n * lambda_ + 0.5 * n * std::log(2.0 * M_PI) - n * std::log(2.0);
+        log_z_boltzmann_ + 0.5 * trace + 0.5 * dim_ * std::log(2.0 * M_PI) - units_ * std::log(2.0);
   }
 
   int units_ = 0;
+  int dim_ = 0;
+  std::vector<int> order_;
   std::vector<double> coupling_;
   std::vector<double> bias_;
   double lambda_min_ = 0.0;
   double lambda_ = 0.0;
+  std::vector<double> lambda_diagonal_;  ///< a given Λ's (empty for Λ = cI)
   std::vector<double> factor_;
   MirroredArray<T> factor_t_, bias_t_;
   double log_z_boltzmann_ = 0.0;

@@ -3,7 +3,8 @@
 // forward-mode duals and central finite differences, the log density against the relaxed energy,
 // the parameters' construction, the exact log Z against brute-force sums over states and
 // numerical quadrature, the exact samples' moments and states within 5 standard errors, float
-// against double, argument checks, determinism and the device copy.
+// against double, argument checks, determinism and the device copy; and the relaxation with a
+// given (the SDP's) Λ: rank-deficient, D < D_B, its answers against quadrature.
 
 #include <gtest/gtest.h>
 
@@ -459,6 +460,153 @@ TEST(AisModelsBoltzmann, DeviceModelUploadsOnce) {
   EXPECT_EQ(cdf, data.state_cdf());
   EXPECT_EQ(model.exact_log_z(0), data.log_z());
   EXPECT_EQ(data.device_model().state_cdf, model.state_cdf);
+}
+
+}  // namespace
+
+namespace {
+
+/// A machine whose W + Λ = QQᵀ has rank 2 (Q 5 × 2 from a seed): W = offdiag(QQᵀ), Λ = diag(QQᵀ).
+struct RankTwoSystem {
+  std::vector<double> w, b, lambda;
+  RankTwoSystem() {
+    constexpr int n = 5, r = 2;
+    const RandomStream rng(77, 0);
+    std::vector<double> q(n * r);
+    for (int i = 0; i < n * r; ++i) q[i] = rng.normal<double>(0, myriad::Purpose::user, i);
+    w.assign(n * n, 0.0);
+    lambda.assign(n, 0.0);
+    for (int i = 0; i < n; ++i) {
+      b.push_back(0.3 * rng.normal<double>(1, myriad::Purpose::user, i));
+      for (int j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int k = 0; k < r; ++k) sum += q[i * r + k] * q[j * r + k];
+        (i == j ? lambda[i] : w[i * n + j]) = sum;
+      }
+    }
+  }
+};
+
+/// λ_max(QQᵀ) = λ_max(W + Λ) by power iteration (QQᵀ is positive semi-definite, so the iterates'
+/// Rayleigh quotients rise to it; 5000 steps take any gap above 1e-3 of it to rounding).
+double largest_eigenvalue(const BoltzmannRelaxationData<double>& data) {
+  const int n = data.units(), d = data.dim();
+  const auto& q = data.factor();
+  std::vector<double> v(n, 1.0), u(d);
+  double value = 0;
+  for (int step = 0; step < 5000; ++step) {
+    std::fill(u.begin(), u.end(), 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < d; ++k) u[k] += at(q, d, i, k) * v[i];
+    double norm = 0;
+    for (int i = 0; i < n; ++i) {
+      double sum = 0;
+      for (int k = 0; k < d; ++k) sum += at(q, d, i, k) * u[k];
+      norm += sum * v[i];  // vᵀ QQᵀ v with ‖v‖ = 1 after the first step
+      v[i] = sum;
+    }
+    double length = 0;
+    for (double x : v) length += x * x;
+    length = std::sqrt(length);
+    for (double& x : v) x /= length;
+    value = step == 0 ? length : norm;
+  }
+  return value;
+}
+
+TEST(AisModelsBoltzmann, AGivenLambdaGivesARankDeficientRelaxationWithExactAnswers) {
+  // D = rank(W + Λ) = 2 < D_B = 5; the factor reproduces W + Λ in its pivot order, and log Z and
+  // E[x] (by enumeration, E.9–E.10 with D = 2) match 2-D quadrature as in LogZMatchesQuadrature.
+  const RankTwoSystem system;
+  const auto data =
+      BoltzmannRelaxationData<double>::from_parameters(system.w, system.b, system.lambda);
+  ASSERT_EQ(data.units(), 5);
+  ASSERT_EQ(data.dim(), 2);
+  const auto& order = data.order();
+  const auto& q = data.factor();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_DOUBLE_EQ(data.bias()[i], system.b[order[i]]);
+    for (int j = 0; j < 5; ++j) {
+      double sum = 0;
+      for (int k = 0; k < 2; ++k) sum += at(q, 2, i, k) * at(q, 2, j, k);
+      const double given = i == j ? system.lambda[order[i]] : at(system.w, 5, order[i], order[j]);
+      EXPECT_NEAR(sum, given, 1e-12 * (1 + std::fabs(given))) << i << ", " << j;
+      EXPECT_NEAR(i == j ? data.lambda_diagonal()[i] : at(data.coupling(), 5, i, j), sum, 1e-15)
+          << "the machine enumerated is the factor's";
+    }
+  }
+  const auto model = data.host_model();
+  ASSERT_EQ(model.dim(), 2);
+  double reach = 0;
+  for (int k = 0; k < 2; ++k) {
+    double column = 0;
+    for (int i = 0; i < 5; ++i) column += std::fabs(at(q, 2, i, k));
+    reach = std::max(reach, column);
+  }
+  const double half = reach + 12;
+  const int steps = static_cast<int>(std::ceil(2 * half / 0.125));
+  const std::vector<double> lo(2, -half), hi(2, half);
+  const double log_z = log_trapezoid(
+      [&](const std::vector<double>& x) { return model.log_density(x); }, lo, hi, steps);
+  EXPECT_NEAR(log_z, model.exact_log_z(0), 1e-9);
+  for (int k = 0; k < 2; ++k) {
+    // E[x_k] = ∫ x_k p: the trapezoid of x_k e^{log p − log Z} (positive and negative parts
+    // apart, so that the log-domain rule applies).
+    const auto part = [&](double sign) {
+      return std::exp(log_trapezoid(
+          [&](const std::vector<double>& x) {
+            const double v = sign * x[k];
+            return v > 0 ? std::log(v) + model.log_density(x) - log_z
+                         : -std::numeric_limits<double>::infinity();
+          },
+          lo, hi, steps));
+    };
+    EXPECT_NEAR(part(1) - part(-1), data.mean_x()[k], 1e-8) << "E[x_" << k << "]";
+  }
+  // The gradient of the rank-deficient model against duals and differences, as for Λ = cI.
+  std::vector<double> x{0.3, -1.1}, g(2);
+  const double lp = model.log_density_gradient(x, g);
+  EXPECT_NEAR(lp, model.log_density(x), 1e-13);
+  for (int k = 0; k < 2; ++k) {
+    std::vector<double> up = x, down = x;
+    up[k] += 1e-6;
+    down[k] -= 1e-6;
+    EXPECT_NEAR(g[k], (model.log_density(up) - model.log_density(down)) / 2e-6, 1e-6) << k;
+  }
+}
+
+TEST(AisModelsBoltzmann, TheShippedSdpLambdasRelaxTheLibrarysSystems) {
+  // Every system scripts/boltzmann-sdp-lambda solved (data/boltzmann-sdp-lambda.json) up to 16
+  // units (the 30-unit ones enumerate 2^30 states: bench/tempering_comparison.cpp runs them):
+  // W + Λ is positive semi-definite to the factor's tolerance (from_parameters checks) and
+  // singular, so D < D_B, and λ_max(W + Λ) — what the SDP minimises — is below cI's
+  // (λ_max(W) + c), both by power iteration on QQᵀ.
+  const auto systems = boltzmann_sdp_systems();
+  ASSERT_GE(systems.size(), 17u) << "12 (1), 16 (3), 20 (3) and 30 units (10)";
+  int checked = 0;
+  for (const BoltzmannSystem& s : systems) {
+    if (s.units > 16) continue;
+    SCOPED_TRACE("units " + std::to_string(s.units) + " seed " + std::to_string(s.seed));
+    const auto sdp =
+        BoltzmannRelaxationData<double>::synthetic(s.units, s.seed, BoltzmannLambda::sdp);
+    const auto identity = BoltzmannRelaxationData<double>::synthetic(s.units, s.seed);
+    EXPECT_LT(sdp.dim(), s.units);
+    EXPECT_TRUE(std::isfinite(sdp.host_model().exact_log_z(0)));
+    EXPECT_LT(largest_eigenvalue(sdp), largest_eigenvalue(identity) - 1e-3);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+  expect_invalid_argument(
+      [] { BoltzmannRelaxationData<double>::synthetic(13, 201702, BoltzmannLambda::sdp); },
+      "no SDP Lambda is shipped for units=13 seed=201702");
+  RankTwoSystem indefinite;
+  indefinite.lambda[0] -= 1.0;  // W + Λ now has a negative eigenvalue
+  expect_invalid_argument(
+      [&] {
+        BoltzmannRelaxationData<double>::from_parameters(indefinite.w, indefinite.b,
+                                                         indefinite.lambda);
+      },
+      "not positive semi-definite");
 }
 
 }  // namespace
