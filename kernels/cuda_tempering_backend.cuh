@@ -131,7 +131,7 @@ class CudaTemperingBackend final : public TemperingBackend, cuda_detail::PassedT
     return tempering_settings(setup_, dim_, unit_metric_.data(), data_or_null(ladder_));
   }
   AnnealingBase<double> base() const {
-    return tempering_base(dim_, data_or_null(base_mean_), data_or_null(base_scale_));
+    return {dim_, data_or_null(base_mean_), data_or_null(base_scale_)};
   }
   TemperingEnsembleView<double> view() const {
     const auto rows = [&](const DeviceArray<double>& a) {

@@ -86,7 +86,7 @@ class CpuTemperingBackend final : public TemperingBackend {
     const auto data_or_null = [](const std::vector<double>& v) {
       return v.empty() ? nullptr : v.data();
     };
-    return tempering_base(dim_, data_or_null(setup_.base_mean), data_or_null(setup_.base_scale));
+    return {dim_, data_or_null(setup_.base_mean), data_or_null(setup_.base_scale)};
   }
   TemperingEnsembleView<double> view() {
     const auto rows = [&](std::vector<double>& a) {

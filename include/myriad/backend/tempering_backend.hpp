@@ -75,11 +75,6 @@ inline TemperingSettings<double> tempering_settings(const TemperingSetup& setup,
   return s;
 }
 
-/// The base as the chains see it, its mean and scale arrays where they run (null: 0 and 1).
-inline AnnealingBase<double> tempering_base(int dim, const double* mean, const double* scale) {
-  return AnnealingBase<double>{dim, mean, scale};
-}
-
 class TemperingBackend {
  public:
   virtual ~TemperingBackend() = default;

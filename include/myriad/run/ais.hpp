@@ -80,15 +80,15 @@ AisResult ais(const Target& target, const AisConfig& config) {
   if (config.reverse) require_exact_samples(target);
   const Device device = choose_ais_device<Target>(config.device);
   require_no_fit_on_device(config, device);
-  AisConfig resolved = config;
-  std::optional<VariationalBase> fitted = fit_requested_base(target, resolved);
-  auto layout = make_ais_layout<Target, T>(target, resolved.particles, resolved.schedule_values(),
-                                           resolved.base);
-  layout.mapping = resolved.particle_mapping;
+  if (config.fit_base)  // fit on this (host-visible) target, then run with the fitted base
+    return run_with_fitted_base(target, config,
+                                [&](const AisConfig& fitted) { return ais(target, fitted); });
+  auto layout =
+      make_ais_layout<Target, T>(target, config.particles, config.schedule_values(), config.base);
+  layout.mapping = config.particle_mapping;
   auto backend =
-      make_ais_backend<Target, T>(target, std::move(layout), device, resolved.cpu_simd_lanes);
-  AisResult result = run_ais(*backend, resolved, exact_log_z_of(target), coordinate_names(target));
-  result.fitted_base = std::move(fitted);
+      make_ais_backend<Target, T>(target, std::move(layout), device, config.cpu_simd_lanes);
+  AisResult result = run_ais(*backend, config, exact_log_z_of(target), coordinate_names(target));
   if constexpr (target_has_exact_posterior<Target>) {
     if (result.problems == 1) result.exact = target.exact_posterior(0);
   }

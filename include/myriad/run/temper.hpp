@@ -16,15 +16,10 @@
 // trajectory length are fixed (the thesis's δt = 0.5, L = 20 by default); warm-up transitions
 // are discarded, every kept one is used.
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "myriad/backend/ais_backend.hpp"
@@ -32,8 +27,6 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/backend/tempering_backend.hpp"
 #include "myriad/core/error.hpp"
-#include "myriad/diag/draws_view.hpp"
-#include "myriad/diag/rhat.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/run/device_choice.hpp"
@@ -108,12 +101,12 @@ TemperResult temper(const Target& target, const TemperConfig& config) {
                  problem_count(target));
   const Device device = choose_tempering_device<Target>(config.device);
   require_no_fit_on_device(config, device);
-  TemperConfig resolved = config;
-  std::optional<VariationalBase> fitted = fit_requested_base(target, resolved);
-  const TemperingSetup setup = make_tempering_setup(target, resolved);
+  if (config.fit_base)  // fit on this (host-visible) target, then run with the fitted base
+    return run_with_fitted_base(target, config,
+                                [&](const TemperConfig& fitted) { return temper(target, fitted); });
+  const TemperingSetup setup = make_tempering_setup(target, config);
   const auto backend = make_tempering_backend(target, setup, device);
-  TemperResult result = run_tempering(*backend, setup, resolved, coordinate_names(target));
-  result.fitted_base = std::move(fitted);
+  TemperResult result = run_tempering(*backend, setup, config, coordinate_names(target));
   if constexpr (target_has_exact_log_z<Target>) result.log_z_exact = target.exact_log_z(0);
   if constexpr (target_has_exact_posterior<Target>) result.exact = target.exact_posterior(0);
   return result;
