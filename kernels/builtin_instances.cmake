@@ -21,7 +21,8 @@ set(myriad_cuda_hmc_builtins
   "logistic logistic.hpp models::Logistic"
   "eight_schools eight_schools.hpp models::EightSchools"
   "funnel funnel.hpp models::Funnel"
-  "banana banana.hpp models::Banana")
+  "banana banana.hpp models::Banana"
+  "radon radon.hpp models::Radon")
 set(myriad_cuda_hmc64_builtins
   "linear_regression linear_regression.hpp models::LinearRegression"
   "ar_k ar_k.hpp models::ArK"
@@ -38,7 +39,8 @@ set(myriad_cuda_ais_builtins
   "product_of_experts product_of_experts.hpp models::ProductOfExperts"
   "mcrbm mcrbm.hpp models::Mcrbm"
   "linear_generative linear_generative.hpp models::LinearGenerative"
-  "boltzmann_relaxation boltzmann_relaxation.hpp models::BoltzmannRelaxation")
+  "boltzmann_relaxation boltzmann_relaxation.hpp models::BoltzmannRelaxation"
+  "radon radon.hpp models::Radon")
 set(myriad_cuda_chmc_builtins
   "sphere sphere.hpp models::Sphere"
   "linear_gaussian linear_gaussian.hpp models::LinearGaussian"

@@ -1,14 +1,18 @@
 // The built-in annealing targets for `myriad ais` and `myriad temper` (hais.md §9;
-// thesis-methods.md §9.6). Each owns its parameters on the host and uploads them once when the
-// run is on a GPU.
+// thesis-methods.md §9.6, §9.8). Each owns its parameters on the host and uploads them once when
+// the run is on a GPU.
 
+#include <climits>
 #include <string>
 #include <vector>
 
 #include "myriad/app/registry.hpp"
+#include "myriad/app/stan_data.hpp"
 #include "myriad/models/builtin_targets.hpp"
+#include "myriad/models/radon.hpp"
 #include "myriad/run/ais.hpp"
 #include "myriad/run/fitted_base.hpp"
+#include "myriad/run/sample.hpp"
 #include "myriad/run/temper.hpp"
 
 namespace myriad {
@@ -158,11 +162,57 @@ ModelSpec boltzmann_spec() {
   return spec;
 }
 
+/// The radon regression's data: --data's, or the Minnesota data compiled in.
+template <class T>
+models::RadonData<T> radon_data(const ModelArguments& a) {
+  static const StanData minnesota = StanData::parse(std::string(models::radon_minnesota_json()),
+                                                    "radon's built-in data (data/radon_mn.json)");
+  const StanData& data = a.data() != nullptr ? *a.data() : minnesota;
+  const int homes = data.integer("N", 1, INT_MAX), counties = data.integer("J", 1, INT_MAX);
+  const auto n = static_cast<std::size_t>(homes);
+  return models::RadonData<T>::from_arrays(
+      data.reals("log_radon", n), data.reals("floor_measure", n), data.reals("log_uppm", n),
+      data.integers("county_idx", n, 1, counties), counties);
+}
+
+ModelSpec radon_spec() {
+  ModelSpec spec;
+  spec.kind = ModelKind::density;
+  spec.name = "radon";
+  spec.description =
+      "Minnesota radon (Gelman & Hill): varying county intercepts, floor and log-uranium slopes, "
+      "non-centred, half-Cauchy(2.5) scales in log coordinates (the thesis's CT experiment, 92 "
+      "parameters); built-in data or --data";
+  spec.data = DataUse::optional;
+  spec.data_variables =
+      "int<lower=1> N; int<lower=1> J; vector[N] log_radon; vector[N] floor_measure; vector[N] "
+      "log_uppm; array[N] int<lower=1, upper=J> county_idx";
+  spec.sample = [](const ModelArguments& a, const SampleConfig& config, Precision precision) {
+    const auto run = [&](auto t) {
+      using T = decltype(t);
+      auto data = radon_data<T>(a);
+      SampleConfig resolved = config;
+      resolved.device = choose_device<models::Radon<T>>(config.device);
+      return resolved.device == Device::cuda ? sample(data.device_model(), resolved)
+                                             : sample(data.host_model(), resolved);
+    };
+    return precision == Precision::float32 ? run(float{}) : run(double{});
+  };
+  // Builds (and so checks) the data before the run starts.
+  spec.dim = [](const ModelArguments& a) { return radon_data<double>(a).host_model().dim(); };
+  offer_annealing(spec, [](const ModelArguments& a, auto t) { return radon_data<decltype(t)>(a); });
+  return spec;
+}
+
 }  // namespace
 
 std::vector<ModelSpec> annealing_target_specs() {
-  return {poe_spec(models::ExpertKind::laplace), poe_spec(models::ExpertKind::student_t),
-          mcrbm_spec(), linear_generative_spec(), boltzmann_spec()};
+  return {poe_spec(models::ExpertKind::laplace),
+          poe_spec(models::ExpertKind::student_t),
+          mcrbm_spec(),
+          linear_generative_spec(),
+          boltzmann_spec(),
+          radon_spec()};
 }
 
 }  // namespace myriad

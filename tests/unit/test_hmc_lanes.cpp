@@ -99,6 +99,17 @@ TYPED_TEST(HmcLanes, LogisticAgrees) {
   expect_lanes_agree<T>(data.host_model(T(10)), 96, "logistic");
 }
 
+TYPED_TEST(HmcLanes, RadonAgrees) {
+  using T = TypeParam;
+  // Twelve homes in three counties: the county sums gather into the gradient in every lane.
+  const auto data = models::RadonData<T>::from_arrays(
+      {1.1, 0.4, 1.9, 0.8, 1.3, 1.6, 0.2, 1.0, 2.1, 0.7, 1.4, 0.9},
+      {0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1},
+      {-0.5, 0.2, 0.6, -0.5, 0.2, 0.6, -0.5, 0.2, 0.6, -0.5, 0.2, 0.6},
+      {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3}, 3);
+  expect_lanes_agree<T>(data.host_model(), 45, "radon");
+}
+
 /// One ChEES warm-up iteration (run_with_criterion) in lanes and one chain at a time: the same
 /// decisions (none flipped in double), criterion sums and moments to the position tolerance.
 TYPED_TEST(HmcLanes, CriterionIterationAgrees) {

@@ -8,3 +8,4 @@
 #include "myriad/models/funnel.hpp"
 #include "myriad/models/gaussian.hpp"
 #include "myriad/models/logistic.hpp"
+#include "myriad/models/radon.hpp"

@@ -8,3 +8,4 @@
 #include "myriad/models/linear_generative.hpp"
 #include "myriad/models/mcrbm.hpp"
 #include "myriad/models/product_of_experts.hpp"
+#include "myriad/models/radon.hpp"

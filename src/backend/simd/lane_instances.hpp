@@ -19,6 +19,7 @@
 #include "myriad/models/mcrbm.hpp"
 #include "myriad/models/noisy_generator.hpp"
 #include "myriad/models/product_of_experts.hpp"
+#include "myriad/models/radon.hpp"
 #include "myriad/models/sphere.hpp"
 
 #define MYRIAD_FOR_EACH_LANE_MODEL(X)     \
@@ -31,7 +32,9 @@
   X(models::Banana<float>, float)         \
   X(models::Banana<double>, double)       \
   X(models::Funnel<float>, float)         \
-  X(models::Funnel<double>, double)
+  X(models::Funnel<double>, double)       \
+  X(models::Radon<float>, float)          \
+  X(models::Radon<double>, double)
 
 #define MYRIAD_FOR_EACH_AIS_LANE_TARGET(X)       \
   X(models::Gaussian<float>, float)              \
@@ -43,7 +46,9 @@
   X(models::LinearGenerative<float>, float)      \
   X(models::LinearGenerative<double>, double)    \
   X(models::Mcrbm<float>, float)                 \
-  X(models::Mcrbm<double>, double)
+  X(models::Mcrbm<double>, double)               \
+  X(models::Radon<float>, float)                 \
+  X(models::Radon<double>, double)
 
 #define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X)             \
   X(models::Sphere, double)                                \

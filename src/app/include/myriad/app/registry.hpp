@@ -162,7 +162,8 @@ std::vector<ModelSpec> generator_model_specs();
 /// model and the standard logistic (src/app/auxiliary_registry.cpp).
 std::vector<ModelSpec> auxiliary_model_specs();
 
-/// The built-in annealing targets (src/app/target_registry.cpp).
+/// The built-in annealing targets, and the radon regression, a density model that `myriad ais`
+/// and `myriad temper` also run (src/app/target_registry.cpp).
 std::vector<ModelSpec> annealing_target_specs();
 
 /// The built-in plated models (src/app/plated_registry.cpp).
