@@ -61,7 +61,7 @@ class CudaTemperingBackend final : public TemperingBackend, cuda_detail::PassedT
     dropped_ = DeviceArray<std::int64_t>(count(chains_));
     started_ = DeviceArray<std::uint8_t>(count(chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters * count(chains_));
-    unit_metric_ = DeviceArray<double>(std::vector<double>(count(state_dim_), 1.0));
+    inverse_metric_ = DeviceArray<double>(tempering_inverse_metric(setup_, dim_));
     if (!setup_.ladder.empty()) ladder_ = DeviceArray<double>(setup_.ladder);
     if (!setup_.base_mean.empty()) base_mean_ = DeviceArray<double>(setup_.base_mean);
     if (!setup_.base_scale.empty()) base_scale_ = DeviceArray<double>(setup_.base_scale);
@@ -128,7 +128,7 @@ class CudaTemperingBackend final : public TemperingBackend, cuda_detail::PassedT
     return a.size() > 0 ? a.data() : nullptr;
   }
   TemperingSettings<double> settings() const {
-    return tempering_settings(setup_, dim_, unit_metric_.data(), data_or_null(ladder_));
+    return tempering_settings(setup_, dim_, inverse_metric_.data(), data_or_null(ladder_));
   }
   AnnealingBase<double> base() const {
     return {dim_, data_or_null(base_mean_), data_or_null(base_scale_)};
@@ -153,7 +153,7 @@ class CudaTemperingBackend final : public TemperingBackend, cuda_detail::PassedT
   int start_grid_ = 1, iterations_grid_ = 1;
   DeviceArray<double> position_, gradient_, proposal_, momentum_, proposal_gradient_;
   DeviceArray<double> log_density_, beta_, weight_, weighted_, trace_;
-  DeviceArray<double> unit_metric_, ladder_, base_mean_, base_scale_;
+  DeviceArray<double> inverse_metric_, ladder_, base_mean_, base_scale_;
   DeviceArray<int> index_;
   DeviceArray<std::int64_t> dropped_, counters_;
   DeviceArray<std::uint8_t> started_;

@@ -46,6 +46,10 @@ TemperatureSchedule parse_temperature_schedule(const std::string& name) {
   return parse_enum(kTemperatureScheduleNames, name, "tempering schedule");
 }
 
+TemperingMetric parse_tempering_metric(const std::string& name) {
+  return parse_enum(kTemperingMetricNames, name, "tempering metric");
+}
+
 MpisMethod parse_mpis_method(const std::string& name) {
   return parse_enum(kMpisMethodNames, name, "method");
 }

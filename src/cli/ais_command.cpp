@@ -35,6 +35,7 @@ std::vector<OptionSpec> ais_options() {
       "output directory (run.json, summary.csv, log_weights.npy, "
       "particles.npy)",
       {
+          data_option(),
           {"particles", "P", "200", "particles (independent annealing runs) per problem"},
           {"temperatures", "T", "1000", "intermediate distributions N (the path has N+1 betas)"},
           {"schedule", "linear|geometric|sigmoid", "linear", "inverse-temperature schedule"},
@@ -114,11 +115,13 @@ int ais_command(int argc, char** argv) {
   const ModelSpec& spec = find_model(line.text("model"));
   if (!spec.anneal)
     throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
-  const ModelArguments arguments(spec, model_arguments(line));
+  const ModelArguments arguments(spec, model_arguments(line), data_path(line));
+  if (spec.dim) spec.dim(arguments);  // builds (and so checks) the model's data before the run
 
   AisRunDescription run;
   run.model = spec.name;
   run.model_arguments = arguments.values();
+  run.data_file = arguments.data_path();
   run.requested_device = to_string(config.device);
   run.precision = to_string(precision);
   run.schedule = config.beta.empty() ? to_string(config.schedule) : "user";

@@ -14,6 +14,7 @@ namespace myriad::cli {
 struct AisRunDescription {
   std::string model;
   std::vector<std::pair<std::string, std::string>> model_arguments;
+  std::string data_file;  ///< --data, empty when the model's own data were used
   std::string requested_device;
   std::string precision;
   std::string schedule;

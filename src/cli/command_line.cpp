@@ -138,6 +138,16 @@ std::string CommandLine::help() const {
   return out.str();
 }
 
+OptionSpec data_option() {
+  return {"data", "FILE", "",
+          "the model's data: a JSON file in CmdStan's format (the models that take data, see "
+          "'myriad models')"};
+}
+
+std::string data_path(const CommandLine& line) {
+  return line.has("data") ? line.text("data") : std::string();
+}
+
 std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLine& line) {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const auto& text : line.all("model-arg")) {

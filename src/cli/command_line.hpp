@@ -36,6 +36,11 @@ bool command_line_read();
 /// a KEY given twice.
 std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLine& line);
 
+/// --data FILE: the model's data in CmdStan's JSON format (sample, ais, temper).
+OptionSpec data_option();
+/// The file --data names; empty when none.
+std::string data_path(const CommandLine& line);
+
 /// The options of a run command (sample, ais, mpis): --model and --model-arg, then the
 /// command's own, then --seed, --device, --output, --no-progress, --quiet and --help.
 std::vector<OptionSpec> run_command_options(const std::string& model_help,

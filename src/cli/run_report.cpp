@@ -46,7 +46,8 @@ DiagnosticExtremes diagnostic_extremes(const SampleResult& result) {
 }
 
 Json report_header(const std::string& method, const std::string& model,
-                   const std::vector<std::pair<std::string, std::string>>& model_arguments) {
+                   const std::vector<std::pair<std::string, std::string>>& model_arguments,
+                   const std::string& data_file) {
   Json report = Json::object();
   report["myriad_version"] = MYRIAD_VERSION;
   report["method"] = method;
@@ -54,13 +55,13 @@ Json report_header(const std::string& method, const std::string& model,
   Json args = Json::object();
   for (const auto& [key, value] : model_arguments) args[key] = value;
   report["model_args"] = args;
+  if (!data_file.empty()) report["data_file"] = data_file;
   return report;
 }
 
 Json sample_report(const RunDescription& run, const SampleConfig& config,
                    const SampleResult& result) {
-  Json report = report_header(run.sampler, run.model, run.model_arguments);
-  if (!run.data_file.empty()) report["data_file"] = run.data_file;
+  Json report = report_header(run.sampler, run.model, run.model_arguments, run.data_file);
 
   Json settings = Json::object();
   // Only the settings the sampler used (ABC's own are under "abc").

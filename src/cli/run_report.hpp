@@ -25,9 +25,10 @@ struct RunDescription {
 };
 
 /// The members every run.json starts with: myriad_version, method, model and model_args (its
-/// --model-arg values, defaults filled in).
+/// --model-arg values, defaults filled in), and data_file when --data named one.
 Json report_header(const std::string& method, const std::string& model,
-                   const std::vector<std::pair<std::string, std::string>>& model_arguments);
+                   const std::vector<std::pair<std::string, std::string>>& model_arguments,
+                   const std::string& data_file = {});
 
 /// NUTS: gradient evaluations / what a GPU's warps pay for them (IterationStats::
 /// lockstep_gradient_evaluations); 1 when nothing was counted.

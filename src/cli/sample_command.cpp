@@ -34,9 +34,7 @@ std::vector<OptionSpec> sample_options() {
       "built-in model to sample (see 'myriad models')",
       "output directory (summary.csv, draws.npy, run.json)",
       {
-          {"data", "FILE", "",
-           "the model's data: a JSON file in CmdStan's format (the models that take data, "
-           "see 'myriad models')"},
+          data_option(),
           {"chains", "N", "1024", "number of chains"},
           {"warmup", "W", "1000", "warm-up iterations per chain"},
           {"draws", "D", "1000", "recorded draws per chain"},
@@ -528,7 +526,7 @@ int sample_command(int argc, char** argv, bool resuming) {
 
   const ModelSpec& spec = find_model(line.text("model"));
   const ModelArguments arguments(spec, model_arguments(line),
-                                 line.has("data") ? line.text("data") : std::string());
+                                 data_path(line));
   if (spec.double_only && precision != Precision::float64)
     throw UsageError{spec.name + " runs in double precision only (--precision double)"};
 

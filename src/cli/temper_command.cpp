@@ -31,6 +31,7 @@ namespace {
 
 std::vector<OptionSpec> temper_options() {
   std::vector<OptionSpec> own{
+      data_option(),
       {"method", "gibbs-ct|ct-hmc|st", "gibbs-ct",
        "Gibbs continuous tempering, HMC on (x, u) with beta = sigmoid(u/s), or simulated "
        "tempering"},
@@ -39,6 +40,9 @@ std::vector<OptionSpec> temper_options() {
       {"draws", "N", "2000", "transitions kept per chain, every one used by the estimators"},
       {"step-size", "E", "0.5", "leapfrog step size"},
       {"leapfrog-steps", "L", "20", "leapfrog steps per transition"},
+      {"metric", "unit|base", "unit",
+       "HMC's mass matrix: unit, or the base's scales (the step size then in the base's units; "
+       "for a fitted base on a target whose coordinates differ in scale)"},
       {"log-zeta", "Z", "0", "log zeta, a guess of log Z: the closer, the flatter beta's mix"},
       {"base-mean", "M", "0", "mean of every coordinate of the Gaussian base"},
       {"base-scale", "S", "1", "standard deviation of every coordinate of the Gaussian base"},
@@ -81,6 +85,7 @@ int temper_command(int argc, char** argv) {
   config.draws = static_cast<int>(line.integer("draws", 2, 100000000));
   config.step_size = line.number("step-size");
   config.leapfrog_steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
+  config.metric = parse_tempering_metric(line.text("metric"));
   config.log_zeta = line.number("log-zeta");
   config.temperatures = static_cast<int>(line.integer("temperatures", 2, 100000000));
   config.schedule = parse_temperature_schedule(line.text("schedule"));
@@ -102,11 +107,13 @@ int temper_command(int argc, char** argv) {
   const ModelSpec& spec = find_model(line.text("model"));
   if (!spec.temper)
     throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
-  const ModelArguments arguments(spec, model_arguments(line));
+  const ModelArguments arguments(spec, model_arguments(line), data_path(line));
+  if (spec.dim) spec.dim(arguments);  // builds (and so checks) the model's data before the run
 
   TemperRunDescription run;
   run.model = spec.name;
   run.model_arguments = arguments.values();
+  run.data_file = arguments.data_path();
   run.requested_device = to_string(config.device);
   if (config.method == TemperMethod::simulated_tempering)
     run.schedule = config.beta.empty() ? to_string(config.schedule) : "user";

@@ -29,7 +29,7 @@ std::vector<WeightedMoments> target_moments(const TemperResult& result) {
 
 Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
                    const TemperResult& result) {
-  Json report = report_header(result.method, run.model, run.model_arguments);
+  Json report = report_header(result.method, run.model, run.model_arguments, run.data_file);
 
   Json settings = Json::object();
   settings["chains"] = config.chains;
@@ -37,6 +37,7 @@ Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
   settings["draws"] = config.draws;
   settings["step_size"] = config.step_size;
   settings["leapfrog_steps"] = config.leapfrog_steps;
+  settings["metric"] = to_string(config.metric);
   settings["log_zeta"] = result.log_zeta;  // as given, or the fitted base's
   if (config.method == TemperMethod::simulated_tempering) {
     settings["temperatures"] = result.temperatures;

@@ -16,6 +16,7 @@ namespace myriad::cli {
 struct TemperRunDescription {
   std::string model;
   std::vector<std::pair<std::string, std::string>> model_arguments;
+  std::string data_file;  ///< --data, empty when the model's own data were used
   std::string requested_device;
   std::string schedule;  ///< simulated tempering's: linear, sigmoidal or user; empty otherwise
   double total_seconds = 0;

@@ -84,6 +84,28 @@ PY
   fail "ais with a fitted base"
 grep -q '"kind": "fitted"' "$work/ais_fitted/run.json" || fail "ais run.json base kind"
 grep -q '"kind": "fixed"' "$work/boltzmann/run.json" || fail "temper run.json fixed base"
+grep -q '"metric": "unit"' "$work/boltzmann/run.json" || fail "temper run.json unit metric"
+
+# The radon regression (92 parameters, its data compiled in) with a fitted base and the base's
+# metric; and from a data file of the same shape (the built-in data's first 3 counties).
+"$myriad" temper --model radon --base fitted --base-restarts 2 --base-iterations 200 \
+  --metric base --step-size 0.2 --chains 4 --warmup 5 --draws 20 --device cpu \
+  --output "$work/radon" --quiet || fail "radon"
+grep -q '"metric": "base"' "$work/radon/run.json" || fail "radon metric recorded"
+grep -q '"dim": 92' "$work/radon/run.json" || fail "radon's 92 parameters"
+cat >"$work/radon.json" <<'JSON'
+{"N": 5, "J": 3, "log_radon": [1.1, 0.4, 1.9, 0.8, 1.3], "floor_measure": [0, 1, 0, 0, 1],
+ "log_uppm": [-0.5, 0.2, 0.6, -0.5, 0.2], "county_idx": [1, 2, 3, 1, 2]}
+JSON
+"$myriad" temper --model radon --data "$work/radon.json" --chains 4 --warmup 5 --draws 20 \
+  --step-size 0.1 --device cpu --output "$work/radon_data" --quiet || fail "radon --data"
+grep -q '"dim": 10' "$work/radon_data/run.json" || fail "radon on a data file: J + 7 parameters"
+grep -q '"data_file"' "$work/radon_data/run.json" || fail "radon's data file recorded"
+"$myriad" ais --model radon --data "$work/radon.json" --particles 4 --temperatures 10 \
+  --step-size 0.05 --device cpu --output "$work/radon_ais" --quiet || fail "ais radon --data"
+grep -q '"data_file"' "$work/radon_ais/run.json" || fail "ais records the data file"
+sed 's/"county_idx": \[1, 2, 3, 1, 2\]/"county_idx": [1, 2, 4, 1, 2]/' "$work/radon.json" \
+  >"$work/radon_bad.json"
 
 # Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
 source "$(dirname "$0")/lib/expect_error.bash"
@@ -111,6 +133,9 @@ expect_usage_error "applies to --method st" temper --method gibbs-ct --temperatu
 expect_usage_error "applies to --method ct-hmc" temper --method st --u-scale 2 "${common[@]}"
 expect_usage_error "not an annealing target" temper --model sphere --device cpu --output "$work/out"
 expect_usage_error "unknown base" temper --base learned "${common[@]}"
+expect_usage_error "unknown tempering metric" temper --metric dense "${common[@]}"
+expect_usage_error "county_idx" temper --model radon --data "$work/radon_bad.json" --device cpu \
+  --output "$work/out"
 expect_usage_error "log-zeta is set by --base fitted" temper --base fitted --log-zeta 2 "${common[@]}"
 expect_usage_error "base-scale is set by --base fitted" temper --base fitted --base-scale 2 "${common[@]}"
 expect_usage_error "base-restarts applies to --base fitted" temper --base-restarts 4 "${common[@]}"
@@ -118,6 +143,7 @@ expect_usage_error "base-restarts must be" temper --base fitted --base-restarts 
 expect_usage_error "base-scale is set by --base fitted" ais --base fitted --base-scale 2 "${common[@]}"
 expect_error "no SDP Lambda is shipped for units=13" temper --model boltzmann_relaxation \
   --model-arg units=13 --model-arg lambda=sdp --device cpu --output "$work/out"
+expect_usage_error "takes no data" temper --data "$work/radon.json" "${common[@]}"
 expect_error "one problem" temper --model linear_generative --device cpu --output "$work/out"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

@@ -65,6 +65,34 @@ TEST_P(StatTemperRun, RecoversLogZAndTheMeansOfAGaussian) {
 INSTANTIATE_TEST_SUITE_P(Methods, StatTemperRun, testing::kTemperMethods,
                          testing::TemperMethodName{});
 
+/// HMC with M⁻¹ = diag(s²) on x is HMC with unit mass on z = x / s: a run on a Gaussian of sd 4
+/// with the base N(0, 4²) and the base's metric is the run on the Gaussian of sd 1 with the base
+/// N(0, 1) and the unit metric, in the same random numbers — the same β trace and log Ẑ (the
+/// gap Δ is invariant), and the target's means 4 times as large. s = 4, a power of 2, keeps the
+/// scaling exact in binary floating point, so they agree to rounding.
+class TemperRunMetric : public ::testing::TestWithParam<TemperMethod> {};
+
+TEST_P(TemperRunMetric, TheBaseMetricIsTheUnitRunInTheBasesCoordinates) {
+  TemperConfig config = config_for(GetParam());
+  config.chains = 8;
+  config.warmup = 10;
+  config.draws = 40;
+  const TemperResult unit = temper(models::Gaussian<double>::make(4, 0.3, 1.0, 1.0), config);
+  config.metric = TemperingMetric::base;
+  config.base.isotropic_scale = 4.0;
+  const TemperResult scaled = temper(models::Gaussian<double>::make(4, 0.3, 4.0, 4.0), config);
+  ASSERT_EQ(unit.beta_trace.size(), scaled.beta_trace.size());
+  for (std::size_t k = 0; k < unit.beta_trace.size(); ++k)
+    ASSERT_NEAR(scaled.beta_trace[k], unit.beta_trace[k], 1e-9) << "draw-chain " << k;
+  EXPECT_NEAR(scaled.log_z.value, unit.log_z.value, 1e-9);
+  EXPECT_EQ(scaled.stats.accepted, unit.stats.accepted);
+  for (int i = 0; i < unit.dim; ++i)
+    EXPECT_NEAR(scaled.target_mean[i].value, 4 * unit.target_mean[i].value, 1e-8) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, TemperRunMetric, testing::kTemperMethods,
+                         testing::TemperMethodName{});
+
 TEST(TemperRun, RefusesBadSettingsInOneLine) {
   using testing::expect_invalid_argument;
   const auto target = models::Gaussian<double>::make(2, 0.0);

@@ -40,7 +40,7 @@ class CpuTemperingBackend final : public TemperingBackend {
     index_.assign(chains, 0);
     dropped_.assign(chains, 0);
     trace_.assign(chains * static_cast<std::size_t>(setup_.draws), 0.0);
-    unit_metric_.assign(static_cast<std::size_t>(state_dim_), 1.0);
+    inverse_metric_ = tempering_inverse_metric(setup_, dim_);
   }
 
   std::string device_name() const override { return cpu_device_name(); }
@@ -80,7 +80,7 @@ class CpuTemperingBackend final : public TemperingBackend {
 
  private:
   TemperingSettings<double> settings() const {
-    return tempering_settings(setup_, dim_, unit_metric_.data(), setup_.ladder.data());
+    return tempering_settings(setup_, dim_, inverse_metric_.data(), setup_.ladder.data());
   }
   AnnealingBase<double> base() const {
     const auto data_or_null = [](const std::vector<double>& v) {
@@ -102,7 +102,7 @@ class CpuTemperingBackend final : public TemperingBackend {
   TemperingSetup setup_;
   int dim_, state_dim_;
   std::vector<double> position_, gradient_, proposal_, momentum_, proposal_gradient_;
-  std::vector<double> log_density_, beta_, trace_, unit_metric_;
+  std::vector<double> log_density_, beta_, trace_, inverse_metric_;
   std::vector<int> index_;
   std::vector<std::int64_t> dropped_;
   TemperingSums sums_;

@@ -34,6 +34,8 @@ struct TemperingSetup {
   std::vector<double> base_mean, base_scale;
   std::vector<double> ladder;  ///< simulated tempering's β_0 … β_K (empty otherwise)
   double u_scale = 1, initial_u = -10;
+  /// HMC's diagonal M⁻¹ over the moved coordinates (x, then CT-HMC's u); empty: unit.
+  std::vector<double> inverse_metric;
 };
 
 /// A run's outputs: every chain's sums over its kept samples (of x_i, then x_i²: 2 D quantities,
@@ -55,10 +57,16 @@ inline std::int64_t kept_transitions(const TemperingSetup& setup, int first, int
   return first + count > from ? first + count - from : 0;
 }
 
-/// The settings the chains read, with the arrays as seen where they run: the unit metric
-/// (tempering_state_dim values of 1) and the ladder (setup.ladder's values).
+/// The diagonal M⁻¹ the chains use: setup.inverse_metric, or tempering_state_dim ones.
+inline std::vector<double> tempering_inverse_metric(const TemperingSetup& setup, int dim) {
+  if (!setup.inverse_metric.empty()) return setup.inverse_metric;
+  return std::vector<double>(static_cast<std::size_t>(tempering_state_dim(setup.method, dim)), 1.0);
+}
+
+/// The settings the chains read, with the arrays as seen where they run: the metric
+/// (tempering_inverse_metric's values) and the ladder (setup.ladder's values).
 inline TemperingSettings<double> tempering_settings(const TemperingSetup& setup, int dim,
-                                                    const double* unit_metric,
+                                                    const double* inverse_metric,
                                                     const double* ladder) {
   TemperingSettings<double> s;
   s.method = setup.method;
@@ -66,7 +74,7 @@ inline TemperingSettings<double> tempering_settings(const TemperingSetup& setup,
   s.step.step_size = setup.step_size;
   s.step.leapfrog_steps = setup.leapfrog_steps;
   s.step.metric =
-      MetricView<double>::diagonal_metric(unit_metric, tempering_state_dim(setup.method, dim));
+      MetricView<double>::diagonal_metric(inverse_metric, tempering_state_dim(setup.method, dim));
   s.constants = {setup.log_zeta, setup.log_z_base};
   s.ladder = {ladder, static_cast<int>(setup.ladder.size())};
   s.u_scale = setup.u_scale;

@@ -16,4 +16,16 @@ inline constexpr EnumName<TemperMethod> kTemperMethodNames[] = {
 
 inline const char* to_string(TemperMethod method) { return enum_name(kTemperMethodNames, method); }
 
+/// HMC's mass matrix in the tempering samplers: unit, or the base's (M⁻¹ = diag(scale²) on x, 1 on
+/// CT-HMC's u): leapfrog steps in the base's whitened coordinates, as a mass matrix adapted to
+/// the target would give when the base is fitted to it (docs/tempering.md).
+enum class TemperingMetric { unit, base };
+
+inline constexpr EnumName<TemperingMetric> kTemperingMetricNames[] = {
+    {TemperingMetric::unit, "unit"}, {TemperingMetric::base, "base"}};
+
+inline const char* to_string(TemperingMetric metric) {
+  return enum_name(kTemperingMetricNames, metric);
+}
+
 }  // namespace myriad

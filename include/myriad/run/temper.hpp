@@ -46,7 +46,7 @@ Device choose_tempering_device(Device requested) {
 }
 
 /// The backend's setup for `config` on Target: the base (checked against the target's dimension)
-/// and its log Z_q, and simulated tempering's ladder.
+/// and its log Z_q, simulated tempering's ladder, and HMC's metric.
 template <class Target>
 TemperingSetup make_tempering_setup(const Target& target, const TemperConfig& config) {
   const AisLayout<double> layout =
@@ -67,6 +67,13 @@ TemperingSetup make_tempering_setup(const Target& target, const TemperConfig& co
   if (config.method == TemperMethod::simulated_tempering) setup.ladder = config.ladder();
   setup.u_scale = config.u_scale;
   setup.initial_u = config.initial_u;
+  if (config.metric == TemperingMetric::base) {
+    const int dim = parameter_count(target);
+    setup.inverse_metric.assign(static_cast<std::size_t>(tempering_state_dim(config.method, dim)),
+                                1.0);  // CT-HMC's u keeps unit mass
+    for (std::size_t i = 0; i < layout.base_scale.size(); ++i)
+      setup.inverse_metric[i] = layout.base_scale[i] * layout.base_scale[i];
+  }
   return setup;
 }
 

@@ -32,6 +32,8 @@ struct TemperConfig {
   std::uint64_t seed = 1;
   double step_size = 0.5;   ///< HMC's δt
   int leapfrog_steps = 20;  ///< HMC's L
+  /// HMC's mass matrix: unit, or the base's scales (δt is then in the base's units).
+  TemperingMetric metric = TemperingMetric::unit;
   double log_zeta = 0;      ///< log ζ, the guess of log Z
   AisBaseSpec base;         ///< q: N(mean, diag(scale²)), unit by default
   /// Fit q to the target first and take log ζ from the fit (estimate/variational_base.hpp),

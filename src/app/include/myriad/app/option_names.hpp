@@ -53,6 +53,8 @@ TemperMethod parse_temper_method(const std::string& name);
 
 /// "linear" or "sigmoidal" (also "sigmoid").
 TemperatureSchedule parse_temperature_schedule(const std::string& name);
+/// "unit" or "base".
+TemperingMetric parse_tempering_metric(const std::string& name);
 
 /// "auto", "generic", "tiled" or "cublas".
 ContractionPath parse_contraction_path(const std::string& name);
