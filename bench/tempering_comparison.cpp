@@ -18,7 +18,8 @@
 // Targets and their answers:
 //   boltzmann  (§9.6) system s is boltzmann_relaxation with seed 201702 + s, relaxed with Λ = cI
 //              or (--lambda sdp) the shipped SDP Λ (models/boltzmann_sdp_lambda.hpp); exact log Z,
-//              E[x] and Var[x] by enumerating the 2^{D_B} states.
+//              E[x] and Var[x] by enumerating the 2^{D_B} states (on the GPU with --device
+//              cuda).
 //   radon      (§9.8) the Minnesota radon regression (models/radon.hpp), one system; no exact
 //              answer: the reference is, as the thesis's, one long AIS run (default 1000
 //              particles × 10 000 sigmoidal temperatures, HMC with --ais-step-size and
@@ -222,7 +223,10 @@ std::vector<System> boltzmann_systems(const Options& o) {
   std::vector<System> systems;
   for (int k = 0; k < o.systems; ++k) {
     auto data = std::make_shared<BoltzmannRelaxationData<double>>(
-        BoltzmannRelaxationData<double>::synthetic(o.units, 201702 + k, o.lambda));
+        BoltzmannRelaxationData<double>::synthetic(o.units, 201702 + k, o.lambda,
+                                                   o.device == myriad::Device::cuda
+                                                       ? myriad::models::EnumerationDevice::cuda
+                                                       : myriad::models::EnumerationDevice::cpu));
     const auto host = data->host_model();
     System s = make_system(data, o.device);
     s.log_z = host.exact_log_z(0);

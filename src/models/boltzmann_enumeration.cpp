@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "myriad/core/error.hpp"
+#include "myriad/models/boltzmann_block.hpp"
 
 namespace myriad::models {
 
@@ -46,68 +47,24 @@ struct StateSums {
   }
 };
 
-/// One block: the high units fixed at `high` (bit k of high is unit l + k), the low l units
-/// enumerated; the block's sums, scaled by e^{−bound}, are added to `sums`.
-void enumerate_block(const std::vector<double>& w, const std::vector<double>& b, int n, int l,
-                     std::int64_t high, StateSums& sums, std::vector<double>& s,
-                     std::vector<double>& field, std::vector<double>& low_first,
-                     std::vector<double>& low_second) {
-  for (int i = 0; i < n; ++i) s[i] = i < l ? -1.0 : (((high >> (i - l)) & 1) ? 1.0 : -1.0);
-  // The high units' constant and the low units' field from the high units and the biases.
-  double constant = 0;
-  for (int i = l; i < n; ++i) {
-    double h = 0;
-    for (int k = l; k < n; ++k) h += w[static_cast<std::size_t>(i) * n + k] * s[k];
-    constant += 0.5 * s[i] * h + b[i] * s[i];
-  }
-  double energy = constant, bound = constant;
-  for (int j = 0; j < l; ++j) {
-    double external = b[j], internal = 0, row = 0;
-    for (int k = l; k < n; ++k) external += w[static_cast<std::size_t>(j) * n + k] * s[k];
-    for (int k = 0; k < l; ++k) {
-      internal += w[static_cast<std::size_t>(j) * n + k] * s[k];
-      row += std::fabs(w[static_cast<std::size_t>(j) * n + k]);
-    }
-    field[j] = internal + external;  // ∂e/∂s_j: W_jL s_L + f_j
-    energy += 0.5 * s[j] * internal + external * s[j];
-    bound += 0.5 * row + std::fabs(external);
-  }
-  std::fill(low_first.begin(), low_first.end(), 0.0);
-  std::fill(low_second.begin(), low_second.end(), 0.0);
-  double total = 0;
-  const std::int64_t states = std::int64_t{1} << l;
-  for (std::int64_t t = 0;; ++t) {
-    const double weight = std::exp(energy - bound);
-    total += weight;
-    for (int j = 0; j < l; ++j) {
-      const double ws = weight * s[j];
-      low_first[j] += ws;
-      double* row = low_second.data() + static_cast<std::size_t>(j) * l;
-      for (int k = 0; k <= j; ++k) row[k] += ws * s[k];
-    }
-    if (t + 1 == states) break;
-    // Gray code: state t + 1 flips unit ctz(t + 1).
-    int j = 0;
-    while ((((t + 1) >> j) & 1) == 0) ++j;
-    const double s_j = s[j];
-    energy -= 2.0 * s_j * field[j];
-    for (int k = 0; k < l; ++k) field[k] -= 2.0 * s_j * w[static_cast<std::size_t>(k) * n + j];
-    s[j] = -s_j;
-  }
-  // The block's sums, high units constant: Σ ω s_H = s_H Σ ω, Σ ω s_L s_H = (Σ ω s_L) s_H.
-  StateSums block(n);
-  block.shift = bound;
-  block.total = total;
-  for (int i = 0; i < n; ++i) block.first[i] = i < l ? low_first[i] : s[i] * total;
+/// The sums of one enumerated block (enumerate_boltzmann_block's outputs), its high units constant
+/// at `high`: Σ ω s_H = s_H Σ ω and Σ ω s_L s_H = (Σ ω s_L) s_H, added to `sums`.
+void add_block(int n, int l, std::int64_t high, const BoltzmannBlockTotals& totals,
+               const double* low_first, const double* low_second, StateSums& block,
+               StateSums& sums) {
+  const auto unit = [&](int i) { return ((high >> (i - l)) & 1) ? 1.0 : -1.0; };
+  block.shift = totals.bound;
+  block.total = totals.total;
+  for (int i = 0; i < n; ++i) block.first[i] = i < l ? low_first[i] : unit(i) * totals.total;
   for (int i = 0; i < n; ++i) {
     for (int k = 0; k <= i; ++k) {
       double v;
       if (i < l) {
-        v = low_second[static_cast<std::size_t>(i) * l + k];
+        v = low_second[packed_lower(i, k)];
       } else if (k < l) {
-        v = low_first[k] * s[i];
+        v = low_first[k] * unit(i);
       } else {
-        v = s[i] * s[k] * total;
+        v = unit(i) * unit(k) * totals.total;
       }
       block.second[static_cast<std::size_t>(i) * n + k] = v;
     }
@@ -115,10 +72,7 @@ void enumerate_block(const std::vector<double>& w, const std::vector<double>& b,
   sums.merge(block);
 }
 
-}  // namespace
-
-BoltzmannExactMoments boltzmann_exact_moments(const std::vector<double>& w,
-                                              const std::vector<double>& b) {
+void check_machine(const std::vector<double>& w, const std::vector<double>& b) {
   const int n = static_cast<int>(b.size());
   MYRIAD_EXPECTS(n >= 1 && n <= 40, "boltzmann enumeration: units must lie in [1, 40], got ", n);
   MYRIAD_EXPECTS(w.size() == static_cast<std::size_t>(n) * n, "boltzmann enumeration: W has ",
@@ -133,21 +87,11 @@ BoltzmannExactMoments boltzmann_exact_moments(const std::vector<double>& w,
               w[static_cast<std::size_t>(i) * n + k] == w[static_cast<std::size_t>(k) * n + i],
           "boltzmann enumeration: W must be finite and symmetric at [", i, "][", k, "]");
   }
-  const int l = std::min(n, kBoltzmannLowUnits);
-  const std::int64_t blocks = std::int64_t{1} << (n - l);
-  StateSums all(n);
-#pragma omp parallel
-  {
-    StateSums mine(n);
-    std::vector<double> s(static_cast<std::size_t>(n)), field(static_cast<std::size_t>(l));
-    std::vector<double> low_first(static_cast<std::size_t>(l)),
-        low_second(static_cast<std::size_t>(l) * l);
-#pragma omp for schedule(dynamic)
-    for (std::int64_t high = 0; high < blocks; ++high)
-      enumerate_block(w, b, n, l, high, mine, s, field, low_first, low_second);
-#pragma omp critical
-    all.merge(mine);
-  }
+}
+
+/// The moments from the merged sums of every block.
+BoltzmannExactMoments moments_from(const StateSums& all) {
+  const int n = all.n;
   BoltzmannExactMoments out;
   out.units = n;
   out.log_z = all.shift + std::log(all.total);
@@ -162,6 +106,69 @@ BoltzmannExactMoments boltzmann_exact_moments(const std::vector<double>& w,
     }
   }
   return out;
+}
+
+}  // namespace
+
+BoltzmannExactMoments boltzmann_exact_moments(const std::vector<double>& w,
+                                              const std::vector<double>& b) {
+  check_machine(w, b);
+  const int n = static_cast<int>(b.size());
+  const int l = std::min(n, kBoltzmannLowUnits);
+  const std::int64_t blocks = std::int64_t{1} << (n - l);
+  StateSums all(n);
+#pragma omp parallel
+  {
+    StateSums mine(n), block(n);
+    std::vector<double> s(static_cast<std::size_t>(n)), field(static_cast<std::size_t>(l));
+    std::vector<double> low_first(static_cast<std::size_t>(l)),
+        low_second(static_cast<std::size_t>(l) * (l + 1) / 2);
+#pragma omp for schedule(dynamic)
+    for (std::int64_t high = 0; high < blocks; ++high) {
+      const BoltzmannBlockTotals totals =
+          enumerate_boltzmann_block(w.data(), b.data(), n, l, high, s.data(), field.data(),
+                                    low_first.data(), low_second.data());
+      add_block(n, l, high, totals, low_first.data(), low_second.data(), block, mine);
+    }
+#pragma omp critical
+    all.merge(mine);
+  }
+  return moments_from(all);
+}
+
+BoltzmannExactMoments boltzmann_moments_from_blocks(const std::vector<double>& w,
+                                                    const std::vector<double>& b, int low_units,
+                                                    const std::vector<double>& block_sums) {
+  check_machine(w, b);
+  const int n = static_cast<int>(b.size()), l = low_units;
+  MYRIAD_EXPECTS(l >= 1 && l <= n, "boltzmann enumeration: low units must lie in [1, ", n,
+                 "], got ", l);
+  const std::int64_t blocks = std::int64_t{1} << (n - l);
+  const int per_block = boltzmann_block_sum_count(l);
+  MYRIAD_EXPECTS(block_sums.size() == static_cast<std::size_t>(blocks) * per_block,
+                 "boltzmann enumeration: ", block_sums.size(), " block sums, expected ",
+                 blocks * per_block);
+  const auto at = [&](int q, std::int64_t high) {
+    return block_sums[static_cast<std::size_t>(q) * blocks + high];
+  };
+  StateSums all(n);
+#pragma omp parallel
+  {
+    StateSums mine(n), block(n);
+    std::vector<double> low_first(static_cast<std::size_t>(l)),
+        low_second(static_cast<std::size_t>(l) * (l + 1) / 2);
+#pragma omp for schedule(static)
+    for (std::int64_t high = 0; high < blocks; ++high) {
+      for (int j = 0; j < l; ++j) low_first[j] = at(2 + j, high);
+      for (std::size_t q = 0; q < low_second.size(); ++q)
+        low_second[q] = at(2 + l + static_cast<int>(q), high);
+      add_block(n, l, high, {at(0, high), at(1, high)}, low_first.data(), low_second.data(), block,
+                mine);
+    }
+#pragma omp critical
+    all.merge(mine);
+  }
+  return moments_from(all);
 }
 
 RelaxationMoments relaxation_moments(const BoltzmannExactMoments& machine,

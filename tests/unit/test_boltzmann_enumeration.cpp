@@ -12,6 +12,7 @@
 
 #include "common/expect_error.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/models/boltzmann_block.hpp"
 #include "myriad/models/boltzmann_enumeration.hpp"
 #include "myriad/models/boltzmann_relaxation.hpp"
 
@@ -53,6 +54,47 @@ TEST(BoltzmannEnumeration, MatchesTheTabulatedEnumerationInOneBlockAndAcrossBloc
     const models::RelaxationMoments x = models::relaxation_moments(m, data.factor(), n);
     for (int a = 0; a < n; ++a) EXPECT_NEAR(x.mean[a], data.mean_x()[a], 1e-10) << a;
   }
+}
+
+// The GPU path's two halves on the CPU: every block of kBoltzmannGpuLowUnits low units through the
+// shared block body (models/boltzmann_block.hpp), laid out [value][block] as the kernel writes
+// them (kernels/boltzmann_enumeration.cu), then merged by boltzmann_moments_from_blocks — against
+// the CPU path's blocks of 14, to rounding.
+TEST(BoltzmannEnumeration, TheGpuPathsBlocksMergeToTheSameMoments) {
+  constexpr int l = models::kBoltzmannGpuLowUnits;
+  for (const int n : {11, 17}) {
+    const auto data = BoltzmannRelaxationData<double>::synthetic(n, 7);
+    const std::vector<double>& w = data.coupling();
+    const std::vector<double>& b = data.bias();
+    const std::int64_t blocks = std::int64_t{1} << (n - l);
+    const int per_block = models::boltzmann_block_sum_count(l);
+    std::vector<double> sums(static_cast<std::size_t>(blocks) * per_block);
+    std::vector<double> s(n), field(l), first(l), second(l * (l + 1) / 2);
+    for (std::int64_t high = 0; high < blocks; ++high) {
+      const models::BoltzmannBlockTotals t = models::enumerate_boltzmann_block(
+          w.data(), b.data(), n, l, high, s.data(), field.data(), first.data(), second.data());
+      std::vector<double> values{t.bound, t.total};
+      values.insert(values.end(), first.begin(), first.end());
+      values.insert(values.end(), second.begin(), second.end());
+      for (int q = 0; q < per_block; ++q)
+        sums[static_cast<std::size_t>(q) * blocks + high] = values[q];
+    }
+    const auto merged = models::boltzmann_moments_from_blocks(w, b, l, sums);
+    const auto direct = models::boltzmann_exact_moments(w, b);
+    EXPECT_NEAR(merged.log_z, direct.log_z, 1e-12 * std::fabs(direct.log_z)) << n;
+    for (int i = 0; i < n; ++i) {
+      EXPECT_NEAR(merged.mean[i], direct.mean[i], 1e-12) << "n " << n << " unit " << i;
+      for (int j = 0; j < n; ++j)
+        EXPECT_NEAR(merged.second[static_cast<std::size_t>(i) * n + j],
+                    direct.second[static_cast<std::size_t>(i) * n + j], 1e-12)
+            << "n " << n << " (" << i << ", " << j << ")";
+    }
+  }
+  // Block sums of the wrong size are refused.
+  const auto data = BoltzmannRelaxationData<double>::synthetic(11, 7);
+  testing::expect_invalid_argument(
+      [&] { models::boltzmann_moments_from_blocks(data.coupling(), data.bias(), l, {1.0}); },
+      "block sums, expected");
 }
 
 // Cov[x] = Qᵀ Cov[s] Q + I against the sample covariance of 40000 exact draws, entry by entry

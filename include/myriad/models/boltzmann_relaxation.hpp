@@ -218,16 +218,19 @@ class BoltzmannRelaxationData {
 
   /// A random system as in the header comment (thesis code seed 201702), relaxed with Λ = cI or
   /// with the SDP's Λ shipped for (units, seed) (models/boltzmann_sdp_lambda.hpp). Throws
-  /// myriad::invalid_argument unless 1 ≤ units ≤ 30, or for an SDP Λ not shipped.
+  /// myriad::invalid_argument unless 1 ≤ units ≤ 30, or for an SDP Λ not shipped. `enumeration`:
+  /// where the exact answers' enumeration runs (2^30 states take 27 s on two CPU cores).
   static BoltzmannRelaxationData synthetic(int units = 12, std::uint64_t seed = 201702,
-                                           BoltzmannLambda lambda = BoltzmannLambda::identity) {
+                                           BoltzmannLambda lambda = BoltzmannLambda::identity,
+                                           EnumerationDevice enumeration = EnumerationDevice::cpu) {
     auto [w, b] = random_parameters(units, seed);
-    if (lambda == BoltzmannLambda::identity) return from_parameters(std::move(w), std::move(b));
+    if (lambda == BoltzmannLambda::identity)
+      return from_parameters(std::move(w), std::move(b), enumeration);
     const std::vector<double>* sdp = boltzmann_sdp_lambda(units, seed);
     MYRIAD_EXPECTS(sdp != nullptr,
                    "boltzmann_relaxation: no SDP Lambda is shipped for units=", units,
                    " seed=", seed, " (scripts/boltzmann-sdp-lambda makes them)");
-    return from_parameters(std::move(w), std::move(b), *sdp);
+    return from_parameters(std::move(w), std::move(b), *sdp, enumeration);
   }
 
   /// W and b of the random system (header comment), before any relaxation.
@@ -265,7 +268,9 @@ class BoltzmannRelaxationData {
   /// A system with caller-supplied couplings W (D_B × D_B row-major, symmetric, zero diagonal)
   /// and biases b, relaxed with Λ = cI. Throws myriad::invalid_argument naming the first bad
   /// entry.
-  static BoltzmannRelaxationData from_parameters(std::vector<double> w, std::vector<double> b) {
+  static BoltzmannRelaxationData from_parameters(
+      std::vector<double> w, std::vector<double> b,
+      EnumerationDevice enumeration = EnumerationDevice::cpu) {
     check_parameters(w, b);
     BoltzmannRelaxationData data;
     data.units_ = data.dim_ = static_cast<int>(b.size());
@@ -274,7 +279,7 @@ class BoltzmannRelaxationData {
     data.order_.resize(static_cast<std::size_t>(data.units_));
     for (int i = 0; i < data.units_; ++i) data.order_[i] = i;
     data.choose_lambda();
-    data.enumerate();
+    data.enumerate(enumeration);
     return data;
   }
 
@@ -286,8 +291,9 @@ class BoltzmannRelaxationData {
   /// QQᵀ − diag(QQᵀ) and Λ = diag(QQᵀ), which differ from the given W and Λ by the factor's
   /// residual (≤ kRankTolerance × max Λ_ii · D_B). Throws myriad::invalid_argument for bad entries
   /// or a W + Λ that is not positive semi-definite.
-  static BoltzmannRelaxationData from_parameters(std::vector<double> w, std::vector<double> b,
-                                                 const std::vector<double>& lambda) {
+  static BoltzmannRelaxationData from_parameters(
+      std::vector<double> w, std::vector<double> b, const std::vector<double>& lambda,
+      EnumerationDevice enumeration = EnumerationDevice::cpu) {
     check_parameters(w, b);
     const int n = static_cast<int>(b.size());
     MYRIAD_EXPECTS(lambda.size() == b.size(), "boltzmann_relaxation: Lambda has ", lambda.size(),
@@ -323,7 +329,7 @@ class BoltzmannRelaxationData {
     data.lambda_min_ = std::numeric_limits<double>::quiet_NaN();
     data.factor_t_ = std::vector<T>(data.factor_.begin(), data.factor_.end());
     data.bias_t_ = std::vector<T>(data.bias_.begin(), data.bias_.end());
-    data.enumerate();
+    data.enumerate(enumeration);
     return data;
   }
 
@@ -462,11 +468,11 @@ class BoltzmannRelaxationData {
   // e(s) = ½sᵀWs + sᵀb updates in O(D_B): flipping s_j changes e by −2 s_j (h_j + b_j), with
   // h = Ws (W_jj = 0), and h_k by −2 s_j W_kj. log Z_B by log-sum-exp; the CDF in state-index
   // order; E[s] from the normalised probabilities.
-  void enumerate() {
+  void enumerate(EnumerationDevice device) {
     const int n = units_;
     // Cov[x] from E[ssᵀ], which the table below does not give; above kMaxTabulatedUnits the
     // streamed enumeration gives everything and there is no table.
-    const BoltzmannExactMoments streamed = boltzmann_exact_moments(coupling_, bias_);
+    const BoltzmannExactMoments streamed = boltzmann_exact_moments(coupling_, bias_, device);
     const int d = dim_;
     const RelaxationMoments relaxed = relaxation_moments(streamed, factor_, d);
     covariance_x_ = relaxed.covariance;
