@@ -53,10 +53,9 @@
 #include <vector>
 
 #include "myriad/app/option_names.hpp"
-#include "myriad/app/stan_data.hpp"
+#include "myriad/app/radon_data.hpp"
 #include "myriad/estimate/variational_base.hpp"
 #include "myriad/models/boltzmann_relaxation.hpp"
-#include "myriad/models/radon.hpp"
 #include "myriad/run/ais.hpp"
 #include "myriad/run/sample.hpp"
 #include "myriad/run/temper.hpp"
@@ -242,14 +241,8 @@ std::vector<System> boltzmann_systems(const Options& o) {
 }
 
 std::vector<System> radon_systems(const Options& o) {
-  const auto json = myriad::StanData::parse(std::string(myriad::models::radon_minnesota_json()),
-                                            "radon_mn.json");
-  const int homes = json.integer("N", 1, 1 << 30), counties = json.integer("J", 1, 1 << 20);
-  const auto n = static_cast<std::size_t>(homes);
   auto data = std::make_shared<myriad::models::RadonData<double>>(
-      myriad::models::RadonData<double>::from_arrays(
-          json.reals("log_radon", n), json.reals("floor_measure", n), json.reals("log_uppm", n),
-          json.integers("county_idx", n, 1, counties), counties));
+      myriad::radon_data<double>(myriad::minnesota_radon()));
   System s = make_system(data, o.device);
   auto start = std::chrono::steady_clock::now();
   const myriad::AisResult reference =

@@ -2,14 +2,12 @@
 // thesis-methods.md §9.6, §9.8). Each owns its parameters on the host and uploads them once when
 // the run is on a GPU.
 
-#include <climits>
 #include <string>
 #include <vector>
 
+#include "myriad/app/radon_data.hpp"
 #include "myriad/app/registry.hpp"
-#include "myriad/app/stan_data.hpp"
 #include "myriad/models/builtin_targets.hpp"
-#include "myriad/models/radon.hpp"
 #include "myriad/run/ais.hpp"
 #include "myriad/run/fitted_base.hpp"
 #include "myriad/run/sample.hpp"
@@ -164,15 +162,8 @@ ModelSpec boltzmann_spec() {
 
 /// The radon regression's data: --data's, or the Minnesota data compiled in.
 template <class T>
-models::RadonData<T> radon_data(const ModelArguments& a) {
-  static const StanData minnesota = StanData::parse(std::string(models::radon_minnesota_json()),
-                                                    "radon's built-in data (data/radon_mn.json)");
-  const StanData& data = a.data() != nullptr ? *a.data() : minnesota;
-  const int homes = data.integer("N", 1, INT_MAX), counties = data.integer("J", 1, INT_MAX);
-  const auto n = static_cast<std::size_t>(homes);
-  return models::RadonData<T>::from_arrays(
-      data.reals("log_radon", n), data.reals("floor_measure", n), data.reals("log_uppm", n),
-      data.integers("county_idx", n, 1, counties), counties);
+models::RadonData<T> radon_data_of(const ModelArguments& a) {
+  return radon_data<T>(a.data() != nullptr ? *a.data() : minnesota_radon());
 }
 
 ModelSpec radon_spec() {
@@ -190,7 +181,7 @@ ModelSpec radon_spec() {
   spec.sample = [](const ModelArguments& a, const SampleConfig& config, Precision precision) {
     const auto run = [&](auto t) {
       using T = decltype(t);
-      auto data = radon_data<T>(a);
+      auto data = radon_data_of<T>(a);
       SampleConfig resolved = config;
       resolved.device = choose_device<models::Radon<T>>(config.device);
       return resolved.device == Device::cuda ? sample(data.device_model(), resolved)
@@ -199,8 +190,9 @@ ModelSpec radon_spec() {
     return precision == Precision::float32 ? run(float{}) : run(double{});
   };
   // Builds (and so checks) the data before the run starts.
-  spec.dim = [](const ModelArguments& a) { return radon_data<double>(a).host_model().dim(); };
-  offer_annealing(spec, [](const ModelArguments& a, auto t) { return radon_data<decltype(t)>(a); });
+  spec.dim = [](const ModelArguments& a) { return radon_data_of<double>(a).host_model().dim(); };
+  offer_annealing(spec,
+                  [](const ModelArguments& a, auto t) { return radon_data_of<decltype(t)>(a); });
   return spec;
 }
 

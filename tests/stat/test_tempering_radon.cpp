@@ -23,23 +23,15 @@
 #include <string>
 #include <vector>
 
-#include "myriad/app/stan_data.hpp"
-#include "myriad/models/radon.hpp"
+#include "myriad/app/radon_data.hpp"
 #include "myriad/run/ais.hpp"
 #include "myriad/run/temper.hpp"
 
 namespace myriad {
 namespace {
 
-models::RadonData<double> minnesota() {
-  const auto json = StanData::parse(std::string(models::radon_minnesota_json()), "radon_mn.json");
-  return models::RadonData<double>::from_arrays(
-      json.reals("log_radon", 919), json.reals("floor_measure", 919), json.reals("log_uppm", 919),
-      json.integers("county_idx", 919, 1, 85), 85);
-}
-
 TEST(StatTemperRadon, GibbsCtAgreesWithAisOnLogZAndTheMeans) {
-  const auto data = minnesota();
+  const auto data = radon_data<double>(minnesota_radon());
   const auto target = data.host_model();
   const VariationalBase base = fit_variational_base(target, VariationalBaseConfig{});
 

@@ -19,6 +19,7 @@
 
 #include "common/ais_layout_support.hpp"
 #include "common/hmc_agreement.hpp"
+#include "common/radon_test_data.hpp"
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/backend/cpu_ais_backend.hpp"
 #include "myriad/core/lanes.hpp"
@@ -29,7 +30,6 @@
 #include "myriad/models/linear_generative.hpp"
 #include "myriad/models/mcrbm.hpp"
 #include "myriad/models/product_of_experts.hpp"
-#include "myriad/models/radon.hpp"
 
 namespace myriad {
 namespace {
@@ -136,12 +136,7 @@ TYPED_TEST(AisLanes, BoltzmannRelaxationAndLinearGenerativeBatchesAgree) {
 
 TYPED_TEST(AisLanes, RadonAgrees) {
   using T = TypeParam;
-  // Twelve homes in three counties (as in test_hmc_lanes.cpp).
-  const auto data = models::RadonData<T>::from_arrays(
-      {1.1, 0.4, 1.9, 0.8, 1.3, 1.6, 0.2, 1.0, 2.1, 0.7, 1.4, 0.9},
-      {0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1},
-      {-0.5, 0.2, 0.6, -0.5, 0.2, 0.6, -0.5, 0.2, 0.6, -0.5, 0.2, 0.6},
-      {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3}, 3);
+  const auto data = testing::twelve_homes_radon<T>();
   using Target = std::decay_t<decltype(data.host_model())>;
   for (const auto& kernel : library_ais_lane_kernels<Target, T>())
     expect_ais_lanes_agree<Target, T>(data.host_model(), kernel, 21, 15, false, "radon");

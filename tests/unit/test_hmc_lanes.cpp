@@ -17,6 +17,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "common/hmc_agreement.hpp"
+#include "common/radon_test_data.hpp"
 #include "myriad/backend/cpu_hmc_backend.hpp"
 #include "myriad/core/lanes.hpp"
 #include "myriad/detail/hmc_lane_blocks.hpp"
@@ -101,12 +102,7 @@ TYPED_TEST(HmcLanes, LogisticAgrees) {
 
 TYPED_TEST(HmcLanes, RadonAgrees) {
   using T = TypeParam;
-  // Twelve homes in three counties: the county sums gather into the gradient in every lane.
-  const auto data = models::RadonData<T>::from_arrays(
-      {1.1, 0.4, 1.9, 0.8, 1.3, 1.6, 0.2, 1.0, 2.1, 0.7, 1.4, 0.9},
-      {0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1},
-      {-0.5, 0.2, 0.6, -0.5, 0.2, 0.6, -0.5, 0.2, 0.6, -0.5, 0.2, 0.6},
-      {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3}, 3);
+  const auto data = testing::twelve_homes_radon<T>();
   expect_lanes_agree<T>(data.host_model(), 45, "radon");
 }
 
