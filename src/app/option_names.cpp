@@ -42,10 +42,6 @@ TemperMethod parse_temper_method(const std::string& name) {
   return parse_enum(kTemperMethodNames, name, "tempering method");
 }
 
-TemperatureSchedule parse_temperature_schedule(const std::string& name) {
-  return parse_enum(kTemperatureScheduleNames, name, "tempering schedule");
-}
-
 TemperingMetric parse_tempering_metric(const std::string& name) {
   return parse_enum(kTemperingMetricNames, name, "tempering metric");
 }

@@ -83,18 +83,10 @@ int ais_command(int argc, char** argv) {
   AisConfig config;
   config.particles = line.integer("particles", 1, 0x7FFFFFFFll);
   config.temperatures = static_cast<int>(line.integer("temperatures", 1, 100000000));
-  config.schedule = parse_schedule_kind(line.text("schedule"));
-  if (line.has("schedule-file")) {
-    if (line.has("temperatures") || line.has("schedule") || line.has("schedule-parameter"))
-      throw UsageError{
-          "--schedule-file replaces --schedule, --schedule-parameter and --temperatures"};
-    config.beta = read_schedule_file(line.text("schedule-file"));
-  }
-  if (line.has("schedule-parameter")) {
-    if (config.schedule == ScheduleKind::linear)
-      throw UsageError{"--schedule-parameter applies to the geometric and sigmoid schedules"};
-    config.schedule_parameter = line.number("schedule-parameter");
-  }
+  const ScheduleOptions schedule = read_schedule_options(line);
+  config.schedule = schedule.kind;
+  config.schedule_parameter = schedule.parameter;
+  config.beta = schedule.beta;
   config.transition = parse_ais_transition(line.text("transition"));
   config.steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
   config.step_size = line.number("step-size");
@@ -124,13 +116,9 @@ int ais_command(int argc, char** argv) {
   run.data_file = arguments.data_path();
   run.requested_device = to_string(config.device);
   run.precision = to_string(precision);
-  run.schedule = config.beta.empty() ? to_string(config.schedule) : "user";
+  run.schedule = schedule.name();
   // The parameter in effect (null in run.json for the linear schedule, which has none).
-  run.schedule_parameter =
-      config.schedule == ScheduleKind::linear || !config.beta.empty()
-          ? std::nan("")
-          : (std::isnan(config.schedule_parameter) ? default_schedule_parameter(config.schedule)
-                                                   : config.schedule_parameter);
+  run.schedule_parameter = schedule.parameter_in_effect();
 
   RunSession session(line, config.device, start);
   config.progress = session.phase_progress();

@@ -1,10 +1,12 @@
 #include "schedule_file.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
 
+#include "myriad/app/option_names.hpp"
 #include "myriad/core/error.hpp"
 
 namespace myriad::cli {
@@ -28,6 +30,29 @@ std::vector<double> read_schedule_file(const std::string& path) {
   if (beta.empty())
     throw invalid_argument("schedule file '" + path + "' holds no inverse temperatures");
   return beta;
+}
+
+double ScheduleOptions::parameter_in_effect() const {
+  if (kind == ScheduleKind::linear || !beta.empty()) return std::nan("");
+  return std::isnan(parameter) ? default_schedule_parameter(kind) : parameter;
+}
+
+ScheduleOptions read_schedule_options(const CommandLine& line) {
+  ScheduleOptions options;
+  options.kind = parse_schedule_kind(line.text("schedule"));
+  options.parameter = std::nan("");
+  if (line.has("schedule-file")) {
+    if (line.has("temperatures") || line.has("schedule") || line.has("schedule-parameter"))
+      throw UsageError{
+          "--schedule-file replaces --schedule, --schedule-parameter and --temperatures"};
+    options.beta = read_schedule_file(line.text("schedule-file"));
+  }
+  if (line.has("schedule-parameter")) {
+    if (options.kind == ScheduleKind::linear)
+      throw UsageError{"--schedule-parameter applies to the geometric and sigmoid schedules"};
+    options.parameter = line.number("schedule-parameter");
+  }
+  return options;
 }
 
 }  // namespace myriad::cli

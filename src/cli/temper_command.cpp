@@ -47,10 +47,12 @@ std::vector<OptionSpec> temper_options() {
       {"base-mean", "M", "0", "mean of every coordinate of the Gaussian base"},
       {"base-scale", "S", "1", "standard deviation of every coordinate of the Gaussian base"},
       {"temperatures", "K", "1000", "st: inverse temperatures 0 = beta_0 < ... < beta_K-1 = 1"},
-      {"schedule", "linear|sigmoidal", "sigmoidal", "st: spacing of the inverse temperatures"},
+      {"schedule", "linear|geometric|sigmoid", "sigmoid",
+       "st: spacing of the inverse temperatures (sigmoid: the thesis's (5.53))"},
+      {"schedule-parameter", "X", "", "st: beta_min (geometric, 1e-4) or scale s (sigmoid, 4)"},
       {"schedule-file", "PATH", "",
        "st: a user-given ladder, whitespace-separated betas from 0 to 1 (instead of "
-       "--schedule and --temperatures)"},
+       "--schedule, --schedule-parameter and --temperatures)"},
       {"u-scale", "S", "1", "ct-hmc: beta = sigmoid(u / S)"},
       {"initial-u", "U", "-10", "ct-hmc: u at the start (beta near 0: the base)"},
   };
@@ -78,7 +80,7 @@ int temper_command(int argc, char** argv) {
   TemperConfig config;
   config.method = parse_temper_method(line.text("method"));
   require_method(line, config.method, TemperMethod::simulated_tempering,
-                 {"temperatures", "schedule", "schedule-file"});
+                 {"temperatures", "schedule", "schedule-parameter", "schedule-file"});
   require_method(line, config.method, TemperMethod::ct_hmc, {"u-scale", "initial-u"});
   config.chains = line.integer("chains", 2, 0x7FFFFFFFll);
   config.warmup = static_cast<int>(line.integer("warmup", 0, 100000000));
@@ -88,12 +90,10 @@ int temper_command(int argc, char** argv) {
   config.metric = parse_tempering_metric(line.text("metric"));
   config.log_zeta = line.number("log-zeta");
   config.temperatures = static_cast<int>(line.integer("temperatures", 2, 100000000));
-  config.schedule = parse_temperature_schedule(line.text("schedule"));
-  if (line.has("schedule-file")) {
-    if (line.has("temperatures") || line.has("schedule"))
-      throw UsageError{"--schedule-file replaces --schedule and --temperatures"};
-    config.beta = read_schedule_file(line.text("schedule-file"));
-  }
+  const ScheduleOptions schedule = read_schedule_options(line);
+  config.schedule = schedule.kind;
+  config.schedule_parameter = schedule.parameter;
+  config.beta = schedule.beta;
   config.u_scale = line.number("u-scale");
   config.initial_u = line.number("initial-u");
   config.seed = line.unsigned_integer("seed");
@@ -115,8 +115,10 @@ int temper_command(int argc, char** argv) {
   run.model_arguments = arguments.values();
   run.data_file = arguments.data_path();
   run.requested_device = to_string(config.device);
-  if (config.method == TemperMethod::simulated_tempering)
-    run.schedule = config.beta.empty() ? to_string(config.schedule) : "user";
+  if (config.method == TemperMethod::simulated_tempering) {
+    run.schedule = schedule.name();
+    run.schedule_parameter = schedule.parameter_in_effect();
+  }
 
   RunSession session(line, config.device, start);
   config.progress = session.phase_progress();

@@ -42,6 +42,7 @@ Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
   if (config.method == TemperMethod::simulated_tempering) {
     settings["temperatures"] = result.temperatures;
     settings["schedule"] = run.schedule;
+    settings["schedule_parameter"] = run.schedule_parameter;  // null when none
   }
   if (config.method == TemperMethod::ct_hmc) {
     settings["u_scale"] = config.u_scale;

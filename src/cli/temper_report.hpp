@@ -18,7 +18,8 @@ struct TemperRunDescription {
   std::vector<std::pair<std::string, std::string>> model_arguments;
   std::string data_file;  ///< --data, empty when the model's own data were used
   std::string requested_device;
-  std::string schedule;  ///< simulated tempering's: linear, sigmoidal or user; empty otherwise
+  std::string schedule;  ///< simulated tempering's: linear, geometric, sigmoid or user; else empty
+  double schedule_parameter = 0;  ///< its parameter in effect (NaN: none)
   double total_seconds = 0;
 };
 

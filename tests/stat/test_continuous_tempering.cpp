@@ -26,6 +26,7 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/estimate/annealing_base.hpp"
+#include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/estimate/continuous_tempering.hpp"
 #include "myriad/estimate/simulated_tempering.hpp"
 #include "myriad/estimate/tempering_estimate.hpp"
@@ -71,7 +72,7 @@ Run run(Method method, const ShiftedGaussian& target, double log_zeta, std::uint
   config.leapfrog_steps = 10;
   config.log_zeta = log_zeta;
   config.temperatures = kTemperatures;
-  config.schedule = TemperatureSchedule::linear;
+  config.schedule = ScheduleKind::linear;
   config.initial_u = -2.0;  // CT-HMC; Gibbs CT starts at β = 0, simulated tempering at index 0
   const TemperingSetup setup = make_tempering_setup(target, config);
   CpuTemperingBackend<ShiftedGaussian> backend(target, setup);
@@ -119,7 +120,7 @@ std::vector<double> beta_bin_probabilities(const ShiftedGaussian& target, double
 
 /// Simulated tempering's index marginal, p(k) ∝ z(β_k) e^{−β_k log ζ} (ω_k = −β_k log ζ).
 std::vector<double> index_probabilities(const ShiftedGaussian& target, double log_zeta) {
-  const std::vector<double> beta = inverse_temperatures(kTemperatures, TemperatureSchedule::linear);
+  const std::vector<double> beta = make_schedule(ScheduleKind::linear, kTemperatures - 1, 0);
   std::vector<double> p(beta.size());
   double total = 0;
   for (std::size_t k = 0; k < beta.size(); ++k) {

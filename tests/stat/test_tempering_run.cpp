@@ -30,7 +30,7 @@ TemperConfig config_for(TemperMethod method) {
   config.leapfrog_steps = 10;
   config.log_zeta = -1.0;
   config.temperatures = 11;
-  config.schedule = TemperatureSchedule::linear;
+  config.schedule = ScheduleKind::linear;
   config.initial_u = -2.0;
   config.device = Device::cpu;
   return config;

@@ -14,9 +14,11 @@
 #include "common/tempering_targets.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/estimate/annealing_base.hpp"
+#include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/estimate/continuous_tempering.hpp"
 #include "myriad/estimate/simulated_tempering.hpp"
 #include "myriad/estimate/tempering_estimate.hpp"
+#include "myriad/run/temper_config.hpp"
 
 namespace myriad {
 namespace {
@@ -126,26 +128,36 @@ TEST(TemperedDensities, TheExtendedDensityIsTheJointInXAndBeta) {
   EXPECT_NEAR(extended.log_density(x), joint + std::log(beta) + std::log(1 - beta), 1e-12);
 }
 
-TEST(TemperatureSchedule, LinearAndSigmoidalRunFromZeroToOneAndIncrease) {
-  const std::vector<double> linear = inverse_temperatures(5, TemperatureSchedule::linear);
-  EXPECT_EQ(linear, (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
-  const std::vector<double> sigmoidal = inverse_temperatures(1001, TemperatureSchedule::sigmoidal);
-  check_inverse_temperatures(sigmoidal);
-  // (5.53): symmetric about the middle, dense at both ends.
+/// Simulated tempering's ladder is an annealing schedule (estimate/annealing_schedule.hpp) of
+/// K − 1 steps: linear, or sigmoidal as the thesis's (5.53) with s = 4, symmetric about the middle
+/// and dense at both ends.
+TEST(TemperatureLadder, IsTheAnnealingScheduleOfKMinusOneSteps) {
+  TemperConfig config;
+  config.method = TemperMethod::simulated_tempering;
+  config.temperatures = 5;
+  config.schedule = ScheduleKind::linear;
+  EXPECT_EQ(config.ladder(), (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
+  config.temperatures = 1001;
+  config.schedule = ScheduleKind::sigmoid;
+  const std::vector<double> sigmoidal = config.ladder();
+  ASSERT_EQ(sigmoidal.size(), 1001u);
+  EXPECT_EQ(sigmoidal, make_schedule(ScheduleKind::sigmoid, 1000, 4.0));
   EXPECT_NEAR(sigmoidal[500], 0.5, 1e-15);
   EXPECT_NEAR(sigmoidal[100] + sigmoidal[900], 1.0, 1e-15);
   // Dense at the ends: the first step is under a quarter of a linear schedule's (1e-3) there.
   EXPECT_LT(sigmoidal[1], 0.25e-3);
-  expect_invalid_argument([] { inverse_temperatures(1, TemperatureSchedule::linear); },
-                          "at least 2 inverse temperatures");
-  expect_invalid_argument([] { check_inverse_temperatures({0, 0.5, 0.5, 1}); }, "must increase");
-  expect_invalid_argument([] { check_inverse_temperatures({0.1, 1}); }, "from 0 to 1");
+  config.temperatures = 1;
+  expect_invalid_argument([&] { config.validate(); }, "at least 2 inverse temperatures");
+  config.beta = {0, 0.5, 0.5, 1};
+  expect_invalid_argument([&] { config.validate(); }, "must increase");
+  config.beta = {0.1, 1};
+  expect_invalid_argument([&] { config.validate(); }, "must start at beta = 0");
 }
 
 // p(k | x) ∝ e^{−β_k Δ}: the draws' frequencies within 5 binomial standard errors of it, and the
 // end weights are its first and last entries.
 TEST(TemperatureLadder, DrawsTheIndexConditionalAndWeighsItsEnds) {
-  const std::vector<double> beta = inverse_temperatures(6, TemperatureSchedule::sigmoidal);
+  const std::vector<double> beta = make_schedule(ScheduleKind::sigmoid, 5, 4.0);
   const TemperatureLadder<double> ladder{beta.data(), 6};
   const RandomStream rng(3, 0);
   constexpr int kDraws = 40000;

@@ -24,16 +24,6 @@
 
 namespace myriad {
 
-/// The base distribution q on the host: a diagonal Gaussian N(mean, diag(scale²)); an empty mean
-/// is isotropic_mean and an empty scale isotropic_scale for every coordinate. Bounded coordinates
-/// of the target override it (annealing_base.hpp).
-struct AisBaseSpec {
-  std::vector<double> mean;
-  std::vector<double> scale;
-  double isotropic_scale = 1.0;  ///< every coordinate's scale when `scale` is empty
-  double isotropic_mean = 0.0;   ///< every coordinate's mean when `mean` is empty
-};
-
 /// How the CUDA backend maps particles onto threads (kernels/ais_kernels.cuh): `automatic` picks
 /// warp when the target has a team gradient and the warps fit one wave, else thread; warp is for
 /// few particles and a costly target (the HAIS protocol).

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
@@ -23,6 +24,16 @@
 #include "myriad/core/team.hpp"
 
 namespace myriad {
+
+/// The base distribution q on the host, as runs describe it: a diagonal Gaussian
+/// N(mean, diag(scale²)); an empty mean is isotropic_mean and an empty scale isotropic_scale for
+/// every coordinate. Bounded coordinates of the target override it (AnnealingBase below).
+struct AisBaseSpec {
+  std::vector<double> mean;
+  std::vector<double> scale;
+  double isotropic_scale = 1.0;  ///< every coordinate's scale when `scale` is empty
+  double isotropic_mean = 0.0;   ///< every coordinate's mean when `mean` is empty
+};
 
 template <class T>
 struct AnnealingBase {

@@ -25,7 +25,8 @@ enum class ScheduleKind { linear, geometric, sigmoid };
 inline constexpr EnumName<ScheduleKind> kScheduleKindNames[] = {
     {ScheduleKind::linear, "linear"},
     {ScheduleKind::geometric, "geometric"},
-    {ScheduleKind::sigmoid, "sigmoid"}};
+    {ScheduleKind::sigmoid, "sigmoid"},
+    {ScheduleKind::sigmoid, "sigmoidal"}};
 
 inline std::string to_string(ScheduleKind kind) { return enum_name(kScheduleKindNames, kind); }
 

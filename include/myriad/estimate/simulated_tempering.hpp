@@ -8,16 +8,14 @@
 // so that p(k | x) ∝ exp(−β_k Δ(x)) with CT's energy gap Δ: the discrete version of CT's
 // β-conditional. An iteration is an HMC update of x at β_k (TemperedDensity) and a Gibbs draw of
 // k from p(k | x) (O(K): a log-sum-exp pass and an inverse-CDF pass). The Rao–Blackwellised
-// estimators (2.74), (5.57) use p(0 | x) and p(K | x) where CT uses w₀ and w₁:
+// estimators (2.74), (5.57) use p(0 | x) and p(K | x) where CT uses w₀ and w₁ (the ladder is
+// an annealing schedule, estimate/annealing_schedule.hpp: linear, or sigmoidal as (5.53)):
 // Ẑ = e^{ω_0 − ω_K} Σ p(K | x_n) / Σ p(0 | x_n) = ζ Σ p(K | x_n) / Σ p(0 | x_n), so
 // estimate/tempering_estimate.hpp serves both.
 
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
-#include "myriad/core/enum_names.hpp"
-#include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
@@ -25,50 +23,6 @@
 #include "myriad/mcmc/hmc.hpp"
 
 namespace myriad {
-
-enum class TemperatureSchedule { linear, sigmoidal };
-
-inline constexpr EnumName<TemperatureSchedule> kTemperatureScheduleNames[] = {
-    {TemperatureSchedule::linear, "linear"},
-    {TemperatureSchedule::sigmoidal, "sigmoidal"},
-    {TemperatureSchedule::sigmoidal, "sigmoid"}};
-
-inline const char* to_string(TemperatureSchedule schedule) {
-  return enum_name(kTemperatureScheduleNames, schedule);
-}
-
-/// The `count` inverse temperatures β_0 = 0 < … < β_{count−1} = 1 (count ≥ 2): linear, β_k = k/K,
-/// or sigmoidal (thesis (5.53)): β̃_k = σ(4(2k − K)/K), β_k = (β̃_k − β̃_0)/(β̃_K − β̃_0), with
-/// K = count − 1.
-inline std::vector<double> inverse_temperatures(int count, TemperatureSchedule schedule) {
-  MYRIAD_EXPECTS(count >= 2, "a tempering schedule needs at least 2 inverse temperatures, got ",
-                 count);
-  const int k_max = count - 1;
-  std::vector<double> beta(static_cast<std::size_t>(count));
-  const auto raw = [k_max](int k) { return 1 / (1 + std::exp(-4.0 * (2.0 * k - k_max) / k_max)); };
-  for (int k = 0; k <= k_max; ++k) {
-    beta[static_cast<std::size_t>(k)] = schedule == TemperatureSchedule::linear
-                                            ? static_cast<double>(k) / k_max
-                                            : (raw(k) - raw(0)) / (raw(k_max) - raw(0));
-  }
-  beta.front() = 0;
-  beta.back() = 1;
-  return beta;
-}
-
-/// Throws myriad::invalid_argument unless `beta` is a schedule: at least 2 values, strictly
-/// increasing, from 0 to 1.
-inline void check_inverse_temperatures(const std::vector<double>& beta) {
-  MYRIAD_EXPECTS(beta.size() >= 2,
-                 "a tempering schedule needs at least 2 inverse temperatures, "
-                 "got ",
-                 beta.size());
-  MYRIAD_EXPECTS(beta.front() == 0 && beta.back() == 1,
-                 "a tempering schedule runs from 0 to 1, got ", beta.front(), " to ", beta.back());
-  for (std::size_t k = 1; k < beta.size(); ++k)
-    MYRIAD_EXPECTS(beta[k] > beta[k - 1], "a tempering schedule must increase: beta[", k,
-                   "] = ", beta[k], " after ", beta[k - 1]);
-}
 
 /// The index conditional p(k | x) ∝ exp(−β_k Δ) over a device-visible schedule of `count` values.
 template <class T>

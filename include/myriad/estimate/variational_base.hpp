@@ -20,12 +20,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
-#include "myriad/backend/ais_backend.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
+#include "myriad/estimate/annealing_base.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/model/concept.hpp"
 

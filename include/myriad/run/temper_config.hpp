@@ -13,6 +13,7 @@
 #include "myriad/backend/ais_backend.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/estimate/simulated_tempering.hpp"
 #include "myriad/estimate/tempering_estimate.hpp"
 #include "myriad/estimate/tempering_method.hpp"
@@ -41,7 +42,9 @@ struct TemperConfig {
   /// (run/fitted_base.hpp).
   std::optional<VariationalBaseConfig> fit_base;
   int temperatures = 1000;  ///< simulated tempering: K inverse temperatures, 0 … 1
-  TemperatureSchedule schedule = TemperatureSchedule::sigmoidal;
+  ScheduleKind schedule = ScheduleKind::sigmoid;  ///< simulated tempering's ladder (thesis (5.53))
+  /// β_min (geometric) or the scale s (sigmoid); NaN: the kind's default (1e-4, 4).
+  double schedule_parameter = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> beta;  ///< simulated tempering: a user-given ladder; overrides the above
   double u_scale = 1;        ///< CT-HMC: β = σ(u / s)
   double initial_u = -10;    ///< CT-HMC: u at the start (the thesis's code: β ≈ 0)
@@ -49,9 +52,15 @@ struct TemperConfig {
   int chunk_iterations = 50;  ///< transitions per backend call (progress between calls)
   std::function<void(const char* phase, std::int64_t done, std::int64_t total)> progress;
 
-  /// Simulated tempering's ladder: `beta` when given, else the schedule's `temperatures` values.
+  /// Simulated tempering's ladder: `beta` when given, else the schedule's `temperatures` values
+  /// (an annealing schedule of temperatures − 1 steps, estimate/annealing_schedule.hpp).
   std::vector<double> ladder() const {
-    return beta.empty() ? inverse_temperatures(temperatures, schedule) : beta;
+    if (!beta.empty()) return beta;
+    MYRIAD_EXPECTS(temperatures >= 2,
+                   "simulated tempering needs at least 2 inverse temperatures, got ", temperatures);
+    return make_schedule(
+        schedule, temperatures - 1,
+        std::isnan(schedule_parameter) ? default_schedule_parameter(schedule) : schedule_parameter);
   }
 
   /// Throws myriad::invalid_argument naming the first bad value.
@@ -70,7 +79,7 @@ struct TemperConfig {
                    u_scale);
     MYRIAD_EXPECTS(std::isfinite(initial_u), "initial u must be finite, got ", initial_u);
     MYRIAD_EXPECTS(chunk_iterations >= 1, "chunk iterations must be >= 1, got ", chunk_iterations);
-    if (method == TemperMethod::simulated_tempering) check_inverse_temperatures(ladder());
+    if (method == TemperMethod::simulated_tempering) validate_schedule(ladder());
   }
 };
 

@@ -51,8 +51,6 @@ MpisMethod parse_mpis_method(const std::string& name);
 /// "gibbs-ct", "ct-hmc" or "st".
 TemperMethod parse_temper_method(const std::string& name);
 
-/// "linear" or "sigmoidal" (also "sigmoid").
-TemperatureSchedule parse_temperature_schedule(const std::string& name);
 /// "unit" or "base".
 TemperingMetric parse_tempering_metric(const std::string& name);
 
