@@ -50,8 +50,7 @@ BoltzmannExactMoments boltzmann_exact_moments_cuda(const std::vector<double>& w,
   const int n = static_cast<int>(b.size());
   MYRIAD_EXPECTS(n > kLow && n <= kMaxUnits, "boltzmann enumeration on a GPU: units must lie in (",
                  kLow, ", ", kMaxUnits, "], got ", n, " (enumerate on the CPU)");
-  MYRIAD_EXPECTS(w.size() == static_cast<std::size_t>(n) * n, "boltzmann enumeration: W has ",
-                 w.size(), " entries, expected ", n * n);
+  check_boltzmann_machine(w, b);  // before the kernel reads them
   const std::int64_t blocks = std::int64_t{1} << (n - kLow);
   const DeviceArray<double> device_w(w), device_b(b);
   DeviceArray<double> sums(static_cast<std::size_t>(blocks) * boltzmann_block_sum_count(kLow));

@@ -72,23 +72,6 @@ void add_block(int n, int l, std::int64_t high, const BoltzmannBlockTotals& tota
   sums.merge(block);
 }
 
-void check_machine(const std::vector<double>& w, const std::vector<double>& b) {
-  const int n = static_cast<int>(b.size());
-  MYRIAD_EXPECTS(n >= 1 && n <= 40, "boltzmann enumeration: units must lie in [1, 40], got ", n);
-  MYRIAD_EXPECTS(w.size() == static_cast<std::size_t>(n) * n, "boltzmann enumeration: W has ",
-                 w.size(), " entries, expected ", n * n);
-  for (int i = 0; i < n; ++i) {
-    MYRIAD_EXPECTS(std::isfinite(b[i]), "boltzmann enumeration: b[", i, "] is not finite");
-    MYRIAD_EXPECTS(w[static_cast<std::size_t>(i) * n + i] == 0.0, "boltzmann enumeration: W[", i,
-                   "][", i, "] must be 0");
-    for (int k = 0; k < n; ++k)
-      MYRIAD_EXPECTS(
-          std::isfinite(w[static_cast<std::size_t>(i) * n + k]) &&
-              w[static_cast<std::size_t>(i) * n + k] == w[static_cast<std::size_t>(k) * n + i],
-          "boltzmann enumeration: W must be finite and symmetric at [", i, "][", k, "]");
-  }
-}
-
 /// The moments from the merged sums of every block.
 BoltzmannExactMoments moments_from(const StateSums& all) {
   const int n = all.n;
@@ -110,9 +93,26 @@ BoltzmannExactMoments moments_from(const StateSums& all) {
 
 }  // namespace
 
+void check_boltzmann_machine(const std::vector<double>& w, const std::vector<double>& b) {
+  const int n = static_cast<int>(b.size());
+  MYRIAD_EXPECTS(n >= 1 && n <= 40, "boltzmann enumeration: units must lie in [1, 40], got ", n);
+  MYRIAD_EXPECTS(w.size() == static_cast<std::size_t>(n) * n, "boltzmann enumeration: W has ",
+                 w.size(), " entries, expected ", n * n);
+  for (int i = 0; i < n; ++i) {
+    MYRIAD_EXPECTS(std::isfinite(b[i]), "boltzmann enumeration: b[", i, "] is not finite");
+    MYRIAD_EXPECTS(w[static_cast<std::size_t>(i) * n + i] == 0.0, "boltzmann enumeration: W[", i,
+                   "][", i, "] must be 0");
+    for (int k = 0; k < n; ++k)
+      MYRIAD_EXPECTS(
+          std::isfinite(w[static_cast<std::size_t>(i) * n + k]) &&
+              w[static_cast<std::size_t>(i) * n + k] == w[static_cast<std::size_t>(k) * n + i],
+          "boltzmann enumeration: W must be finite and symmetric at [", i, "][", k, "]");
+  }
+}
+
 BoltzmannExactMoments boltzmann_exact_moments(const std::vector<double>& w,
                                               const std::vector<double>& b) {
-  check_machine(w, b);
+  check_boltzmann_machine(w, b);
   const int n = static_cast<int>(b.size());
   const int l = std::min(n, kBoltzmannLowUnits);
   const std::int64_t blocks = std::int64_t{1} << (n - l);
@@ -139,7 +139,7 @@ BoltzmannExactMoments boltzmann_exact_moments(const std::vector<double>& w,
 BoltzmannExactMoments boltzmann_moments_from_blocks(const std::vector<double>& w,
                                                     const std::vector<double>& b, int low_units,
                                                     const std::vector<double>& block_sums) {
-  check_machine(w, b);
+  check_boltzmann_machine(w, b);
   const int n = static_cast<int>(b.size()), l = low_units;
   MYRIAD_EXPECTS(l >= 1 && l <= n, "boltzmann enumeration: low units must lie in [1, ", n,
                  "], got ", l);

@@ -21,6 +21,21 @@ struct PivotedCholesky {
   std::vector<double> factor;  ///< L, n × rank row-major, L_kj = 0 for j > k
   int rank = 0;
   double residual = 0;  ///< max |A − Π L Lᵀ Πᵀ| over the entries, the factorisation's error
+
+  /// L Lᵀ, n × n row-major in the pivoted order: entry (i, j) approximates A[order[i]][order[j]].
+  std::vector<double> gram() const {
+    const int n = static_cast<int>(order.size());
+    std::vector<double> g(static_cast<std::size_t>(n) * n, 0.0);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int m = 0; m < std::min({i + 1, j + 1, rank}); ++m)
+          sum += factor[static_cast<std::size_t>(i) * rank + m] *
+                 factor[static_cast<std::size_t>(j) * rank + m];
+        g[static_cast<std::size_t>(i) * n + j] = sum;
+      }
+    return g;
+  }
 };
 
 /// Factors `a` (n × n row-major, symmetric). Throws myriad::invalid_argument when the residual
@@ -73,15 +88,12 @@ inline PivotedCholesky pivoted_cholesky(const std::vector<double>& a, int n, dou
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < std::min(i + 1, rank); ++j)
       out.factor[static_cast<std::size_t>(i) * rank + j] = l[static_cast<std::size_t>(i) * n + j];
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
-      double sum = 0;
-      for (int m = 0; m < std::min({i + 1, j + 1, rank}); ++m)
-        sum += out.factor[static_cast<std::size_t>(i) * rank + m] *
-               out.factor[static_cast<std::size_t>(j) * rank + m];
-      out.residual = std::max(out.residual, std::fabs(at(a, order[i], order[j]) - sum));
-    }
-  }
+  const std::vector<double> product = out.gram();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      out.residual = std::max(
+          out.residual,
+          std::fabs(at(a, order[i], order[j]) - product[static_cast<std::size_t>(i) * n + j]));
   MYRIAD_EXPECTS(out.residual <= tolerance * std::max(scale, 1e-300) * n,
                  "pivoted_cholesky: the matrix is not positive semi-definite (residual ",
                  out.residual, " after rank ", rank, ")");

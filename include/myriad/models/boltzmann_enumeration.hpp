@@ -34,6 +34,10 @@ struct BoltzmannExactMoments {
 /// The low units enumerated inside a block (see the file comment).
 inline constexpr int kBoltzmannLowUnits = 14;
 
+/// Throws myriad::invalid_argument, naming the first bad entry, unless w (n × n row-major) is
+/// finite and symmetric with a zero diagonal and b has n finite entries, 1 ≤ n ≤ 40.
+void check_boltzmann_machine(const std::vector<double>& w, const std::vector<double>& b);
+
 /// Enumerates all 2^n states of the machine with couplings w (n × n row-major, symmetric, zero
 /// diagonal) and biases b (n = b.size(), 1 ≤ n ≤ 40). Throws myriad::invalid_argument for bad
 /// shapes or entries.

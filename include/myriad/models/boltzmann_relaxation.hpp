@@ -309,21 +309,12 @@ class BoltzmannRelaxationData {
     data.dim_ = f.rank;
     data.order_ = f.order;
     data.factor_ = f.factor;
-    data.coupling_.assign(static_cast<std::size_t>(n) * n, 0.0);
+    // QQᵀ split into the couplings (off the diagonal) and Λ (on it).
+    data.coupling_ = f.gram();
     data.lambda_diagonal_.assign(static_cast<std::size_t>(n), 0.0);
     for (int i = 0; i < n; ++i) {
       data.bias_.push_back(b[f.order[i]]);
-      for (int j = 0; j < n; ++j) {
-        double sum = 0;
-        for (int k = 0; k < std::min({i + 1, j + 1, f.rank}); ++k)
-          sum += f.factor[static_cast<std::size_t>(i) * f.rank + k] *
-                 f.factor[static_cast<std::size_t>(j) * f.rank + k];
-        if (i == j) {
-          data.lambda_diagonal_[i] = sum;
-        } else {
-          data.coupling_[static_cast<std::size_t>(i) * n + j] = sum;
-        }
-      }
+      std::swap(data.lambda_diagonal_[i], data.coupling_[static_cast<std::size_t>(i) * n + i]);
     }
     data.lambda_ = std::numeric_limits<double>::quiet_NaN();
     data.lambda_min_ = std::numeric_limits<double>::quiet_NaN();

@@ -61,6 +61,7 @@ struct Radon {
   static constexpr double kScalePrior = 2.5;  ///< the half-Cauchy scale of σ_a, σ_b, σ_y
   /// log(2 / (2.5 π)): the half-Cauchy(0, 2.5) density's constant on σ > 0.
   static constexpr double kLogHalfCauchyNormaliser = -1.3678734371636099;
+  static constexpr double kLogScalePrior = 0.91629073187415506518;  ///< log 2.5
   /// Coordinates before n_a: μ_a, μ_b, log σ_a, log σ_b, log σ_y, n_b[1], n_b[2].
   static constexpr int kShared = 7;
 
@@ -157,15 +158,14 @@ struct Radon {
   /// overflowing.
   template <class S>
   MYRIAD_HD S log_scale_prior(const S& log_sigma) const {
-    constexpr double kLogScale = 0.91629073187415506518;  // log 2.5
-    return T(kLogHalfCauchyNormaliser) - log1p_exp(T(2) * (log_sigma - T(kLogScale))) + log_sigma;
+    return T(kLogHalfCauchyNormaliser) - log1p_exp(T(2) * (log_sigma - T(kLogScalePrior))) +
+           log_sigma;
   }
 
   /// h'(ℓ) = 1 − 2 σ(2(ℓ − log 2.5)), with σ the logistic function.
   template <class S>
   MYRIAD_HD S scale_prior_slope(const S& log_sigma) const {
-    constexpr double kLogScale = 0.91629073187415506518;
-    return T(1) - T(2) / (T(1) + myriad::exp(T(-2) * (log_sigma - T(kLogScale))));
+    return T(1) - T(2) / (T(1) + myriad::exp(T(-2) * (log_sigma - T(kLogScalePrior))));
   }
 
   /// Backends the library instantiates (model/library_instances.hpp): HMC's and Hamiltonian
