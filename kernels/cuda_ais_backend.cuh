@@ -71,32 +71,16 @@ class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<
                             kernels::kWarpBlockSize);
     device_name_ = ensemble_.name() + ", one " + to_string(mapping_) + " per particle";
     if (mapping_ == AisParticleMapping::warp) {
-      // [particle][dim]: element d of particle i at i · padded_dim + d.
-      padded_dim_ = cuda_detail::round_up(layout_.dim, 4);
-      stride_ = 1;
-      chain_stride_ = padded_dim_;
+      // [particle][dim]: element d of particle i at i · round_up(dim, 4) + d.
+      rows_ = EnsembleLayout::chain_major(total_, 4);
       if constexpr (model_has_team_gradient<Problem>) {
-        scratch_size_ = particle_team_scratch_size(target_);
+        state_.scratch_size = particle_team_scratch_size(target_);
       }
-      if (scratch_size_ > 0)
-        scratch_ = DeviceArray<T>(static_cast<std::size_t>(scratch_size_) *
-                                  static_cast<std::size_t>(total_));
     } else {
-      // [dim][particle]: element d of particle i at d · stride + i.
-      stride_ = cuda_detail::round_up(total_, 32);
-      chain_stride_ = 1;
+      // [dim][particle]: element d of particle i at d · round_up(particles, 32) + i.
+      rows_ = EnsembleLayout::dim_major(total_, 32);
     }
-
-    const auto values =
-        mapping_ == AisParticleMapping::warp
-            ? static_cast<std::size_t>(padded_dim_) * static_cast<std::size_t>(total_)
-            : static_cast<std::size_t>(layout_.dim) * static_cast<std::size_t>(stride_);
-    for (auto* array :
-         {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_, &proposal_gradient_})
-      *array = DeviceArray<T>(values);
-    target_log_density_ = DeviceArray<T>(static_cast<std::size_t>(total_));
-    base_log_density_ = DeviceArray<T>(static_cast<std::size_t>(total_));
-    log_weight_ = DeviceArray<double>(static_cast<std::size_t>(total_));
+    state_.allocate(rows_, layout_.dim);
     started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(total_));
     stats_ = DeviceArray<IterationStats>(static_cast<std::size_t>(total_));
     beta_ = DeviceArray<double>(layout_.beta);
@@ -107,10 +91,8 @@ class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<
     upload(layout_.base_scale, base_scale_);
     upload(layout_.lower, lower_);
     upload(layout_.upper, upper_);
-    for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
-                        &proposal_gradient_, &scratch_}) {
-      ensemble_.zero(*array);
-    }
+    for (DeviceArray<T>* array : state_.vectors()) ensemble_.zero(*array);
+    ensemble_.zero(state_.scratch);
     if (mapping_ == AisParticleMapping::warp) {
       const std::int64_t threads = total_ * kernels::WarpTeam::kLanes;
       start_grid_ = ensemble_.grid(kernels::ais_start_warp_kernel<Target, T>,
@@ -197,18 +179,19 @@ class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<
 
   std::vector<double> log_weights() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(log_weight_.data(), total_, total_, 1);
+    return ensemble_.rows_to_host(state_.log_weight.data(), total_, total_, 1);
   }
 
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     if (mapping_ == AisParticleMapping::warp) {
       // [particle][padded dim] on the device → [particle][dim] on the host.
-      return ensemble_.rows_to_host(position_.data(), layout_.dim, padded_dim_, total_);
+      return ensemble_.rows_to_host(state_.position.data(), layout_.dim, rows_.row(layout_.dim),
+                                    total_);
     }
     // [dim][padded particle] on the device → [particle][dim] on the host.
     const std::vector<T> by_dim =
-        ensemble_.rows_to_host(position_.data(), total_, stride_, layout_.dim);
+        ensemble_.rows_to_host(state_.position.data(), total_, rows_.padded_chains, layout_.dim);
     std::vector<T> out(by_dim.size());
     for (std::int64_t i = 0; i < total_; ++i)
       for (int d = 0; d < layout_.dim; ++d)
@@ -219,22 +202,7 @@ class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<
 
  private:
   AisBatch batch() const { return {seed_, layout_.particles_per_problem, total_}; }
-  EnsembleView<T> view(const DeviceArray<T>& array) const {
-    return {array.data(), total_, layout_.dim, stride_, chain_stride_};
-  }
-  kernels::AisEnsembleView<T> state_view() const {
-    return {view(position_),
-            view(momentum_),
-            view(gradient_),
-            view(proposal_),
-            view(proposal_momentum_),
-            view(proposal_gradient_),
-            target_log_density_.data(),
-            base_log_density_.data(),
-            log_weight_.data(),
-            scratch_size_ > 0 ? scratch_.data() : nullptr,
-            scratch_size_};
-  }
+  AisEnsembleView<T> state_view() { return state_.view(rows_, layout_.dim); }
   AnnealingBase<T> base_view() const {
     const auto data_or_null = [](const DeviceArray<T>& a) -> const T* {
       return a.size() ? a.data() : nullptr;
@@ -250,24 +218,18 @@ class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<
   // destroyed after them (the destructor body has already waited for it).
   cuda_detail::EnsembleDevice ensemble_;
   AisParticleMapping mapping_ = AisParticleMapping::thread;  ///< resolved: thread or warp
-  std::int64_t stride_ = 1;        ///< between a particle's consecutive coordinates
-  std::int64_t chain_stride_ = 1;  ///< between consecutive particles' same coordinate
-  std::int64_t padded_dim_ = 0;    ///< warp mapping: coordinates per particle row
-  int scratch_size_ = 0;           ///< warp mapping: the target's team scratch per particle
+  EnsembleLayout rows_;      ///< the particle arrays' layout, by the mapping
   std::string device_name_;  ///< the device's, with the particle mapping
   int start_grid_ = 1;
   int steps_grid_ = 1;
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
 
-  DeviceArray<T> position_, momentum_, gradient_, proposal_, proposal_momentum_, proposal_gradient_;
-  DeviceArray<T> target_log_density_, base_log_density_;
-  DeviceArray<double> log_weight_;
+  AisEnsembleArrays<DeviceArray<T>, DeviceArray<double>> state_;
   DeviceArray<std::uint8_t> started_;  ///< 1 where the start was finite
   DeviceArray<IterationStats> stats_;
   DeviceArray<double> beta_;
   DeviceArray<T> base_mean_, base_scale_, lower_, upper_;
-  DeviceArray<T> scratch_;
 };
 
 template <class Target, class T>

@@ -60,25 +60,20 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   CudaHmcBackend(const Model& model, std::int64_t chains)
       : model_(model),
         chains_(chains),
-        stride_(cuda_detail::round_up(chains, 32)),
+        layout_(EnsembleLayout::dim_major(chains, 32)),
+        stride_(layout_.padded_chains),
         dim_(model.dim()),
         num_quantities_(recorded_quantity_count(model)),
         ensemble_(checked_device(chains, dim_)) {
-    const auto state_size = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(stride_);
-    for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_}) {
-      *array = DeviceArray<T>(state_size);
-    }
-    log_density_ = DeviceArray<T>(static_cast<std::size_t>(stride_));
+    state_.allocate(layout_, dim_);
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
                                           static_cast<std::size_t>(chains_));
 
     // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
     // stays quiet and positions() of an uninitialised ensemble reads zeros, like the CPU.
-    for (auto* array :
-         {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_, &log_density_}) {
-      ensemble_.zero(*array);
-    }
+    for (DeviceArray<T>* array : state_.vectors()) ensemble_.zero(*array);
+    ensemble_.zero(state_.log_density);
     set_inverse_metric(std::vector<T>(static_cast<std::size_t>(dim_), T(1)));
 
     init_grid_ = ensemble_.grid(kernels::initialize_chains_kernel<Model, T>,
@@ -106,10 +101,11 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
                           std::int64_t chains_per_init) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_chains_per_init(chains_per_init);
+    const HmcEnsembleView<T> state = ensemble_view();
     kernels::initialize_chains_kernel<Model, T>
         <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, view(position_), view(gradient_), log_density_.data(), initialized_.data(),
-            seed, radius, max_tries, chains_per_init);
+            model_, state.position, state.gradient, state.log_density, initialized_.data(), seed,
+            radius, max_tries, chains_per_init);
     MYRIAD_CHECK_LAUNCH();
     return ensemble_.reduce_sum<std::int64_t>(
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
@@ -119,10 +115,11 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_position_count(positions, chains_, dim_);
     const DeviceArray<T> points = ensemble_.to_device(positions);
+    const HmcEnsembleView<T> state = ensemble_view();
     // initialized_ takes each chain's outcome, as in initialize().
     kernels::place_chains_kernel<Model, T>
         <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, view(position_), view(gradient_), log_density_.data(), points.data(),
+            model_, state.position, state.gradient, state.log_density, points.data(),
             initialized_.data());
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so `points` outlives the kernel that reads it.
@@ -231,26 +228,26 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    return ensemble_.rows_to_host(position_.data(), chains_, stride_, dim_);
+    return ensemble_.rows_to_host(state_.position.data(), chains_, stride_, dim_);
   }
 
   HmcChainState<T> chain_state() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return {positions(), ensemble_.rows_to_host(gradient_.data(), chains_, stride_, dim_),
+    return {positions(), ensemble_.rows_to_host(state_.gradient.data(), chains_, stride_, dim_),
             log_densities()};
   }
 
   void restore_chain_state(const HmcChainState<T>& state) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_chain_state(state, chains_, dim_);
-    ensemble_.rows_from_host(position_.data(), stride_, state.position, chains_, dim_);
-    ensemble_.rows_from_host(gradient_.data(), stride_, state.gradient, chains_, dim_);
-    ensemble_.rows_from_host(log_density_.data(), stride_, state.log_density, chains_, 1);
+    ensemble_.rows_from_host(state_.position.data(), stride_, state.position, chains_, dim_);
+    ensemble_.rows_from_host(state_.gradient.data(), stride_, state.gradient, chains_, dim_);
+    ensemble_.rows_from_host(state_.log_density.data(), stride_, state.log_density, chains_, 1);
   }
 
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(log_density_.data(), chains_, stride_, 1);
+    return ensemble_.rows_to_host(state_.log_density.data(), chains_, stride_, 1);
   }
 
   void copy_chains(const std::vector<std::int64_t>& source) override {
@@ -273,31 +270,19 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     return cuda_detail::current_device_or_throw();
   }
 
-  EnsembleView<T> view(const DeviceArray<T>& array) const {
-    return {array.data(), chains_, dim_, stride_};
-  }
-  HmcEnsembleView<T> ensemble_view() const {
-    const int tree_dim = static_cast<int>(tree_.size() / static_cast<std::size_t>(stride_));
-    return {view(position_),
-            view(gradient_),
-            view(proposal_),
-            view(momentum_),
-            view(proposal_gradient_),
-            log_density_.data(),
-            {tree_.data(), chains_, tree_dim, stride_}};
-  }
+  HmcEnsembleView<T> ensemble_view() { return state_.view(layout_, dim_); }
   MetricView<T> metric() const {
     return MetricView<T>::from_storage(metric_.data(), dim_, dense_metric_);
   }
 
   /// NUTS scratch for trees up to max_depth deep ([vector · dim][chain], the state's stride).
   void reserve_tree(int max_depth) {
-    const std::size_t size = static_cast<std::size_t>(nuts_tree_vectors(max_depth)) * dim_ *
-                             static_cast<std::size_t>(stride_);
-    if (tree_.size() >= size) return;
+    const std::size_t size =
+        HmcEnsembleArrays<DeviceArray<T>>::tree_values(layout_, dim_, max_depth);
+    if (state_.tree.size() >= size) return;
     ensemble_.synchronize();
-    tree_ = DeviceArray<T>(size);
-    ensemble_.zero(tree_);
+    state_.tree = DeviceArray<T>(size);
+    ensemble_.zero(state_.tree);
     nuts_grid_ = ensemble_.grid(kernels::nuts_iterations_kernel<Model, T>, kernels::kChainBlockSize,
                                 chains_);
   }
@@ -310,7 +295,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     }
     double* mean = moment_results_.data();
     double* m2 = moment_results_.data() + dim_;
-    const EnsembleView<const T> x{position_.data(), chains_, dim_, stride_};
+    const EnsembleView<const T> x = state_.position_view(layout_, dim_);
     row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
     row_sums(x, kernels::SquaredDeviationTerm{mean}, 1.0, m2);
 
@@ -333,7 +318,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     }
     double* mean = covariance_results_.data();
     double* scatter = covariance_results_.data() + dim_;
-    const EnsembleView<const T> x{position_.data(), chains_, dim_, stride_};
+    const EnsembleView<const T> x = state_.position_view(layout_, dim_);
     row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
     const dim3 tile(kernels::kCovarianceTile, kernels::kCovarianceTile);
     const dim3 grid(static_cast<unsigned>(slices),
@@ -385,7 +370,8 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
 
   Model model_;
   std::int64_t chains_;
-  std::int64_t stride_;
+  EnsembleLayout layout_;  ///< [dim][chain], chains padded to a multiple of 32
+  std::int64_t stride_;    ///< layout_.padded_chains
   int dim_;
   int num_quantities_;
   // Device, stream and reduction scratch; declared before the arrays so that the stream is
@@ -394,13 +380,11 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   int init_grid_ = 1;
   int iterations_grid_ = 1;
 
-  DeviceArray<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
-  DeviceArray<T> log_density_;
+  HmcEnsembleArrays<DeviceArray<T>> state_;
   DeviceArray<std::uint8_t> initialized_;
   DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
   DeviceArray<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
   bool dense_metric_ = false;
-  DeviceArray<T> tree_;  ///< NUTS scratch (reserve_tree); empty until NUTS runs
   int nuts_grid_ = 1;
   DeviceArray<double> moment_partials_, moment_results_;
   DeviceArray<double> covariance_partials_, covariance_results_;  ///< position_covariance

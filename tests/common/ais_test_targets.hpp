@@ -1,6 +1,7 @@
 #pragma once
-// Small annealing targets for the AIS layout tests (tests/unit/test_ais_device_layout.cpp,
-// test_ais_team.cpp): box bounds with every kind of base coordinate, and zero-density starts.
+// Small annealing targets for the AIS tests that run the per-particle bodies in other mappings
+// (test_ais_team.cpp, test_ais_lanes.cpp): box bounds with every kind of base coordinate, and
+// zero-density starts.
 
 #include <limits>
 #include <type_traits>

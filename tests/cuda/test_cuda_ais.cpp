@@ -2,8 +2,8 @@
 // Compiled by the host compiler: it reaches the CUDA backend through make_cuda_ais_backend, which
 // the library instantiates for the built-in targets (kernels/builtin_instances.cmake). Every test
 // skips without a CUDA device. The exact-answer checks on the device are in
-// tests/stat/test_ais_exact.cpp; tests/unit/test_ais_device_layout.cpp runs the kernels' loop
-// bodies over the device layout on the host, bit for bit.
+// tests/stat/test_ais_exact.cpp; the CPU backend is a loop over the kernels' own per-particle
+// bodies (detail/ais_particle_bodies.hpp), so the CPU suites run them too.
 //
 // What "agree" means, and why the tolerances are what they are:
 //  * Both backends run estimate/hais.hpp on the same Philox numbers: the stream of particle i is

@@ -34,6 +34,7 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/core/team.hpp"
+#include "myriad/detail/ais_particle_bodies.hpp"
 #include "myriad/estimate/annealing_schedule.hpp"
 #include "myriad/estimate/hais.hpp"
 #include "myriad/model/team_density.hpp"
@@ -186,7 +187,6 @@ TEST(AisTeam, ParticleScratchIsTheLargestOverProblems) {
 // Whole runs: CudaAisBackend's warp mapping, on host threads.
 
 /// Coordinates per particle row in the warp mapping (CudaAisBackend: dimension rounded up to 4).
-int padded_dim(int dim) { return (dim + 3) / 4 * 4; }
 
 /// CudaAisBackend's warp-mapping state and its two warp kernels' loops over the bodies of
 /// detail/ais_particle_bodies.hpp, on the host: one team of `lanes` threads visits the
@@ -200,12 +200,16 @@ class TeamLayoutAis {
         layout_(std::move(layout)),
         lanes_(lanes),
         total_(layout_.particles()),
-        row_(padded_dim(layout_.dim)) {
-    const auto values = static_cast<std::size_t>(row_) * static_cast<std::size_t>(total_);
-    state_.fill_nan(values, total_);
-    scratch_size_ = particle_team_scratch_size(target_);
-    scratch_.assign(static_cast<std::size_t>(scratch_size_) * static_cast<std::size_t>(total_),
-                    std::numeric_limits<T>::quiet_NaN());
+        rows_(EnsembleLayout::chain_major(total_, 4)) {
+    state_.scratch_size = particle_team_scratch_size(target_);
+    state_.allocate(rows_, layout_.dim);
+    // NaN everywhere, so that anything the bodies leave unwritten shows.
+    constexpr T nan = std::numeric_limits<T>::quiet_NaN();
+    for (std::vector<T>* array : state_.vectors()) std::fill(array->begin(), array->end(), nan);
+    for (auto* array : {&state_.target_log_density, &state_.base_log_density, &state_.scratch})
+      std::fill(array->begin(), array->end(), nan);
+    std::fill(state_.log_weight.begin(), state_.log_weight.end(),
+              std::numeric_limits<double>::quiet_NaN());
   }
 
   /// ais_start_warp_kernel; returns the failed starts.
@@ -217,8 +221,7 @@ class TeamLayoutAis {
     std::vector<std::uint8_t> started(static_cast<std::size_t>(total_), 2);
     run_team(lanes_, [&](const ThreadTeam& team) {
       for (std::int64_t i = total_ - 1; i >= 0; --i)
-        kernels::start_particle_at(target_, ensemble_view(), base, batch, reverse, started.data(),
-                                   i, team);
+        start_particle_at(target_, ensemble_view(), base, batch, reverse, started.data(), i, team);
     });
     EXPECT_EQ(std::count(started.begin(), started.end(), std::uint8_t{2}), 0) << "unstarted";
     return std::count(started.begin(), started.end(), std::uint8_t{0});
@@ -235,8 +238,8 @@ class TeamLayoutAis {
     run_team(lanes_, [&](const ThreadTeam& team) {
       IterationStats mine;
       for (std::int64_t i = total_ - 1; i >= 0; --i)
-        mine += kernels::anneal_particle_at(target_, ensemble_view(), base, batch, path, k_begin,
-                                            k_end, settings, per_particle.data(), i, team);
+        mine += anneal_particle_at(target_, ensemble_view(), base, batch, path, k_begin, k_end,
+                                   settings, per_particle.data(), i, team);
       per_lane[static_cast<std::size_t>(team.rank())] = mine;
     });
     for (int l = 1; l < lanes_; ++l) {
@@ -255,41 +258,40 @@ class TeamLayoutAis {
 
   /// CudaAisBackend::positions in the warp mapping: [particle][padded dim] → [particle][dim].
   std::vector<T> positions() const {
-    return testing::particle_major(state_.position, total_, layout_.dim, offset());
+    std::vector<T> out(static_cast<std::size_t>(total_) * layout_.dim);
+    for (std::int64_t i = 0; i < total_; ++i)
+      for (int d = 0; d < layout_.dim; ++d)
+        out[i * layout_.dim + d] = state_.position[offset(i, d)];
+    return out;
   }
 
-  /// Entries of the row padding (coordinate ≥ dim) that are no longer NaN.
-  std::int64_t written_padding() const {
-    return testing::written_padding(state_, total_, layout_.dim, offset());
+  /// Entries of the six vectors' row padding (coordinate ≥ dim) that are no longer NaN.
+  std::int64_t written_padding() {
+    std::int64_t written = 0;
+    for (const std::vector<T>* array : state_.vectors())
+      for (std::int64_t i = 0; i < total_; ++i)
+        for (int d = layout_.dim; d < rows_.row(layout_.dim); ++d)
+          written += std::isnan((*array)[offset(i, d)]) ? 0 : 1;
+    return written;
   }
 
  private:
   /// Where coordinate d of particle i lives: [particle][padded dim].
-  auto offset() const {
-    return [row = row_](std::int64_t i, int d) { return i * row + d; };
-  }
-
-  /// CudaAisBackend::view in the warp mapping: stride 1, chain_stride the padded row.
-  EnsembleView<T> view(std::vector<T>& array) {
-    return {array.data(), total_, layout_.dim, 1, row_};
+  std::size_t offset(std::int64_t i, int d) const {
+    return static_cast<std::size_t>(i * rows_.row(layout_.dim) + d);
   }
 
   /// CudaAisBackend::state_view in the warp mapping, with the target's team scratch.
-  kernels::AisEnsembleView<T> ensemble_view() {
-    return state_.ensemble_view([this](std::vector<T>& array) { return view(array); },
-                                scratch_size_ > 0 ? scratch_.data() : nullptr, scratch_size_);
-  }
+  AisEnsembleView<T> ensemble_view() { return state_.view(rows_, layout_.dim); }
 
   Target target_;
   AisLayout<T> layout_;
   int lanes_;
   std::int64_t total_;
-  std::int64_t row_;
-  int scratch_size_ = 0;
+  EnsembleLayout rows_;  ///< CudaAisBackend's warp mapping: [particle][dim rounded up to 4]
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
-  testing::ParticleArrays<T> state_;
-  std::vector<T> scratch_;
+  AisEnsembleArrays<std::vector<T>, std::vector<double>> state_;
 };
 
 /// Temperatures per simulated launch in the team run (the CPU run uses one call).

@@ -1,8 +1,9 @@
 #pragma once
-// The CPU backend of annealed importance sampling: an OpenMP loop over particles, each running
-// the per-particle steps of estimate/hais.hpp over a range of temperatures. Particles are
-// independent until the final reduction, so the loop needs no synchronisation between
-// temperatures. State is [particle][dim] (each thread walks its own contiguous rows).
+// The CPU backend of annealed importance sampling: an OpenMP loop over the per-particle bodies of
+// detail/ais_particle_bodies.hpp, the functions the CUDA kernels loop over, each particle running
+// a range of temperatures. Particles are independent until the final reduction, so the loop
+// needs no synchronisation between temperatures. State is [particle][dim] (each thread walks its
+// own contiguous rows).
 // Hamiltonian transitions run W particles of one problem at a time in SIMD lanes where the
 // target's gradient is written over its element type (detail/ais_lane_blocks.hpp).
 
@@ -17,6 +18,7 @@
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/detail/ais_lane_blocks.hpp"
+#include "myriad/detail/ais_particle_bodies.hpp"
 #include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/lane_group.hpp"
 #include "myriad/detail/omp_statistics.hpp"
@@ -33,15 +35,10 @@ class CpuAisBackend final : public AisBackend<T> {
   CpuAisBackend(const Target& target, AisLayout<T> layout, bool simd_lanes = true)
       : target_(target),
         layout_(std::move(layout)),
+        rows_(EnsembleLayout::chain_major(layout_.particles())),
         lanes_(simd_lanes ? ais_lane_kernel_for<Target, T>() : AisLaneKernel<Target, T>{}) {
-    const auto n = static_cast<std::size_t>(layout_.particles());
-    const auto values = n * static_cast<std::size_t>(layout_.dim);
-    for (auto* array : {&position_, &momentum_, &gradient_, &proposal_, &proposal_momentum_,
-                        &proposal_gradient_})
-      array->assign(values, T(0));
-    target_log_density_.assign(n, T(0));
-    base_log_density_.assign(n, T(0));
-    log_weight_.assign(n, 0.0);
+    state_.allocate(rows_, layout_.dim);
+    started_.assign(static_cast<std::size_t>(layout_.particles()), 0);
   }
 
   const AisLayout<T>& layout() const override { return layout_; }
@@ -70,11 +67,11 @@ class CpuAisBackend final : public AisBackend<T> {
     const std::int64_t total = layout_.particles();
     const AnnealingBase<T> base = base_view();
     const AisBatch batch = this->batch();
-    std::int64_t failed = 0;
-#pragma omp parallel for schedule(static) reduction(+ : failed)
+    const AisEnsembleView<T> state = state_.view(rows_, layout_.dim);
+#pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < total; ++i)
-      if (!start_batch_particle(target_, base, particle(i), batch, i, reverse)) ++failed;
-    return failed;
+      start_particle_at(target_, state, base, batch, reverse, started_.data(), i);
+    return std::count(started_.begin(), started_.end(), std::uint8_t{0});
   }
 
   IterationStats run(const AisSettings<T>& settings, std::uint32_t k_begin,
@@ -87,19 +84,20 @@ class CpuAisBackend final : public AisBackend<T> {
     const AnnealingBase<T> base = base_view();
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
     const AisBatch batch = this->batch();
-    IterationStats stats;
     if (lanes_.width > 0 && settings.transition == AisTransition::hamiltonian)
       return run_in_lanes(base, batch, path, k_begin, k_end, settings);
+    const AisEnsembleView<T> state = state_.view(rows_, layout_.dim);
+    IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t i = 0; i < total; ++i)
-      stats += anneal_batch_particle(target_, base, particle(i), batch, i, path, k_begin, k_end,
-                                     settings);
+      stats += anneal_particle_at(target_, state, base, batch, path, k_begin, k_end, settings,
+                                  /*stats=*/nullptr, i);
     return stats;
   }
 
-  std::vector<double> log_weights() const override { return log_weight_; }
+  std::vector<double> log_weights() const override { return state_.log_weight; }
 
-  std::vector<T> positions() const override { return position_; }
+  std::vector<T> positions() const override { return state_.position; }
 
  private:
   /// run() with the particles in groups of the lane kernel's width, each group within one
@@ -111,12 +109,10 @@ class CpuAisBackend final : public AisBackend<T> {
     const std::int64_t width = lanes_.width;
     const std::int64_t groups_per_problem = (per_problem + width - 1) / width;
     const std::int64_t groups = groups_per_problem * layout_.problems;
-    const auto view = [&](std::vector<T>& a) {
-      return EnsembleView<T>{a.data(), layout_.particles(), layout_.dim, 1, layout_.dim};
-    };
-    const AisParticleArrays<T> arrays{view(position_),          view(momentum_),
-                                      view(gradient_),          target_log_density_.data(),
-                                      base_log_density_.data(), log_weight_.data()};
+    const AisEnsembleView<T> state = state_.view(rows_, layout_.dim);
+    const AisParticleArrays<T> arrays{state.position,         state.momentum,
+                                      state.gradient,         state.target_log_density,
+                                      state.base_log_density, state.log_weight};
     IterationStats stats;
 #pragma omp parallel reduction(merge_stats : stats)
     {
@@ -143,23 +139,14 @@ class CpuAisBackend final : public AisBackend<T> {
             data_or_null(layout_.lower), data_or_null(layout_.upper)};
   }
 
-  AisParticle<T> particle(std::int64_t i) {
-    const std::int64_t offset = i * layout_.dim;
-    const auto row = [&](std::vector<T>& a) { return ChainVector<T>{a.data() + offset, 1, layout_.dim}; };
-    return {row(position_),          row(momentum_),          row(gradient_),
-            row(proposal_),          row(proposal_momentum_), row(proposal_gradient_),
-            &target_log_density_[i], &base_log_density_[i],   &log_weight_[i]};
-  }
-
   Target target_;
   AisLayout<T> layout_;
+  EnsembleLayout rows_;             ///< [particle][dim]
   AisLaneKernel<Target, T> lanes_;  ///< width 0: one particle at a time
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
-  std::vector<T> position_, momentum_, gradient_, proposal_, proposal_momentum_,
-      proposal_gradient_;
-  std::vector<T> target_log_density_, base_log_density_;
-  std::vector<double> log_weight_;
+  AisEnsembleArrays<std::vector<T>, std::vector<double>> state_;
+  std::vector<std::uint8_t> started_;  ///< 1 where the particle's start was finite
 };
 
 template <class Target, class T>

@@ -38,12 +38,10 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   CpuHmcBackend(const Model& model, std::int64_t chains, bool simd_lanes = true)
       : CpuEnsemble<Model, HmcBackend<T>>(model, chains),
         dim_(model.dim()),
+        layout_(EnsembleLayout::chain_major(chains)),
         lanes_(simd_lanes ? hmc_lane_kernel_for<Model, T>() : HmcLaneKernel<Model, T>{}) {
     check_hmc_ensemble_size(chains, dim_);
-    const std::size_t n = static_cast<std::size_t>(dim_) * static_cast<std::size_t>(chains);
-    for (auto* array : {&position_, &gradient_, &proposal_, &momentum_, &proposal_gradient_})
-      array->assign(n, T(0));
-    log_density_.assign(static_cast<std::size_t>(chains), T(0));
+    state_.allocate(layout_, dim_);
     metric_.assign(static_cast<std::size_t>(dim_), T(1));
   }
 
@@ -71,12 +69,12 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
     check_chains_per_init(chains_per_init);
-    const EnsembleView<T> position = view(position_), gradient = view(gradient_);
+    const HmcEnsembleView<T> state = ensemble_view();
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : failed)
     for (std::int64_t c = 0; c < this->chains_; ++c) {
-      if (!initialize_chain_at(this->model_, position, gradient, log_density_.data(), c, seed,
-                               radius, max_tries, chains_per_init))
+      if (!initialize_chain_at(this->model_, state.position, state.gradient, state.log_density, c,
+                               seed, radius, max_tries, chains_per_init))
         ++failed;
     }
     return failed;
@@ -84,12 +82,12 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
 
   std::int64_t set_positions(const std::vector<T>& positions) override {
     check_position_count(positions, this->chains_, dim_);
-    const EnsembleView<T> position = view(position_), gradient = view(gradient_);
+    const HmcEnsembleView<T> state = ensemble_view();
     std::int64_t failed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : failed)
     for (std::int64_t c = 0; c < this->chains_; ++c) {
-      if (!place_chain_at(this->model_, position, gradient, log_density_.data(), positions.data(),
-                          c))
+      if (!place_chain_at(this->model_, state.position, state.gradient, state.log_density,
+                          positions.data(), c))
         ++failed;
     }
     return failed;
@@ -112,8 +110,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
                            recorded);
         });
     if (moments) {
-      ensemble_moments_cpu(EnsembleView<const T>{position_.data(), this->chains_, dim_, 1, dim_},
-                           *moments);
+      ensemble_moments_cpu(state_.position_view(layout_, dim_), *moments);
     }
     return total;
   }
@@ -144,20 +141,18 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
       }
     }
     sum_criterion_terms(criterion_terms_, this->chains_, rows, criterion_sums);
-    ensemble_moments_cpu(EnsembleView<const T>{position_.data(), this->chains_, dim_, 1, dim_},
-                         moments);
+    ensemble_moments_cpu(state_.position_view(layout_, dim_), moments);
     return stats;
   }
 
   void position_covariance(EnsembleCovariance& out) override {
-    ensemble_covariance_cpu(EnsembleView<const T>{position_.data(), this->chains_, dim_, 1, dim_},
-                            out);
+    ensemble_covariance_cpu(state_.position_view(layout_, dim_), out);
   }
 
-  std::vector<T> positions() const override { return to_dim_major(position_); }
+  std::vector<T> positions() const override { return to_dim_major(state_.position); }
 
   HmcChainState<T> chain_state() const override {
-    return {positions(), to_dim_major(gradient_), log_density_};
+    return {positions(), to_dim_major(state_.gradient), state_.log_density};
   }
 
   void restore_chain_state(const HmcChainState<T>& state) override {
@@ -165,14 +160,14 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     for (std::int64_t c = 0; c < this->chains_; ++c) {
       for (int d = 0; d < dim_; ++d) {
         const std::size_t from = static_cast<std::size_t>(d) * this->chains_ + c;
-        position_[c * dim_ + d] = state.position[from];
-        gradient_[c * dim_ + d] = state.gradient[from];
+        state_.position[c * dim_ + d] = state.position[from];
+        state_.gradient[c * dim_ + d] = state.gradient[from];
       }
     }
-    log_density_ = state.log_density;
+    state_.log_density = state.log_density;
   }
 
-  std::vector<T> log_densities() const override { return log_density_; }
+  std::vector<T> log_densities() const override { return state_.log_density; }
 
   void copy_chains(const std::vector<std::int64_t>& source) override {
     check_chain_sources(source, this->chains_);
@@ -191,28 +186,16 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     return out;
   }
 
-  EnsembleView<T> view(std::vector<T>& array) {
-    return {array.data(), this->chains_, dim_, 1, dim_};
-  }
-  HmcEnsembleView<T> ensemble_view() {
-    const int tree_dim = static_cast<int>(tree_.size() / static_cast<std::size_t>(this->chains_));
-    return {view(position_),
-            view(gradient_),
-            view(proposal_),
-            view(momentum_),
-            view(proposal_gradient_),
-            log_density_.data(),
-            {tree_.data(), this->chains_, tree_dim, 1, tree_dim}};
-  }
+  HmcEnsembleView<T> ensemble_view() { return state_.view(layout_, dim_); }
   MetricView<T> metric() const {
     return MetricView<T>::from_storage(metric_.data(), dim_, dense_metric_);
   }
 
   /// NUTS scratch for trees up to max_depth deep ([chain][vector][dim]).
   void reserve_tree(int max_depth) {
-    const std::size_t size = static_cast<std::size_t>(nuts_tree_vectors(max_depth)) * dim_ *
-                             static_cast<std::size_t>(this->chains_);
-    if (tree_.size() < size) tree_.assign(size, T(0));
+    const std::size_t size =
+        HmcEnsembleArrays<std::vector<T>>::tree_values(layout_, dim_, max_depth);
+    if (state_.tree.size() < size) state_.tree.assign(size, T(0));
   }
 
   IterationStats run_chunk(const HmcSettings<T>& settings, std::uint32_t first_iteration, int n,
@@ -288,12 +271,11 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   static constexpr std::int64_t kWarpLanes = 32;
 
   int dim_;
+  EnsembleLayout layout_;          ///< [chain][dim]
   HmcLaneKernel<Model, T> lanes_;  ///< width 0: one chain at a time
-  std::vector<T> position_, gradient_, proposal_, momentum_, proposal_gradient_;
-  std::vector<T> log_density_;
+  HmcEnsembleArrays<std::vector<T>> state_;
   std::vector<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
   bool dense_metric_ = false;
-  std::vector<T> tree_;  ///< NUTS scratch, [chain][nuts_tree_vectors · dim]; empty until NUTS
   std::vector<T> chunk_;
   std::vector<double> criterion_terms_;  ///< [row][chain] (mcmc/trajectory_criterion.hpp)
 };

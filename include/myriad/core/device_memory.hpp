@@ -38,6 +38,8 @@ std::vector<T> download(const T* device_source, std::size_t n) {
 template <class T>
 class DeviceArray {
  public:
+  using value_type = T;
+
   DeviceArray() = default;
   explicit DeviceArray(std::size_t size)
       : data_(static_cast<T*>(device_allocate(size * sizeof(T)))), size_(size) {}

@@ -1,15 +1,18 @@
 #pragma once
-// The CUDA AIS backend's per-particle kernel bodies and device view, compilable by any C++
-// compiler (as detail/hmc_chain_bodies.hpp and detail/chmc_chain_bodies.hpp are for HMC and
-// constrained HMC): kernels/ais_kernels.cuh's four kernels are grid-stride loops over
-// start_particle_at and anneal_particle_at, one thread (SerialTeam) or one warp (WarpTeam) per
-// particle, and tests/unit/test_ais_device_layout.cpp and test_ais_team.cpp run the same
-// functions on host arrays in both device layouts against CpuAisBackend, bit for bit.
+// The per-particle bodies of annealed importance sampling and the state they run on, in a header
+// every compiler can include (as detail/hmc_chain_bodies.hpp is for HMC): the CPU backend
+// (backend/cpu_ais_backend.hpp) is an OpenMP loop over start_particle_at and anneal_particle_at,
+// and kernels/ais_kernels.cuh's four kernels are grid-stride loops over them, one thread
+// (SerialTeam) or one warp (WarpTeam) per particle; test_ais_team.cpp runs the warp mapping's
+// team on the host against one lane, bit for bit.
 //
-// The particle arrays are EnsembleView<T>s: [dim][padded particle] for the thread mapping, so
-// that a warp's 32 particles read consecutive addresses, and [particle][padded dim] for the
-// warp mapping, so that a warp's lanes read consecutive coordinates of their particle.
+// The particle arrays (AisEnsembleArrays) are EnsembleView<T>s in the backend's layout:
+// [particle][dim] on the CPU; on a GPU [dim][padded particle] for the thread mapping, so that a
+// warp's 32 particles read consecutive addresses, and [particle][padded dim] for the warp
+// mapping, so that a warp's lanes read consecutive coordinates of their particle.
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "myriad/core/ensemble.hpp"
@@ -19,10 +22,10 @@
 #include "myriad/estimate/hais.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
 
-namespace myriad::kernels {
+namespace myriad {
 
-/// The particles' state as the kernels see it: six ensemble arrays in one of the two layouts,
-/// three scalars per particle, and the target's team scratch (warp mapping).
+/// The particles' state as the per-particle bodies see it: six ensemble arrays in the backend's
+/// layout, three scalars per particle, and the target's team scratch (a GPU's warp mapping).
 template <class T>
 struct AisEnsembleView {
   EnsembleView<T> position, momentum, gradient, proposal, proposal_momentum, proposal_gradient;
@@ -46,6 +49,48 @@ struct AisEnsembleView {
   }
 };
 
+/// The particles' state as a backend owns it: Array is std::vector<T> on the CPU and
+/// DeviceArray<T> on a GPU, Weights the same of double. Both backends size and view it with these
+/// functions, in their own layouts.
+template <class Array, class Weights>
+struct AisEnsembleArrays {
+  using T = typename Array::value_type;
+
+  Array position, momentum, gradient, proposal, proposal_momentum, proposal_gradient;
+  Array target_log_density, base_log_density;  ///< one per particle
+  Weights log_weight;                          ///< one per particle
+  Array scratch;         ///< the target's team scratch, scratch_size values per particle
+  int scratch_size = 0;  ///< 0: no scratch (every mapping but a GPU's warp per particle)
+
+  /// Every array sized for layout.chains particles of `dim` coordinates (Array(n): zeros on the
+  /// CPU, undefined on a GPU).
+  void allocate(const EnsembleLayout& layout, int dim) {
+    for (Array* array : vectors()) *array = Array(layout.values(dim));
+    const auto particles = static_cast<std::size_t>(layout.chains);
+    target_log_density = Array(particles);
+    base_log_density = Array(particles);
+    log_weight = Weights(particles);
+    if (scratch_size > 0) scratch = Array(static_cast<std::size_t>(scratch_size) * particles);
+  }
+  /// The six per-particle vectors.
+  std::array<Array*, 6> vectors() {
+    return {&position, &momentum, &gradient, &proposal, &proposal_momentum, &proposal_gradient};
+  }
+  AisEnsembleView<T> view(const EnsembleLayout& layout, int dim) {
+    return {layout.view(position.data(), dim),
+            layout.view(momentum.data(), dim),
+            layout.view(gradient.data(), dim),
+            layout.view(proposal.data(), dim),
+            layout.view(proposal_momentum.data(), dim),
+            layout.view(proposal_gradient.data(), dim),
+            target_log_density.data(),
+            base_log_density.data(),
+            log_weight.data(),
+            scratch_size > 0 ? scratch.data() : nullptr,
+            scratch_size};
+  }
+};
+
 /// Starts particle i (start_batch_particle: a base draw forward, an exact posterior draw in
 /// reverse, then momentum, density and gradient); started[i] = 1, or 0 for a non-finite start,
 /// written by lane 0.
@@ -57,9 +102,9 @@ MYRIAD_HD void start_particle_at(const Target& target, const AisEnsembleView<T>&
   if (team.rank() == 0) started[i] = ok ? 1 : 0;
 }
 
-/// Temperatures [k_begin, k_end) of particle i (anneal_batch_particle); its counts are added to
-/// stats[i] by lane 0 and returned (every lane holds the same counts; the host test of the warp
-/// layout checks that they do).
+/// Temperatures [k_begin, k_end) of particle i (anneal_batch_particle); its counts are returned
+/// and, where `stats` is given (a GPU's per-particle counters), added to stats[i] by lane 0
+/// (every lane holds the same counts; the host test of the warp layout checks that they do).
 template <class Target, class T, class Team = SerialTeam>
 MYRIAD_HD IterationStats anneal_particle_at(const Target& target, const AisEnsembleView<T>& state,
                                             const AnnealingBase<T>& base, const AisBatch& batch,
@@ -69,9 +114,11 @@ MYRIAD_HD IterationStats anneal_particle_at(const Target& target, const AisEnsem
                                             const Team& team = Team{}) {
   const IterationStats t = anneal_batch_particle(target, base, state.particle(i), batch, i, path,
                                                  k_begin, k_end, settings, team);
-  if (team.rank() == 0) stats[i] += t;
+  if (stats != nullptr && team.rank() == 0) stats[i] += t;
   return t;
 }
+
+namespace kernels {
 
 /// Reads particle i's statistics (a term of the CUDA backend's reduce_sum).
 struct LoadParticleStatistics {
@@ -79,4 +126,5 @@ struct LoadParticleStatistics {
   MYRIAD_HD IterationStats operator()(std::int64_t i) const { return stats[i]; }
 };
 
-}  // namespace myriad::kernels
+}  // namespace kernels
+}  // namespace myriad

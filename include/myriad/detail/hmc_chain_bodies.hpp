@@ -7,7 +7,9 @@
 // vectors share cache lines; [dim][chain] with a padded stride on the GPU, so that a warp's
 // threads read consecutive addresses.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -48,6 +50,44 @@ struct HmcEnsembleView {
 
   /// The NUTS scratch of chain c.
   MYRIAD_HD NutsTree<T> nuts_tree(std::int64_t c) const { return {tree.chain(c), position.dim}; }
+};
+
+/// The ensemble state of HMC as a backend owns it, in its layout: Array is std::vector<T> on the
+/// CPU and DeviceArray<T> on a GPU. Both backends size and view it with these functions.
+template <class Array>
+struct HmcEnsembleArrays {
+  using T = typename Array::value_type;
+
+  Array position, gradient, proposal, momentum, proposal_gradient;
+  Array log_density;
+  Array tree;  ///< NUTS scratch (nuts_tree_vectors(max depth) · dim per chain); empty until NUTS
+
+  /// Every array but the tree sized for `dim` (Array(n): zeros on the CPU, undefined on a GPU).
+  void allocate(const EnsembleLayout& layout, int dim) {
+    for (Array* array : vectors()) *array = Array(layout.values(dim));
+    log_density = Array(layout.values(1));
+  }
+  /// The five per-chain vectors.
+  std::array<Array*, 5> vectors() {
+    return {&position, &gradient, &proposal, &momentum, &proposal_gradient};
+  }
+  /// Values the tree needs for trees up to max_depth deep.
+  static std::size_t tree_values(const EnsembleLayout& layout, int dim, int max_depth) {
+    return layout.values(nuts_tree_vectors(max_depth) * dim);
+  }
+  HmcEnsembleView<T> view(const EnsembleLayout& layout, int dim) {
+    return {layout.view(position.data(), dim),
+            layout.view(gradient.data(), dim),
+            layout.view(proposal.data(), dim),
+            layout.view(momentum.data(), dim),
+            layout.view(proposal_gradient.data(), dim),
+            log_density.data(),
+            layout.view(tree.data(), layout.dim_of(tree.size()))};
+  }
+  /// The current points, read-only (the ensemble moments).
+  EnsembleView<const T> position_view(const EnsembleLayout& layout, int dim) const {
+    return layout.view(static_cast<const T*>(position.data()), dim);
+  }
 };
 
 /// One chain's counters over the iterations of one call, summed in the chain's own variables

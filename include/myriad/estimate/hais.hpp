@@ -379,8 +379,8 @@ MYRIAD_HD detail::AisTally<S> anneal_particle(const Target& target, const Anneal
 }
 
 /// The particles a backend runs: P problems × B particles per problem, particle i = p·B + b
-/// belonging to problem p, with the random stream of particle_stream. Every backend (and the
-/// host test of the device layout) goes through start_batch_particle and anneal_batch_particle,
+/// belonging to problem p, with the random stream of particle_stream. Every backend (through
+/// detail/ais_particle_bodies.hpp) goes through start_batch_particle and anneal_batch_particle,
 /// so the mapping from a particle index to its problem, stream and exact draw exists once.
 struct AisBatch {
   std::uint64_t seed;
