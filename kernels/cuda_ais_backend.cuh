@@ -225,7 +225,7 @@ class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
 
-  AisEnsembleArrays<DeviceArray<T>, DeviceArray<double>> state_;
+  AisEnsembleArrays<DeviceArray, T> state_;
   DeviceArray<std::uint8_t> started_;  ///< 1 where the start was finite
   DeviceArray<IterationStats> stats_;
   DeviceArray<double> beta_;

@@ -56,36 +56,21 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
       : model_(model),
         method_(method),
         chains_(chains),
-        stride_(cuda_detail::round_up(chains, 32)),
-        dim_(model.dim()),
-        state_dim_(auxiliary_state_dim(method, model.dim())),
-        auxiliary_dim_(stored_auxiliary_dim(model, method)),
-        storage_(estimator_storage(model, method)),
+        layout_(EnsembleLayout::dim_major(chains, 32)),
+        stride_(layout_.padded_chains),
+        sizes_(auxiliary_sizes(model, method)),
         num_quantities_(recorded_quantity_count(model)),
         ensemble_(checked_device(chains)) {
-    const auto rows = [&](int dim) { return static_cast<std::size_t>(dim) * stride_; };
-    for (auto* array : {&position_, &proposal_, &direction_})
-      *array = DeviceArray<T>(rows(state_dim_));
-    mapped_ = DeviceArray<T>(rows(dim_));
-    auxiliary_ = DeviceArray<T>(rows(auxiliary_dim_));
-    log_target_ = DeviceArray<T>(rows(1));
-    counter_ = DeviceArray<std::uint32_t>(rows(1));
+    state_.allocate(layout_, sizes_);
     started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
                                           static_cast<std::size_t>(chains_));
     capped_ = DeviceArray<std::int64_t>(static_cast<std::size_t>(chains_));
-    const auto per_chain = [&](std::int64_t values) {
-      return static_cast<std::size_t>(values) * static_cast<std::size_t>(chains_);
-    };
-    caches_ = DeviceArray<T>(per_chain(2 * storage_.cache_size));
-    workspace_ = DeviceArray<T>(per_chain(storage_.workspace_size));
-    cache_slot_ = DeviceArray<std::uint8_t>(per_chain(storage_.cache_size > 0 ? 1 : 0));
-    ensemble_.zero(cache_slot_);
-    for (auto* array : {&position_, &proposal_, &direction_, &mapped_, &auxiliary_, &log_target_})
-      ensemble_.zero(*array);
-    ensemble_.zero(counter_);
+    ensemble_.zero(state_.cache_slot);
+    for (DeviceArray<T>* array : state_.vectors()) ensemble_.zero(*array);
+    ensemble_.zero(state_.counter);
     ensemble_.zero(capped_);
-    set_scale(std::vector<T>(static_cast<std::size_t>(dim_), T(1)));
+    set_scale(std::vector<T>(static_cast<std::size_t>(sizes_.dim), T(1)));
     if constexpr (kStaged) {
       preparation_ = StagedPreparation<T>(chains_, model.preparation_matrix_size());
       walk_status_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(chains_));
@@ -111,13 +96,13 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     return recorded_quantity_names(model_);
   }
   std::string device_name() const override { return ensemble_.name(); }
-  int dim() const override { return dim_; }
-  int auxiliary_dim() const override { return auxiliary_dim_; }
+  int dim() const override { return sizes_.dim; }
+  int auxiliary_dim() const override { return sizes_.auxiliary_dim; }
 
   void set_scale(const std::vector<T>& scale) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    MYRIAD_EXPECTS(scale.size() == static_cast<std::size_t>(dim_), "scale: expected ", dim_,
-                   " values, got ", scale.size());
+    MYRIAD_EXPECTS(scale.size() == static_cast<std::size_t>(sizes_.dim), "scale: expected ",
+                   sizes_.dim, " values, got ", scale.size());
     ensemble_.synchronize();  // kernels in flight read the old scale
     scale_ = ensemble_.to_device(scale);
     ensemble_.synchronize();  // the host vector is pageable and goes on return
@@ -179,7 +164,7 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
         ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
     if (moments != nullptr) {
       const std::vector<T> x = positions();
-      ensemble_moments_cpu(EnsembleView<const T>{x.data(), chains_, state_dim_, chains_, 1},
+      ensemble_moments_cpu(EnsembleView<const T>{x.data(), chains_, sizes_.state_dim, chains_, 1},
                            *moments);
     }
     return result;
@@ -192,7 +177,7 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
 
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(position_.data(), chains_, stride_, state_dim_);
+    return ensemble_.rows_to_host(state_.position.data(), chains_, stride_, sizes_.state_dim);
   }
 
  private:
@@ -266,29 +251,19 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     settings.scale = scale_.data();
     return settings;
   }
-  EnsembleView<T> rows(const DeviceArray<T>& array, int dim) const {
-    return {array.data(), chains_, dim, stride_};
-  }
-  AuxiliaryEnsembleView<T> view() const {
-    return with_estimator_storage(
-        AuxiliaryEnsembleView<T>{rows(position_, state_dim_), rows(proposal_, state_dim_),
-                                 rows(direction_, state_dim_), rows(mapped_, dim_),
-                                 rows(auxiliary_, auxiliary_dim_), log_target_.data(),
-                                 counter_.data()},
-        storage_, caches_.data(), workspace_.data(), cache_slot_.data());
-  }
+  AuxiliaryEnsembleView<T> view() { return state_.view(layout_, sizes_); }
   Model model_;
   AuxiliaryMethod method_;
   std::int64_t chains_;
-  std::int64_t stride_;
-  int dim_, state_dim_, auxiliary_dim_, num_quantities_;
-  EstimatorStorage storage_;
+  EnsembleLayout layout_;  ///< [dim][chain], chains padded to a multiple of 32
+  std::int64_t stride_;    ///< layout_.padded_chains
+  AuxiliarySizes sizes_;
+  int num_quantities_;
   cuda_detail::EnsembleDevice ensemble_;  // before the arrays: the stream outlives them
   int init_grid_ = 1, iterations_grid_ = 1;
-  DeviceArray<T> position_, proposal_, direction_, mapped_, auxiliary_, log_target_, scale_;
-  DeviceArray<std::uint32_t> counter_;
-  DeviceArray<T> caches_, workspace_;  ///< a cached estimator's, chain-major
-  DeviceArray<std::uint8_t> started_, cache_slot_;
+  AuxiliaryEnsembleArrays<DeviceArray, T> state_;
+  DeviceArray<T> scale_;
+  DeviceArray<std::uint8_t> started_;
   DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
   DeviceArray<std::int64_t> capped_;    ///< per chain: capped slice updates since initialize()
   cuda_detail::DrawChunks<T> draws_;

@@ -278,7 +278,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   /// NUTS scratch for trees up to max_depth deep ([vector · dim][chain], the state's stride).
   void reserve_tree(int max_depth) {
     const std::size_t size =
-        HmcEnsembleArrays<DeviceArray<T>>::tree_values(layout_, dim_, max_depth);
+        HmcEnsembleArrays<DeviceArray, T>::tree_values(layout_, dim_, max_depth);
     if (state_.tree.size() >= size) return;
     ensemble_.synchronize();
     state_.tree = DeviceArray<T>(size);
@@ -380,7 +380,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   int init_grid_ = 1;
   int iterations_grid_ = 1;
 
-  HmcEnsembleArrays<DeviceArray<T>> state_;
+  HmcEnsembleArrays<DeviceArray, T> state_;
   DeviceArray<std::uint8_t> initialized_;
   DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
   DeviceArray<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor

@@ -291,7 +291,7 @@ class TeamLayoutAis {
   EnsembleLayout rows_;  ///< CudaAisBackend's warp mapping: [particle][dim rounded up to 4]
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
-  AisEnsembleArrays<std::vector<T>, std::vector<double>> state_;
+  AisEnsembleArrays<HostVector, T> state_;
 };
 
 /// Temperatures per simulated launch in the team run (the CPU run uses one call).

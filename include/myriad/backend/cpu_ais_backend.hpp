@@ -145,7 +145,7 @@ class CpuAisBackend final : public AisBackend<T> {
   AisLaneKernel<Target, T> lanes_;  ///< width 0: one particle at a time
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
-  AisEnsembleArrays<std::vector<T>, std::vector<double>> state_;
+  AisEnsembleArrays<HostVector, T> state_;
   std::vector<std::uint8_t> started_;  ///< 1 where the particle's start was finite
 };
 

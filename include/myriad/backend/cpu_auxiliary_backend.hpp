@@ -28,30 +28,20 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
   CpuAuxiliaryBackend(const Model& model, std::int64_t chains, AuxiliaryMethod method)
       : CpuEnsemble<Model, AuxiliaryBackend<T>>(model, chains),
         method_(method),
-        dim_(model.dim()),
-        state_dim_(auxiliary_state_dim(method, model.dim())),
-        auxiliary_dim_(stored_auxiliary_dim(model, method)),
-        storage_(estimator_storage(model, method)) {
+        sizes_(auxiliary_sizes(model, method)),
+        layout_(EnsembleLayout::chain_major(chains)) {
     MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
-    const auto c = static_cast<std::size_t>(chains);
-    for (auto* array : {&position_, &proposal_, &direction_}) array->assign(c * state_dim_, T(0));
-    mapped_.assign(c * dim_, T(0));
-    auxiliary_.assign(c * auxiliary_dim_, T(0));
-    log_target_.assign(c, T(0));
-    counter_.assign(c, 0);
-    capped_.assign(c, 0);
-    caches_.assign(c * 2 * static_cast<std::size_t>(storage_.cache_size), T(0));
-    workspace_.assign(c * static_cast<std::size_t>(storage_.workspace_size), T(0));
-    cache_slot_.assign(storage_.cache_size > 0 ? c : 0, 0);
-    scale_.assign(static_cast<std::size_t>(dim_), T(1));
+    state_.allocate(layout_, sizes_);
+    capped_.assign(static_cast<std::size_t>(chains), 0);
+    scale_.assign(static_cast<std::size_t>(sizes_.dim), T(1));
   }
 
-  int dim() const override { return dim_; }
-  int auxiliary_dim() const override { return auxiliary_dim_; }
+  int dim() const override { return sizes_.dim; }
+  int auxiliary_dim() const override { return sizes_.auxiliary_dim; }
 
   void set_scale(const std::vector<T>& scale) override {
-    MYRIAD_EXPECTS(scale.size() == static_cast<std::size_t>(dim_), "scale: expected ", dim_,
-                   " values, got ", scale.size());
+    MYRIAD_EXPECTS(scale.size() == static_cast<std::size_t>(sizes_.dim), "scale: expected ",
+                   sizes_.dim, " values, got ", scale.size());
     scale_ = scale;
   }
 
@@ -99,8 +89,7 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
                            });
     if (moments) {
       ensemble_moments_cpu(
-          EnsembleView<const T>{position_.data(), this->chains_, state_dim_, 1, state_dim_},
-          *moments);
+          layout_.view(static_cast<const T*>(state_.position.data()), sizes_.state_dim), *moments);
     }
     return total;
   }
@@ -108,10 +97,11 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
   std::vector<std::int64_t> capped_per_chain() const override { return capped_; }
 
   std::vector<T> positions() const override {
-    std::vector<T> out(position_.size());
+    std::vector<T> out(state_.position.size());
     for (std::int64_t c = 0; c < this->chains_; ++c)
-      for (int d = 0; d < state_dim_; ++d)
-        out[static_cast<std::size_t>(d) * this->chains_ + c] = position_[c * state_dim_ + d];
+      for (int d = 0; d < sizes_.state_dim; ++d)
+        out[static_cast<std::size_t>(d) * this->chains_ + c] =
+            state_.position[c * sizes_.state_dim + d];
     return out;
   }
 
@@ -120,25 +110,13 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
     MYRIAD_EXPECTS(settings.method == method_,
                    "this auxiliary-sampler backend was built for another method");
   }
-  EnsembleView<T> view(std::vector<T>& array, int dim) {
-    return {array.data(), this->chains_, dim, 1, dim};
-  }
-  AuxiliaryEnsembleView<T> view() {
-    return with_estimator_storage(
-        AuxiliaryEnsembleView<T>{view(position_, state_dim_), view(proposal_, state_dim_),
-                                 view(direction_, state_dim_), view(mapped_, dim_),
-                                 view(auxiliary_, auxiliary_dim_), log_target_.data(),
-                                 counter_.data()},
-        storage_, caches_.data(), workspace_.data(), cache_slot_.data());
-  }
+  AuxiliaryEnsembleView<T> view() { return state_.view(layout_, sizes_); }
 
   AuxiliaryMethod method_;
-  int dim_, state_dim_, auxiliary_dim_;
-  EstimatorStorage storage_;
-  std::vector<T> position_, proposal_, direction_, mapped_, auxiliary_, log_target_, scale_, chunk_;
-  std::vector<T> caches_, workspace_;  ///< a cached estimator's, chain-major
-  std::vector<std::uint32_t> counter_;
-  std::vector<std::uint8_t> cache_slot_;
+  AuxiliarySizes sizes_;
+  EnsembleLayout layout_;  ///< [chain][dim]
+  AuxiliaryEnsembleArrays<HostVector, T> state_;
+  std::vector<T> scale_, chunk_;
   std::vector<std::int64_t> capped_;
 };
 

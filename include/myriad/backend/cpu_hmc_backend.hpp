@@ -194,7 +194,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   /// NUTS scratch for trees up to max_depth deep ([chain][vector][dim]).
   void reserve_tree(int max_depth) {
     const std::size_t size =
-        HmcEnsembleArrays<std::vector<T>>::tree_values(layout_, dim_, max_depth);
+        HmcEnsembleArrays<HostVector, T>::tree_values(layout_, dim_, max_depth);
     if (state_.tree.size() < size) state_.tree.assign(size, T(0));
   }
 
@@ -273,7 +273,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   int dim_;
   EnsembleLayout layout_;          ///< [chain][dim]
   HmcLaneKernel<Model, T> lanes_;  ///< width 0: one chain at a time
-  HmcEnsembleArrays<std::vector<T>> state_;
+  HmcEnsembleArrays<HostVector, T> state_;
   std::vector<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
   bool dense_metric_ = false;
   std::vector<T> chunk_;

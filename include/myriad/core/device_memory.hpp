@@ -34,6 +34,11 @@ std::vector<T> download(const T* device_source, std::size_t n) {
   return host;
 }
 
+/// The host's owning array, named as DeviceArray is, for state written once over either
+/// (HmcEnsembleArrays<HostVector, T> on the CPU, <DeviceArray, T> on a GPU).
+template <class T>
+using HostVector = std::vector<T>;
+
 /// A typed, movable, owning device allocation.
 template <class T>
 class DeviceArray {

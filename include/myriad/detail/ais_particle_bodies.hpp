@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/team.hpp"
@@ -49,31 +50,29 @@ struct AisEnsembleView {
   }
 };
 
-/// The particles' state as a backend owns it: Array is std::vector<T> on the CPU and
-/// DeviceArray<T> on a GPU, Weights the same of double. Both backends size and view it with these
-/// functions, in their own layouts.
-template <class Array, class Weights>
+/// The particles' state as a backend owns it: Array is HostVector on the CPU and DeviceArray on a
+/// GPU (core/device_memory.hpp). Both backends size and view it with these functions, in their
+/// own layouts.
+template <template <class> class Array, class T>
 struct AisEnsembleArrays {
-  using T = typename Array::value_type;
-
-  Array position, momentum, gradient, proposal, proposal_momentum, proposal_gradient;
-  Array target_log_density, base_log_density;  ///< one per particle
-  Weights log_weight;                          ///< one per particle
-  Array scratch;         ///< the target's team scratch, scratch_size values per particle
+  Array<T> position, momentum, gradient, proposal, proposal_momentum, proposal_gradient;
+  Array<T> target_log_density, base_log_density;  ///< one per particle
+  Array<double> log_weight;                       ///< one per particle
+  Array<T> scratch;      ///< the target's team scratch, scratch_size values per particle
   int scratch_size = 0;  ///< 0: no scratch (every mapping but a GPU's warp per particle)
 
   /// Every array sized for layout.chains particles of `dim` coordinates (Array(n): zeros on the
   /// CPU, undefined on a GPU).
   void allocate(const EnsembleLayout& layout, int dim) {
-    for (Array* array : vectors()) *array = Array(layout.values(dim));
+    for (Array<T>* array : vectors()) *array = Array<T>(layout.values(dim));
     const auto particles = static_cast<std::size_t>(layout.chains);
-    target_log_density = Array(particles);
-    base_log_density = Array(particles);
-    log_weight = Weights(particles);
-    if (scratch_size > 0) scratch = Array(static_cast<std::size_t>(scratch_size) * particles);
+    target_log_density = Array<T>(particles);
+    base_log_density = Array<T>(particles);
+    log_weight = Array<double>(particles);
+    if (scratch_size > 0) scratch = Array<T>(static_cast<std::size_t>(scratch_size) * particles);
   }
   /// The six per-particle vectors.
-  std::array<Array*, 6> vectors() {
+  std::array<Array<T>*, 6> vectors() {
     return {&position, &momentum, &gradient, &proposal, &proposal_momentum, &proposal_gradient};
   }
   AisEnsembleView<T> view(const EnsembleLayout& layout, int dim) {

@@ -4,8 +4,11 @@
 // (backend/cpu_auxiliary_backend.hpp) calls them in an OpenMP loop over chains, the CUDA kernels
 // (kernels/auxiliary_kernels.cuh) one chain per thread: one code path (DESIGN.md rule 1).
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
@@ -90,6 +93,58 @@ MYRIAD_HD int stored_auxiliary_dim(const Model& model, AuxiliaryMethod method) {
   }
   return 0;
 }
+
+/// Per-chain sizes of the arrays of an auxiliary sampler's ensemble for one method on one model.
+struct AuxiliarySizes {
+  int dim = 0;            ///< the model's
+  int state_dim = 0;      ///< auxiliary_state_dim: position, proposal, direction
+  int auxiliary_dim = 0;  ///< stored_auxiliary_dim
+  EstimatorStorage storage;
+};
+
+template <class Model>
+AuxiliarySizes auxiliary_sizes(const Model& model, AuxiliaryMethod method) {
+  return {model.dim(), auxiliary_state_dim(method, model.dim()),
+          stored_auxiliary_dim(model, method), estimator_storage(model, method)};
+}
+
+/// The ensemble's state as a backend owns it: Array is HostVector on the CPU and DeviceArray on a
+/// GPU (core/device_memory.hpp). Both backends size and view it with these functions, in their
+/// own layouts (the estimator's storage chain-major in both).
+template <template <class> class Array, class T>
+struct AuxiliaryEnsembleArrays {
+  Array<T> position, proposal, direction, mapped, auxiliary, log_target;
+  Array<std::uint32_t> counter;
+  Array<T> caches, workspace;  ///< a cached estimator's, chain-major
+  Array<std::uint8_t> cache_slot;
+
+  /// Every array sized (Array(n): zeros on the CPU, undefined on a GPU).
+  void allocate(const EnsembleLayout& layout, const AuxiliarySizes& sizes) {
+    for (Array<T>* array : {&position, &proposal, &direction})
+      *array = Array<T>(layout.values(sizes.state_dim));
+    mapped = Array<T>(layout.values(sizes.dim));
+    auxiliary = Array<T>(layout.values(sizes.auxiliary_dim));
+    log_target = Array<T>(layout.values(1));
+    counter = Array<std::uint32_t>(layout.values(1));
+    const auto chains = static_cast<std::size_t>(layout.chains);
+    caches = Array<T>(chains * 2 * static_cast<std::size_t>(sizes.storage.cache_size));
+    workspace = Array<T>(chains * static_cast<std::size_t>(sizes.storage.workspace_size));
+    cache_slot = Array<std::uint8_t>(sizes.storage.cache_size > 0 ? chains : 0);
+  }
+  /// The arrays of values of T with one row per dimension.
+  std::array<Array<T>*, 6> vectors() {
+    return {&position, &proposal, &direction, &mapped, &auxiliary, &log_target};
+  }
+  AuxiliaryEnsembleView<T> view(const EnsembleLayout& layout, const AuxiliarySizes& sizes) {
+    return with_estimator_storage(
+        AuxiliaryEnsembleView<T>{
+            layout.view(position.data(), sizes.state_dim),
+            layout.view(proposal.data(), sizes.state_dim),
+            layout.view(direction.data(), sizes.state_dim), layout.view(mapped.data(), sizes.dim),
+            layout.view(auxiliary.data(), sizes.auxiliary_dim), log_target.data(), counter.data()},
+        sizes.storage, caches.data(), workspace.data(), cache_slot.data());
+  }
+};
 
 /// Begins preparing the state's cache when its log target is a staged estimator's (model/
 /// staged_preparation.hpp): the first dense step, which the caller carries out, in the chain or

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "myriad/backend/hmc_backend.hpp"
+#include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/hd.hpp"
@@ -52,23 +53,22 @@ struct HmcEnsembleView {
   MYRIAD_HD NutsTree<T> nuts_tree(std::int64_t c) const { return {tree.chain(c), position.dim}; }
 };
 
-/// The ensemble state of HMC as a backend owns it, in its layout: Array is std::vector<T> on the
-/// CPU and DeviceArray<T> on a GPU. Both backends size and view it with these functions.
-template <class Array>
+/// The ensemble state of HMC as a backend owns it, in its layout: Array is HostVector on the CPU
+/// and DeviceArray on a GPU (core/device_memory.hpp). Both backends size and view it with these
+/// functions.
+template <template <class> class Array, class T>
 struct HmcEnsembleArrays {
-  using T = typename Array::value_type;
-
-  Array position, gradient, proposal, momentum, proposal_gradient;
-  Array log_density;
-  Array tree;  ///< NUTS scratch (nuts_tree_vectors(max depth) · dim per chain); empty until NUTS
+  Array<T> position, gradient, proposal, momentum, proposal_gradient;
+  Array<T> log_density;
+  Array<T> tree;  ///< NUTS scratch (nuts_tree_vectors(max depth) · dim per chain); empty until NUTS
 
   /// Every array but the tree sized for `dim` (Array(n): zeros on the CPU, undefined on a GPU).
   void allocate(const EnsembleLayout& layout, int dim) {
-    for (Array* array : vectors()) *array = Array(layout.values(dim));
-    log_density = Array(layout.values(1));
+    for (Array<T>* array : vectors()) *array = Array<T>(layout.values(dim));
+    log_density = Array<T>(layout.values(1));
   }
   /// The five per-chain vectors.
-  std::array<Array*, 5> vectors() {
+  std::array<Array<T>*, 5> vectors() {
     return {&position, &gradient, &proposal, &momentum, &proposal_gradient};
   }
   /// Values the tree needs for trees up to max_depth deep.
