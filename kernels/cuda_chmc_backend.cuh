@@ -125,7 +125,8 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
   CudaChmcBackend(const Generator& generator, std::int64_t chains, ChmcCudaOptions options = {})
       : generator_(generator),
         chains_(chains),
-        stride_(cuda_detail::round_up(chains, 32)),
+        rows_(EnsembleLayout::dim_major(chains, 32)),
+        stride_(rows_.padded_chains),
         mapping_(checked_mapping(options.chain_mapping, generator)),
         factorization_(resolve_gram_factorization(options.gram_factorization,
                                                   generator_gram_structure<Generator>, mapping_)),
@@ -177,17 +178,10 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
                    batched_bytes),
                "the constrained-HMC state and scratch");
 
-    position_ = DeviceArray<T>(n * stride);
-    gradient_ = DeviceArray<T>(n * stride);
-    potential_ = DeviceArray<T>(stride);
-    work_ = DeviceArray<T>(work_values);
-    dual_work_ = DeviceArray<Dual<T>>(dual_values);
-    nested_work_ = DeviceArray<Dual<Dual<T>>>(nested_values);
+    state_.allocate(rows_, layout_, scratch_, batched);
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
-    step_halvings_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(chains_));
     if (batched) {
-      gram_ = DeviceArray<T>(gram_values);
       gram_info_ = DeviceArray<int>(static_cast<std::size_t>(chains_));
       progress_ = DeviceArray<ChmcProgress<T>>(static_cast<std::size_t>(chains_));
     }
@@ -195,16 +189,14 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     // Defined contents everywhere, the stride padding and scratch included, so that a
     // sanitizer's initcheck stays quiet and positions() of an uninitialised ensemble reads
     // zeros, like the CPU backend (all-zero bytes are 0.0 for T and its duals).
-    ensemble_.zero(position_);
-    ensemble_.zero(gradient_);
-    ensemble_.zero(potential_);
-    ensemble_.zero(work_);
-    ensemble_.zero(dual_work_);
-    ensemble_.zero(nested_work_);
+    for (DeviceArray<T>* array :
+         {&state_.position, &state_.gradient, &state_.potential, &state_.work, &state_.gram})
+      ensemble_.zero(*array);
+    ensemble_.zero(state_.dual_work);
+    ensemble_.zero(state_.nested_work);
+    ensemble_.zero(state_.step_halvings);
     ensemble_.zero(initialized_);
-    ensemble_.zero(step_halvings_);
     ensemble_.zero(counters_);
-    ensemble_.zero(gram_);
     ensemble_.zero(gram_info_);
     ensemble_.zero(progress_);
     ensemble_.synchronize();
@@ -259,7 +251,7 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
               generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     }
     MYRIAD_CHECK_LAUNCH();
-    ensemble_.zero(step_halvings_);
+    ensemble_.zero(state_.step_halvings);
     return ensemble_.reduce_sum<std::int64_t>(
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
@@ -309,20 +301,25 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    return ensemble_.rows_to_host(position_.data(), chains_, stride_, layout_.n);
+    return ensemble_.rows_to_host(state_.position.data(), chains_, stride_, layout_.n);
   }
 
   std::vector<std::uint8_t> step_halvings() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(step_halvings_.data(), chains_, chains_, 1);
+    return ensemble_.rows_to_host(state_.step_halvings.data(), chains_, chains_, 1);
   }
 
+  /// The state, the workspace and the batched Gram factors.
   ChmcChainState chain_state() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     ensemble_.synchronize();
-    return {{state_bytes(position_.download()), state_bytes(gradient_.download()),
-             state_bytes(potential_.download()), state_bytes(step_halvings_.download()),
-             state_bytes(work_.download()), state_bytes(gram_.download())}};
+    ChmcChainState out;
+    const auto save = [&out](const auto& array, const char*) {
+      out.arrays.push_back(state_bytes(array.download()));
+    };
+    kernels::for_each_checkpointed(state_, save);
+    save(state_.gram, "");
+    return out;
   }
 
   void restore_chain_state(const ChmcChainState& state) override {
@@ -330,17 +327,17 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     MYRIAD_EXPECTS(state.arrays.size() == 6, "restore_chain_state: ", state.arrays.size(),
                    " arrays, the CUDA backend holds 6 (a state of another backend)");
     ensemble_.synchronize();
-    restore_array(position_, state.arrays[0], "u");
-    restore_array(gradient_, state.arrays[1], "the gradient");
-    restore_array(potential_, state.arrays[2], "phi");
-    restore_array(step_halvings_, state.arrays[3], "the step back-offs");
-    restore_array(work_, state.arrays[4], "the workspace");
-    restore_array(gram_, state.arrays[5], "the batched Gram factors");
+    std::size_t next = 0;
+    const auto restore = [&](auto& array, const char* name) {
+      restore_array(array, state.arrays[next++], name);
+    };
+    kernels::for_each_checkpointed(state_, restore);
+    restore(state_.gram, "the batched Gram factors");
   }
 
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    std::vector<T> out = ensemble_.rows_to_host(potential_.data(), chains_, stride_, 1);
+    std::vector<T> out = ensemble_.rows_to_host(state_.potential.data(), chains_, stride_, 1);
     for (T& value : out) value = -value;
     return out;
   }
@@ -449,25 +446,15 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
         " chains fit): use fewer chains"));
   }
 
-  kernels::ChmcEnsembleView<T> ensemble_view() const {
-    return {EnsembleView<T>{position_.data(), chains_, layout_.n, stride_},
-            EnsembleView<T>{gradient_.data(), chains_, layout_.n, stride_},
-            potential_.data(),
-            work_.data(),
-            dual_work_.data(),
-            nested_work_.data(),
-            scratch_,
-            gram_.size() > 0 ? gram_.data() : nullptr,
-            layout_.m,
-            step_halvings_.data()};
-  }
+  kernels::ChmcEnsembleView<T> ensemble_view() { return state_.view(rows_, layout_, scratch_); }
   kernels::ChainStatisticsView statistics_view() const {
     return {counters_.data(), chains_};
   }
 
   Generator generator_;
   std::int64_t chains_;
-  std::int64_t stride_;
+  EnsembleLayout rows_;  ///< the state's: [element][chain], chains padded to a multiple of 32
+  std::int64_t stride_;  ///< rows_.padded_chains
   ChmcChainMapping mapping_;         ///< resolved: thread or warp
   GramFactorization factorization_;  ///< resolved: chain or a batched tier
   ChmcLayout layout_;                ///< for one lane, or for a warp's (mapping_)
@@ -481,13 +468,9 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
   int iterations_grid_ = 1;
   int phase_grid_ = 1;  ///< begin and resume launches of the batched factorisation
 
-  DeviceArray<T> position_, gradient_, potential_, work_;
-  DeviceArray<Dual<T>> dual_work_;
-  DeviceArray<Dual<Dual<T>>> nested_work_;
+  kernels::ChmcEnsembleArrays<DeviceArray, T> state_;
   DeviceArray<std::uint8_t> initialized_;
-  DeviceArray<std::uint8_t> step_halvings_;  ///< each chain's step back-off h_c
-  DeviceArray<std::int64_t> counters_;       ///< kCounters × chains, [counter][chain]
-  DeviceArray<T> gram_;         ///< batched factorisation: two batches of chains · M² values
+  DeviceArray<std::int64_t> counters_;  ///< kCounters × chains, [counter][chain]
   DeviceArray<int> gram_info_;  ///< batched factorisation: the last Cholesky's status per chain
   DeviceArray<ChmcProgress<T>> progress_;  ///< batched factorisation: one record per chain
   cuda_detail::DrawChunks<T> draws_;

@@ -38,21 +38,13 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
   CpuChmcBackend(const Generator& g, std::int64_t chains, bool simd_lanes = true)
       : CpuEnsemble<Generator, ChmcBackend<T>>(g, chains),
         layout_(chmc_layout<Generator, T>(g)),
+        rows_(EnsembleLayout::chain_major(chains)),
         scratch_(kernels::ChmcScratchPlacement::chain_major<T>(layout_)),
         lanes_(simd_lanes ? chmc_lane_kernel_for<Generator, T>() : ChmcLaneKernel<Generator, T>{}) {
     check_chain_count(chains);
     MYRIAD_EXPECTS(layout_.m >= 1 && layout_.m <= layout_.n,
                    "a generator needs 1 <= M <= N, got M = ", layout_.m, ", N = ", layout_.n);
-    const auto c = static_cast<std::size_t>(chains);
-    position_.assign(c * layout_.n, T(0));
-    gradient_.assign(c * layout_.n, T(0));
-    potential_.assign(c, T(0));
-    work_.assign(static_cast<std::size_t>(scratch_.work_values(layout_, chains, chains)), T(0));
-    dual_work_.assign(static_cast<std::size_t>(scratch_.dual_values(layout_, chains, chains)),
-                      Dual<T>(T(0)));
-    nested_work_.assign(static_cast<std::size_t>(scratch_.nested_values(layout_, chains, chains)),
-                        Dual<Dual<T>>(Dual<T>(T(0))));
-    halvings_.assign(c, 0);
+    state_.allocate(rows_, layout_, scratch_, /*batched_gram=*/false);
     if (lanes_.width > chains) lanes_ = ChmcLaneKernel<Generator, T>{};
   }
 
@@ -88,7 +80,7 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
                                         chains_per_init, c))
         ++failed;
     }
-    std::fill(halvings_.begin(), halvings_.end(), std::uint8_t(0));
+    std::fill(state_.step_halvings.begin(), state_.step_halvings.end(), std::uint8_t(0));
     return failed;
   }
 
@@ -105,36 +97,42 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
   }
 
   std::vector<T> positions() const override {
-    std::vector<T> out(position_.size());
+    std::vector<T> out(state_.position.size());
     for (std::int64_t c = 0; c < this->chains_; ++c)
       for (int d = 0; d < layout_.n; ++d)
-        out[static_cast<std::size_t>(d) * this->chains_ + c] = position_[c * layout_.n + d];
+        out[static_cast<std::size_t>(d) * this->chains_ + c] = state_.position[c * layout_.n + d];
     return out;
   }
 
-  std::vector<std::uint8_t> step_halvings() const override { return halvings_; }
+  std::vector<std::uint8_t> step_halvings() const override { return state_.step_halvings; }
 
+  /// The state and the workspaces, the dual ones included.
   ChmcChainState chain_state() const override {
-    return {{state_bytes(position_), state_bytes(gradient_), state_bytes(potential_),
-             state_bytes(halvings_), state_bytes(work_), state_bytes(dual_work_),
-             state_bytes(nested_work_)}};
+    ChmcChainState out;
+    const auto save = [&out](const auto& array, const char*) {
+      out.arrays.push_back(state_bytes(array));
+    };
+    kernels::for_each_checkpointed(state_, save);
+    save(state_.dual_work, "");
+    save(state_.nested_work, "");
+    return out;
   }
 
   void restore_chain_state(const ChmcChainState& state) override {
     MYRIAD_EXPECTS(state.arrays.size() == 7, "restore_chain_state: ", state.arrays.size(),
                    " arrays, the CPU backend holds 7 (a state of another backend)");
-    restore_state_bytes(position_, state.arrays[0], "u");
-    restore_state_bytes(gradient_, state.arrays[1], "the gradient");
-    restore_state_bytes(potential_, state.arrays[2], "phi");
-    restore_state_bytes(halvings_, state.arrays[3], "the step back-offs");
-    restore_state_bytes(work_, state.arrays[4], "the workspace");
-    restore_state_bytes(dual_work_, state.arrays[5], "the dual workspace");
-    restore_state_bytes(nested_work_, state.arrays[6], "the nested workspace");
+    std::size_t next = 0;
+    const auto restore = [&](auto& array, const char* name) {
+      restore_state_bytes(array, state.arrays[next++], name);
+    };
+    kernels::for_each_checkpointed(state_, restore);
+    restore(state_.dual_work, "the dual workspace");
+    restore(state_.nested_work, "the nested workspace");
   }
 
   std::vector<T> log_densities() const override {
-    std::vector<T> out(potential_.size());
-    for (std::size_t c = 0; c < out.size(); ++c) out[c] = -potential_[c];
+    std::vector<T> out(state_.potential.size());
+    for (std::size_t c = 0; c < out.size(); ++c) out[c] = -state_.potential[c];
     return out;
   }
 
@@ -150,15 +148,7 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
 
  private:
   /// The ensemble in the CPU's layout: [chain][element] for the state and the scratch.
-  kernels::ChmcEnsembleView<T> state_view() {
-    const EnsembleView<T> position{position_.data(), this->chains_, layout_.n, 1, layout_.n};
-    const EnsembleView<T> gradient{gradient_.data(), this->chains_, layout_.n, 1, layout_.n};
-    kernels::ChmcEnsembleView<T> view{position,     gradient,          potential_.data(),
-                                      work_.data(), dual_work_.data(), nested_work_.data(),
-                                      scratch_};
-    view.step_halvings = halvings_.data();
-    return view;
-  }
+  kernels::ChmcEnsembleView<T> state_view() { return state_.view(rows_, layout_, scratch_); }
 
   IterationStats run_chunk(const ChmcSettings<T>& settings, std::uint32_t first_iteration, int n,
                            T* recorded, int quantities) {
@@ -188,12 +178,10 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
   }
 
   ChmcLayout layout_;
+  EnsembleLayout rows_;  ///< the state's: [chain][element]
   kernels::ChmcScratchPlacement scratch_;
-  std::vector<T> position_, gradient_, potential_, work_;
-  std::vector<Dual<T>> dual_work_;
-  std::vector<Dual<Dual<T>>> nested_work_;
+  kernels::ChmcEnsembleArrays<HostVector, T> state_;
   std::vector<T> chunk_;
-  std::vector<std::uint8_t> halvings_;  ///< step back-off h_c of each chain
   ChmcLaneKernel<Generator, T> lanes_;  ///< width 0: one chain at a time
 };
 

@@ -24,6 +24,7 @@
 //                  in two column-major batches (ChmcEnsembleView::gram), the progress records in
 //                  an array of ChmcProgress.
 
+#include <cstddef>
 #include <cstdint>
 
 #include "myriad/backend/chmc_backend.hpp"
@@ -142,6 +143,61 @@ struct ChmcEnsembleView {
     return true;
   }
 };
+
+/// The ensemble's state and scratch as a backend owns them: Array is HostVector on the CPU and
+/// DeviceArray on a GPU (core/device_memory.hpp). Both backends size and view them with these
+/// functions: the state in the backend's EnsembleLayout, the scratch in its placement.
+template <template <class> class Array, class T>
+struct ChmcEnsembleArrays {
+  Array<T> position, gradient, potential, work;
+  Array<Dual<T>> dual_work;
+  Array<Dual<Dual<T>>> nested_work;
+  Array<std::uint8_t> step_halvings;  ///< each chain's step back-off h_c
+  Array<T> gram;  ///< a batched factorisation's two batches of chains · M² values; else empty
+
+  /// Every array sized (Array(n): zeros on the CPU, undefined on a GPU); `gram` only where the
+  /// Gram matrices are factored in batches.
+  void allocate(const EnsembleLayout& ensemble, const ChmcLayout& layout,
+                const ChmcScratchPlacement& scratch, bool batched_gram) {
+    const std::int64_t chains = ensemble.chains, columns = ensemble.columns();
+    position = Array<T>(ensemble.values(layout.n));
+    gradient = Array<T>(ensemble.values(layout.n));
+    potential = Array<T>(ensemble.values(1));
+    work = Array<T>(static_cast<std::size_t>(scratch.work_values(layout, chains, columns)));
+    dual_work =
+        Array<Dual<T>>(static_cast<std::size_t>(scratch.dual_values(layout, chains, columns)));
+    nested_work = Array<Dual<Dual<T>>>(
+        static_cast<std::size_t>(scratch.nested_values(layout, chains, columns)));
+    step_halvings = Array<std::uint8_t>(static_cast<std::size_t>(chains));
+    if (batched_gram) gram = Array<T>(2 * static_cast<std::size_t>(chains) * layout.m * layout.m);
+  }
+
+  ChmcEnsembleView<T> view(const EnsembleLayout& ensemble, const ChmcLayout& layout,
+                           const ChmcScratchPlacement& scratch) {
+    return {ensemble.view(position.data(), layout.n),
+            ensemble.view(gradient.data(), layout.n),
+            potential.data(),
+            work.data(),
+            dual_work.data(),
+            nested_work.data(),
+            scratch,
+            gram.size() > 0 ? gram.data() : nullptr,
+            layout.m,
+            step_halvings.data()};
+  }
+};
+
+/// f(array, name) for the arrays of `arrays` (a ChmcEnsembleArrays) that every backend's
+/// checkpoint holds first, in order (ChmcBackend::chain_state); a backend appends the scratch it
+/// keeps between calls. The names are those restore_chain_state's errors give.
+template <class Arrays, class F>
+void for_each_checkpointed(Arrays& arrays, F&& f) {
+  f(arrays.position, "u");
+  f(arrays.gradient, "the gradient");
+  f(arrays.potential, "phi");
+  f(arrays.step_halvings, "the step back-offs");
+  f(arrays.work, "the workspace");
+}
 
 /// One transition's outcome counted in a chain's own totals: one count per transition whose
 /// status has the flag set.
