@@ -133,14 +133,15 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     // Kernels in flight may read the old metric: a larger one waits for them before the array is
     // replaced; the copy runs behind them on the same stream, and is waited for because the
     // host vector is pageable and goes on return.
-    if (metric_.size() < storage.size()) {
+    if (state_.metric.size() < storage.size()) {
       ensemble_.synchronize();
-      metric_ = DeviceArray<T>(storage.size());
+      state_.metric = DeviceArray<T>(storage.size());
     }
-    MYRIAD_CUDA_TRY(cudaMemcpyAsync(metric_.data(), storage.data(), storage.size() * sizeof(T),
-                                    cudaMemcpyHostToDevice, ensemble_.stream()));
+    MYRIAD_CUDA_TRY(cudaMemcpyAsync(state_.metric.data(), storage.data(),
+                                    storage.size() * sizeof(T), cudaMemcpyHostToDevice,
+                                    ensemble_.stream()));
     ensemble_.synchronize();
-    dense_metric_ = inverse_metric.size() != static_cast<std::size_t>(dim_);
+    state_.dense_metric = inverse_metric.size() != static_cast<std::size_t>(dim_);
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
@@ -166,13 +167,13 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
                  if (settings.max_tree_depth > 0) {
                    kernels::nuts_iterations_kernel<Model, T>
                        <<<nuts_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           model_, ensemble_view(), settings, metric(), first, n, recorded,
-                           num_quantities_, stats);
+                           model_, ensemble_view(), settings, state_.metric_view(dim_), first, n,
+                           recorded, num_quantities_, stats);
                  } else {
                    kernels::hmc_iterations_kernel<Model, T>
                        <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           model_, ensemble_view(), settings, metric(), first, n, recorded,
-                           num_quantities_, stats);
+                           model_, ensemble_view(), settings, state_.metric_view(dim_), first, n,
+                           recorded, num_quantities_, stats);
                  }
                  MYRIAD_CHECK_LAUNCH();
                });
@@ -211,7 +212,8 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     ensemble_.zero(counters_);
     kernels::hmc_criterion_kernel<Model, T>
         <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, ensemble_view(), settings, metric(), iteration, probe, terms, stats);
+            model_, ensemble_view(), settings, state_.metric_view(dim_), iteration, probe, terms,
+            stats);
     MYRIAD_CHECK_LAUNCH();
     row_sums(EnsembleView<const double>{criterion_terms_.data(), chains_, rows, stride_},
              kernels::IdentityTerm{}, 1.0, criterion_sums_.data());
@@ -271,15 +273,11 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   }
 
   HmcEnsembleView<T> ensemble_view() { return state_.view(layout_, dim_); }
-  MetricView<T> metric() const {
-    return MetricView<T>::from_storage(metric_.data(), dim_, dense_metric_);
-  }
 
   /// NUTS scratch for trees up to max_depth deep ([vector · dim][chain], the state's stride).
   void reserve_tree(int max_depth) {
-    const std::size_t size =
-        HmcEnsembleArrays<DeviceArray, T>::tree_values(layout_, dim_, max_depth);
-    if (state_.tree.size() >= size) return;
+    const std::size_t size = state_.tree_shortfall(layout_, dim_, max_depth);
+    if (size == 0) return;
     ensemble_.synchronize();
     state_.tree = DeviceArray<T>(size);
     ensemble_.zero(state_.tree);
@@ -383,8 +381,6 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
   HmcEnsembleArrays<DeviceArray, T> state_;
   DeviceArray<std::uint8_t> initialized_;
   DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
-  DeviceArray<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
-  bool dense_metric_ = false;
   int nuts_grid_ = 1;
   DeviceArray<double> moment_partials_, moment_results_;
   DeviceArray<double> covariance_partials_, covariance_results_;  ///< position_covariance

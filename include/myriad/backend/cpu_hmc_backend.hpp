@@ -42,7 +42,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
         lanes_(simd_lanes ? hmc_lane_kernel_for<Model, T>() : HmcLaneKernel<Model, T>{}) {
     check_hmc_ensemble_size(chains, dim_);
     state_.allocate(layout_, dim_);
-    metric_.assign(static_cast<std::size_t>(dim_), T(1));
+    state_.metric.assign(static_cast<std::size_t>(dim_), T(1));
   }
 
   int dim() const override { return dim_; }
@@ -94,8 +94,8 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   }
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
-    metric_ = metric_storage(inverse_metric, dim_);
-    dense_metric_ = inverse_metric.size() != static_cast<std::size_t>(dim_);
+    state_.metric = metric_storage(inverse_metric, dim_);
+    state_.dense_metric = inverse_metric.size() != static_cast<std::size_t>(dim_);
   }
 
   IterationStats run(const HmcSettings<T>& settings, std::uint32_t first_iteration,
@@ -130,14 +130,16 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     if (lanes_.width > 0) {
       stats = over_lane_groups([&](LaneGroup<T>& group, std::int64_t first, std::int64_t last) {
         return hmc_lane_criterion_iteration(this->model_, lanes_, group, state, first, last,
-                                            settings, metric(), iteration, probe, terms);
+                                            settings, state_.metric_view(dim_), iteration, probe,
+                                            terms);
       });
     } else {
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
       for (std::int64_t c = 0; c < this->chains_; ++c) {
         const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-        stats += hmc_chain_criterion_iteration(this->model_, state.chain(c), rng, settings,
-                                               metric(), iteration, probe, terms, c);
+        stats +=
+            hmc_chain_criterion_iteration(this->model_, state.chain(c), rng, settings,
+                                          state_.metric_view(dim_), iteration, probe, terms, c);
       }
     }
     sum_criterion_terms(criterion_terms_, this->chains_, rows, criterion_sums);
@@ -187,15 +189,11 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   }
 
   HmcEnsembleView<T> ensemble_view() { return state_.view(layout_, dim_); }
-  MetricView<T> metric() const {
-    return MetricView<T>::from_storage(metric_.data(), dim_, dense_metric_);
-  }
 
   /// NUTS scratch for trees up to max_depth deep ([chain][vector][dim]).
   void reserve_tree(int max_depth) {
-    const std::size_t size =
-        HmcEnsembleArrays<HostVector, T>::tree_values(layout_, dim_, max_depth);
-    if (state_.tree.size() < size) state_.tree.assign(size, T(0));
+    if (const std::size_t size = state_.tree_shortfall(layout_, dim_, max_depth))
+      state_.tree.assign(size, T(0));
   }
 
   IterationStats run_chunk(const HmcSettings<T>& settings, std::uint32_t first_iteration, int n,
@@ -206,15 +204,17 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     if (lanes_.width > 0) {
       return over_lane_groups([&](LaneGroup<T>& group, std::int64_t first, std::int64_t last) {
         return hmc_lane_iterations(this->model_, lanes_, group, state, first, last, settings,
-                                   metric(), first_iteration, n, recorded, quantities);
+                                   state_.metric_view(dim_), first_iteration, n, recorded,
+                                   quantities);
       });
     }
     IterationStats stats;
 #pragma omp parallel for schedule(static) reduction(merge_stats : stats)
     for (std::int64_t c = 0; c < this->chains_; ++c) {
       const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
-      stats += hmc_chain_iterations(this->model_, state.chain(c), rng, settings, metric(),
-                                    first_iteration, n, recorded, quantities, this->chains_, c);
+      stats += hmc_chain_iterations(this->model_, state.chain(c), rng, settings,
+                                    state_.metric_view(dim_), first_iteration, n, recorded,
+                                    quantities, this->chains_, c);
     }
     return stats;
   }
@@ -240,8 +240,8 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
         for (std::int64_t c = first; c < last; ++c) {
           const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
           stats += nuts_chain_iterations(this->model_, state.chain(c), state.nuts_tree(c), rng,
-                                         settings, metric(), first_iteration, n, recorded,
-                                         quantities, chains, c, steps.data());
+                                         settings, state_.metric_view(dim_), first_iteration, n,
+                                         recorded, quantities, chains, c, steps.data());
           for (int i = 0; i < n; ++i) most[i] = std::max(most[i], steps[i]);
         }
         for (int i = 0; i < n; ++i) stats.lockstep_gradient_evaluations += (last - first) * most[i];
@@ -274,8 +274,6 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   EnsembleLayout layout_;          ///< [chain][dim]
   HmcLaneKernel<Model, T> lanes_;  ///< width 0: one chain at a time
   HmcEnsembleArrays<HostVector, T> state_;
-  std::vector<T> metric_;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
-  bool dense_metric_ = false;
   std::vector<T> chunk_;
   std::vector<double> criterion_terms_;  ///< [row][chain] (mcmc/trajectory_criterion.hpp)
 };

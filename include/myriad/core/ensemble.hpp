@@ -72,10 +72,11 @@ struct EnsembleLayout {
       return static_cast<std::size_t>(row(dim)) * static_cast<std::size_t>(chains);
     return static_cast<std::size_t>(dim) * static_cast<std::size_t>(padded_chains);
   }
+  /// Chains' worth of storage in a row of one dimension: the padded count when dim-major.
+  std::int64_t columns() const { return is_chain_major() ? chains : padded_chains; }
   /// The per-chain length of an unpadded array of `values` values (scratch sized when used).
   int dim_of(std::size_t values) const {
-    return static_cast<int>(values /
-                            static_cast<std::size_t>(is_chain_major() ? chains : padded_chains));
+    return static_cast<int>(values / static_cast<std::size_t>(columns()));
   }
   template <class T>
   EnsembleView<T> view(T* data, int dim) const {

@@ -76,12 +76,13 @@ struct AisEnsembleArrays {
     return {&position, &momentum, &gradient, &proposal, &proposal_momentum, &proposal_gradient};
   }
   AisEnsembleView<T> view(const EnsembleLayout& layout, int dim) {
-    return {layout.view(position.data(), dim),
-            layout.view(momentum.data(), dim),
-            layout.view(gradient.data(), dim),
-            layout.view(proposal.data(), dim),
-            layout.view(proposal_momentum.data(), dim),
-            layout.view(proposal_gradient.data(), dim),
+    const auto rows = [&](Array<T>& array) { return layout.view(array.data(), dim); };
+    return {rows(position),
+            rows(momentum),
+            rows(gradient),
+            rows(proposal),
+            rows(proposal_momentum),
+            rows(proposal_gradient),
             target_log_density.data(),
             base_log_density.data(),
             log_weight.data(),

@@ -61,6 +61,8 @@ struct HmcEnsembleArrays {
   Array<T> position, gradient, proposal, momentum, proposal_gradient;
   Array<T> log_density;
   Array<T> tree;  ///< NUTS scratch (nuts_tree_vectors(max depth) · dim per chain); empty until NUTS
+  Array<T> metric;  ///< metric_storage: the diagonal, or dense M⁻¹ and its factor
+  bool dense_metric = false;
 
   /// Every array but the tree sized for `dim` (Array(n): zeros on the CPU, undefined on a GPU).
   void allocate(const EnsembleLayout& layout, int dim) {
@@ -71,18 +73,24 @@ struct HmcEnsembleArrays {
   std::array<Array<T>*, 5> vectors() {
     return {&position, &gradient, &proposal, &momentum, &proposal_gradient};
   }
-  /// Values the tree needs for trees up to max_depth deep.
-  static std::size_t tree_values(const EnsembleLayout& layout, int dim, int max_depth) {
-    return layout.values(nuts_tree_vectors(max_depth) * dim);
+  /// The values the NUTS scratch needs for trees up to max_depth deep where it holds fewer, else
+  /// 0 (the scratch is large enough).
+  std::size_t tree_shortfall(const EnsembleLayout& layout, int dim, int max_depth) const {
+    const std::size_t needed = layout.values(nuts_tree_vectors(max_depth) * dim);
+    return tree.size() < needed ? needed : 0;
   }
   HmcEnsembleView<T> view(const EnsembleLayout& layout, int dim) {
-    return {layout.view(position.data(), dim),
-            layout.view(gradient.data(), dim),
-            layout.view(proposal.data(), dim),
-            layout.view(momentum.data(), dim),
-            layout.view(proposal_gradient.data(), dim),
+    const auto rows = [&](Array<T>& array, int n) { return layout.view(array.data(), n); };
+    return {rows(position, dim),
+            rows(gradient, dim),
+            rows(proposal, dim),
+            rows(momentum, dim),
+            rows(proposal_gradient, dim),
             log_density.data(),
-            layout.view(tree.data(), layout.dim_of(tree.size()))};
+            rows(tree, layout.dim_of(tree.size()))};
+  }
+  MetricView<T> metric_view(int dim) const {
+    return MetricView<T>::from_storage(metric.data(), dim, dense_metric);
   }
   /// The current points, read-only (the ensemble moments).
   EnsembleView<const T> position_view(const EnsembleLayout& layout, int dim) const {
