@@ -94,16 +94,13 @@ class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<
     for (DeviceArray<T>* array : state_.vectors()) ensemble_.zero(*array);
     ensemble_.zero(state_.scratch);
     if (mapping_ == AisParticleMapping::warp) {
-      const std::int64_t threads = total_ * kernels::WarpTeam::kLanes;
-      start_grid_ = ensemble_.grid(kernels::ais_start_warp_kernel<Target, T>,
-                                   kernels::kWarpBlockSize, threads);
-      steps_grid_ = ensemble_.grid(kernels::ais_steps_warp_kernel<Target, T>,
-                                   kernels::kWarpBlockSize, threads);
+      start_grid_ = ensemble_.warp_grid(kernels::ais_start_warp_kernel<Target, T>,
+                                        kernels::kWarpBlockSize, total_);
+      steps_grid_ = ensemble_.warp_grid(kernels::ais_steps_warp_kernel<Target, T>,
+                                        kernels::kWarpBlockSize, total_);
     } else {
-      start_grid_ = ensemble_.grid(kernels::ais_start_kernel<Target, T>,
-                                   kernels::kChainBlockSize, total_);
-      steps_grid_ = ensemble_.grid(kernels::ais_steps_kernel<Target, T>,
-                                   kernels::kChainBlockSize, total_);
+      start_grid_ = ensemble_.chain_grid(kernels::ais_start_kernel<Target, T>, total_);
+      steps_grid_ = ensemble_.chain_grid(kernels::ais_steps_kernel<Target, T>, total_);
     }
   }
 

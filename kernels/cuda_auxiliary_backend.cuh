@@ -76,13 +76,11 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
       walk_status_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(chains_));
       slices_ = DeviceArray<detail::SliceOfX<T>>(static_cast<std::size_t>(chains_));
       asking_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
-      staged_grid_ =
-          ensemble_.grid(kernels::begin_walk_kernel<Model, T>, kernels::kChainBlockSize, chains_);
+      staged_grid_ = ensemble_.chain_grid(kernels::begin_walk_kernel<Model, T>, chains_);
     } else {
-      init_grid_ = ensemble_.grid(kernels::initialize_auxiliary_kernel<Model, T>,
-                                  kernels::kChainBlockSize, chains_);
-      iterations_grid_ = ensemble_.grid(kernels::auxiliary_iterations_kernel<Model, T>,
-                                        kernels::kChainBlockSize, chains_);
+      init_grid_ = ensemble_.chain_grid(kernels::initialize_auxiliary_kernel<Model, T>, chains_);
+      iterations_grid_ =
+          ensemble_.chain_grid(kernels::auxiliary_iterations_kernel<Model, T>, chains_);
     }
   }
 

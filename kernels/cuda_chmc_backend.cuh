@@ -202,23 +202,21 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     ensemble_.synchronize();
 
     if (mapping_ == ChmcChainMapping::warp) {
-      const std::int64_t threads = chains_ * kernels::WarpTeam::kLanes;
       init_grid_ =
-          ensemble_.grid(kernels::initialize_constrained_chains_warp_kernel<Generator, T>,
-                         kernels::kWarpChainBlockSize, threads);
-      iterations_grid_ = ensemble_.grid(kernels::chmc_iterations_warp_kernel<Generator, T>,
-                                        kernels::kWarpChainBlockSize, threads);
-      phase_grid_ =
-          ensemble_.grid(kernels::resume_chmc_transitions_kernel<Generator, T, kernels::WarpTeam>,
-                         kernels::kWarpChainBlockSize, threads);
+          ensemble_.warp_grid(kernels::initialize_constrained_chains_warp_kernel<Generator, T>,
+                              kernels::kWarpChainBlockSize, chains_);
+      iterations_grid_ = ensemble_.warp_grid(kernels::chmc_iterations_warp_kernel<Generator, T>,
+                                             kernels::kWarpChainBlockSize, chains_);
+      phase_grid_ = ensemble_.warp_grid(
+          kernels::resume_chmc_transitions_kernel<Generator, T, kernels::WarpTeam>,
+          kernels::kWarpChainBlockSize, chains_);
     } else {
-      init_grid_ = ensemble_.grid(kernels::initialize_constrained_chains_kernel<Generator, T>,
-                                  kernels::kChainBlockSize, chains_);
-      iterations_grid_ = ensemble_.grid(kernels::chmc_iterations_kernel<Generator, T>,
-                                        kernels::kChainBlockSize, chains_);
-      phase_grid_ =
-          ensemble_.grid(kernels::resume_chmc_transitions_kernel<Generator, T, SerialTeam>,
-                         kernels::kChainBlockSize, chains_);
+      init_grid_ = ensemble_.chain_grid(kernels::initialize_constrained_chains_kernel<Generator, T>,
+                                        chains_);
+      iterations_grid_ =
+          ensemble_.chain_grid(kernels::chmc_iterations_kernel<Generator, T>, chains_);
+      phase_grid_ = ensemble_.chain_grid(
+          kernels::resume_chmc_transitions_kernel<Generator, T, SerialTeam>, chains_);
     }
   }
 

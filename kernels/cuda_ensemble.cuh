@@ -23,11 +23,13 @@
 #include "cuda_buffers.cuh"
 #include "cuda_try.cuh"
 #include "device_scope.cuh"
+#include "kernel_common.cuh"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
 #include "reduction.cuh"
+#include "warp_team.cuh"
 
 namespace myriad::cuda_detail {
 
@@ -76,6 +78,16 @@ class EnsembleDevice {
   template <class Kernel>
   int grid(Kernel kernel, int block_size, std::int64_t n) const {
     return grid_size(kernel, block_size, n, sm_count_);
+  }
+  /// grid() for one thread per chain over `chains` chains, kChainBlockSize threads a block.
+  template <class Kernel>
+  int chain_grid(Kernel kernel, std::int64_t chains) const {
+    return grid(kernel, kernels::kChainBlockSize, chains);
+  }
+  /// grid() for one warp per chain over `chains` chains, block_size threads a block.
+  template <class Kernel>
+  int warp_grid(Kernel kernel, int block_size, std::int64_t chains) const {
+    return grid(kernel, block_size, chains * kernels::WarpTeam::kLanes);
   }
 
   /// Σ load(i) over i < n on the stream (reduction.cuh); waits for the result.

@@ -76,10 +76,8 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     ensemble_.zero(state_.log_density);
     set_inverse_metric(std::vector<T>(static_cast<std::size_t>(dim_), T(1)));
 
-    init_grid_ = ensemble_.grid(kernels::initialize_chains_kernel<Model, T>,
-                                kernels::kChainBlockSize, chains_);
-    iterations_grid_ = ensemble_.grid(kernels::hmc_iterations_kernel<Model, T>,
-                                      kernels::kChainBlockSize, chains_);
+    init_grid_ = ensemble_.chain_grid(kernels::initialize_chains_kernel<Model, T>, chains_);
+    iterations_grid_ = ensemble_.chain_grid(kernels::hmc_iterations_kernel<Model, T>, chains_);
   }
 
   CudaHmcBackend(const CudaHmcBackend&) = delete;
@@ -257,9 +255,8 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     check_chain_sources(source, chains_);
     const DeviceArray<std::int64_t> device_source = ensemble_.to_device(source);
     kernels::copy_chains_kernel<T>
-        <<<ensemble_.grid(kernels::copy_chains_kernel<T>, kernels::kChainBlockSize, chains_),
-           kernels::kChainBlockSize, 0, ensemble_.stream()>>>(ensemble_view(),
-                                                              device_source.data());
+        <<<ensemble_.chain_grid(kernels::copy_chains_kernel<T>, chains_), kernels::kChainBlockSize,
+           0, ensemble_.stream()>>>(ensemble_view(), device_source.data());
     MYRIAD_CHECK_LAUNCH();
     ensemble_.synchronize();  // before device_source goes
   }
@@ -281,8 +278,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     ensemble_.synchronize();
     state_.tree = DeviceArray<T>(size);
     ensemble_.zero(state_.tree);
-    nuts_grid_ = ensemble_.grid(kernels::nuts_iterations_kernel<Model, T>, kernels::kChainBlockSize,
-                                chains_);
+    nuts_grid_ = ensemble_.chain_grid(kernels::nuts_iterations_kernel<Model, T>, chains_);
   }
   kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), chains_}; }
 

@@ -69,11 +69,10 @@ class CudaTemperingBackend final : public TemperingBackend, cuda_detail::PassedT
                         &log_density_, &weight_, &weighted_, &trace_})
       ensemble_.zero(*array);
     ensemble_.zero(dropped_);
-    start_grid_ =
-        ensemble_.grid(kernels::tempering_start_kernel<Target>, kernels::kChainBlockSize, chains_);
+    start_grid_ = ensemble_.chain_grid(kernels::tempering_start_kernel<Target>, chains_);
     iterations_grid_ = with_tempering_method(setup_.method, [&](auto method) {
-      return ensemble_.grid(kernels::tempering_iterations_kernel<Target, decltype(method)::value>,
-                            kernels::kChainBlockSize, chains_);
+      return ensemble_.chain_grid(
+          kernels::tempering_iterations_kernel<Target, decltype(method)::value>, chains_);
     });
   }
 
