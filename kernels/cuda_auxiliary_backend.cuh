@@ -50,18 +50,21 @@
 namespace myriad {
 
 template <class Model, class T>
-class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::PassedToKernels<Model> {
+class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, AuxiliaryBackend<T>> {
+  using Base = cuda_detail::CudaEnsemble<Model, AuxiliaryBackend<T>>;
+  using Base::chains_;
+  using Base::ensemble_;
+  using Base::model_;
+  using Base::num_quantities_;
+  using Base::rows_;
+  using Base::stride_;
+
  public:
   CudaAuxiliaryBackend(const Model& model, std::int64_t chains, AuxiliaryMethod method)
-      : model_(model),
+      : Base(model, chains, checked_device(chains)),
         method_(method),
-        chains_(chains),
-        layout_(EnsembleLayout::dim_major(chains, 32)),
-        stride_(layout_.padded_chains),
-        sizes_(auxiliary_sizes(model, method)),
-        num_quantities_(recorded_quantity_count(model)),
-        ensemble_(checked_device(chains)) {
-    state_.allocate(layout_, sizes_);
+        sizes_(auxiliary_sizes(model, method)) {
+    state_.allocate(rows_, sizes_);
     started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
                                           static_cast<std::size_t>(chains_));
@@ -84,16 +87,8 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     }
   }
 
-  CudaAuxiliaryBackend(const CudaAuxiliaryBackend&) = delete;
-  CudaAuxiliaryBackend& operator=(const CudaAuxiliaryBackend&) = delete;
   ~CudaAuxiliaryBackend() override { cudaStreamSynchronize(ensemble_.stream()); }
 
-  std::int64_t chains() const override { return chains_; }
-  int num_quantities() const override { return num_quantities_; }
-  std::vector<std::string> quantity_names() const override {
-    return recorded_quantity_names(model_);
-  }
-  std::string device_name() const override { return ensemble_.name(); }
   int dim() const override { return sizes_.dim; }
   int auxiliary_dim() const override { return sizes_.auxiliary_dim; }
 
@@ -118,7 +113,7 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
               model_, view(), own(settings), radius, max_tries, started_.data());
       MYRIAD_CHECK_LAUNCH();
-      return ensemble_.reduce_sum<std::int64_t>(
+      return ensemble_.template reduce_sum<std::int64_t>(
           chains_, kernels::LoadInitializationFailure{started_.data()});
     }
   }
@@ -159,7 +154,7 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
                  }
                });
     const IterationStats result =
-        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+        ensemble_.template reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
     if (moments != nullptr) {
       const std::vector<T> x = positions();
       ensemble_moments_cpu(EnsembleView<const T>{x.data(), chains_, sizes_.state_dim, chains_, 1},
@@ -201,7 +196,7 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
               model_, view(), settings, started_.data());
       MYRIAD_CHECK_LAUNCH();
-      failed = ensemble_.reduce_sum<std::int64_t>(
+      failed = ensemble_.template reduce_sum<std::int64_t>(
           chains_, kernels::LoadInitializationFailure{started_.data()});
     }
     return failed;
@@ -236,7 +231,8 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     MYRIAD_CHECK_LAUNCH();
     // Each round evaluates one point per asking chain; a slice update makes at most
     // 2 · step_out + max_shrinks of them, and there are at most dim updates an iteration.
-    while (ensemble_.reduce_sum<std::int64_t>(chains_, kernels::LoadFlag{asking_.data()}) > 0) {
+    while (ensemble_.template reduce_sum<std::int64_t>(chains_, kernels::LoadFlag{asking_.data()}) >
+           0) {
       preparation_.run(model_, ensemble_.stream(), staged_grid_);
       kernels::continue_slice_kernel<Model, T>
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
@@ -249,15 +245,9 @@ class CudaAuxiliaryBackend final : public AuxiliaryBackend<T>, cuda_detail::Pass
     settings.scale = scale_.data();
     return settings;
   }
-  AuxiliaryEnsembleView<T> view() { return state_.view(layout_, sizes_); }
-  Model model_;
+  AuxiliaryEnsembleView<T> view() { return state_.view(rows_, sizes_); }
   AuxiliaryMethod method_;
-  std::int64_t chains_;
-  EnsembleLayout layout_;  ///< [dim][chain], chains padded to a multiple of 32
-  std::int64_t stride_;    ///< layout_.padded_chains
   AuxiliarySizes sizes_;
-  int num_quantities_;
-  cuda_detail::EnsembleDevice ensemble_;  // before the arrays: the stream outlives them
   int init_grid_ = 1, iterations_grid_ = 1;
   AuxiliaryEnsembleArrays<DeviceArray, T> state_;
   DeviceArray<T> scale_;

@@ -98,7 +98,15 @@ namespace myriad {
 /// memory and streams). Generator must be trivially copyable and hold only device-visible data:
 /// it is passed to the kernels by value.
 template <class Generator, class T>
-class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernels<Generator> {
+class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBackend<T>> {
+  using Base = cuda_detail::CudaEnsemble<Generator, ChmcBackend<T>>;
+  using Base::chains_;
+  using Base::ensemble_;
+  using Base::model_;
+  using Base::num_quantities_;
+  using Base::rows_;
+  using Base::stride_;
+
  public:
   /// Number of per-chain statistics counters (kernels::ChainStatisticsView).
   static constexpr int kCounters = kernels::ChainStatisticsView::kCounters;
@@ -123,11 +131,9 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
   /// usable, myriad::invalid_argument for a bad chain count, generator shape or option, or when
   /// the arrays exceed the free device memory, myriad::cuda_error when a CUDA call fails.
   CudaChmcBackend(const Generator& generator, std::int64_t chains, ChmcCudaOptions options = {})
-      : generator_(generator),
-        chains_(chains),
-        rows_(EnsembleLayout::dim_major(chains, 32)),
-        stride_(rows_.padded_chains),
-        mapping_(checked_mapping(options.chain_mapping, generator)),
+      : Base(generator, chains, checked_device(chains, generator, options)),
+        mapping_(resolve_chmc_chain_mapping(
+            options.chain_mapping, generator_gram_structure<Generator>, generator.output_dim())),
         factorization_(resolve_gram_factorization(options.gram_factorization,
                                                   generator_gram_structure<Generator>, mapping_)),
         layout_(chmc_layout<Generator, T>(
@@ -135,9 +141,7 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
             is_batched(factorization_))),
         scratch_(mapping_ == ChmcChainMapping::warp
                      ? kernels::ChmcScratchPlacement::chain_major<T>(layout_)
-                     : kernels::ChmcScratchPlacement::interleaved(stride_)),
-        num_quantities_(recorded_quantity_count(generator)),
-        ensemble_(checked_device(chains, layout_)) {
+                     : kernels::ChmcScratchPlacement::interleaved(stride_)) {
     device_name_ =
         ensemble_.name() + ", one " + to_string(mapping_) + " per chain, Gram factored " +
         (is_batched(factorization_) ? std::string("batched (") + to_string(factorization_) + ")"
@@ -220,18 +224,10 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     }
   }
 
-  CudaChmcBackend(const CudaChmcBackend&) = delete;
-  CudaChmcBackend& operator=(const CudaChmcBackend&) = delete;
-
   /// Waits for the kernels in flight before the arrays are freed (draws_ waits for its copies).
   ~CudaChmcBackend() override { cudaStreamSynchronize(ensemble_.stream()); }
 
-  std::int64_t chains() const override { return chains_; }
   int input_dim() const override { return layout_.n; }
-  int num_quantities() const override { return num_quantities_; }
-  std::vector<std::string> quantity_names() const override {
-    return recorded_quantity_names(generator_);
-  }
   /// e.g. "NVIDIA H100 80GB HBM3 (sm_90), one warp per chain".
   std::string device_name() const override { return device_name_; }
 
@@ -242,15 +238,15 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::initialize_constrained_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-              generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+              model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     } else {
       kernels::initialize_constrained_chains_kernel<Generator, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              generator_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+              model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     }
     MYRIAD_CHECK_LAUNCH();
     ensemble_.zero(state_.step_halvings);
-    return ensemble_.reduce_sum<std::int64_t>(
+    return ensemble_.template reduce_sum<std::int64_t>(
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
@@ -281,19 +277,20 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
                  } else if (mapping_ == ChmcChainMapping::warp) {
                    kernels::chmc_iterations_warp_kernel<Generator, T>
                        <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-                           generator_, ensemble_view(), settings, first, n, recorded,
-                           num_quantities_, stats);
+                           model_, ensemble_view(), settings, first, n, recorded, num_quantities_,
+                           stats);
                    MYRIAD_CHECK_LAUNCH();
                  } else {
                    kernels::chmc_iterations_kernel<Generator, T>
                        <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           generator_, ensemble_view(), settings, first, n, recorded,
-                           num_quantities_, stats);
+                           model_, ensemble_view(), settings, first, n, recorded, num_quantities_,
+                           stats);
                    MYRIAD_CHECK_LAUNCH();
                  }
                });
 
-    return ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+    return ensemble_.template reduce_sum<IterationStats>(chains_,
+                                                         kernels::LoadChainStatistics{stats});
   }
 
   std::vector<T> positions() const override {
@@ -348,15 +345,15 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::restart_constrained_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-              generator_, ensemble_view(), device_source.data(), initialized_.data());
+              model_, ensemble_view(), device_source.data(), initialized_.data());
     } else {
       kernels::restart_constrained_chains_kernel<Generator, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              generator_, ensemble_view(), device_source.data(), initialized_.data());
+              model_, ensemble_view(), device_source.data(), initialized_.data());
     }
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so device_source outlives the kernel that reads it.
-    return ensemble_.reduce_sum<std::int64_t>(
+    return ensemble_.template reduce_sum<std::int64_t>(
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
@@ -388,7 +385,7 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
           settings, iteration,
           [&] {
             kernels::begin_chmc_transitions_kernel<Generator, T, Team>
-                <<<phase_grid_, block, 0, ensemble_.stream()>>>(generator_, state, progress_.data());
+                <<<phase_grid_, block, 0, ensemble_.stream()>>>(model_, state, progress_.data());
             MYRIAD_CHECK_LAUNCH();
           },
           [&](int which) {
@@ -398,30 +395,32 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
           [&](const ChmcStep<T>& step, int phase, bool last) {
             kernels::resume_chmc_transitions_kernel<Generator, T, Team>
                 <<<phase_grid_, block, 0, ensemble_.stream()>>>(
-                    generator_, state, settings.seed, iteration, step, settings.step_back_off,
-                    phase, gram_info_.data(), progress_.data(), last, recorded_iteration,
-                    num_quantities_, stats);
+                    model_, state, settings.seed, iteration, step, settings.step_back_off, phase,
+                    gram_info_.data(), progress_.data(), last, recorded_iteration, num_quantities_,
+                    stats);
             MYRIAD_CHECK_LAUNCH();
           });
     }
   }
 
   /// The resolved mapping; throws myriad::invalid_argument for a value outside the enum.
-  static ChmcChainMapping checked_mapping(ChmcChainMapping requested, const Generator& generator) {
+  /// Validates the arguments and returns the current device. Runs before the base creates the
+  /// stream, so that a missing device reads as unavailable_error rather than as a failed
+  /// cudaStreamCreate, and bad arguments as invalid_argument on any machine.
+  static int checked_device(std::int64_t chains, const Generator& generator,
+                            const ChmcCudaOptions& options) {
+    check_chain_count(chains);
+    const ChmcLayout layout = chmc_layout<Generator, T>(generator);
+    MYRIAD_EXPECTS(layout.m >= 1 && layout.m <= layout.n,
+                   "a generator needs 1 <= M <= N, got M = ", layout.m, ", N = ", layout.n);
+    const ChmcChainMapping requested = options.chain_mapping;
     MYRIAD_EXPECTS(requested == ChmcChainMapping::automatic ||
                        requested == ChmcChainMapping::thread || requested == ChmcChainMapping::warp,
                    "unknown constrained-HMC chain mapping ", static_cast<int>(requested));
-    return resolve_chmc_chain_mapping(requested, generator_gram_structure<Generator>,
-                                      generator.output_dim());
-  }
-
-  /// Validates the arguments and returns the current device. Runs in the member initialisers,
-  /// before the streams are created, so that a missing device reads as unavailable_error rather
-  /// than as a failed cudaStreamCreate.
-  static int checked_device(std::int64_t chains, const ChmcLayout& layout) {
-    check_chain_count(chains);
-    MYRIAD_EXPECTS(layout.m >= 1 && layout.m <= layout.n,
-                   "a generator needs 1 <= M <= N, got M = ", layout.m, ", N = ", layout.n);
+    // Throws for a factorisation the mapping cannot use.
+    resolve_gram_factorization(
+        options.gram_factorization, generator_gram_structure<Generator>,
+        resolve_chmc_chain_mapping(requested, generator_gram_structure<Generator>, layout.m));
     return cuda_detail::current_device_or_throw();
   }
 
@@ -449,18 +448,10 @@ class CudaChmcBackend final : public ChmcBackend<T>, cuda_detail::PassedToKernel
     return {counters_.data(), chains_};
   }
 
-  Generator generator_;
-  std::int64_t chains_;
-  EnsembleLayout rows_;  ///< the state's: [element][chain], chains padded to a multiple of 32
-  std::int64_t stride_;  ///< rows_.padded_chains
   ChmcChainMapping mapping_;         ///< resolved: thread or warp
   GramFactorization factorization_;  ///< resolved: chain or a batched tier
   ChmcLayout layout_;                ///< for one lane, or for a warp's (mapping_)
   kernels::ChmcScratchPlacement scratch_;
-  int num_quantities_;
-  // Device, stream and reduction scratch; declared before the arrays so that the stream is
-  // destroyed after them (the destructor body has already waited for it).
-  cuda_detail::EnsembleDevice ensemble_;
   std::string device_name_;  ///< the device's, with the mapping and factorisation
   int init_grid_ = 1;
   int iterations_grid_ = 1;

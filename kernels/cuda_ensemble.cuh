@@ -26,8 +26,10 @@
 #include "kernel_common.cuh"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/device_memory.hpp"
+#include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
+#include "myriad/model/concept.hpp"
 #include "reduction.cuh"
 #include "warp_team.cuh"
 
@@ -148,6 +150,38 @@ class EnsembleDevice {
   std::string name_;
   Stream compute_;
   DeviceArray<IterationStats> reduce_scratch_;
+};
+
+/// The base of a CUDA backend implementing `Interface` (a ChainEnsemble) for Model, as
+/// CpuEnsemble (detail/cpu_ensemble.hpp) is on the CPU: the model the kernels take by value, the
+/// chain count and the [dim][chain] layout with chains padded to a multiple of 32 (every
+/// dimension's row starts a 128-byte line), and the device, stream and reduction scratch. As a
+/// base it is built before the backend's arrays and destroyed after them, so the stream outlives
+/// them; the backend's destructor waits for the kernels in flight before its arrays go.
+template <class Model, class Interface>
+class CudaEnsemble : public Interface, PassedToKernels<Model> {
+ public:
+  std::int64_t chains() const final { return chains_; }
+  int num_quantities() const final { return num_quantities_; }
+  std::vector<std::string> quantity_names() const final { return recorded_quantity_names(model_); }
+  std::string device_name() const override { return ensemble_.name(); }
+
+ protected:
+  /// `device` from current_device_or_throw(), after the backend has checked its arguments.
+  CudaEnsemble(const Model& model, std::int64_t chains, int device)
+      : model_(model),
+        chains_(chains),
+        rows_(EnsembleLayout::dim_major(chains, 32)),
+        stride_(rows_.padded_chains),
+        num_quantities_(recorded_quantity_count(model)),
+        ensemble_(device) {}
+
+  Model model_;
+  std::int64_t chains_;
+  EnsembleLayout rows_;  ///< [dim][chain], chains padded to a multiple of 32
+  std::int64_t stride_;  ///< rows_.padded_chains
+  int num_quantities_;
+  EnsembleDevice ensemble_;
 };
 
 }  // namespace myriad::cuda_detail

@@ -52,20 +52,22 @@ namespace myriad {
 /// Model must be trivially copyable and hold only device-visible data: it is passed to the
 /// kernels by value.
 template <class Model, class T>
-class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<Model> {
+class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<T>> {
+  using Base = cuda_detail::CudaEnsemble<Model, HmcBackend<T>>;
+  using Base::chains_;
+  using Base::ensemble_;
+  using Base::model_;
+  using Base::num_quantities_;
+  using Base::rows_;
+  using Base::stride_;
+
  public:
   /// Allocates the ensemble state of `chains` chains on the current device. Throws
   /// myriad::unavailable_error when no CUDA device is usable, myriad::invalid_argument for a bad
   /// chain count or model dimension, myriad::cuda_error when allocation fails.
   CudaHmcBackend(const Model& model, std::int64_t chains)
-      : model_(model),
-        chains_(chains),
-        layout_(EnsembleLayout::dim_major(chains, 32)),
-        stride_(layout_.padded_chains),
-        dim_(model.dim()),
-        num_quantities_(recorded_quantity_count(model)),
-        ensemble_(checked_device(chains, dim_)) {
-    state_.allocate(layout_, dim_);
+      : Base(model, chains, checked_device(chains, model.dim())), dim_(model.dim()) {
+    state_.allocate(rows_, dim_);
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
                                           static_cast<std::size_t>(chains_));
@@ -80,20 +82,10 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     iterations_grid_ = ensemble_.chain_grid(kernels::hmc_iterations_kernel<Model, T>, chains_);
   }
 
-  CudaHmcBackend(const CudaHmcBackend&) = delete;
-  CudaHmcBackend& operator=(const CudaHmcBackend&) = delete;
-
   /// Waits for the kernels in flight before the arrays are freed (draws_ waits for its copies).
   ~CudaHmcBackend() override { cudaStreamSynchronize(ensemble_.stream()); }
 
-  std::int64_t chains() const override { return chains_; }
   int dim() const override { return dim_; }
-  int num_quantities() const override { return num_quantities_; }
-  std::vector<std::string> quantity_names() const override {
-    return recorded_quantity_names(model_);
-  }
-  /// e.g. "NVIDIA H100 80GB HBM3 (sm_90)".
-  std::string device_name() const override { return ensemble_.name(); }
 
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
@@ -105,7 +97,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
             model_, state.position, state.gradient, state.log_density, initialized_.data(), seed,
             radius, max_tries, chains_per_init);
     MYRIAD_CHECK_LAUNCH();
-    return ensemble_.reduce_sum<std::int64_t>(
+    return ensemble_.template reduce_sum<std::int64_t>(
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
@@ -121,7 +113,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
             initialized_.data());
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so `points` outlives the kernel that reads it.
-    return ensemble_.reduce_sum<std::int64_t>(
+    return ensemble_.template reduce_sum<std::int64_t>(
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
@@ -177,7 +169,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
                });
 
     const IterationStats result =
-        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+        ensemble_.template reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
     if (moments != nullptr) compute_moments(*moments);
     return result;
   }
@@ -220,7 +212,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
                                     rows * sizeof(double), cudaMemcpyDeviceToHost,
                                     ensemble_.stream()));
     const IterationStats result =
-        ensemble_.reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+        ensemble_.template reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
     compute_moments(moments);
     return result;
   }
@@ -269,11 +261,11 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     return cuda_detail::current_device_or_throw();
   }
 
-  HmcEnsembleView<T> ensemble_view() { return state_.view(layout_, dim_); }
+  HmcEnsembleView<T> ensemble_view() { return state_.view(rows_, dim_); }
 
   /// NUTS scratch for trees up to max_depth deep ([vector · dim][chain], the state's stride).
   void reserve_tree(int max_depth) {
-    const std::size_t size = state_.tree_shortfall(layout_, dim_, max_depth);
+    const std::size_t size = state_.tree_shortfall(rows_, dim_, max_depth);
     if (size == 0) return;
     ensemble_.synchronize();
     state_.tree = DeviceArray<T>(size);
@@ -289,7 +281,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     }
     double* mean = moment_results_.data();
     double* m2 = moment_results_.data() + dim_;
-    const EnsembleView<const T> x = state_.position_view(layout_, dim_);
+    const EnsembleView<const T> x = state_.position_view(rows_, dim_);
     row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
     row_sums(x, kernels::SquaredDeviationTerm{mean}, 1.0, m2);
 
@@ -312,7 +304,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     }
     double* mean = covariance_results_.data();
     double* scatter = covariance_results_.data() + dim_;
-    const EnsembleView<const T> x = state_.position_view(layout_, dim_);
+    const EnsembleView<const T> x = state_.position_view(rows_, dim_);
     row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
     const dim3 tile(kernels::kCovarianceTile, kernels::kCovarianceTile);
     const dim3 grid(static_cast<unsigned>(slices),
@@ -362,15 +354,7 @@ class CudaHmcBackend final : public HmcBackend<T>, cuda_detail::PassedToKernels<
     MYRIAD_CHECK_LAUNCH();
   }
 
-  Model model_;
-  std::int64_t chains_;
-  EnsembleLayout layout_;  ///< [dim][chain], chains padded to a multiple of 32
-  std::int64_t stride_;    ///< layout_.padded_chains
   int dim_;
-  int num_quantities_;
-  // Device, stream and reduction scratch; declared before the arrays so that the stream is
-  // destroyed after them (the destructor body has already waited for it).
-  cuda_detail::EnsembleDevice ensemble_;
   int init_grid_ = 1;
   int iterations_grid_ = 1;
 

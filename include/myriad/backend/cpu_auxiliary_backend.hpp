@@ -29,9 +29,9 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
       : CpuEnsemble<Model, AuxiliaryBackend<T>>(model, chains),
         method_(method),
         sizes_(auxiliary_sizes(model, method)),
-        layout_(EnsembleLayout::chain_major(chains)) {
+        rows_(EnsembleLayout::chain_major(chains)) {
     MYRIAD_EXPECTS(chains > 0, "chains must be positive, got ", chains);
-    state_.allocate(layout_, sizes_);
+    state_.allocate(rows_, sizes_);
     capped_.assign(static_cast<std::size_t>(chains), 0);
     scale_.assign(static_cast<std::size_t>(sizes_.dim), T(1));
   }
@@ -89,7 +89,7 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
                            });
     if (moments) {
       ensemble_moments_cpu(
-          layout_.view(static_cast<const T*>(state_.position.data()), sizes_.state_dim), *moments);
+          rows_.view(static_cast<const T*>(state_.position.data()), sizes_.state_dim), *moments);
     }
     return total;
   }
@@ -110,11 +110,11 @@ class CpuAuxiliaryBackend final : public CpuEnsemble<Model, AuxiliaryBackend<T>>
     MYRIAD_EXPECTS(settings.method == method_,
                    "this auxiliary-sampler backend was built for another method");
   }
-  AuxiliaryEnsembleView<T> view() { return state_.view(layout_, sizes_); }
+  AuxiliaryEnsembleView<T> view() { return state_.view(rows_, sizes_); }
 
   AuxiliaryMethod method_;
   AuxiliarySizes sizes_;
-  EnsembleLayout layout_;  ///< [chain][dim]
+  EnsembleLayout rows_;  ///< [chain][dim]
   AuxiliaryEnsembleArrays<HostVector, T> state_;
   std::vector<T> scale_, chunk_;
   std::vector<std::int64_t> capped_;

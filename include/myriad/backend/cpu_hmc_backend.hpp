@@ -38,10 +38,10 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   CpuHmcBackend(const Model& model, std::int64_t chains, bool simd_lanes = true)
       : CpuEnsemble<Model, HmcBackend<T>>(model, chains),
         dim_(model.dim()),
-        layout_(EnsembleLayout::chain_major(chains)),
+        rows_(EnsembleLayout::chain_major(chains)),
         lanes_(simd_lanes ? hmc_lane_kernel_for<Model, T>() : HmcLaneKernel<Model, T>{}) {
     check_hmc_ensemble_size(chains, dim_);
-    state_.allocate(layout_, dim_);
+    state_.allocate(rows_, dim_);
     state_.metric.assign(static_cast<std::size_t>(dim_), T(1));
   }
 
@@ -110,7 +110,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
                            recorded);
         });
     if (moments) {
-      ensemble_moments_cpu(state_.position_view(layout_, dim_), *moments);
+      ensemble_moments_cpu(state_.position_view(rows_, dim_), *moments);
     }
     return total;
   }
@@ -143,12 +143,12 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
       }
     }
     sum_criterion_terms(criterion_terms_, this->chains_, rows, criterion_sums);
-    ensemble_moments_cpu(state_.position_view(layout_, dim_), moments);
+    ensemble_moments_cpu(state_.position_view(rows_, dim_), moments);
     return stats;
   }
 
   void position_covariance(EnsembleCovariance& out) override {
-    ensemble_covariance_cpu(state_.position_view(layout_, dim_), out);
+    ensemble_covariance_cpu(state_.position_view(rows_, dim_), out);
   }
 
   std::vector<T> positions() const override { return to_dim_major(state_.position); }
@@ -188,11 +188,11 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     return out;
   }
 
-  HmcEnsembleView<T> ensemble_view() { return state_.view(layout_, dim_); }
+  HmcEnsembleView<T> ensemble_view() { return state_.view(rows_, dim_); }
 
   /// NUTS scratch for trees up to max_depth deep ([chain][vector][dim]).
   void reserve_tree(int max_depth) {
-    if (const std::size_t size = state_.tree_shortfall(layout_, dim_, max_depth))
+    if (const std::size_t size = state_.tree_shortfall(rows_, dim_, max_depth))
       state_.tree.assign(size, T(0));
   }
 
@@ -271,7 +271,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   static constexpr std::int64_t kWarpLanes = 32;
 
   int dim_;
-  EnsembleLayout layout_;          ///< [chain][dim]
+  EnsembleLayout rows_;            ///< [chain][dim]
   HmcLaneKernel<Model, T> lanes_;  ///< width 0: one chain at a time
   HmcEnsembleArrays<HostVector, T> state_;
   std::vector<T> chunk_;
