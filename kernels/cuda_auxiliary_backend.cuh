@@ -54,17 +54,13 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
   using Base = cuda_detail::CudaEnsemble<Model, AuxiliaryBackend<T>>;
   using Base::chains_;
   using Base::ensemble_;
-  using Base::model_;
-  using Base::num_quantities_;
-  using Base::rows_;
-  using Base::stride_;
 
  public:
   CudaAuxiliaryBackend(const Model& model, std::int64_t chains, AuxiliaryMethod method)
       : Base(model, chains, checked_device(chains)),
         method_(method),
         sizes_(auxiliary_sizes(model, method)) {
-    state_.allocate(rows_, sizes_);
+    state_.allocate(this->rows_, sizes_);
     started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
                                           static_cast<std::size_t>(chains_));
@@ -111,7 +107,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
     } else {
       kernels::initialize_auxiliary_kernel<Model, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              model_, view(), own(settings), radius, max_tries, started_.data());
+              this->model_, view(), own(settings), radius, max_tries, started_.data());
       MYRIAD_CHECK_LAUNCH();
       return ensemble_.template reduce_sum<std::int64_t>(
           chains_, kernels::LoadInitializationFailure{started_.data()});
@@ -126,7 +122,8 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
                    "this auxiliary-sampler backend was built for another method");
     check_iteration_count(num_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
-    const std::int64_t values_per_iteration = static_cast<std::int64_t>(num_quantities_) * chains_;
+    const std::int64_t values_per_iteration =
+        static_cast<std::int64_t>(this->num_quantities_) * chains_;
     if (sink != nullptr)
       draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
                      [](std::int64_t) {});
@@ -148,8 +145,8 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
                  } else {
                    kernels::auxiliary_iterations_kernel<Model, T>
                        <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           model_, view(), device_settings, first, n, recorded, num_quantities_,
-                           stats, capped_.data());
+                           this->model_, view(), device_settings, first, n, recorded,
+                           this->num_quantities_, stats, capped_.data());
                    MYRIAD_CHECK_LAUNCH();
                  }
                });
@@ -170,7 +167,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
 
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(state_.position.data(), chains_, stride_, sizes_.state_dim);
+    return ensemble_.rows_to_host(state_.position.data(), chains_, this->stride_, sizes_.state_dim);
   }
 
  private:
@@ -189,12 +186,13 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
     for (int attempt = 0; attempt < max_tries && failed > 0; ++attempt) {
       kernels::place_chain_kernel<Model, T>
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              model_, view(), settings, radius, attempt, started_.data(), preparation_.queue());
+              this->model_, view(), settings, radius, attempt, started_.data(),
+              preparation_.queue());
       MYRIAD_CHECK_LAUNCH();
-      preparation_.run(model_, ensemble_.stream(), staged_grid_);
+      preparation_.run(this->model_, ensemble_.stream(), staged_grid_);
       kernels::finish_start_kernel<Model, T>
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              model_, view(), settings, started_.data());
+              this->model_, view(), settings, started_.data());
       MYRIAD_CHECK_LAUNCH();
       failed = ensemble_.template reduce_sum<std::int64_t>(
           chains_, kernels::LoadInitializationFailure{started_.data()});
@@ -208,13 +206,14 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
                    int draw, const kernels::ChainStatisticsView& stats) {
     kernels::begin_walk_kernel<Model, T>
         <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, view(), settings, iteration, preparation_.queue(), walk_status_.data(), stats);
+            this->model_, view(), settings, iteration, preparation_.queue(), walk_status_.data(),
+            stats);
     MYRIAD_CHECK_LAUNCH();
-    preparation_.run(model_, ensemble_.stream(), staged_grid_);
+    preparation_.run(this->model_, ensemble_.stream(), staged_grid_);
     kernels::finish_walk_kernel<Model, T>
         <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, view(), settings, iteration, walk_status_.data(), recorded, draw,
-            num_quantities_, stats, capped_.data());
+            this->model_, view(), settings, iteration, walk_status_.data(), recorded, draw,
+            this->num_quantities_, stats, capped_.data());
     MYRIAD_CHECK_LAUNCH();
   }
 
@@ -223,20 +222,20 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
   void staged_slices(const AuxiliarySettings<T>& settings, std::uint32_t iteration, T* recorded,
                      int draw, const kernels::ChainStatisticsView& stats) {
     const kernels::SliceRound<T> round{slices_.data(), asking_.data(), preparation_.queue(),
-                                       recorded,       draw,           num_quantities_,
+                                       recorded,       draw,           this->num_quantities_,
                                        stats,          capped_.data()};
     kernels::begin_slice_kernel<Model, T>
         <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, view(), settings, iteration, round);
+            this->model_, view(), settings, iteration, round);
     MYRIAD_CHECK_LAUNCH();
     // Each round evaluates one point per asking chain; a slice update makes at most
     // 2 · step_out + max_shrinks of them, and there are at most dim updates an iteration.
     while (ensemble_.template reduce_sum<std::int64_t>(chains_, kernels::LoadFlag{asking_.data()}) >
            0) {
-      preparation_.run(model_, ensemble_.stream(), staged_grid_);
+      preparation_.run(this->model_, ensemble_.stream(), staged_grid_);
       kernels::continue_slice_kernel<Model, T>
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              model_, view(), settings, iteration, round);
+              this->model_, view(), settings, iteration, round);
       MYRIAD_CHECK_LAUNCH();
     }
   }
@@ -245,7 +244,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
     settings.scale = scale_.data();
     return settings;
   }
-  AuxiliaryEnsembleView<T> view() { return state_.view(rows_, sizes_); }
+  AuxiliaryEnsembleView<T> view() { return state_.view(this->rows_, sizes_); }
   AuxiliaryMethod method_;
   AuxiliarySizes sizes_;
   int init_grid_ = 1, iterations_grid_ = 1;

@@ -102,10 +102,6 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
   using Base = cuda_detail::CudaEnsemble<Generator, ChmcBackend<T>>;
   using Base::chains_;
   using Base::ensemble_;
-  using Base::model_;
-  using Base::num_quantities_;
-  using Base::rows_;
-  using Base::stride_;
 
  public:
   /// Number of per-chain statistics counters (kernels::ChainStatisticsView).
@@ -141,7 +137,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
             is_batched(factorization_))),
         scratch_(mapping_ == ChmcChainMapping::warp
                      ? kernels::ChmcScratchPlacement::chain_major<T>(layout_)
-                     : kernels::ChmcScratchPlacement::interleaved(stride_)) {
+                     : kernels::ChmcScratchPlacement::interleaved(this->stride_)) {
     device_name_ =
         ensemble_.name() + ", one " + to_string(mapping_) + " per chain, Gram factored " +
         (is_batched(factorization_) ? std::string("batched (") + to_string(factorization_) + ")"
@@ -154,14 +150,14 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
                      " (use library or chain)");
     }
 
-    const auto stride = static_cast<std::size_t>(stride_);
+    const auto stride = static_cast<std::size_t>(this->stride_);
     const auto n = static_cast<std::size_t>(layout_.n);
     const auto work_values =
-        static_cast<std::size_t>(scratch_.work_values(layout_, chains_, stride_));
+        static_cast<std::size_t>(scratch_.work_values(layout_, chains_, this->stride_));
     const auto dual_values =
-        static_cast<std::size_t>(scratch_.dual_values(layout_, chains_, stride_));
+        static_cast<std::size_t>(scratch_.dual_values(layout_, chains_, this->stride_));
     const auto nested_values =
-        static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, stride_));
+        static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, this->stride_));
     const std::size_t state_values = (2 * n + 1) * stride;
     const bool batched = is_batched(factorization_);
     const std::size_t gram_values =
@@ -182,7 +178,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
                    batched_bytes),
                "the constrained-HMC state and scratch");
 
-    state_.allocate(rows_, layout_, scratch_, batched);
+    state_.allocate(this->rows_, layout_, scratch_, batched);
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(chains_));
     if (batched) {
@@ -238,11 +234,11 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::initialize_constrained_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-              model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+              this->model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     } else {
       kernels::initialize_constrained_chains_kernel<Generator, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+              this->model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     }
     MYRIAD_CHECK_LAUNCH();
     ensemble_.zero(state_.step_halvings);
@@ -256,7 +252,8 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_iteration_count(num_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
-    const std::int64_t values_per_iteration = static_cast<std::int64_t>(num_quantities_) * chains_;
+    const std::int64_t values_per_iteration =
+        static_cast<std::int64_t>(this->num_quantities_) * chains_;
     if (sink != nullptr) {
       draws_.reserve(
           static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
@@ -277,14 +274,14 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
                  } else if (mapping_ == ChmcChainMapping::warp) {
                    kernels::chmc_iterations_warp_kernel<Generator, T>
                        <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-                           model_, ensemble_view(), settings, first, n, recorded, num_quantities_,
-                           stats);
+                           this->model_, ensemble_view(), settings, first, n, recorded,
+                           this->num_quantities_, stats);
                    MYRIAD_CHECK_LAUNCH();
                  } else {
                    kernels::chmc_iterations_kernel<Generator, T>
                        <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           model_, ensemble_view(), settings, first, n, recorded, num_quantities_,
-                           stats);
+                           this->model_, ensemble_view(), settings, first, n, recorded,
+                           this->num_quantities_, stats);
                    MYRIAD_CHECK_LAUNCH();
                  }
                });
@@ -296,7 +293,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    return ensemble_.rows_to_host(state_.position.data(), chains_, stride_, layout_.n);
+    return ensemble_.rows_to_host(state_.position.data(), chains_, this->stride_, layout_.n);
   }
 
   std::vector<std::uint8_t> step_halvings() const override {
@@ -332,7 +329,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
 
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    std::vector<T> out = ensemble_.rows_to_host(state_.potential.data(), chains_, stride_, 1);
+    std::vector<T> out = ensemble_.rows_to_host(state_.potential.data(), chains_, this->stride_, 1);
     for (T& value : out) value = -value;
     return out;
   }
@@ -345,11 +342,11 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::restart_constrained_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-              model_, ensemble_view(), device_source.data(), initialized_.data());
+              this->model_, ensemble_view(), device_source.data(), initialized_.data());
     } else {
       kernels::restart_constrained_chains_kernel<Generator, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              model_, ensemble_view(), device_source.data(), initialized_.data());
+              this->model_, ensemble_view(), device_source.data(), initialized_.data());
     }
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so device_source outlives the kernel that reads it.
@@ -378,14 +375,15 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     const linalg::CholeskyTier tier = cholesky_tier(factorization_);
     for (int i = 0; i < n; ++i) {
       const std::uint32_t iteration = first + static_cast<std::uint32_t>(i);
-      T* recorded_iteration =
-          recorded != nullptr ? recorded + static_cast<std::int64_t>(i) * num_quantities_ * chains_
-                              : nullptr;
+      T* recorded_iteration = recorded != nullptr ? recorded + static_cast<std::int64_t>(i) *
+                                                                   this->num_quantities_ * chains_
+                                                  : nullptr;
       kernels::run_phased_iteration(
           settings, iteration,
           [&] {
             kernels::begin_chmc_transitions_kernel<Generator, T, Team>
-                <<<phase_grid_, block, 0, ensemble_.stream()>>>(model_, state, progress_.data());
+                <<<phase_grid_, block, 0, ensemble_.stream()>>>(this->model_, state,
+                                                                progress_.data());
             MYRIAD_CHECK_LAUNCH();
           },
           [&](int which) {
@@ -395,9 +393,9 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
           [&](const ChmcStep<T>& step, int phase, bool last) {
             kernels::resume_chmc_transitions_kernel<Generator, T, Team>
                 <<<phase_grid_, block, 0, ensemble_.stream()>>>(
-                    model_, state, settings.seed, iteration, step, settings.step_back_off, phase,
-                    gram_info_.data(), progress_.data(), last, recorded_iteration, num_quantities_,
-                    stats);
+                    this->model_, state, settings.seed, iteration, step, settings.step_back_off,
+                    phase, gram_info_.data(), progress_.data(), last, recorded_iteration,
+                    this->num_quantities_, stats);
             MYRIAD_CHECK_LAUNCH();
           });
     }
@@ -443,7 +441,9 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
         " chains fit): use fewer chains"));
   }
 
-  kernels::ChmcEnsembleView<T> ensemble_view() { return state_.view(rows_, layout_, scratch_); }
+  kernels::ChmcEnsembleView<T> ensemble_view() {
+    return state_.view(this->rows_, layout_, scratch_);
+  }
   kernels::ChainStatisticsView statistics_view() const {
     return {counters_.data(), chains_};
   }

@@ -56,10 +56,6 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   using Base = cuda_detail::CudaEnsemble<Model, HmcBackend<T>>;
   using Base::chains_;
   using Base::ensemble_;
-  using Base::model_;
-  using Base::num_quantities_;
-  using Base::rows_;
-  using Base::stride_;
 
  public:
   /// Allocates the ensemble state of `chains` chains on the current device. Throws
@@ -67,7 +63,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   /// chain count or model dimension, myriad::cuda_error when allocation fails.
   CudaHmcBackend(const Model& model, std::int64_t chains)
       : Base(model, chains, checked_device(chains, model.dim())), dim_(model.dim()) {
-    state_.allocate(rows_, dim_);
+    state_.allocate(this->rows_, dim_);
     initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
                                           static_cast<std::size_t>(chains_));
@@ -94,8 +90,8 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     const HmcEnsembleView<T> state = ensemble_view();
     kernels::initialize_chains_kernel<Model, T>
         <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, state.position, state.gradient, state.log_density, initialized_.data(), seed,
-            radius, max_tries, chains_per_init);
+            this->model_, state.position, state.gradient, state.log_density, initialized_.data(),
+            seed, radius, max_tries, chains_per_init);
     MYRIAD_CHECK_LAUNCH();
     return ensemble_.template reduce_sum<std::int64_t>(
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
@@ -109,7 +105,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     // initialized_ takes each chain's outcome, as in initialize().
     kernels::place_chains_kernel<Model, T>
         <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, state.position, state.gradient, state.log_density, points.data(),
+            this->model_, state.position, state.gradient, state.log_density, points.data(),
             initialized_.data());
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so `points` outlives the kernel that reads it.
@@ -140,7 +136,8 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_iteration_count(num_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
-    const std::int64_t values_per_iteration = static_cast<std::int64_t>(num_quantities_) * chains_;
+    const std::int64_t values_per_iteration =
+        static_cast<std::int64_t>(this->num_quantities_) * chains_;
     if (sink != nullptr) {
       // No free-memory check here: a failed allocation is a cuda_error, as in the constructor.
       draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
@@ -157,13 +154,13 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
                  if (settings.max_tree_depth > 0) {
                    kernels::nuts_iterations_kernel<Model, T>
                        <<<nuts_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           model_, ensemble_view(), settings, state_.metric_view(dim_), first, n,
-                           recorded, num_quantities_, stats);
+                           this->model_, ensemble_view(), settings, state_.metric_view(dim_), first,
+                           n, recorded, this->num_quantities_, stats);
                  } else {
                    kernels::hmc_iterations_kernel<Model, T>
                        <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           model_, ensemble_view(), settings, state_.metric_view(dim_), first, n,
-                           recorded, num_quantities_, stats);
+                           this->model_, ensemble_view(), settings, state_.metric_view(dim_), first,
+                           n, recorded, this->num_quantities_, stats);
                  }
                  MYRIAD_CHECK_LAUNCH();
                });
@@ -182,9 +179,9 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     check_criterion_request(request, dim_);
     const int rows = criterion_term_count(request.criterion, dim_);
     const auto dim = static_cast<std::size_t>(dim_);
-    if (criterion_terms_.size() < static_cast<std::size_t>(rows) * stride_) {
+    if (criterion_terms_.size() < static_cast<std::size_t>(rows) * this->stride_) {
       ensemble_.synchronize();
-      criterion_terms_ = DeviceArray<double>(static_cast<std::size_t>(rows) * stride_);
+      criterion_terms_ = DeviceArray<double>(static_cast<std::size_t>(rows) * this->stride_);
       criterion_probe_ = DeviceArray<T>(2 * dim);
       criterion_sums_ = DeviceArray<double>(static_cast<std::size_t>(rows));
     }
@@ -197,15 +194,15 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     }
     const CriterionProbe<T> probe{request.criterion, criterion_probe_.data(),
                                   criterion_probe_.data() + dim};
-    const CriterionTerms terms{criterion_terms_.data(), stride_};
+    const CriterionTerms terms{criterion_terms_.data(), this->stride_};
     const kernels::ChainStatisticsView stats = statistics_view();
     ensemble_.zero(counters_);
     kernels::hmc_criterion_kernel<Model, T>
         <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            model_, ensemble_view(), settings, state_.metric_view(dim_), iteration, probe, terms,
-            stats);
+            this->model_, ensemble_view(), settings, state_.metric_view(dim_), iteration, probe,
+            terms, stats);
     MYRIAD_CHECK_LAUNCH();
-    row_sums(EnsembleView<const double>{criterion_terms_.data(), chains_, rows, stride_},
+    row_sums(EnsembleView<const double>{criterion_terms_.data(), chains_, rows, this->stride_},
              kernels::IdentityTerm{}, 1.0, criterion_sums_.data());
     criterion_sums.assign(static_cast<std::size_t>(rows), 0.0);
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(criterion_sums.data(), criterion_sums_.data(),
@@ -220,26 +217,28 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    return ensemble_.rows_to_host(state_.position.data(), chains_, stride_, dim_);
+    return ensemble_.rows_to_host(state_.position.data(), chains_, this->stride_, dim_);
   }
 
   HmcChainState<T> chain_state() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return {positions(), ensemble_.rows_to_host(state_.gradient.data(), chains_, stride_, dim_),
+    return {positions(),
+            ensemble_.rows_to_host(state_.gradient.data(), chains_, this->stride_, dim_),
             log_densities()};
   }
 
   void restore_chain_state(const HmcChainState<T>& state) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_chain_state(state, chains_, dim_);
-    ensemble_.rows_from_host(state_.position.data(), stride_, state.position, chains_, dim_);
-    ensemble_.rows_from_host(state_.gradient.data(), stride_, state.gradient, chains_, dim_);
-    ensemble_.rows_from_host(state_.log_density.data(), stride_, state.log_density, chains_, 1);
+    ensemble_.rows_from_host(state_.position.data(), this->stride_, state.position, chains_, dim_);
+    ensemble_.rows_from_host(state_.gradient.data(), this->stride_, state.gradient, chains_, dim_);
+    ensemble_.rows_from_host(state_.log_density.data(), this->stride_, state.log_density, chains_,
+                             1);
   }
 
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(state_.log_density.data(), chains_, stride_, 1);
+    return ensemble_.rows_to_host(state_.log_density.data(), chains_, this->stride_, 1);
   }
 
   void copy_chains(const std::vector<std::int64_t>& source) override {
@@ -261,11 +260,11 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     return cuda_detail::current_device_or_throw();
   }
 
-  HmcEnsembleView<T> ensemble_view() { return state_.view(rows_, dim_); }
+  HmcEnsembleView<T> ensemble_view() { return state_.view(this->rows_, dim_); }
 
   /// NUTS scratch for trees up to max_depth deep ([vector · dim][chain], the state's stride).
   void reserve_tree(int max_depth) {
-    const std::size_t size = state_.tree_shortfall(rows_, dim_, max_depth);
+    const std::size_t size = state_.tree_shortfall(this->rows_, dim_, max_depth);
     if (size == 0) return;
     ensemble_.synchronize();
     state_.tree = DeviceArray<T>(size);
@@ -281,7 +280,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     }
     double* mean = moment_results_.data();
     double* m2 = moment_results_.data() + dim_;
-    const EnsembleView<const T> x = state_.position_view(rows_, dim_);
+    const EnsembleView<const T> x = state_.position_view(this->rows_, dim_);
     row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
     row_sums(x, kernels::SquaredDeviationTerm{mean}, 1.0, m2);
 
@@ -304,7 +303,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     }
     double* mean = covariance_results_.data();
     double* scatter = covariance_results_.data() + dim_;
-    const EnsembleView<const T> x = state_.position_view(rows_, dim_);
+    const EnsembleView<const T> x = state_.position_view(this->rows_, dim_);
     row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
     const dim3 tile(kernels::kCovarianceTile, kernels::kCovarianceTile);
     const dim3 grid(static_cast<unsigned>(slices),
