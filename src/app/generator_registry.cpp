@@ -96,11 +96,10 @@ const ModelArgument kNoiseArgument{"noise", "0",
                                    "epsilon > 0: condition the noisy generator g(u) + epsilon n"};
 
 ModelSpec sphere_spec() {
-  ModelSpec spec;
-  spec.name = "sphere";
-  spec.kind = ModelKind::generator;
-  spec.description = "g(u) = |u|^2 = radius^2, u ~ N(0, I): uniform on the sphere (exact moments)";
-  spec.arguments = {{"dim", "3", "inputs N"}, {"radius", "1", "radius r"}, kNoiseArgument};
+  ModelSpec spec =
+      model_spec(ModelKind::generator, "sphere",
+                 "g(u) = |u|^2 = radius^2, u ~ N(0, I): uniform on the sphere (exact moments)",
+                 {{"dim", "3", "inputs N"}, {"radius", "1", "radius r"}, kNoiseArgument});
   spec.generator = runners([](const ModelArguments& a) {
     return PlainProblem<models::Sphere>{models::Sphere::make(a.integer("dim"), a.number("radius"))};
   });
@@ -116,15 +115,14 @@ ModelSpec sphere_spec() {
 }
 
 ModelSpec linear_gaussian_spec() {
-  ModelSpec spec;
-  spec.name = "linear_gaussian";
-  spec.kind = ModelKind::generator;
-  spec.description = "g(u) = A u with random A (M x N) from data_seed, u ~ N(0, I): exact Gaussian "
-                     "conditional";
-  spec.arguments = {{"outputs", "3", "M"},
-                    {"inputs", "6", "N"},
-                    {"data_seed", "1", "seed of A and of the data"},
-                    kNoiseArgument};
+  ModelSpec spec =
+      model_spec(ModelKind::generator, "linear_gaussian",
+                 "g(u) = A u with random A (M x N) from data_seed, u ~ N(0, I): exact Gaussian "
+                 "conditional",
+                 {{"outputs", "3", "M"},
+                  {"inputs", "6", "N"},
+                  {"data_seed", "1", "seed of A and of the data"},
+                  kNoiseArgument});
   const auto make = [](const ModelArguments& a) {
     return models::LinearGaussianProblem::make(a.integer("outputs"), a.integer("inputs"),
                                                a.unsigned_integer("data_seed"));
@@ -164,14 +162,12 @@ ModelSpec linear_gaussian_spec() {
 }
 
 ModelSpec gld_spec() {
-  ModelSpec spec;
-  spec.name = "gld";
-  spec.kind = ModelKind::generator;
-  spec.description = "generalised lambda distribution, 250 observations at z = (5, 1, 0.4, -0.1); "
-                     "diagonal + rank-4 Gram";
-  spec.arguments = {{"data_seed", std::to_string(models::GldProblem::kDefaultSeed),
-                     "seed of the observations"},
-                    kNoiseArgument};
+  ModelSpec spec = model_spec(
+      ModelKind::generator, "gld",
+      "generalised lambda distribution, 250 observations at z = (5, 1, 0.4, -0.1); "
+      "diagonal + rank-4 Gram",
+      {{"data_seed", std::to_string(models::GldProblem::kDefaultSeed), "seed of the observations"},
+       kNoiseArgument});
   spec.generator = runners([](const ModelArguments& a) {
     return models::GldProblem::make(a.unsigned_integer("data_seed"));
   });
@@ -179,20 +175,18 @@ ModelSpec gld_spec() {
 }
 
 ModelSpec lotka_volterra_spec(bool summaries) {
-  ModelSpec spec;
-  spec.name = summaries ? "lotka_volterra_summaries" : "lotka_volterra";
-  spec.kind = ModelKind::generator;
-  spec.description =
+  ModelSpec spec = model_spec(
+      ModelKind::generator, summaries ? "lotka_volterra_summaries" : "lotka_volterra",
       summaries ? "Lotka-Volterra SDE conditioned on 9 summary statistics of its 50-step "
                   "series (dense Gram)"
                 : "stochastic Lotka-Volterra, 50 Euler-Maruyama steps, z = (0.4, 0.005, 0.05, "
-                  "0.001), LogNormal(-2, 1) priors; triangular + rank-4 Gram";
-  spec.arguments = {{"data_seed", std::to_string(models::LotkaVolterraProblem::kDefaultSeed),
-                     "seed of the simulated data"},
-                    {"series", "paper",
-                     "paper: the paper's 50 steps from (100, 100); short: 10 steps from (1, 1) at "
-                     "z = (0.3, 0.1, 0.2, 0.1), the benchmarks' series (M = 20)"},
-                    kNoiseArgument};
+                  "0.001), LogNormal(-2, 1) priors; triangular + rank-4 Gram",
+      {{"data_seed", std::to_string(models::LotkaVolterraProblem::kDefaultSeed),
+        "seed of the simulated data"},
+       {"series", "paper",
+        "paper: the paper's 50 steps from (100, 100); short: 10 steps from (1, 1) at "
+        "z = (0.3, 0.1, 0.2, 0.1), the benchmarks' series (M = 20)"},
+       kNoiseArgument});
   const auto make_problem = [](const ModelArguments& a) {
     const bool short_series = a.word("series", {"paper", "short"}) == "short";
     return models::LotkaVolterraProblem::make(

@@ -34,20 +34,18 @@ bool mixture_proposal(const ModelArguments& a) {
 }
 
 ModelSpec hierarchical_gaussian_spec() {
-  ModelSpec spec;
-  spec.kind = ModelKind::plated;
-  spec.name = "hierarchical_gaussian";
-  spec.description =
-      "mu ~ N(0, a^2), z[n] | mu ~ N(mu, b^2), x[n,m] | z[n] ~ N(z[n], s^2); data "
-      "from a seed; exact log p(x) and posterior";
-  spec.arguments = {{"groups", "20", "groups N (plate of z)"},
-                    {"per_group", "5", "observations M per group"},
-                    {"mu_sd", "1", "prior sd a of mu"},
-                    {"group_sd", "1", "sd b of z around mu"},
-                    {"obs_sd", "1", "observation sd s"},
-                    {"proposal", "independent",
-                     "independent (z from its prior marginal) or mixture (z | mu: parent mixture)"},
-                    {"data_seed", "1", "seed of the synthetic data"}};
+  ModelSpec spec =
+      model_spec(ModelKind::plated, "hierarchical_gaussian",
+                 "mu ~ N(0, a^2), z[n] | mu ~ N(mu, b^2), x[n,m] | z[n] ~ N(z[n], s^2); data "
+                 "from a seed; exact log p(x) and posterior",
+                 {{"groups", "20", "groups N (plate of z)"},
+                  {"per_group", "5", "observations M per group"},
+                  {"mu_sd", "1", "prior sd a of mu"},
+                  {"group_sd", "1", "sd b of z around mu"},
+                  {"obs_sd", "1", "observation sd s"},
+                  {"proposal", "independent",
+                   "independent (z from its prior marginal) or mixture (z | mu: parent mixture)"},
+                  {"data_seed", "1", "seed of the synthetic data"}});
   spec.mpis = [](const ModelArguments& a, const MpisConfig& config) {
     auto data = models::HierarchicalGaussianData::synthetic(
         a.integer("groups"), a.integer("per_group"), a.number("mu_sd"), a.number("group_sd"),
@@ -58,21 +56,19 @@ ModelSpec hierarchical_gaussian_spec() {
 }
 
 ModelSpec gaussian_chain_spec() {
-  ModelSpec spec;
-  spec.kind = ModelKind::plated;
-  spec.name = "gaussian_chain";
-  spec.description =
+  ModelSpec spec = model_spec(
+      ModelKind::plated, "gaussian_chain",
       "z[0] ~ N(0, s0^2), z[t] | z[t-1] ~ N(rho z[t-1], q^2), x[t] ~ N(z[t], r^2): a timeseries "
-      "plate; exact by Kalman filtering and smoothing";
-  spec.arguments = {{"steps", "50", "length T"},
-                    {"rho", "0.9", "autoregression rho"},
-                    {"process_sd", "0.5", "transition sd q"},
-                    {"obs_sd", "0.5", "observation sd r"},
-                    {"init_sd", "1", "sd s0 of z[0]"},
-                    {"proposal", "mixture",
-                     "mixture (the transition given z[t-1]'s particles) or independent (prior "
-                     "marginal of each z[t])"},
-                    {"data_seed", "1", "seed of the synthetic data"}};
+      "plate; exact by Kalman filtering and smoothing",
+      {{"steps", "50", "length T"},
+       {"rho", "0.9", "autoregression rho"},
+       {"process_sd", "0.5", "transition sd q"},
+       {"obs_sd", "0.5", "observation sd r"},
+       {"init_sd", "1", "sd s0 of z[0]"},
+       {"proposal", "mixture",
+        "mixture (the transition given z[t-1]'s particles) or independent (prior "
+        "marginal of each z[t])"},
+       {"data_seed", "1", "seed of the synthetic data"}});
   spec.mpis = [](const ModelArguments& a, const MpisConfig& config) {
     auto data = models::GaussianChainData::synthetic(
         a.integer("steps"), a.number("rho"), a.number("process_sd"), a.number("obs_sd"),
@@ -86,11 +82,8 @@ ModelSpec gaussian_chain_spec() {
 /// data at the paper's sizes.
 template <class Data>
 ModelSpec paper_model_spec(const std::string& name, const std::string& description) {
-  ModelSpec spec;
-  spec.kind = ModelKind::plated;
-  spec.name = name;
-  spec.description = description;
-  spec.arguments = {{"data_seed", "1", "seed of the synthetic data"}};
+  ModelSpec spec = model_spec(ModelKind::plated, name, description,
+                              {{"data_seed", "1", "seed of the synthetic data"}});
   spec.mpis = [](const ModelArguments& a, const MpisConfig& config) {
     auto data = Data::synthetic(a.unsigned_integer("data_seed"));
     return mpis_owned(data, config);

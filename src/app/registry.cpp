@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "auxiliary_runner.hpp"
 #include "myriad/core/error.hpp"
@@ -18,6 +19,16 @@
 #include "myriad/run/temper.hpp"
 
 namespace myriad {
+
+ModelSpec model_spec(ModelKind kind, std::string name, std::string description,
+                     std::vector<ModelArgument> arguments) {
+  ModelSpec spec;
+  spec.kind = kind;
+  spec.name = std::move(name);
+  spec.description = std::move(description);
+  spec.arguments = std::move(arguments);
+  return spec;
+}
 
 ModelArguments::ModelArguments(const ModelSpec& spec,
                                const std::vector<std::pair<std::string, std::string>>& given,

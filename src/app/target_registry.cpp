@@ -63,16 +63,14 @@ void offer_annealing(ModelSpec& spec, Make make) {
 
 ModelSpec poe_spec(models::ExpertKind kind) {
   const bool laplace = kind == models::ExpertKind::laplace;
-  ModelSpec spec;
-  spec.kind = ModelKind::annealing;
-  spec.name = laplace ? "poe_laplace" : "poe_student_t";
-  spec.description =
+  ModelSpec spec = model_spec(
+      ModelKind::annealing, laplace ? "poe_laplace" : "poe_student_t",
       laplace ? "product of Laplace experts exp(-|Phi_l x|) (the HAIS paper's analysis model) "
                 "with a random filter matrix Phi from a seed; exact log Z when experts = dim"
               : "product of Student-t experts (1 + (Phi_l x)^2)^-lambda_l (the HAIS paper's "
-                "analysis model), Phi and lambda from a seed; exact log Z when experts = dim";
-  spec.arguments = {{"dim", "36", "dimension M"},
-                    {"experts", "36", "experts L >= dim (L = dim: complete, exact log Z)"}};
+                "analysis model), Phi and lambda from a seed; exact log Z when experts = dim",
+      {{"dim", "36", "dimension M"},
+       {"experts", "36", "experts L >= dim (L = dim: complete, exact log Z)"}});
   if (!laplace) {
     spec.arguments.push_back({"lambda_min", "1.5", "smallest expert exponent (> 0.5)"});
     spec.arguments.push_back({"lambda_max", "3", "largest expert exponent"});
@@ -88,17 +86,15 @@ ModelSpec poe_spec(models::ExpertKind kind) {
 }
 
 ModelSpec mcrbm_spec() {
-  ModelSpec spec;
-  spec.kind = ModelKind::annealing;
-  spec.name = "mcrbm";
-  spec.description =
+  ModelSpec spec = model_spec(
+      ModelKind::annealing, "mcrbm",
       "mean-covariance RBM marginal energy (the HAIS paper's) with parameters from a seed; no "
-      "exact log Z";
-  spec.arguments = {{"dim", "36", "dimension M"},
-                    {"factors", "64", "factors L (rows of C)"},
-                    {"covariance_units", "64", "covariance hidden units K"},
-                    {"mean_units", "32", "mean hidden units J"},
-                    {"seed", "2011", "seed of the parameters"}};
+      "exact log Z",
+      {{"dim", "36", "dimension M"},
+       {"factors", "64", "factors L (rows of C)"},
+       {"covariance_units", "64", "covariance hidden units K"},
+       {"mean_units", "32", "mean hidden units J"},
+       {"seed", "2011", "seed of the parameters"}});
   offer_annealing(spec, [](const ModelArguments& a, auto t) {
     using T = decltype(t);
     return models::McrbmData<T>::synthetic(a.integer("dim"), a.integer("factors"),
@@ -109,20 +105,18 @@ ModelSpec mcrbm_spec() {
 }
 
 ModelSpec linear_generative_spec() {
-  ModelSpec spec;
-  spec.kind = ModelKind::annealing;
-  spec.name = "linear_generative";
-  spec.description =
+  ModelSpec spec = model_spec(
+      ModelKind::annealing, "linear_generative",
       "linear generative model x = Phi a + noise (the HAIS paper's generative model): one "
       "annealing run per data point, log Z = log p(x); exact for the Gaussian prior or "
-      "phi_scale = 0";
-  spec.arguments = {{"dim", "36", "observed dimension M"},
-                    {"latents", "36", "latent dimension L"},
-                    {"points", "10", "data points (problems), drawn from the model"},
-                    {"prior", "gaussian", "prior of the latents: gaussian or laplace"},
-                    {"noise_sd", "0.1", "observation noise sigma_n"},
-                    {"phi_scale", "1", "scale of Phi's N(0, 1/L) entries; 0: the Phi = 0 check"},
-                    {"data_seed", "12051925", "seed of Phi and the data"}};
+      "phi_scale = 0",
+      {{"dim", "36", "observed dimension M"},
+       {"latents", "36", "latent dimension L"},
+       {"points", "10", "data points (problems), drawn from the model"},
+       {"prior", "gaussian", "prior of the latents: gaussian or laplace"},
+       {"noise_sd", "0.1", "observation noise sigma_n"},
+       {"phi_scale", "1", "scale of Phi's N(0, 1/L) entries; 0: the Phi = 0 check"},
+       {"data_seed", "12051925", "seed of Phi and the data"}});
   offer_annealing(spec, [](const ModelArguments& a, auto t) {
     using T = decltype(t);
     const auto prior = a.word("prior", {"gaussian", "laplace"}) == "laplace"
@@ -136,19 +130,16 @@ ModelSpec linear_generative_spec() {
 }
 
 ModelSpec boltzmann_spec() {
-  ModelSpec spec;
-  spec.kind = ModelKind::annealing;
-  spec.name = "boltzmann_relaxation";
-  spec.description =
+  ModelSpec spec = model_spec(
+      ModelKind::annealing, "boltzmann_relaxation",
       "Gaussian relaxation of a Boltzmann machine (thesis App. E, 9.6) with random couplings; "
-      "exact log Z and moments by enumerating the 2^units states";
-  spec.arguments = {
-      {"units", "12", "binary units D_B (at most 30; exact draws for --reverse up to 24)"},
-      {"seed", "201702", "seed of the couplings and biases"},
-      {"lambda", "identity",
-       "the relaxation: identity (Lambda = cI, D = D_B) or sdp (the thesis's SDP Lambda, "
-       "D < D_B; shipped for units 12, 16, 20 and 30 with the seeds of "
-       "data/boltzmann-sdp-lambda.json)"}};
+      "exact log Z and moments by enumerating the 2^units states",
+      {{"units", "12", "binary units D_B (at most 30; exact draws for --reverse up to 24)"},
+       {"seed", "201702", "seed of the couplings and biases"},
+       {"lambda", "identity",
+        "the relaxation: identity (Lambda = cI, D = D_B) or sdp (the thesis's SDP Lambda, "
+        "D < D_B; shipped for units 12, 16, 20 and 30 with the seeds of "
+        "data/boltzmann-sdp-lambda.json)"}});
   offer_annealing(spec, [](const ModelArguments& a, auto t) {
     using T = decltype(t);
     const auto lambda = a.word("lambda", {"identity", "sdp"}) == "sdp"
@@ -167,13 +158,12 @@ models::RadonData<T> radon_data_of(const ModelArguments& a) {
 }
 
 ModelSpec radon_spec() {
-  ModelSpec spec;
-  spec.kind = ModelKind::density;
-  spec.name = "radon";
-  spec.description =
+  ModelSpec spec = model_spec(
+      ModelKind::density, "radon",
       "Minnesota radon (Gelman & Hill): varying county intercepts, floor and log-uranium slopes, "
       "non-centred, half-Cauchy(2.5) scales in log coordinates (the thesis's CT experiment, 92 "
-      "parameters); built-in data or --data";
+      "parameters); built-in data or --data",
+      {});
   spec.data = DataUse::optional;
   spec.data_variables =
       "int<lower=1> N; int<lower=1> J; vector[N] log_radon; vector[N] floor_measure; vector[N] "

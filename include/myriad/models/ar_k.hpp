@@ -113,7 +113,7 @@ struct ArK {
 /// Owning host data of an arK posterior, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class ArKData {
+class ArKData : public MirroredViews<ArKData<T>> {
  public:
   /// Stan's data block: K (the order), T (passed as `length`: the series length) and y, its T
   /// observations. K must be in 1 … T − 1 (at least one modelled observation) and every y
@@ -140,13 +140,11 @@ class ArKData {
   int length() const { return n_; }
   const std::vector<T>& y() const { return y_.host(); }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  ArK<T> host_model() const { return ArK<T>{y_.host_data(), n_, lags_}; }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  ArK<T> device_model() { return ArK<T>{y_.device_data(), n_, lags_}; }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  ArK<T> viewing(Copy copy) const {
+    return ArK<T>{copy(y_), n_, lags_};
+  }
 
  private:
   ArKData() = default;

@@ -113,7 +113,7 @@ struct Arma11 {
 /// Owning host data of an arma11 posterior, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class Arma11Data {
+class Arma11Data : public MirroredViews<Arma11Data<T>> {
  public:
   /// Stan's data block: T (passed as `length`: the series length, Stan's `int<lower=1> T`) and
   /// y, its T observations, every one finite. Messages index y from 1, as Stan does. Throws
@@ -136,13 +136,11 @@ class Arma11Data {
   int length() const { return n_; }
   const std::vector<T>& y() const { return y_.host(); }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  Arma11<T> host_model() const { return Arma11<T>{y_.host_data(), n_}; }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  Arma11<T> device_model() { return Arma11<T>{y_.device_data(), n_}; }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  Arma11<T> viewing(Copy copy) const {
+    return Arma11<T>{copy(y_), n_};
+  }
 
  private:
   Arma11Data() = default;

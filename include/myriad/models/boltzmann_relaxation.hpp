@@ -200,7 +200,7 @@ struct BoltzmannRelaxation {
 /// answers, with an optional device copy uploaded once, the first time device_model() is called.
 /// Movable, not copyable (it may own device memory).
 template <class T>
-class BoltzmannRelaxationData {
+class BoltzmannRelaxationData : public MirroredViews<BoltzmannRelaxationData<T>> {
  public:
   /// Purpose tags of the parameter streams (core/random.hpp), one per kind of draw.
   static constexpr std::uint32_t kRotationPurpose = user_purpose(0);
@@ -383,16 +383,10 @@ class BoltzmannRelaxationData {
   /// (models/boltzmann_enumeration.hpp).
   const std::vector<double>& covariance_x() const { return covariance_x_; }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  BoltzmannRelaxation<T> host_model() const {
-    return view(factor_t_.host_data(), bias_t_.host_data(), state_cdf_.host_data());
-  }
-
-  /// A model viewing the device copy, uploading Q, b and the state CDF on the first call.
-  /// Throws myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload
-  /// fails. Valid while this object lives.
-  BoltzmannRelaxation<T> device_model() {
-    return view(factor_t_.device_data(), bias_t_.device_data(), state_cdf_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  BoltzmannRelaxation<T> viewing(Copy copy) const {
+    return view(copy(factor_t_), copy(bias_t_), copy(state_cdf_));
   }
 
  private:

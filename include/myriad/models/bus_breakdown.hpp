@@ -127,7 +127,7 @@ struct BusBreakdown {
 
 /// Owning host data of bus_breakdown, with an optional device copy uploaded once, and the true
 /// latent values synthetic data were drawn from. Movable, not copyable.
-class BusBreakdownData {
+class BusBreakdownData : public MirroredViews<BusBreakdownData> {
  public:
   /// Philox purpose tags of the synthetic data. Each scalar or event vector is one sequential
   /// ParticleRandom draw keyed by (tag, group, element); a draw advances the tag by one per
@@ -201,15 +201,10 @@ class BusBreakdownData {
     return d;
   }
 
-  /// A model viewing the host copy (CPU engine); valid while this object lives.
-  BusBreakdown host_model() const {
-    return view(delay_.host_data(), company_.host_data(), journey_type_.host_data());
-  }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
-  BusBreakdown device_model() {
-    return view(delay_.device_data(), company_.device_data(), journey_type_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  BusBreakdown viewing(Copy copy) const {
+    return view(copy(delay_), copy(company_), copy(journey_type_));
   }
 
   /// Delays in minutes, [year][borough][bus].

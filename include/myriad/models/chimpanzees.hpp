@@ -134,7 +134,7 @@ struct Chimpanzees {
 
 /// Owning host data of chimpanzees, with an optional device copy uploaded once, and the true
 /// latent values synthetic data were drawn from. Movable, not copyable.
-class ChimpanzeesData {
+class ChimpanzeesData : public MirroredViews<ChimpanzeesData> {
  public:
   /// Philox purpose tags of the synthetic data. Each value is one sequential ParticleRandom
   /// draw keyed by (tag, group, element); a draw advances the tag by one per Philox block.
@@ -203,15 +203,10 @@ class ChimpanzeesData {
     return d;
   }
 
-  /// A model viewing the host copy (CPU engine); valid while this object lives.
-  Chimpanzees host_model() const {
-    return view(pulled_left_.host_data(), condition_.host_data(), prosoc_left_.host_data());
-  }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
-  Chimpanzees device_model() {
-    return view(pulled_left_.device_data(), condition_.device_data(), prosoc_left_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  Chimpanzees viewing(Copy copy) const {
+    return view(copy(pulled_left_), copy(condition_), copy(prosoc_left_));
   }
 
   /// Outcomes (1: pulled the left lever), [actor][block][repeat].

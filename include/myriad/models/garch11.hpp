@@ -113,7 +113,7 @@ struct Garch11 {
 /// Owning host data of a garch11 posterior, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class Garch11Data {
+class Garch11Data : public MirroredViews<Garch11Data<T>> {
  public:
   /// Stan's data block: T (passed as `length`: the series length), y, its T observations, and
   /// sigma1, the first observation's volatility. T must be >= 1 (Stan's sigma[1] = sigma1 needs
@@ -142,13 +142,11 @@ class Garch11Data {
   T sigma1() const { return sigma1_; }
   const std::vector<T>& y() const { return y_.host(); }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  Garch11<T> host_model() const { return Garch11<T>{y_.host_data(), n_, sigma1_}; }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  Garch11<T> device_model() { return Garch11<T>{y_.device_data(), n_, sigma1_}; }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  Garch11<T> viewing(Copy copy) const {
+    return Garch11<T>{copy(y_), n_, sigma1_};
+  }
 
  private:
   Garch11Data() = default;

@@ -73,7 +73,7 @@ struct GaussianChain {
 };
 
 /// Owning data of gaussian_chain with the exact answers.
-class GaussianChainData {
+class GaussianChainData : public MirroredViews<GaussianChainData> {
  public:
   static constexpr std::uint32_t kDataPurpose = user_purpose(71);
 
@@ -107,9 +107,11 @@ class GaussianChainData {
     return d;
   }
 
-  GaussianChain host_model() const { return view(x_.host_data(), prior_sd_.host_data()); }
-  /// A model viewing device copies of x and the prior sds (uploaded on the first call).
-  GaussianChain device_model() { return view(x_.device_data(), prior_sd_.device_data()); }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  GaussianChain viewing(Copy copy) const {
+    return view(copy(x_), copy(prior_sd_));
+  }
 
   const std::vector<double>& x() const { return x_.host(); }
   const std::vector<double>& true_z() const { return true_z_; }

@@ -384,7 +384,7 @@ struct Gld {
 
 /// Owning host container of GLD observations with an optional device copy, uploaded on the
 /// first call to device_model(). Movable, not copyable (it may own device memory).
-class GldProblem {
+class GldProblem : public MirroredViews<GldProblem> {
  public:
   /// The paper's data size and parameters (constrained-hmc.md §15.1).
   static constexpr int kDefaultObservations = 250;
@@ -447,12 +447,11 @@ class GldProblem {
   /// The inputs u the synthetic data were generated from (empty for from_observations data).
   const std::vector<double>& true_inputs() const { return true_inputs_; }
 
-  /// A generator viewing the host copy (CPU backend); valid while this object lives.
-  Gld host_model() const { return Gld::make(observations_.host_data(), num_observations()); }
-
-  /// A generator viewing the device copy, uploading x̄ on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  Gld device_model() { return Gld::make(observations_.device_data(), num_observations()); }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  Gld viewing(Copy copy) const {
+    return Gld::make(copy(observations_), num_observations());
+  }
 
  private:
   GldProblem() = default;

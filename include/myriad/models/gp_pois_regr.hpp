@@ -180,7 +180,7 @@ struct GpPoisRegr {
 /// Owning host data of a gp_pois_regr posterior, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class GpPoisRegrData {
+class GpPoisRegrData : public MirroredViews<GpPoisRegrData<T>> {
  public:
   /// Stan's data block: N, x (N inputs) and k (N counts; posteriordb's data.json also holds a y
   /// that the model does not read). N must be in 1 … kMaxPoints (the Cholesky scratch), x finite,
@@ -217,16 +217,10 @@ class GpPoisRegrData {
 
   int N() const { return n_; }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  GpPoisRegr<T> host_model() const {
-    return GpPoisRegr<T>{x_.host_data(), counts_.host_data(), n_, log_constant_};
-  }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  GpPoisRegr<T> device_model() {
-    return GpPoisRegr<T>{x_.device_data(), counts_.device_data(), n_, log_constant_};
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  GpPoisRegr<T> viewing(Copy copy) const {
+    return GpPoisRegr<T>{copy(x_), copy(counts_), n_, log_constant_};
   }
 
  private:

@@ -74,7 +74,7 @@ struct HierarchicalGaussian {
 };
 
 /// Owning data of hierarchical_gaussian with the exact marginal likelihood and posterior.
-class HierarchicalGaussianData {
+class HierarchicalGaussianData : public MirroredViews<HierarchicalGaussianData> {
  public:
   static constexpr std::uint32_t kDataPurpose = user_purpose(70);
 
@@ -108,9 +108,11 @@ class HierarchicalGaussianData {
     return d;
   }
 
-  HierarchicalGaussian host_model() const { return view(x_.host_data()); }
-  /// A model viewing a device copy of x (uploaded on the first call).
-  HierarchicalGaussian device_model() { return view(x_.device_data()); }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  HierarchicalGaussian viewing(Copy copy) const {
+    return view(copy(x_));
+  }
 
   const std::vector<double>& x() const { return x_.host(); }
   double true_mu() const { return true_mu_; }

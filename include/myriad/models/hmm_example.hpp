@@ -154,7 +154,7 @@ struct HmmExample {
 /// Owning host data of an hmm_example posterior, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class HmmExampleData {
+class HmmExampleData : public MirroredViews<HmmExampleData<T>> {
  public:
   /// Stan's data block: N, K and y (N observations). N must be >= 1 (Stan reads y[1]), K in
   /// 2 … kMaxStates (Stan's program needs K = 2; the header comment's "General K"), every y
@@ -181,13 +181,11 @@ class HmmExampleData {
   int N() const { return n_; }
   int K() const { return states_; }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  HmmExample<T> host_model() const { return HmmExample<T>{y_.host_data(), n_, states_}; }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  HmmExample<T> device_model() { return HmmExample<T>{y_.device_data(), n_, states_}; }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  HmmExample<T> viewing(Copy copy) const {
+    return HmmExample<T>{copy(y_), n_, states_};
+  }
 
  private:
   HmmExampleData() = default;

@@ -163,7 +163,7 @@ struct LinearGaussian {
 /// Owning host container of a linear-Gaussian problem: A (M × N), x̄ = A u*, and the
 /// precomputed P = Aᵀ(A Aᵀ)⁻¹ with an optional device copy uploaded on the first call to
 /// device_model(). Movable, not copyable (it may own device memory).
-class LinearGaussianProblem {
+class LinearGaussianProblem : public MirroredViews<LinearGaussianProblem> {
  public:
   /// Purpose tags of the synthetic-data streams: rows of A and u*.
   static constexpr std::uint32_t kMatrixPurpose = user_purpose(0);
@@ -286,17 +286,11 @@ class LinearGaussianProblem {
     return cov;
   }
 
-  /// A generator viewing the host copy (CPU backend); valid while this object lives.
-  LinearGaussian host_model() const {
-    return LinearGaussian::make(matrix_.host_data(), observations_.host_data(),
-                                pseudo_inverse_.host_data(), num_outputs_, num_inputs_);
-  }
-
-  /// A generator viewing the device copy, uploading A, x̄ and P on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  LinearGaussian device_model() {
-    return LinearGaussian::make(matrix_.device_data(), observations_.device_data(),
-                                pseudo_inverse_.device_data(), num_outputs_, num_inputs_);
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  LinearGaussian viewing(Copy copy) const {
+    return LinearGaussian::make(copy(matrix_), copy(observations_), copy(pseudo_inverse_),
+                                num_outputs_, num_inputs_);
   }
 
  private:

@@ -197,7 +197,7 @@ struct LinearGenerative {
 /// Gaussian-prior posteriors and exact log Z), with an optional device copy uploaded once, the
 /// first time device_model() is called. Movable, not copyable (it may own device memory).
 template <class T>
-class LinearGenerativeData {
+class LinearGenerativeData : public MirroredViews<LinearGenerativeData<T>> {
  public:
   /// Purpose tags of the synthetic-data streams (core/random.hpp), one per kind of draw.
   static constexpr std::uint32_t kPhiPurpose = user_purpose(0);
@@ -314,18 +314,11 @@ class LinearGenerativeData {
     return log_z_[p];
   }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  LinearGenerative<T> host_model() const {
-    return view(phi_.host_data(), x_.host_data(), latents_.host_data(), posterior_mean_.host_data(),
-                posterior_factor_.host_data());
-  }
-
-  /// A model viewing the device copy, uploading the arrays on the first call (exact_log_z still
-  /// reads the host copy). Throws myriad::unavailable_error in a build without CUDA,
-  /// myriad::cuda_error if the upload fails. Valid while this object lives.
-  LinearGenerative<T> device_model() {
-    return view(phi_.device_data(), x_.device_data(), latents_.device_data(),
-                posterior_mean_.device_data(), posterior_factor_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  LinearGenerative<T> viewing(Copy copy) const {
+    return view(copy(phi_), copy(x_), copy(latents_), copy(posterior_mean_),
+                copy(posterior_factor_));
   }
 
  private:

@@ -202,7 +202,7 @@ struct LinearRegression {
 /// Owning host data of a linear regression, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class LinearRegressionData {
+class LinearRegressionData : public MirroredViews<LinearRegressionData<T>> {
  public:
   /// x is n × k row-major (a column of ones for an intercept); prior_mean and prior_sd have k
   /// entries (an infinite sd: a flat prior on that coefficient), every proper prior normal;
@@ -302,17 +302,11 @@ class LinearRegressionData {
   int n() const { return model_.n; }
   int k() const { return model_.k; }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  LinearRegression<T> host_model() const {
-    return view(x_.host_data(), y_.host_data(), prior_mean_.host_data(), prior_sd_.host_data(),
-                prior_df_.host_data(), prior_log_norm_.host_data());
-  }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
-  LinearRegression<T> device_model() {
-    return view(x_.device_data(), y_.device_data(), prior_mean_.device_data(),
-                prior_sd_.device_data(), prior_df_.device_data(), prior_log_norm_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  LinearRegression<T> viewing(Copy copy) const {
+    return view(copy(x_), copy(y_), copy(prior_mean_), copy(prior_sd_), copy(prior_df_),
+                copy(prior_log_norm_));
   }
 
  private:

@@ -30,7 +30,7 @@ namespace myriad::models {
 /// Owning host container of Lotka–Volterra data: the series simulated once at the settings'
 /// true parameters, its 9 summaries, and an optional device copy of the series, uploaded on
 /// the first call to a device_* accessor. Movable, not copyable (it may own device memory).
-class LotkaVolterraProblem {
+class LotkaVolterraProblem : public MirroredViews<LotkaVolterraProblem> {
  public:
   /// Default data seed (any seed gives an equally valid data set).
   static constexpr std::uint64_t kDefaultSeed = 20170420;
@@ -77,15 +77,15 @@ class LotkaVolterraProblem {
   /// The inputs u the data were generated from.
   const std::vector<double>& true_inputs() const { return true_inputs_; }
 
-  /// The full-data generator viewing the host copy; valid while this object lives.
-  LotkaVolterra host_model() const { return LotkaVolterra::make(series_.host_data(), settings_); }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  LotkaVolterra viewing(Copy copy) const {
+    return LotkaVolterra::make(copy(series_), settings_);
+  }
   /// The summary generator viewing the host copy; valid while this object lives.
   LotkaVolterraSummaries host_summaries_model() const {
     return LotkaVolterraSummaries::make(series_.host_data(), summaries_, settings_);
   }
-  /// The full-data generator viewing the device copy (uploaded on first use). Throws
-  /// myriad::unavailable_error without CUDA, myriad::cuda_error if the upload fails.
-  LotkaVolterra device_model() { return LotkaVolterra::make(series_.device_data(), settings_); }
   /// The summary generator viewing the device copy (uploaded on first use).
   LotkaVolterraSummaries device_summaries_model() {
     return LotkaVolterraSummaries::make(series_.device_data(), summaries_, settings_);

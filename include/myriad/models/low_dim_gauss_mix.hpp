@@ -142,7 +142,7 @@ struct LowDimGaussMix {
 /// Owning host data of a low_dim_gauss_mix posterior, with an optional device copy uploaded
 /// once. Movable, not copyable.
 template <class T>
-class LowDimGaussMixData {
+class LowDimGaussMixData : public MirroredViews<LowDimGaussMixData<T>> {
  public:
   /// Stan's data block: N (Stan's `int<lower=0> N`) and y, its N observations, every one finite.
   /// Messages index y from 1, as Stan does. Throws myriad::invalid_argument naming the first bad
@@ -165,13 +165,11 @@ class LowDimGaussMixData {
   int N() const { return n_; }
   const std::vector<T>& y() const { return y_.host(); }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  LowDimGaussMix<T> host_model() const { return LowDimGaussMix<T>{y_.host_data(), n_}; }
-
-  /// A model viewing the device copy, uploaded on the first call (none for N = 0). Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  LowDimGaussMix<T> device_model() { return LowDimGaussMix<T>{y_.device_data(), n_}; }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  LowDimGaussMix<T> viewing(Copy copy) const {
+    return LowDimGaussMix<T>{copy(y_), n_};
+  }
 
  private:
   LowDimGaussMixData() = default;

@@ -204,7 +204,7 @@ struct Mcrbm {
 /// once, the first time device_model() is called. Movable, not copyable (it may own device
 /// memory).
 template <class T>
-class McrbmData {
+class McrbmData : public MirroredViews<McrbmData<T>> {
  public:
   /// Purpose tags of the parameter streams (core/random.hpp), one per kind of draw.
   static constexpr std::uint32_t kFilterPurpose = user_purpose(0);
@@ -270,19 +270,11 @@ class McrbmData {
   const std::vector<T>& mean_bias() const { return mean_bias_.host(); }
   const std::vector<T>& visible_bias() const { return visible_bias_.host(); }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  Mcrbm<T> host_model() const {
-    return view(filters_.host_data(), pooling_.host_data(), mean_weights_.host_data(),
-                covariance_bias_.host_data(), mean_bias_.host_data(), visible_bias_.host_data());
-  }
-
-  /// A model viewing the device copy, uploading the parameters on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  Mcrbm<T> device_model() {
-    return view(filters_.device_data(), pooling_.device_data(), mean_weights_.device_data(),
-                covariance_bias_.device_data(), mean_bias_.device_data(),
-                visible_bias_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  Mcrbm<T> viewing(Copy copy) const {
+    return view(copy(filters_), copy(pooling_), copy(mean_weights_), copy(covariance_bias_),
+                copy(mean_bias_), copy(visible_bias_));
   }
 
  private:

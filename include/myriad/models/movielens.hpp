@@ -94,7 +94,7 @@ struct MovieLens {
 
 /// Owning host data of movielens, with an optional device copy uploaded once, and the true
 /// latent values synthetic data were drawn from. Movable, not copyable.
-class MovieLensData {
+class MovieLensData : public MirroredViews<MovieLensData> {
  public:
   /// Philox purpose tags of the synthetic data. Each vector or value is one sequential
   /// ParticleRandom draw keyed by (tag, group, element); a draw advances the tag by one per
@@ -158,12 +158,11 @@ class MovieLensData {
     return d;
   }
 
-  /// A model viewing the host copy (CPU engine); valid while this object lives.
-  MovieLens host_model() const { return view(rating_.host_data(), features_.host_data()); }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
-  MovieLens device_model() { return view(rating_.device_data(), features_.device_data()); }
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  MovieLens viewing(Copy copy) const {
+    return view(copy(rating_), copy(features_));
+  }
 
   /// Ratings (1: 4 or 5 stars), [user][film].
   const std::vector<double>& rating() const { return rating_.host(); }

@@ -146,7 +146,7 @@ struct Occupancy {
 
 /// Owning host data of occupancy, with an optional device copy uploaded once, and the true
 /// latent values synthetic data were drawn from. Movable, not copyable.
-class OccupancyData {
+class OccupancyData : public MirroredViews<OccupancyData> {
  public:
   /// Philox purpose tags of the synthetic data. Each value is one sequential ParticleRandom
   /// draw keyed by (tag, group, element); a draw advances the tag by one per Philox block.
@@ -234,15 +234,10 @@ class OccupancyData {
     return d;
   }
 
-  /// A model viewing the host copy (CPU engine); valid while this object lives.
-  Occupancy host_model() const {
-    return view(detected_.host_data(), quality_.host_data(), weather_.host_data());
-  }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
-  Occupancy device_model() {
-    return view(detected_.device_data(), quality_.device_data(), weather_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  Occupancy viewing(Copy copy) const {
+    return view(copy(detected_), copy(quality_), copy(weather_));
   }
 
   /// Detections, [bird][year][site][replicate].

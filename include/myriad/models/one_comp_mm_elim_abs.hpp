@@ -175,7 +175,7 @@ struct OneCompMmElimAbs {
 /// Owning host data of a one_comp_mm_elim_abs posterior, with an optional device copy uploaded
 /// once. Movable, not copyable.
 template <class T>
-class OneCompMmElimAbsData {
+class OneCompMmElimAbsData : public MirroredViews<OneCompMmElimAbsData<T>> {
  public:
   /// The solver settings of the header comment: rtol 1e-8 in double (1e-5 in float, whose unit
   /// roundoff is 6e-8), atol 1e-30 (relative control of C, whose log the likelihood takes), 10⁴
@@ -249,16 +249,10 @@ class OneCompMmElimAbsData {
 
   int N_t() const { return model_.n; }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  OneCompMmElimAbs<T> host_model() const {
-    return view(times_.host_data(), log_c_hat_.host_data());
-  }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  OneCompMmElimAbs<T> device_model() {
-    return view(times_.device_data(), log_c_hat_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  OneCompMmElimAbs<T> viewing(Copy copy) const {
+    return view(copy(times_), copy(log_c_hat_));
   }
 
  private:

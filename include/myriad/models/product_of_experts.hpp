@@ -268,7 +268,7 @@ struct ProductOfExperts {
 /// an optional device copy uploaded once, the first time device_model() is called. Movable, not
 /// copyable (it may own device memory).
 template <class T>
-class ProductOfExpertsData {
+class ProductOfExpertsData : public MirroredViews<ProductOfExpertsData<T>> {
  public:
   /// Purpose tags of the parameter streams (core/random.hpp), one per kind of draw.
   static constexpr std::uint32_t kLeftRotationPurpose = user_purpose(0);
@@ -404,18 +404,10 @@ class ProductOfExpertsData {
   /// Φ₀⁻¹, dim × dim row-major, in the complete case; empty when L > M.
   const std::vector<T>& inverse_filters() const { return inverse_filters_.host(); }
 
-  /// A model viewing the host copy (CPU backend); valid while this object lives.
-  ProductOfExperts<T> host_model() const {
-    return view(filters_.host_data(), filters_transposed_.host_data(), lambda_.host_data(),
-                inverse_filters_.host_data());
-  }
-
-  /// A model viewing the device copy, uploading the arrays on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails.
-  /// Valid while this object lives.
-  ProductOfExperts<T> device_model() {
-    return view(filters_.device_data(), filters_transposed_.device_data(), lambda_.device_data(),
-                inverse_filters_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  ProductOfExperts<T> viewing(Copy copy) const {
+    return view(copy(filters_), copy(filters_transposed_), copy(lambda_), copy(inverse_filters_));
   }
 
  private:

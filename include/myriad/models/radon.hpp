@@ -178,7 +178,7 @@ struct Radon {
 /// Owning host data of the radon regression, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class RadonData {
+class RadonData : public MirroredViews<RadonData<T>> {
  public:
   /// N homes' log radon, floor and log uranium, and their counties 1 … J (1-based, as in the
   /// data file). Throws myriad::invalid_argument naming the first bad entry.
@@ -217,17 +217,10 @@ class RadonData {
   int homes() const { return model_.homes; }
   int counties() const { return model_.counties; }
 
-  /// A model viewing the host copy (CPU backends); valid while this object lives.
-  Radon<T> host_model() const {
-    return view(log_radon_.host_data(), floor_.host_data(), log_uranium_.host_data(),
-                county_.host_data());
-  }
-
-  /// A model viewing the device copy, uploaded on the first call. Throws
-  /// myriad::unavailable_error in a build without CUDA. Valid while this object lives.
-  Radon<T> device_model() {
-    return view(log_radon_.device_data(), floor_.device_data(), log_uranium_.device_data(),
-                county_.device_data());
+  /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
+  template <class Copy>
+  Radon<T> viewing(Copy copy) const {
+    return view(copy(log_radon_), copy(floor_), copy(log_uranium_), copy(county_));
   }
 
  private:

@@ -155,6 +155,11 @@ struct ModelSpec {
   std::function<std::vector<ExactMoment>(const ModelArguments&)> exact;
 };
 
+/// A spec with what `myriad models` lists first filled in (its kind, name, description and
+/// arguments); the entry points and the rest are set after.
+ModelSpec model_spec(ModelKind kind, std::string name, std::string description,
+                     std::vector<ModelArgument> arguments = {});
+
 /// The built-in generator models (src/app/generator_registry.cpp).
 std::vector<ModelSpec> generator_model_specs();
 
