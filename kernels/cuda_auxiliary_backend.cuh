@@ -52,7 +52,6 @@ namespace myriad {
 template <class Model, class T>
 class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, AuxiliaryBackend<T>> {
   using Base = cuda_detail::CudaEnsemble<Model, AuxiliaryBackend<T>>;
-  using Base::chains_;
   using Base::ensemble_;
 
  public:
@@ -61,25 +60,26 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
         method_(method),
         sizes_(auxiliary_sizes(model, method)) {
     state_.allocate(this->rows_, sizes_);
-    started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
+    started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(this->chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
-                                          static_cast<std::size_t>(chains_));
-    capped_ = DeviceArray<std::int64_t>(static_cast<std::size_t>(chains_));
+                                          static_cast<std::size_t>(this->chains_));
+    capped_ = DeviceArray<std::int64_t>(static_cast<std::size_t>(this->chains_));
     ensemble_.zero(state_.cache_slot);
     for (DeviceArray<T>* array : state_.vectors()) ensemble_.zero(*array);
     ensemble_.zero(state_.counter);
     ensemble_.zero(capped_);
     set_scale(std::vector<T>(static_cast<std::size_t>(sizes_.dim), T(1)));
     if constexpr (kStaged) {
-      preparation_ = StagedPreparation<T>(chains_, model.preparation_matrix_size());
-      walk_status_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(chains_));
-      slices_ = DeviceArray<detail::SliceOfX<T>>(static_cast<std::size_t>(chains_));
-      asking_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
-      staged_grid_ = ensemble_.chain_grid(kernels::begin_walk_kernel<Model, T>, chains_);
+      preparation_ = StagedPreparation<T>(this->chains_, model.preparation_matrix_size());
+      walk_status_ = DeviceArray<std::uint32_t>(static_cast<std::size_t>(this->chains_));
+      slices_ = DeviceArray<detail::SliceOfX<T>>(static_cast<std::size_t>(this->chains_));
+      asking_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(this->chains_));
+      staged_grid_ = ensemble_.chain_grid(kernels::begin_walk_kernel<Model, T>, this->chains_);
     } else {
-      init_grid_ = ensemble_.chain_grid(kernels::initialize_auxiliary_kernel<Model, T>, chains_);
+      init_grid_ =
+          ensemble_.chain_grid(kernels::initialize_auxiliary_kernel<Model, T>, this->chains_);
       iterations_grid_ =
-          ensemble_.chain_grid(kernels::auxiliary_iterations_kernel<Model, T>, chains_);
+          ensemble_.chain_grid(kernels::auxiliary_iterations_kernel<Model, T>, this->chains_);
     }
   }
 
@@ -110,7 +110,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
               this->model_, view(), own(settings), radius, max_tries, started_.data());
       MYRIAD_CHECK_LAUNCH();
       return ensemble_.template reduce_sum<std::int64_t>(
-          chains_, kernels::LoadInitializationFailure{started_.data()});
+          this->chains_, kernels::LoadInitializationFailure{started_.data()});
     }
   }
 
@@ -123,11 +123,11 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
     check_iteration_count(num_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
     const std::int64_t values_per_iteration =
-        static_cast<std::int64_t>(this->num_quantities_) * chains_;
+        static_cast<std::int64_t>(this->num_quantities_) * this->chains_;
     if (sink != nullptr)
       draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
                      [](std::int64_t) {});
-    const kernels::ChainStatisticsView stats{counters_.data(), chains_};
+    const kernels::ChainStatisticsView stats{counters_.data(), this->chains_};
     ensemble_.zero(counters_);
     const AuxiliarySettings<T> device_settings = own(settings);
     draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
@@ -150,24 +150,26 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
                    MYRIAD_CHECK_LAUNCH();
                  }
                });
-    const IterationStats result =
-        ensemble_.template reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+    const IterationStats result = ensemble_.template reduce_sum<IterationStats>(
+        this->chains_, kernels::LoadChainStatistics{stats});
     if (moments != nullptr) {
       const std::vector<T> x = positions();
-      ensemble_moments_cpu(EnsembleView<const T>{x.data(), chains_, sizes_.state_dim, chains_, 1},
-                           *moments);
+      ensemble_moments_cpu(
+          EnsembleView<const T>{x.data(), this->chains_, sizes_.state_dim, this->chains_, 1},
+          *moments);
     }
     return result;
   }
 
   std::vector<std::int64_t> capped_per_chain() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(capped_.data(), chains_, chains_, 1);
+    return ensemble_.rows_to_host(capped_.data(), this->chains_, this->chains_, 1);
   }
 
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(state_.position.data(), chains_, this->stride_, sizes_.state_dim);
+    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride_,
+                                  sizes_.state_dim);
   }
 
  private:
@@ -182,7 +184,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
   /// without a finite start placed again, until all have one or max_tries are spent.
   std::int64_t initialize_staged(const AuxiliarySettings<T>& settings, T radius, int max_tries) {
     ensemble_.zero(started_);
-    std::int64_t failed = chains_;
+    std::int64_t failed = this->chains_;
     for (int attempt = 0; attempt < max_tries && failed > 0; ++attempt) {
       kernels::place_chain_kernel<Model, T>
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
@@ -195,7 +197,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
               this->model_, view(), settings, started_.data());
       MYRIAD_CHECK_LAUNCH();
       failed = ensemble_.template reduce_sum<std::int64_t>(
-          chains_, kernels::LoadInitializationFailure{started_.data()});
+          this->chains_, kernels::LoadInitializationFailure{started_.data()});
     }
     return failed;
   }
@@ -230,8 +232,8 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
     MYRIAD_CHECK_LAUNCH();
     // Each round evaluates one point per asking chain; a slice update makes at most
     // 2 · step_out + max_shrinks of them, and there are at most dim updates an iteration.
-    while (ensemble_.template reduce_sum<std::int64_t>(chains_, kernels::LoadFlag{asking_.data()}) >
-           0) {
+    while (ensemble_.template reduce_sum<std::int64_t>(this->chains_,
+                                                       kernels::LoadFlag{asking_.data()}) > 0) {
       preparation_.run(this->model_, ensemble_.stream(), staged_grid_);
       kernels::continue_slice_kernel<Model, T>
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(

@@ -100,7 +100,6 @@ namespace myriad {
 template <class Generator, class T>
 class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBackend<T>> {
   using Base = cuda_detail::CudaEnsemble<Generator, ChmcBackend<T>>;
-  using Base::chains_;
   using Base::ensemble_;
 
  public:
@@ -153,37 +152,39 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     const auto stride = static_cast<std::size_t>(this->stride_);
     const auto n = static_cast<std::size_t>(layout_.n);
     const auto work_values =
-        static_cast<std::size_t>(scratch_.work_values(layout_, chains_, this->stride_));
+        static_cast<std::size_t>(scratch_.work_values(layout_, this->chains_, this->stride_));
     const auto dual_values =
-        static_cast<std::size_t>(scratch_.dual_values(layout_, chains_, this->stride_));
+        static_cast<std::size_t>(scratch_.dual_values(layout_, this->chains_, this->stride_));
     const auto nested_values =
-        static_cast<std::size_t>(scratch_.nested_values(layout_, chains_, this->stride_));
+        static_cast<std::size_t>(scratch_.nested_values(layout_, this->chains_, this->stride_));
     const std::size_t state_values = (2 * n + 1) * stride;
     const bool batched = is_batched(factorization_);
     const std::size_t gram_values =
-        batched ? 2 * static_cast<std::size_t>(chains_) * layout_.m * layout_.m : 0;
+        batched ? 2 * static_cast<std::size_t>(this->chains_) * layout_.m * layout_.m : 0;
     // The library tier's handles now, so that their workspace is counted as used below; and
     // what each factorisation call allocates while it runs.
     if (factorization_ == GramFactorization::library)
       linalg::prepare_batched_cholesky_cuda(linalg::CholeskyTier::library);
     const std::size_t batched_bytes =
-        batched ? static_cast<std::size_t>(chains_) * (sizeof(int) + sizeof(ChmcProgress<T>)) +
-                      static_cast<std::size_t>(linalg::batched_cholesky_call_bytes(
-                          cholesky_tier(factorization_), chains_))
-                : 0;
-    check_fits(static_cast<std::int64_t>(
-                   (state_values + work_values + gram_values) * sizeof(T) +
-                   dual_values * sizeof(Dual<T>) + nested_values * sizeof(Dual<Dual<T>>) +
-                   static_cast<std::size_t>(chains_) * (kCounters * sizeof(std::int64_t) + 2) +
-                   batched_bytes),
-               "the constrained-HMC state and scratch");
+        batched
+            ? static_cast<std::size_t>(this->chains_) * (sizeof(int) + sizeof(ChmcProgress<T>)) +
+                  static_cast<std::size_t>(linalg::batched_cholesky_call_bytes(
+                      cholesky_tier(factorization_), this->chains_))
+            : 0;
+    check_fits(
+        static_cast<std::int64_t>(
+            (state_values + work_values + gram_values) * sizeof(T) + dual_values * sizeof(Dual<T>) +
+            nested_values * sizeof(Dual<Dual<T>>) +
+            static_cast<std::size_t>(this->chains_) * (kCounters * sizeof(std::int64_t) + 2) +
+            batched_bytes),
+        "the constrained-HMC state and scratch");
 
     state_.allocate(this->rows_, layout_, scratch_, batched);
-    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
-    counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(chains_));
+    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(this->chains_));
+    counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(this->chains_));
     if (batched) {
-      gram_info_ = DeviceArray<int>(static_cast<std::size_t>(chains_));
-      progress_ = DeviceArray<ChmcProgress<T>>(static_cast<std::size_t>(chains_));
+      gram_info_ = DeviceArray<int>(static_cast<std::size_t>(this->chains_));
+      progress_ = DeviceArray<ChmcProgress<T>>(static_cast<std::size_t>(this->chains_));
     }
 
     // Defined contents everywhere, the stride padding and scratch included, so that a
@@ -204,19 +205,19 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     if (mapping_ == ChmcChainMapping::warp) {
       init_grid_ =
           ensemble_.warp_grid(kernels::initialize_constrained_chains_warp_kernel<Generator, T>,
-                              kernels::kWarpChainBlockSize, chains_);
+                              kernels::kWarpChainBlockSize, this->chains_);
       iterations_grid_ = ensemble_.warp_grid(kernels::chmc_iterations_warp_kernel<Generator, T>,
-                                             kernels::kWarpChainBlockSize, chains_);
+                                             kernels::kWarpChainBlockSize, this->chains_);
       phase_grid_ = ensemble_.warp_grid(
           kernels::resume_chmc_transitions_kernel<Generator, T, kernels::WarpTeam>,
-          kernels::kWarpChainBlockSize, chains_);
+          kernels::kWarpChainBlockSize, this->chains_);
     } else {
       init_grid_ = ensemble_.chain_grid(kernels::initialize_constrained_chains_kernel<Generator, T>,
-                                        chains_);
+                                        this->chains_);
       iterations_grid_ =
-          ensemble_.chain_grid(kernels::chmc_iterations_kernel<Generator, T>, chains_);
+          ensemble_.chain_grid(kernels::chmc_iterations_kernel<Generator, T>, this->chains_);
       phase_grid_ = ensemble_.chain_grid(
-          kernels::resume_chmc_transitions_kernel<Generator, T, SerialTeam>, chains_);
+          kernels::resume_chmc_transitions_kernel<Generator, T, SerialTeam>, this->chains_);
     }
   }
 
@@ -243,7 +244,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     MYRIAD_CHECK_LAUNCH();
     ensemble_.zero(state_.step_halvings);
     return ensemble_.template reduce_sum<std::int64_t>(
-        chains_, kernels::LoadInitializationFailure{initialized_.data()});
+        this->chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
   IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
@@ -253,7 +254,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     check_iteration_count(num_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
     const std::int64_t values_per_iteration =
-        static_cast<std::int64_t>(this->num_quantities_) * chains_;
+        static_cast<std::int64_t>(this->num_quantities_) * this->chains_;
     if (sink != nullptr) {
       draws_.reserve(
           static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
@@ -286,19 +287,19 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
                  }
                });
 
-    return ensemble_.template reduce_sum<IterationStats>(chains_,
+    return ensemble_.template reduce_sum<IterationStats>(this->chains_,
                                                          kernels::LoadChainStatistics{stats});
   }
 
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    return ensemble_.rows_to_host(state_.position.data(), chains_, this->stride_, layout_.n);
+    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride_, layout_.n);
   }
 
   std::vector<std::uint8_t> step_halvings() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(state_.step_halvings.data(), chains_, chains_, 1);
+    return ensemble_.rows_to_host(state_.step_halvings.data(), this->chains_, this->chains_, 1);
   }
 
   /// The state, the workspace and the batched Gram factors.
@@ -329,14 +330,15 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
 
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    std::vector<T> out = ensemble_.rows_to_host(state_.potential.data(), chains_, this->stride_, 1);
+    std::vector<T> out =
+        ensemble_.rows_to_host(state_.potential.data(), this->chains_, this->stride_, 1);
     for (T& value : out) value = -value;
     return out;
   }
 
   std::int64_t copy_chains(const std::vector<std::int64_t>& source) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    check_chain_sources(source, chains_);
+    check_chain_sources(source, this->chains_);
     const DeviceArray<std::int64_t> device_source = ensemble_.to_device(source);
     // initialized_ (one flag per chain, read only by initialize()) takes each chain's outcome.
     if (mapping_ == ChmcChainMapping::warp) {
@@ -351,7 +353,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so device_source outlives the kernel that reads it.
     return ensemble_.template reduce_sum<std::int64_t>(
-        chains_, kernels::LoadInitializationFailure{initialized_.data()});
+        this->chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
  private:
@@ -375,9 +377,10 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     const linalg::CholeskyTier tier = cholesky_tier(factorization_);
     for (int i = 0; i < n; ++i) {
       const std::uint32_t iteration = first + static_cast<std::uint32_t>(i);
-      T* recorded_iteration = recorded != nullptr ? recorded + static_cast<std::int64_t>(i) *
-                                                                   this->num_quantities_ * chains_
-                                                  : nullptr;
+      T* recorded_iteration =
+          recorded != nullptr
+              ? recorded + static_cast<std::int64_t>(i) * this->num_quantities_ * this->chains_
+              : nullptr;
       kernels::run_phased_iteration(
           settings, iteration,
           [&] {
@@ -387,7 +390,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
             MYRIAD_CHECK_LAUNCH();
           },
           [&](int which) {
-            linalg::batched_cholesky_cuda(state.gram_batch(which), layout_.m, chains_,
+            linalg::batched_cholesky_cuda(state.gram_batch(which), layout_.m, this->chains_,
                                           gram_info_.data(), tier, ensemble_.stream());
           },
           [&](const ChmcStep<T>& step, int phase, bool last) {
@@ -432,11 +435,10 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     const std::int64_t per_chain = bytes_per_chain(layout_);
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     throw invalid_argument(detail::concat(
-        what, " of ", chains_, " chains need ", static_cast<double>(bytes) / kGiB,
+        what, " of ", this->chains_, " chains need ", static_cast<double>(bytes) / kGiB,
         " GiB of device memory but only ", static_cast<double>(free_bytes) / kGiB, " GiB of ",
         static_cast<double>(total_bytes) / kGiB, " GiB is free on ", ensemble_.name(), " (",
-        per_chain,
-        " bytes per chain for M = ", layout_.m, ", N = ", layout_.n, "; about ",
+        per_chain, " bytes per chain for M = ", layout_.m, ", N = ", layout_.n, "; about ",
         static_cast<std::int64_t>(free_bytes) / std::max<std::int64_t>(per_chain, 1),
         " chains fit): use fewer chains"));
   }
@@ -444,9 +446,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
   kernels::ChmcEnsembleView<T> ensemble_view() {
     return state_.view(this->rows_, layout_, scratch_);
   }
-  kernels::ChainStatisticsView statistics_view() const {
-    return {counters_.data(), chains_};
-  }
+  kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), this->chains_}; }
 
   ChmcChainMapping mapping_;         ///< resolved: thread or warp
   GramFactorization factorization_;  ///< resolved: chain or a batched tier

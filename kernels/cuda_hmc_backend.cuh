@@ -54,7 +54,6 @@ namespace myriad {
 template <class Model, class T>
 class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<T>> {
   using Base = cuda_detail::CudaEnsemble<Model, HmcBackend<T>>;
-  using Base::chains_;
   using Base::ensemble_;
 
  public:
@@ -64,9 +63,9 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   CudaHmcBackend(const Model& model, std::int64_t chains)
       : Base(model, chains, checked_device(chains, model.dim())), dim_(model.dim()) {
     state_.allocate(this->rows_, dim_);
-    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
+    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(this->chains_));
     counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
-                                          static_cast<std::size_t>(chains_));
+                                          static_cast<std::size_t>(this->chains_));
 
     // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
     // stays quiet and positions() of an uninitialised ensemble reads zeros, like the CPU.
@@ -74,8 +73,9 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     ensemble_.zero(state_.log_density);
     set_inverse_metric(std::vector<T>(static_cast<std::size_t>(dim_), T(1)));
 
-    init_grid_ = ensemble_.chain_grid(kernels::initialize_chains_kernel<Model, T>, chains_);
-    iterations_grid_ = ensemble_.chain_grid(kernels::hmc_iterations_kernel<Model, T>, chains_);
+    init_grid_ = ensemble_.chain_grid(kernels::initialize_chains_kernel<Model, T>, this->chains_);
+    iterations_grid_ =
+        ensemble_.chain_grid(kernels::hmc_iterations_kernel<Model, T>, this->chains_);
   }
 
   /// Waits for the kernels in flight before the arrays are freed (draws_ waits for its copies).
@@ -94,12 +94,12 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
             seed, radius, max_tries, chains_per_init);
     MYRIAD_CHECK_LAUNCH();
     return ensemble_.template reduce_sum<std::int64_t>(
-        chains_, kernels::LoadInitializationFailure{initialized_.data()});
+        this->chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
   std::int64_t set_positions(const std::vector<T>& positions) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    check_position_count(positions, chains_, dim_);
+    check_position_count(positions, this->chains_, dim_);
     const DeviceArray<T> points = ensemble_.to_device(positions);
     const HmcEnsembleView<T> state = ensemble_view();
     // initialized_ takes each chain's outcome, as in initialize().
@@ -110,7 +110,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so `points` outlives the kernel that reads it.
     return ensemble_.template reduce_sum<std::int64_t>(
-        chains_, kernels::LoadInitializationFailure{initialized_.data()});
+        this->chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
@@ -137,7 +137,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     check_iteration_count(num_iterations);
     const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
     const std::int64_t values_per_iteration =
-        static_cast<std::int64_t>(this->num_quantities_) * chains_;
+        static_cast<std::int64_t>(this->num_quantities_) * this->chains_;
     if (sink != nullptr) {
       // No free-memory check here: a failed allocation is a cuda_error, as in the constructor.
       draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
@@ -165,8 +165,8 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
                  MYRIAD_CHECK_LAUNCH();
                });
 
-    const IterationStats result =
-        ensemble_.template reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+    const IterationStats result = ensemble_.template reduce_sum<IterationStats>(
+        this->chains_, kernels::LoadChainStatistics{stats});
     if (moments != nullptr) compute_moments(*moments);
     return result;
   }
@@ -202,14 +202,15 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
             this->model_, ensemble_view(), settings, state_.metric_view(dim_), iteration, probe,
             terms, stats);
     MYRIAD_CHECK_LAUNCH();
-    row_sums(EnsembleView<const double>{criterion_terms_.data(), chains_, rows, this->stride_},
-             kernels::IdentityTerm{}, 1.0, criterion_sums_.data());
+    row_sums(
+        EnsembleView<const double>{criterion_terms_.data(), this->chains_, rows, this->stride_},
+        kernels::IdentityTerm{}, 1.0, criterion_sums_.data());
     criterion_sums.assign(static_cast<std::size_t>(rows), 0.0);
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(criterion_sums.data(), criterion_sums_.data(),
                                     rows * sizeof(double), cudaMemcpyDeviceToHost,
                                     ensemble_.stream()));
-    const IterationStats result =
-        ensemble_.template reduce_sum<IterationStats>(chains_, kernels::LoadChainStatistics{stats});
+    const IterationStats result = ensemble_.template reduce_sum<IterationStats>(
+        this->chains_, kernels::LoadChainStatistics{stats});
     compute_moments(moments);
     return result;
   }
@@ -217,37 +218,40 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    return ensemble_.rows_to_host(state_.position.data(), chains_, this->stride_, dim_);
+    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride_, dim_);
   }
 
   HmcChainState<T> chain_state() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     return {positions(),
-            ensemble_.rows_to_host(state_.gradient.data(), chains_, this->stride_, dim_),
+            ensemble_.rows_to_host(state_.gradient.data(), this->chains_, this->stride_, dim_),
             log_densities()};
   }
 
   void restore_chain_state(const HmcChainState<T>& state) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    check_chain_state(state, chains_, dim_);
-    ensemble_.rows_from_host(state_.position.data(), this->stride_, state.position, chains_, dim_);
-    ensemble_.rows_from_host(state_.gradient.data(), this->stride_, state.gradient, chains_, dim_);
-    ensemble_.rows_from_host(state_.log_density.data(), this->stride_, state.log_density, chains_,
-                             1);
+    check_chain_state(state, this->chains_, dim_);
+    ensemble_.rows_from_host(state_.position.data(), this->stride_, state.position, this->chains_,
+                             dim_);
+    ensemble_.rows_from_host(state_.gradient.data(), this->stride_, state.gradient, this->chains_,
+                             dim_);
+    ensemble_.rows_from_host(state_.log_density.data(), this->stride_, state.log_density,
+                             this->chains_, 1);
   }
 
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(state_.log_density.data(), chains_, this->stride_, 1);
+    return ensemble_.rows_to_host(state_.log_density.data(), this->chains_, this->stride_, 1);
   }
 
   void copy_chains(const std::vector<std::int64_t>& source) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    check_chain_sources(source, chains_);
+    check_chain_sources(source, this->chains_);
     const DeviceArray<std::int64_t> device_source = ensemble_.to_device(source);
     kernels::copy_chains_kernel<T>
-        <<<ensemble_.chain_grid(kernels::copy_chains_kernel<T>, chains_), kernels::kChainBlockSize,
-           0, ensemble_.stream()>>>(ensemble_view(), device_source.data());
+        <<<ensemble_.chain_grid(kernels::copy_chains_kernel<T>, this->chains_),
+           kernels::kChainBlockSize, 0, ensemble_.stream()>>>(ensemble_view(),
+                                                              device_source.data());
     MYRIAD_CHECK_LAUNCH();
     ensemble_.synchronize();  // before device_source goes
   }
@@ -269,9 +273,9 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     ensemble_.synchronize();
     state_.tree = DeviceArray<T>(size);
     ensemble_.zero(state_.tree);
-    nuts_grid_ = ensemble_.chain_grid(kernels::nuts_iterations_kernel<Model, T>, chains_);
+    nuts_grid_ = ensemble_.chain_grid(kernels::nuts_iterations_kernel<Model, T>, this->chains_);
   }
-  kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), chains_}; }
+  kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), this->chains_}; }
 
   /// Per-dimension mean and M2 of the positions, two passes as in ensemble_moments_cpu.
   void compute_moments(EnsembleMoments& out) {
@@ -281,21 +285,21 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     double* mean = moment_results_.data();
     double* m2 = moment_results_.data() + dim_;
     const EnsembleView<const T> x = state_.position_view(this->rows_, dim_);
-    row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
+    row_sums(x, kernels::IdentityTerm{}, static_cast<double>(this->chains_), mean);
     row_sums(x, kernels::SquaredDeviationTerm{mean}, 1.0, m2);
 
     // mean and m2 are adjacent: one copy brings both.
     const std::vector<double> host = ensemble_.rows_to_host(mean, 2 * dim_, 2 * dim_, 1);
     out.mean.assign(host.begin(), host.begin() + dim_);
     out.m2.assign(host.begin() + dim_, host.end());
-    out.count = chains_;
+    out.count = this->chains_;
   }
 
   /// The mean and centred cross-products of the positions (kernels/ensemble_covariance.cuh):
   /// D + D² values come back, not D · chains.
   void position_covariance(EnsembleCovariance& out) override {
     const std::size_t entries = static_cast<std::size_t>(dim_) * dim_;
-    const std::int64_t slices = kernels::covariance_slices(chains_, dim_);
+    const std::int64_t slices = kernels::covariance_slices(this->chains_, dim_);
     if (covariance_partials_.size() < static_cast<std::size_t>(slices) * entries) {
       ensemble_.synchronize();  // the arrays may be in use by work in flight
       covariance_partials_ = DeviceArray<double>(static_cast<std::size_t>(slices) * entries);
@@ -304,7 +308,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     double* mean = covariance_results_.data();
     double* scatter = covariance_results_.data() + dim_;
     const EnsembleView<const T> x = state_.position_view(this->rows_, dim_);
-    row_sums(x, kernels::IdentityTerm{}, static_cast<double>(chains_), mean);
+    row_sums(x, kernels::IdentityTerm{}, static_cast<double>(this->chains_), mean);
     const dim3 tile(kernels::kCovarianceTile, kernels::kCovarianceTile);
     const dim3 grid(static_cast<unsigned>(slices),
                     static_cast<unsigned>(kernels::covariance_tile_pairs(dim_)));
@@ -323,7 +327,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     const std::vector<double> host = ensemble_.rows_to_host(mean, values, values, 1);
     out.mean.assign(host.begin(), host.begin() + dim_);
     out.scatter.assign(host.begin() + dim_, host.end());
-    out.count = chains_;
+    out.count = this->chains_;
   }
 
   /// out[r] = Σ_c term(x(r, c), r) / divisor for every row r of x, enqueued on the stream. The
@@ -333,7 +337,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   template <class Value, class Term>
   void row_sums(const EnsembleView<const Value>& x, Term term, double divisor, double* out) {
     const std::int64_t slices =
-        (chains_ + kernels::kReduceBlockSize - 1) / kernels::kReduceBlockSize;
+        (this->chains_ + kernels::kReduceBlockSize - 1) / kernels::kReduceBlockSize;
     const int blocks_x =
         static_cast<int>(std::min<std::int64_t>(slices, kernels::kMaxReduceBlocks));
     const int rows = std::min(x.dim, 65535);
