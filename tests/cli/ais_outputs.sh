@@ -3,11 +3,7 @@
 # bound), summary.csv (the weighted posterior sample), log_weights.npy and particles.npy, and
 # rejects bad input with one line and no output directory.
 set -uo pipefail
-myriad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/lib/setup.bash"
 
 "$myriad" ais --model gaussian --model-arg dim=3 --model-arg mean=1 --particles 64 \
   --temperatures 50 --reverse --seed 3 --device cpu --output "$work/run" >"$work/stdout" ||

@@ -4,10 +4,7 @@
 # evaluations, the acceptance of u), the exact block of the Gaussian latent variable model, and
 # the usage errors.
 set -uo pipefail
-myriad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
+source "$(dirname "$0")/lib/setup.bash"
 source "$(dirname "$0")/lib/expect_error.bash"
 
 lvm=(--model gaussian_latent_variable --model-arg observations=3 --model-arg samples=4)

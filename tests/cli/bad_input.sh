@@ -2,10 +2,7 @@
 # Bad input: a one-line error naming the problem, a non-zero exit status, and no output
 # directory (nor staging leftovers) that could pass for a result.
 set -uo pipefail
-myriad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
+source "$(dirname "$0")/lib/setup.bash"
 
 # Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
 source "$(dirname "$0")/lib/expect_error.bash"

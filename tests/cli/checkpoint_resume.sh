@@ -4,10 +4,8 @@
 # the uninterrupted run's draws.npy and summary.csv byte for byte and its run.json but for the
 # timings and the checkpoint block; and the errors around it.
 set -uo pipefail
-myriad=$1
-work=$(mktemp -d)
+source "$(dirname "$0")/lib/setup.bash"
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
-source "$(dirname "$0")/lib/fail.bash"
 cd "$work" || exit 1
 
 # A run of a few seconds on two cores: ChEES (the default) with a dense metric in dimension 100.

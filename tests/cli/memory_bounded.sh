@@ -3,10 +3,7 @@
 # it back in blocks, so a run whose trace is larger than the process may allocate at all
 # completes; --memory-limit refuses, before it starts, a run that would not fit.
 set -uo pipefail
-myriad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-source "$(dirname "$0")/lib/fail.bash"
+source "$(dirname "$0")/lib/setup.bash"
 cd "$work" || exit 1
 
 # The process's data segment (heap, anonymous mappings, thread stacks) limited to 60 MB, well

@@ -4,11 +4,7 @@
 # draws.npy (exact posterior draws) and, on request, particles.npy and marginal_weights.npy;
 # bad input gives one line and no output directory.
 set -uo pipefail
-myriad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/lib/setup.bash"
 
 "$myriad" mpis --model hierarchical_gaussian --model-arg groups=4 --model-arg per_group=3 \
   --k 12 --runs 3 --samples 5 --write-weights --seed 3 --device cpu --output "$work/run" \

@@ -2,9 +2,7 @@
 # `myriad sample` writes summary.csv (exact header), draws.npy (chains x draws x quantities) and
 # run.json with the promised fields, and prints the summary and throughput.
 set -euo pipefail
-myriad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib/setup.bash"
 
 "$myriad" sample --model gaussian --model-arg dim=3 --model-arg rho=0.25 --chains 64 \
   --warmup 100 --draws 50 --seed 7 --device cpu --output "$work/run" >"$work/stdout"

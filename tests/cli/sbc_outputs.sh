@@ -2,10 +2,7 @@
 # `myriad sbc`: ranks.npy (replications x quantities, each rank in 0..L), sbc.csv and run.json for
 # a density model and a generator, and its usage errors.
 set -uo pipefail
-myriad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
+source "$(dirname "$0")/lib/setup.bash"
 
 "$myriad" sbc --model eight_schools --replications 12 --chains 4 --warmup 100 --draws 100 \
   --posterior-draws 39 --bins 10 --seed 4 --device cpu --output "$work/es" --quiet || exit 1

@@ -3,11 +3,7 @@
 # and base checks, R-hat of beta), summary.csv (the target's weighted moments) and beta.npy, for
 # every method, and rejects bad input with one line and no output directory.
 set -uo pipefail
-myriad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/lib/setup.bash"
 
 # An equicorrelated Gaussian (log Z = 0 exactly) with zeta one nat off, every method. log Z within
 # 4 standard errors and the base check under 5 (the stat tests' bounds, tests/stat/
