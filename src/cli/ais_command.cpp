@@ -104,17 +104,10 @@ int ais_command(int argc, char** argv) {
   if (!(base_scale > 0)) throw UsageError{"--base-scale must be positive"};
   config.fit_base = parse_base_fit(line, {"base-scale"});
 
-  const ModelSpec& spec = find_model(line.text("model"));
-  if (!spec.anneal)
-    throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
-  const ModelArguments arguments(spec, model_arguments(line), data_path(line));
-  if (spec.dim) spec.dim(arguments);  // builds (and so checks) the model's data before the run
-
+  const auto [spec, arguments] = chosen_model(
+      line, [](const ModelSpec& s) { return bool(s.anneal); }, "an annealing target");
   AisRunDescription run;
-  run.model = spec.name;
-  run.model_arguments = arguments.values();
-  run.data_file = arguments.data_path();
-  run.requested_device = to_string(config.device);
+  static_cast<RunIdentity&>(run) = run_identity(spec, arguments, config.device);
   run.precision = to_string(precision);
   run.schedule = schedule.name();
   // The parameter in effect (null in run.json for the linear schedule, which has none).

@@ -31,7 +31,7 @@ Json ais_report(const AisRunDescription& run, const AisConfig& config, const Ais
   const char* method = config.transition == AisTransition::metropolis ? "ais-metropolis"
                        : result.refresh < 1.0                         ? "hais"
                                                                       : "ais-hmc";
-  Json report = report_header(method, run.model, run.model_arguments, run.data_file);
+  Json report = report_header(method, run);
 
   Json settings = Json::object();
   settings["particles"] = config.particles;

@@ -5,17 +5,14 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/diag/summary.hpp"
 #include "json.hpp"
+#include "myriad/diag/summary.hpp"
 #include "myriad/run/ais_config.hpp"
+#include "run_identity.hpp"
 
 namespace myriad::cli {
 
-struct AisRunDescription {
-  std::string model;
-  std::vector<std::pair<std::string, std::string>> model_arguments;
-  std::string data_file;  ///< --data, empty when the model's own data were used
-  std::string requested_device;
+struct AisRunDescription : RunIdentity {
   std::string precision;
   std::string schedule;
   double schedule_parameter = 0;

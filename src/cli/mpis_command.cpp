@@ -101,14 +101,10 @@ int mpis_command(int argc, char** argv) {
   config.device = parse_device(line.text("device"));
   config.validate();
 
-  const ModelSpec& spec = find_model(line.text("model"));
-  if (!spec.mpis) throw UsageError{spec.name + " is not a plated model (see 'myriad models')"};
-  const ModelArguments arguments(spec, model_arguments(line));
-
+  const auto [spec, arguments] = chosen_model(
+      line, [](const ModelSpec& s) { return bool(s.mpis); }, "a plated model");
   MpisRunDescription run;
-  run.model = spec.name;
-  run.model_arguments = arguments.values();
-  run.requested_device = to_string(config.device);
+  static_cast<RunIdentity&>(run) = run_identity(spec, arguments, config.device);
 
   RunSession session(line, config.device, start);
   if (session.device() != Device::cuda && line.has("contraction") &&

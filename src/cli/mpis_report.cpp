@@ -10,7 +10,7 @@ namespace myriad::cli {
 
 Json mpis_report(const MpisRunDescription& run, const MpisConfig& config,
                   const MpisResult& result) {
-  Json report = report_header(result.method, run.model, run.model_arguments);
+  Json report = report_header(result.method, run);
 
   Json settings = Json::object();
   settings["k"] = config.k;

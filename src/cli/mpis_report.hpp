@@ -5,16 +5,14 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/diag/summary.hpp"
 #include "json.hpp"
+#include "myriad/diag/summary.hpp"
 #include "myriad/run/mpis_config.hpp"
+#include "run_identity.hpp"
 
 namespace myriad::cli {
 
-struct MpisRunDescription {
-  std::string model;
-  std::vector<std::pair<std::string, std::string>> model_arguments;
-  std::string requested_device;
+struct MpisRunDescription : RunIdentity {
   double total_seconds = 0;
 };
 

@@ -45,23 +45,9 @@ DiagnosticExtremes diagnostic_extremes(const SampleResult& result) {
   return worst;
 }
 
-Json report_header(const std::string& method, const std::string& model,
-                   const std::vector<std::pair<std::string, std::string>>& model_arguments,
-                   const std::string& data_file) {
-  Json report = Json::object();
-  report["myriad_version"] = MYRIAD_VERSION;
-  report["method"] = method;
-  report["model"] = model;
-  Json args = Json::object();
-  for (const auto& [key, value] : model_arguments) args[key] = value;
-  report["model_args"] = args;
-  if (!data_file.empty()) report["data_file"] = data_file;
-  return report;
-}
-
 Json sample_report(const RunDescription& run, const SampleConfig& config,
                    const SampleResult& result) {
-  Json report = report_header(run.sampler, run.model, run.model_arguments, run.data_file);
+  Json report = report_header(run.sampler, run);
 
   Json settings = Json::object();
   // Only the settings the sampler used (ABC's own are under "abc").

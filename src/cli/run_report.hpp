@@ -9,26 +9,17 @@
 #include "json.hpp"
 #include "myriad/app/registry.hpp"
 #include "myriad/run/sample_config.hpp"
+#include "run_identity.hpp"
 
 namespace myriad::cli {
 
-struct RunDescription {
-  std::string model;
-  std::vector<std::pair<std::string, std::string>> model_arguments;
-  std::string data_file;  ///< --data, empty when the model's own data were used
-  std::string requested_device;
+struct RunDescription : RunIdentity {
   std::string precision;
   std::vector<ExactMoment> exact;
   std::string sampler = "hmc";
   Json extra = Json::object();  ///< sampler-specific members of run.json
   double total_seconds = 0;
 };
-
-/// The members every run.json starts with: myriad_version, method, model and model_args (its
-/// --model-arg values, defaults filled in), and data_file when --data named one.
-Json report_header(const std::string& method, const std::string& model,
-                   const std::vector<std::pair<std::string, std::string>>& model_arguments,
-                   const std::string& data_file = {});
 
 /// NUTS: gradient evaluations / what a GPU's warps pay for them (IterationStats::
 /// lockstep_gradient_evaluations); 1 when nothing was counted.

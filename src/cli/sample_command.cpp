@@ -531,10 +531,7 @@ int sample_command(int argc, char** argv, bool resuming) {
     throw UsageError{spec.name + " runs in double precision only (--precision double)"};
 
   RunDescription run;
-  run.model = spec.name;
-  run.model_arguments = arguments.values();
-  run.data_file = arguments.data_path();
-  run.requested_device = to_string(config.device);
+  static_cast<RunIdentity&>(run) = run_identity(spec, arguments, config.device);
   run.precision = to_string(precision);
   run.sampler = line.has("sampler") ? line.text("sampler")
                                     : (spec.kind == ModelKind::generator ? "chmc" : "chees");

@@ -157,7 +157,7 @@ int sbc_command(int argc, char** argv) {
     io::write_text_file_atomically(session.path("sbc.csv"), csv);
   }
 
-  Json report = report_header("sbc", spec.name, arguments.values());
+  Json report = report_header("sbc", run_identity(spec, arguments, config.device));
   report["sampler"] = sampler;
   report["settings"] = Json{{"replications", sbc.replications},
                             {"posterior_draws", sbc.posterior_draws},

@@ -104,17 +104,10 @@ int temper_command(int argc, char** argv) {
   config.fit_base = parse_base_fit(line, {"log-zeta", "base-mean", "base-scale"});
   config.validate();
 
-  const ModelSpec& spec = find_model(line.text("model"));
-  if (!spec.temper)
-    throw UsageError{spec.name + " is not an annealing target (see 'myriad models')"};
-  const ModelArguments arguments(spec, model_arguments(line), data_path(line));
-  if (spec.dim) spec.dim(arguments);  // builds (and so checks) the model's data before the run
-
+  const auto [spec, arguments] = chosen_model(
+      line, [](const ModelSpec& s) { return bool(s.temper); }, "an annealing target");
   TemperRunDescription run;
-  run.model = spec.name;
-  run.model_arguments = arguments.values();
-  run.data_file = arguments.data_path();
-  run.requested_device = to_string(config.device);
+  static_cast<RunIdentity&>(run) = run_identity(spec, arguments, config.device);
   if (config.method == TemperMethod::simulated_tempering) {
     run.schedule = schedule.name();
     run.schedule_parameter = schedule.parameter_in_effect();

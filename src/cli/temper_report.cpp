@@ -29,7 +29,7 @@ std::vector<WeightedMoments> target_moments(const TemperResult& result) {
 
 Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
                    const TemperResult& result) {
-  Json report = report_header(result.method, run.model, run.model_arguments, run.data_file);
+  Json report = report_header(result.method, run);
 
   Json settings = Json::object();
   settings["chains"] = config.chains;

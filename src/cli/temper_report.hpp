@@ -10,14 +10,11 @@
 #include "json.hpp"
 #include "myriad/diag/summary.hpp"
 #include "myriad/run/temper_config.hpp"
+#include "run_identity.hpp"
 
 namespace myriad::cli {
 
-struct TemperRunDescription {
-  std::string model;
-  std::vector<std::pair<std::string, std::string>> model_arguments;
-  std::string data_file;  ///< --data, empty when the model's own data were used
-  std::string requested_device;
+struct TemperRunDescription : RunIdentity {
   std::string schedule;  ///< simulated tempering's: linear, geometric, sigmoid or user; else empty
   double schedule_parameter = 0;  ///< its parameter in effect (NaN: none)
   double total_seconds = 0;
