@@ -110,9 +110,6 @@ class CpuAisBackend final : public AisBackend<T> {
     const std::int64_t groups_per_problem = (per_problem + width - 1) / width;
     const std::int64_t groups = groups_per_problem * layout_.problems;
     const AisEnsembleView<T> state = state_.view(rows_, layout_.dim);
-    const AisParticleArrays<T> arrays{state.position,         state.momentum,
-                                      state.gradient,         state.target_log_density,
-                                      state.base_log_density, state.log_weight};
     IterationStats stats;
 #pragma omp parallel reduction(merge_stats : stats)
     {
@@ -122,7 +119,7 @@ class CpuAisBackend final : public AisBackend<T> {
         const int problem = static_cast<int>(g / groups_per_problem);
         const std::int64_t first = problem * per_problem + (g % groups_per_problem) * width;
         const std::int64_t last = std::min(first + width, (problem + 1) * per_problem);
-        stats += ais_lane_anneal_range(target_, lanes_, group, arrays, base, batch, problem, first,
+        stats += ais_lane_anneal_range(target_, lanes_, group, state, base, batch, problem, first,
                                        last, path, k_begin, k_end, settings);
       }
     }

@@ -43,8 +43,6 @@ using HostVector = std::vector<T>;
 template <class T>
 class DeviceArray {
  public:
-  using value_type = T;
-
   DeviceArray() = default;
   explicit DeviceArray(std::size_t size)
       : data_(static_cast<T*>(device_allocate(size * sizeof(T)))), size_(size) {}

@@ -37,8 +37,8 @@ class MirroredArray {
 
   /// The device copy, uploaded on the first call; null for an empty array. Throws
   /// myriad::unavailable_error in a build without CUDA, myriad::cuda_error if the upload fails
-  /// (and then holds no device copy, so a later call tries again).
-  /// (Const: the device copy is a cache of the host values, made when first asked for.)
+  /// (and then holds no device copy, so a later call tries again). Const: the device copy is a
+  /// cache of the host values, made when first asked for.
   const T* device_data() const {
     if (device_.size() != host_.size()) device_ = DeviceArray<T>(host_);
     return device_.data();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "myriad/detail/ais_lane_types.hpp"
+#include "myriad/detail/ais_particle_bodies.hpp"
 #include "myriad/detail/lane_group.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
@@ -27,21 +28,14 @@ LaneGroup<T> ais_lane_group(int dim, int width) {
   return LaneGroup<T>(dim, width, kAisLaneVectors, 2);
 }
 
-/// Views of the CPU AIS backend's particle arrays ([particle][dim]) that a group loads.
-template <class T>
-struct AisParticleArrays {
-  EnsembleView<T> position, momentum, gradient;
-  T* target_log_density;
-  T* base_log_density;
-  double* log_weight;
-};
-
-/// Anneals particles first … last − 1, all of problem `problem`, through steps [k_begin, k_end)
-/// in groups of the kernel's width (a short last group padded with copies of its last particle,
-/// whose results are dropped), on one thread with `group` as scratch.
+/// Anneals particles first … last − 1 of `particles` (the CPU AIS backend's arrays, [particle]
+/// [dim]; a group loads their position, momentum, gradient and scalars), all of problem
+/// `problem`, through steps [k_begin, k_end) in groups of the kernel's width (a short last group
+/// padded with copies of its last particle, whose results are dropped), on one thread with `group`
+/// as scratch.
 template <class Target, class T>
 IterationStats ais_lane_anneal_range(const Target& target, const AisLaneKernel<Target, T>& kernel,
-                                     LaneGroup<T>& group, const AisParticleArrays<T>& particles,
+                                     LaneGroup<T>& group, const AisEnsembleView<T>& particles,
                                      const AnnealingBase<T>& base, const AisBatch& batch,
                                      int problem, std::int64_t first, std::int64_t last,
                                      const AnnealingPath& path, std::uint32_t k_begin,
