@@ -39,6 +39,7 @@
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/transforms.hpp"
+#include "myriad/models/stan_vector.hpp"
 
 namespace myriad::models {
 
@@ -122,13 +123,7 @@ class ArKData : public MirroredViews<ArKData<T>> {
   static ArKData from_arrays(int K, int length, const std::vector<double>& y) {
     MYRIAD_EXPECTS(length >= 2, "arK: T must be >= 2, got ", length);
     MYRIAD_EXPECTS(K >= 1 && K <= length - 1, "arK: K must be in 1..T-1, got ", K);
-    MYRIAD_EXPECTS(y.size() == static_cast<std::size_t>(length), "arK: y has ", y.size(),
-                   " entries, expected T = ", length);
-    std::vector<T> series(y.size());
-    for (std::size_t t = 0; t < y.size(); ++t) {
-      MYRIAD_EXPECTS(std::isfinite(y[t]), "arK: y[", t + 1, "] is not finite");
-      series[t] = T(y[t]);
-    }
+    std::vector<T> series = stan_vector<T>("arK", "y", y, "T", length);
     ArKData data;
     data.n_ = length;
     data.lags_ = K;

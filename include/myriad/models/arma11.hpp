@@ -42,6 +42,7 @@
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/transforms.hpp"
+#include "myriad/models/stan_vector.hpp"
 
 namespace myriad::models {
 
@@ -120,13 +121,7 @@ class Arma11Data : public MirroredViews<Arma11Data<T>> {
   /// myriad::invalid_argument naming the first bad field.
   static Arma11Data from_arrays(int length, const std::vector<double>& y) {
     MYRIAD_EXPECTS(length >= 1, "arma11: T must be >= 1, got ", length);
-    MYRIAD_EXPECTS(y.size() == static_cast<std::size_t>(length), "arma11: y has ", y.size(),
-                   " entries, expected T = ", length);
-    std::vector<T> series(y.size());
-    for (std::size_t t = 0; t < y.size(); ++t) {
-      MYRIAD_EXPECTS(std::isfinite(y[t]), "arma11: y[", t + 1, "] is not finite");
-      series[t] = T(y[t]);
-    }
+    std::vector<T> series = stan_vector<T>("arma11", "y", y, "T", length);
     Arma11Data data;
     data.n_ = length;
     data.y_ = std::move(series);

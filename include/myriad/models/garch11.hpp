@@ -44,6 +44,7 @@
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/transforms.hpp"
+#include "myriad/models/stan_vector.hpp"
 
 namespace myriad::models {
 
@@ -122,13 +123,7 @@ class Garch11Data : public MirroredViews<Garch11Data<T>> {
   /// from 1, as Stan does. Throws myriad::invalid_argument naming the first bad field.
   static Garch11Data from_arrays(int length, const std::vector<double>& y, double sigma1) {
     MYRIAD_EXPECTS(length >= 1, "garch11: T must be >= 1, got ", length);
-    MYRIAD_EXPECTS(y.size() == static_cast<std::size_t>(length), "garch11: y has ", y.size(),
-                   " entries, expected T = ", length);
-    std::vector<T> series(y.size());
-    for (std::size_t t = 0; t < y.size(); ++t) {
-      MYRIAD_EXPECTS(std::isfinite(y[t]), "garch11: y[", t + 1, "] is not finite");
-      series[t] = T(y[t]);
-    }
+    std::vector<T> series = stan_vector<T>("garch11", "y", y, "T", length);
     MYRIAD_EXPECTS(std::isfinite(sigma1) && sigma1 > 0,
                    "garch11: sigma1 must be positive and finite, got ", sigma1);
     Garch11Data data;

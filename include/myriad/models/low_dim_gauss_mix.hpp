@@ -46,6 +46,7 @@
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/transforms.hpp"
+#include "myriad/models/stan_vector.hpp"
 
 namespace myriad::models {
 
@@ -149,13 +150,7 @@ class LowDimGaussMixData : public MirroredViews<LowDimGaussMixData<T>> {
   /// field.
   static LowDimGaussMixData from_arrays(int N, const std::vector<double>& y) {
     MYRIAD_EXPECTS(N >= 0, "low_dim_gauss_mix: N must be >= 0, got ", N);
-    MYRIAD_EXPECTS(y.size() == static_cast<std::size_t>(N), "low_dim_gauss_mix: y has ", y.size(),
-                   " entries, expected N = ", N);
-    std::vector<T> values(y.size());
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      MYRIAD_EXPECTS(std::isfinite(y[i]), "low_dim_gauss_mix: y[", i + 1, "] is not finite");
-      values[i] = T(y[i]);
-    }
+    std::vector<T> values = stan_vector<T>("low_dim_gauss_mix", "y", y, "N", N);
     LowDimGaussMixData data;
     data.n_ = N;
     data.y_ = std::move(values);
