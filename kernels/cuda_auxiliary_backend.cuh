@@ -52,7 +52,6 @@ namespace myriad {
 template <class Model, class T>
 class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, AuxiliaryBackend<T>> {
   using Base = cuda_detail::CudaEnsemble<Model, AuxiliaryBackend<T>>;
-  using Base::ensemble_;
 
  public:
   CudaAuxiliaryBackend(const Model& model, std::int64_t chains, AuxiliaryMethod method)
@@ -261,6 +260,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
   DeviceArray<detail::SliceOfX<T>> slices_;  ///< per chain: a staged APM-*-SS iteration's search
   DeviceArray<std::uint8_t> asking_;         ///< per chain: it asks for a trial point
   int staged_grid_ = 1;
+  using Base::ensemble_;  // the device and stream, named unqualified throughout
 };
 
 template <class Model, class T>

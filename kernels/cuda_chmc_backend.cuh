@@ -100,7 +100,6 @@ namespace myriad {
 template <class Generator, class T>
 class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBackend<T>> {
   using Base = cuda_detail::CudaEnsemble<Generator, ChmcBackend<T>>;
-  using Base::ensemble_;
 
  public:
   /// Number of per-chain statistics counters (kernels::ChainStatisticsView).
@@ -463,6 +462,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
   DeviceArray<int> gram_info_;  ///< batched factorisation: the last Cholesky's status per chain
   DeviceArray<ChmcProgress<T>> progress_;  ///< batched factorisation: one record per chain
   cuda_detail::DrawChunks<T> draws_;
+  using Base::ensemble_;  // the device and stream, named unqualified throughout
 };
 
 /// The CUDA constrained-HMC backend for `generator` with `chains` chains on the current device

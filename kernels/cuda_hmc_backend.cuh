@@ -54,7 +54,6 @@ namespace myriad {
 template <class Model, class T>
 class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<T>> {
   using Base = cuda_detail::CudaEnsemble<Model, HmcBackend<T>>;
-  using Base::ensemble_;
 
  public:
   /// Allocates the ensemble state of `chains` chains on the current device. Throws
@@ -373,6 +372,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   DeviceArray<T> criterion_probe_;
   DeviceArray<double> criterion_sums_;
   cuda_detail::DrawChunks<T> draws_;
+  using Base::ensemble_;  // the device and stream, named unqualified throughout
 };
 
 /// The CUDA backend for `model` with `chains` chains on the current device (declared in
