@@ -139,12 +139,33 @@ MYRIAD_HD bool abc_initial_inputs(const Generator& generator, const RandomStream
   }
 }
 
+/// What a density model over a generator's inputs u (Derived, by CRTP, holding a `generator`)
+/// takes from the generator: its initial points (abc_initial_inputs) and its recorded
+/// quantities. An empty base: the model stays an aggregate, {{}, generator, ...}.
+template <class Derived>
+struct GeneratorInputs {
+  template <class Vec>
+  MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& u) const {
+    return abc_initial_inputs(self().generator, rng, attempt, u);
+  }
+
+  MYRIAD_HD int num_quantities() const { return recorded_quantity_count(self().generator); }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
+    record_quantities(self().generator, u, out);
+  }
+  std::string quantity_name(int i) const { return recorded_quantity_name(self().generator, i); }
+
+ private:
+  MYRIAD_HD const Derived& self() const { return static_cast<const Derived&>(*this); }
+};
+
 /// The Gaussian-kernel ABC posterior in input space as a density model for ordinary HMC (§11):
 ///   log π_ε(u) = log ρ(u) − ‖x̄ − g_x(u)‖² / (2ε²),
 /// differentiated by dual numbers (N passes of the generator). Outputs go to a per-call buffer
 /// of at most kMaxOutputs entries.
 template <class Generator>
-struct AbcGaussianTarget {
+struct AbcGaussianTarget : GeneratorInputs<AbcGaussianTarget<Generator>> {
   static constexpr int kMaxOutputs = 256;
   using value_type = typename Generator::value_type;
   Generator generator;
@@ -165,18 +186,6 @@ struct AbcGaussianTarget {
     }
     return generator.log_prior(u) - sum / S(2 * epsilon * epsilon);
   }
-
-  template <class Vec>
-  MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& u) const {
-    return abc_initial_inputs(generator, rng, attempt, u);
-  }
-
-  MYRIAD_HD int num_quantities() const { return recorded_quantity_count(generator); }
-  template <class Vec, class Out>
-  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
-    record_quantities(generator, u, out);
-  }
-  std::string quantity_name(int i) const { return recorded_quantity_name(generator, i); }
 };
 
 /// The ABC posterior in input space, π_ε(u) ∝ ρ(u) k_ε(x̄ | g_x(u)), as a density model with the
@@ -188,7 +197,7 @@ struct AbcGaussianTarget {
 /// (an exploding Lotka–Volterra path) is outside every slice. Outputs go to a per-call buffer of
 /// at most kMaxOutputs entries.
 template <class Generator>
-struct AbcSliceTarget {
+struct AbcSliceTarget : GeneratorInputs<AbcSliceTarget<Generator>> {
   static constexpr int kMaxOutputs = 256;
   using value_type = typename Generator::value_type;
   Generator generator;
@@ -214,18 +223,6 @@ struct AbcSliceTarget {
     if (!myriad::isfinite(distance)) return -value_type(INFINITY);
     return generator.log_prior(u) + abc_log_kernel(kernel, distance, epsilon);
   }
-
-  template <class Vec>
-  MYRIAD_HD bool initial_point(const RandomStream& rng, std::uint32_t attempt, Vec& u) const {
-    return abc_initial_inputs(generator, rng, attempt, u);
-  }
-
-  MYRIAD_HD int num_quantities() const { return recorded_quantity_count(generator); }
-  template <class Vec, class Out>
-  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
-    record_quantities(generator, u, out);
-  }
-  std::string quantity_name(int i) const { return recorded_quantity_name(generator, i); }
 };
 
 /// Pseudo-marginal ABC as an estimator model (model/estimator.hpp) for PM-MH and APM: x are a

@@ -59,7 +59,8 @@ SampleResult sample_abc_hmc(const Generator& g, double epsilon, const SampleConf
   MYRIAD_EXPECTS(g.output_dim() <= AbcGaussianTarget<Generator>::kMaxOutputs,
                  "the HMC ABC baseline supports at most ",
                  AbcGaussianTarget<Generator>::kMaxOutputs, " outputs, got ", g.output_dim());
-  return sample(AbcGaussianTarget<Generator>{g, typename Generator::value_type(epsilon)}, config);
+  return sample(AbcGaussianTarget<Generator>{{}, g, typename Generator::value_type(epsilon)},
+                config);
 }
 
 /// The auxiliary-variable samplers on a generator's ABC posterior (config.method): the slice
@@ -77,7 +78,7 @@ SampleResult sample_abc_auxiliary(const Generator& g, AbcKernel kernel, double e
                  "the ABC baselines of the auxiliary-variable samplers support at most ",
                  AbcSliceTarget<Generator>::kMaxOutputs, " inputs and outputs");
   if (!uses_estimator(config.method))
-    return sample_auxiliary(AbcSliceTarget<Generator>{g, kernel, T(epsilon)}, config, report);
+    return sample_auxiliary(AbcSliceTarget<Generator>{{}, g, kernel, T(epsilon)}, config, report);
   if constexpr (generator_has_parameters<Generator>) {
     return sample_auxiliary(AbcEstimator<Generator>{g, kernel, T(epsilon)}, config, report);
   } else {
