@@ -167,7 +167,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
 
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride_,
+    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride(),
                                   sizes_.state_dim);
   }
 

@@ -135,7 +135,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
             is_batched(factorization_))),
         scratch_(mapping_ == ChmcChainMapping::warp
                      ? kernels::ChmcScratchPlacement::chain_major<T>(layout_)
-                     : kernels::ChmcScratchPlacement::interleaved(this->stride_)) {
+                     : kernels::ChmcScratchPlacement::interleaved(this->stride())) {
     device_name_ =
         ensemble_.name() + ", one " + to_string(mapping_) + " per chain, Gram factored " +
         (is_batched(factorization_) ? std::string("batched (") + to_string(factorization_) + ")"
@@ -148,14 +148,14 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
                      " (use library or chain)");
     }
 
-    const auto stride = static_cast<std::size_t>(this->stride_);
+    const auto stride = static_cast<std::size_t>(this->stride());
     const auto n = static_cast<std::size_t>(layout_.n);
     const auto work_values =
-        static_cast<std::size_t>(scratch_.work_values(layout_, this->chains_, this->stride_));
+        static_cast<std::size_t>(scratch_.work_values(layout_, this->chains_, this->stride()));
     const auto dual_values =
-        static_cast<std::size_t>(scratch_.dual_values(layout_, this->chains_, this->stride_));
+        static_cast<std::size_t>(scratch_.dual_values(layout_, this->chains_, this->stride()));
     const auto nested_values =
-        static_cast<std::size_t>(scratch_.nested_values(layout_, this->chains_, this->stride_));
+        static_cast<std::size_t>(scratch_.nested_values(layout_, this->chains_, this->stride()));
     const std::size_t state_values = (2 * n + 1) * stride;
     const bool batched = is_batched(factorization_);
     const std::size_t gram_values =
@@ -293,7 +293,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride_, layout_.n);
+    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride(), layout_.n);
   }
 
   std::vector<std::uint8_t> step_halvings() const override {
@@ -330,7 +330,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     std::vector<T> out =
-        ensemble_.rows_to_host(state_.potential.data(), this->chains_, this->stride_, 1);
+        ensemble_.rows_to_host(state_.potential.data(), this->chains_, this->stride(), 1);
     for (T& value : out) value = -value;
     return out;
   }

@@ -172,14 +172,15 @@ class CudaEnsemble : public Interface, PassedToKernels<Model> {
       : model_(model),
         chains_(chains),
         rows_(EnsembleLayout::dim_major(chains, 32)),
-        stride_(rows_.padded_chains),
         num_quantities_(recorded_quantity_count(model)),
         ensemble_(device) {}
 
   Model model_;
   std::int64_t chains_;
+  /// The distance between a row's dimensions: the chain count padded to a multiple of 32.
+  std::int64_t stride() const { return rows_.padded_chains; }
+
   EnsembleLayout rows_;  ///< [dim][chain], chains padded to a multiple of 32
-  std::int64_t stride_;  ///< rows_.padded_chains
   int num_quantities_;
   EnsembleDevice ensemble_;
 };

@@ -178,9 +178,9 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     check_criterion_request(request, dim_);
     const int rows = criterion_term_count(request.criterion, dim_);
     const auto dim = static_cast<std::size_t>(dim_);
-    if (criterion_terms_.size() < static_cast<std::size_t>(rows) * this->stride_) {
+    if (criterion_terms_.size() < static_cast<std::size_t>(rows) * this->stride()) {
       ensemble_.synchronize();
-      criterion_terms_ = DeviceArray<double>(static_cast<std::size_t>(rows) * this->stride_);
+      criterion_terms_ = DeviceArray<double>(static_cast<std::size_t>(rows) * this->stride());
       criterion_probe_ = DeviceArray<T>(2 * dim);
       criterion_sums_ = DeviceArray<double>(static_cast<std::size_t>(rows));
     }
@@ -193,7 +193,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     }
     const CriterionProbe<T> probe{request.criterion, criterion_probe_.data(),
                                   criterion_probe_.data() + dim};
-    const CriterionTerms terms{criterion_terms_.data(), this->stride_};
+    const CriterionTerms terms{criterion_terms_.data(), this->stride()};
     const kernels::ChainStatisticsView stats = statistics_view();
     ensemble_.zero(counters_);
     kernels::hmc_criterion_kernel<Model, T>
@@ -202,7 +202,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
             terms, stats);
     MYRIAD_CHECK_LAUNCH();
     row_sums(
-        EnsembleView<const double>{criterion_terms_.data(), this->chains_, rows, this->stride_},
+        EnsembleView<const double>{criterion_terms_.data(), this->chains_, rows, this->stride()},
         kernels::IdentityTerm{}, 1.0, criterion_sums_.data());
     criterion_sums.assign(static_cast<std::size_t>(rows), 0.0);
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(criterion_sums.data(), criterion_sums_.data(),
@@ -217,30 +217,30 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   std::vector<T> positions() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     // Drop the stride padding: the host array is [dim][chain] with stride chains.
-    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride_, dim_);
+    return ensemble_.rows_to_host(state_.position.data(), this->chains_, this->stride(), dim_);
   }
 
   HmcChainState<T> chain_state() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     return {positions(),
-            ensemble_.rows_to_host(state_.gradient.data(), this->chains_, this->stride_, dim_),
+            ensemble_.rows_to_host(state_.gradient.data(), this->chains_, this->stride(), dim_),
             log_densities()};
   }
 
   void restore_chain_state(const HmcChainState<T>& state) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_chain_state(state, this->chains_, dim_);
-    ensemble_.rows_from_host(state_.position.data(), this->stride_, state.position, this->chains_,
+    ensemble_.rows_from_host(state_.position.data(), this->stride(), state.position, this->chains_,
                              dim_);
-    ensemble_.rows_from_host(state_.gradient.data(), this->stride_, state.gradient, this->chains_,
+    ensemble_.rows_from_host(state_.gradient.data(), this->stride(), state.gradient, this->chains_,
                              dim_);
-    ensemble_.rows_from_host(state_.log_density.data(), this->stride_, state.log_density,
+    ensemble_.rows_from_host(state_.log_density.data(), this->stride(), state.log_density,
                              this->chains_, 1);
   }
 
   std::vector<T> log_densities() const override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
-    return ensemble_.rows_to_host(state_.log_density.data(), this->chains_, this->stride_, 1);
+    return ensemble_.rows_to_host(state_.log_density.data(), this->chains_, this->stride(), 1);
   }
 
   void copy_chains(const std::vector<std::int64_t>& source) override {
