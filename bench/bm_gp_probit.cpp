@@ -11,13 +11,14 @@
 //   500 warm-up + 1000 draws, seed 1) per method the thesis ran. Counters as BM_auxiliary's:
 //   estimates per second, min bulk ESS per second and per 1000 estimates, max R-hat,
 //   acceptances.
-// BM_gp_probit/<sampler>/cuda/rows:683/chains:C — the full data on a GPU, the proposals'
-//   preparations batched across chains (kernels/staged_preparation.cuh: potrfBatched and
-//   gemmBatched at n = 683), 50 warm-up + 50 draws: a throughput row (estimates per second;
-//   far too short for a converged ESS at 683 rows, whose counters are reported as measured),
-//   sized for the GPU window, where one thread per chain still runs each estimate's O(M² N)
-//   triangular work. Device memory: ~22 MB per chain (two caches and a workspace of two
-//   683 × 683 matrices each).
+// BM_gp_probit/<sampler>/cuda/rows:M/chains:C — on a GPU, the proposals' preparations batched
+//   across chains (kernels/staged_preparation.cuh: potrfBatched and gemmBatched at n = M),
+//   5 warm-up + 5 draws: a throughput row (estimates per second; no converged ESS, whose
+//   counters are reported as measured), sized for the GPU window: one thread per chain still
+//   runs each estimate's O(M² N) triangular work, so that at M = 683 64 chains did not finish
+//   6 iterations in 35 s on an H200 (bench/results/gpu-2026-11-29-h200.md). M = 100 on 1024
+//   chains and the full data, M = 683, on 256. Device memory at M = 683: ~22 MB per chain (two
+//   caches and a workspace of two 683 × 683 matrices each).
 
 #include <benchmark/benchmark.h>
 
@@ -102,8 +103,8 @@ void gp_probit_run(benchmark::State& state, AuxiliaryMethod method, Device devic
   AuxiliaryConfig config;
   const bool cuda = device == Device::cuda;
   config.chains = cuda ? state.range(1) : 10;
-  config.warmup = cuda ? 50 : 500;
-  config.draws = cuda ? 50 : 1000;
+  config.warmup = cuda ? 5 : 500;
+  config.draws = cuda ? 5 : 1000;
   config.seed = 1;
   config.device = device;
   config.method = method;
@@ -133,8 +134,8 @@ void register_gp_probit_runs() {
     benchmark::RegisterBenchmark(
         row.c_str(), [method](benchmark::State& s) { gp_probit_run(s, method, Device::cuda); })
         ->ArgNames({"rows", "chains"})
+        ->Args({100, 1024})
         ->Args({683, 256})
-        ->Args({683, 1024})
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
