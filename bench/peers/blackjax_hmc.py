@@ -27,18 +27,13 @@ import json
 import os
 import sys
 
-from peer_targets import (eight_schools_potential, gaussian_potential, logistic_potential,
-                          time_compiled)
+from peer_targets import (add_bm_hmc_arguments, bm_hmc_throughput, bm_hmc_workload,
+                          print_failure, time_compiled, versions)
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", nargs="+", default=["gaussian", "logistic", "eight_schools"],
-                        choices=["gaussian", "logistic", "eight_schools"])
-    parser.add_argument("--chains", nargs="+", type=int, default=[1 << 10, 1 << 12, 1 << 14])
-    parser.add_argument("--samples", type=int, default=20, help="HMC iterations per run")
-    parser.add_argument("--steps", type=int, default=8, help="leapfrog steps per iteration")
-    parser.add_argument("--precision", choices=["f64", "f32"], default="f64")
+    add_bm_hmc_arguments(parser, chains=[1 << 10, 1 << 12, 1 << 14])
     parser.add_argument("--devices", type=int, default=1,
                         help="XLA devices to pmap the chains over (host devices on a CPU)")
     parser.add_argument("--gaussian-dim", type=int, default=100,
@@ -69,12 +64,8 @@ def main():
         return 1
 
     for model_name in args.model:
-        if model_name == "gaussian":
-            potential, dim, step_size = gaussian_potential(jnp, dim=args.gaussian_dim)
-        elif model_name == "logistic":
-            potential, dim, step_size = logistic_potential(jnp, np, dtype, args.seed)
-        else:
-            potential, dim, step_size = eight_schools_potential(jnp)
+        potential, dim, step_size = bm_hmc_workload(model_name, jnp, np, dtype, args.seed,
+                                                    gaussian_dim=args.gaussian_dim)
         if args.step_size is not None:
             step_size = args.step_size
 
@@ -97,9 +88,8 @@ def main():
 
         for chains in args.chains:
             if chains % args.devices != 0:
-                print(json.dumps({"peer": "blackjax", "model": model_name, "chains": chains,
-                                  "error": f"chains not divisible by {args.devices} devices"}),
-                      flush=True)
+                print_failure("blackjax", model_name, chains,
+                              f"chains not divisible by {args.devices} devices")
                 continue
             per_device = chains // args.devices
             key = jax.random.PRNGKey(args.seed)
@@ -118,17 +108,14 @@ def main():
                     keys = jnp.moveaxis(keys, 1, 0)
                     run = jax.pmap(run_chains, devices=devices)
                 final, first, times = time_compiled(jax, run, states, keys)
-                seconds = min(times)
                 steps_taken = int(np.max(np.asarray(final[1])))
                 if steps_taken != args.steps:
                     raise RuntimeError(
                         f"BlackJAX took {steps_taken} leapfrog steps, not {args.steps}")
                 accept = float(np.mean(np.asarray(final[2]))) / args.samples
             except Exception as error:  # e.g. out of memory at the largest counts
-                print(json.dumps({"peer": "blackjax", "model": model_name, "chains": chains,
-                                  "error": f"{type(error).__name__}: {error}"[:500]}), flush=True)
+                print_failure("blackjax", model_name, chains, error)
                 continue
-            evaluations = chains * args.samples * args.steps
             print(json.dumps({
                 "peer": "blackjax",
                 "mode": "vmap" if args.devices == 1 else f"pmap over {args.devices} devices",
@@ -138,17 +125,9 @@ def main():
                 "precision": args.precision,
                 "device": str(devices[0]),
                 "devices": args.devices,
-                "chains": chains,
-                "samples": args.samples,
-                "leapfrog_steps": args.steps,
-                "gradient_evaluations": evaluations,
-                "seconds": seconds,
-                "seconds_runs": times,
-                "gradient_evaluations_per_second": evaluations / seconds,
-                "first_run_seconds_with_compile": first,
+                **bm_hmc_throughput(chains, args.samples, args.steps, first, times),
                 "accept_prob_mean": accept,
-                "jax": jax.__version__,
-                "blackjax": blackjax.__version__,
+                **versions(jax, blackjax),
             }), flush=True)
     return 0
 

@@ -35,19 +35,13 @@ import json
 import sys
 import time
 
-from peer_targets import (eight_schools_potential, gaussian_potential, logistic_potential,
-                          time_compiled)
+from peer_targets import (add_bm_hmc_arguments, bm_hmc_throughput, bm_hmc_workload,
+                          print_failure, time_compiled, versions)
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", nargs="+", default=["gaussian", "logistic", "eight_schools"],
-                        choices=["gaussian", "logistic", "eight_schools"])
-    parser.add_argument("--chains", nargs="+", type=int,
-                        default=[1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20])
-    parser.add_argument("--samples", type=int, default=20, help="HMC iterations per run")
-    parser.add_argument("--steps", type=int, default=8, help="leapfrog steps per iteration")
-    parser.add_argument("--precision", choices=["f64", "f32"], default="f64")
+    add_bm_hmc_arguments(parser, chains=[1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20])
     parser.add_argument("--seed", type=int, default=1)
     return parser.parse_args()
 
@@ -66,12 +60,7 @@ def main():
     device = str(jax.devices()[0])
 
     for model_name in args.model:
-        if model_name == "gaussian":
-            potential, dim, step_size = gaussian_potential(jnp)
-        elif model_name == "logistic":
-            potential, dim, step_size = logistic_potential(jnp, np, dtype, args.seed)
-        else:
-            potential, dim, step_size = eight_schools_potential(jnp)
+        potential, dim, step_size = bm_hmc_workload(model_name, jnp, np, dtype, args.seed)
         # NumPyro's HMC kernel through its functional interface (numpyro.infer.hmc.hmc), one
         # chain vmapped over all, and the iterations in one jitted fori_loop: the fastest way
         # to run NumPyro's HMC. (MCMC.run adds a fixed cost per call, about 2 s measured on a
@@ -97,33 +86,22 @@ def main():
                 # Timed: the compiled loop again from the same start (the same work), best of 3.
                 final, first, times = time_compiled(jax, run, state)
                 first += initialised
-                seconds = min(times)
                 steps_taken = int(np.max(np.asarray(final.num_steps)))
                 if steps_taken != args.steps:
                     raise RuntimeError(
                         f"NumPyro took {steps_taken} leapfrog steps, not {args.steps}")
             except Exception as error:  # e.g. out of device memory at the largest counts
-                print(json.dumps({"peer": "numpyro", "model": model_name, "chains": chains,
-                                  "error": f"{type(error).__name__}: {error}"[:500]}), flush=True)
+                print_failure("numpyro", model_name, chains, error)
                 continue
-            evaluations = chains * args.samples * args.steps
             print(json.dumps({
                 "peer": "numpyro",
                 "model": model_name,
                 "precision": args.precision,
                 "device": device,
-                "chains": chains,
-                "samples": args.samples,
-                "leapfrog_steps": args.steps,
-                "gradient_evaluations": evaluations,
-                "seconds": seconds,
-                "seconds_runs": times,
-                "gradient_evaluations_per_second": evaluations / seconds,
-                "first_run_seconds_with_compile": first,
+                **bm_hmc_throughput(chains, args.samples, args.steps, first, times),
                 "accept_prob_mean": float(np.mean(np.asarray(final.mean_accept_prob))),
                 "divergent_fraction_last": float(np.mean(np.asarray(final.diverging))),
-                "jax": jax.__version__,
-                "numpyro": numpyro.__version__,
+                **versions(jax, numpyro),
             }), flush=True)
     return 0
 

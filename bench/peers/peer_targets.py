@@ -9,6 +9,10 @@ callers vmap it over chains.
   eight_schools_potential  models::EightSchools, non-centred, on (mu, log tau, eta_1..8)
   diamonds_potential       posteriordb's diamonds-diamonds (brms linear regression, K - 1 = 24
                            centred predictors), on (b_1..b_24, Intercept, log sigma)
+
+The BM_hmc peers (numpyro_hmc.py, blackjax_hmc.py) also share their options, the choice of
+workload and the measured part of their JSON lines from here, so that the two libraries' lines
+stay comparable field for field.
 """
 
 import json
@@ -97,6 +101,59 @@ def eight_schools_potential(jnp):
         return -(log_prior + jnp.sum(normal_log_density(y, mu + tau * eta, sigma)))
 
     return potential, 10, 0.2  # step size as in bench/bm_hmc.cpp
+
+
+BM_HMC_MODELS = ["gaussian", "logistic", "eight_schools"]
+
+
+def bm_hmc_workload(name, jnp, np, dtype, seed, gaussian_dim=100):
+    """(potential, dim, step size) of BM_hmc's workload `name`, one of BM_HMC_MODELS."""
+    if name == "gaussian":
+        return gaussian_potential(jnp, dim=gaussian_dim)
+    if name == "logistic":
+        return logistic_potential(jnp, np, dtype, seed)
+    return eight_schools_potential(jnp)
+
+
+def add_bm_hmc_arguments(parser, chains):
+    """--model, --chains (default: the list `chains`), --samples, --steps, --precision."""
+    parser.add_argument("--model", nargs="+", default=BM_HMC_MODELS, choices=BM_HMC_MODELS)
+    parser.add_argument("--chains", nargs="+", type=int, default=chains)
+    parser.add_argument("--samples", type=int, default=20, help="HMC iterations per run")
+    parser.add_argument("--steps", type=int, default=8, help="leapfrog steps per iteration")
+    parser.add_argument("--precision", choices=["f64", "f32"], default="f64")
+
+
+def bm_hmc_throughput(chains, samples, steps, first, times):
+    """The measured fields of a BM_hmc peer's line, in its order: the gradient evaluations
+    (chains x samples x steps, exact for fixed-length HMC) and their rate at the fastest of the
+    timed runs (time_compiled's first and times)."""
+    evaluations = chains * samples * steps
+    seconds = min(times)
+    return {
+        "chains": chains,
+        "samples": samples,
+        "leapfrog_steps": steps,
+        "gradient_evaluations": evaluations,
+        "seconds": seconds,
+        "seconds_runs": times,
+        "gradient_evaluations_per_second": evaluations / seconds,
+        "first_run_seconds_with_compile": first,
+    }
+
+
+def versions(jax, library):
+    """The versions a peer's line records: JAX's and its sampling library's, under the name the
+    library is imported by."""
+    return {"jax": jax.__version__, library.__name__: library.__version__}
+
+
+def print_failure(peer, model, chains, error):
+    """A JSON line in place of a (model, chain count) that failed, an exception (e.g. out of
+    memory at the largest counts) or a message, so that a sweep goes on to the next."""
+    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"[:500]
+    print(json.dumps({"peer": peer, "model": model, "chains": chains, "error": message}),
+          flush=True)
 
 
 def student_t_log_density(jnp, x, nu, loc, scale):

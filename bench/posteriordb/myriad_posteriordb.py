@@ -92,23 +92,49 @@ def model_of(posterior):
     return posterior.split("-", 1)[1]
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+# The options below are numpyro_posteriordb.py's too, so that both libraries' runs are asked for
+# the same way and their lines compare.
+
+def add_run_arguments(p, chains):
+    """--posteriors, --chains (default `chains`), --warmup, --draws, --seed."""
     p.add_argument("--posteriors", nargs="+", default=POSTERIORS, metavar="NAME",
                    help="posteriordb names, unique prefixes of them, or myriad model names")
-    p.add_argument("--chains", type=int, default=64)
+    p.add_argument("--chains", type=int, default=chains)
     p.add_argument("--warmup", type=int, default=1000)
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--myriad", default=os.path.join(REPO, "build-cpu", "bin", "myriad"),
-                   help="the myriad executable (default build-cpu/bin/myriad)")
-    p.add_argument("--myriad-args", default="", metavar="ARGS",
-                   help="extra options for 'myriad sample', one string (e.g. '--sampler nuts')")
+
+
+def add_posteriordb_argument(p):
+    # The help states posteriordb_dirs's search order: keep the two together.
     p.add_argument("--posteriordb", default=None, metavar="DIR",
                    help="folder of the posterior folders (default: the first of "
                         "$MYRIAD_POSTERIORDB, <repo>/tests/data/posteriordb, "
                         "<repo>/shared/posteriordb, <repo>/../shared/posteriordb that holds "
                         "the posterior)")
+
+
+def resolve_posteriors(p, names):
+    """The posteriordb name each of `names` stands for; p.error (exit 2) for one that stands for
+    none or several."""
+    resolved = []
+    for name in names:
+        hits = ([q for q in POSTERIORS if q == name or model_of(q) == name]
+                or [q for q in POSTERIORS if q.startswith(name)])
+        if len(hits) != 1:
+            p.error(f"unknown or ambiguous posterior {name!r}; choose from {POSTERIORS}")
+        resolved.append(hits[0])
+    return resolved
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_arguments(p, chains=64)
+    p.add_argument("--myriad", default=os.path.join(REPO, "build-cpu", "bin", "myriad"),
+                   help="the myriad executable (default build-cpu/bin/myriad)")
+    p.add_argument("--myriad-args", default="", metavar="ARGS",
+                   help="extra options for 'myriad sample', one string (e.g. '--sampler nuts')")
+    add_posteriordb_argument(p)
     p.add_argument("--keep", default=None, metavar="DIR",
                    help="keep each run's output folder as DIR/POSTERIOR (default: a temporary "
                         "folder, removed)")
@@ -121,14 +147,7 @@ def parse_args(argv=None):
                                                  "posteriordb-myriad-cpu.jsonl"),
                    metavar="FILE.jsonl", help="JSON lines appended here")
     args = p.parse_args(argv)
-    resolved = []
-    for name in args.posteriors:
-        hits = ([q for q in POSTERIORS if q == name or model_of(q) == name]
-                or [q for q in POSTERIORS if q.startswith(name)])
-        if len(hits) != 1:
-            p.error(f"unknown or ambiguous posterior {name!r}; choose from {POSTERIORS}")
-        resolved.append(hits[0])
-    args.posteriors = resolved
+    args.posteriors = resolve_posteriors(p, args.posteriors)
     return args
 
 

@@ -48,12 +48,10 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
-# The posteriors, and where their data and references are found: shared with the myriad side
-# (myriad_posteriordb.py, standard library only).
+# The posteriors, the options that choose them and size the runs, and where their data and
+# references are found: shared with the myriad side (myriad_posteriordb.py, standard library only).
 sys.path.insert(0, HERE)
 import myriad_posteriordb as mp  # noqa: E402
-
-POSTERIORS = mp.POSTERIORS
 
 # ODE tolerances for one_comp_mm_elim_abs, and the most steps odeint may take between two
 # output times (a guard against a stiff corner of parameter space stalling every chain; Stan's
@@ -63,22 +61,13 @@ ODE_RTOL, ODE_ATOL, ODE_MXSTEP = 1e-8, 1e-10, 100_000
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--posteriors", nargs="+", default=POSTERIORS, metavar="NAME",
-                        help="posterior names (a unique prefix is enough, e.g. 'arK')")
-    parser.add_argument("--chains", type=int, default=4)
-    parser.add_argument("--warmup", type=int, default=1000)
-    parser.add_argument("--draws", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=1)
+    mp.add_run_arguments(parser, chains=4)
     parser.add_argument("--platform", choices=["cpu", "gpu"], default="cpu")
     parser.add_argument("--chain-method", choices=["vectorized", "parallel", "sequential"],
                         default="vectorized")
     parser.add_argument("--precision", choices=["f64", "f32"], default="f64",
                         help="f64 (default; Stan's precision) or f32 (NumPyro's default)")
-    parser.add_argument("--posteriordb", default=None, metavar="DIR",
-                        help="folder of the posterior folders (default: the first of "
-                             "$MYRIAD_POSTERIORDB, <repo>/shared/posteriordb, "
-                             "<repo>/../shared/posteriordb, <repo>/tests/data/posteriordb that "
-                             "holds the posterior)")
+    mp.add_posteriordb_argument(parser)
     parser.add_argument("--out", default=None, metavar="FILE.jsonl",
                         help="JSON lines appended here (default: "
                              "bench/results/posteriordb-numpyro-PLATFORM.jsonl)")
@@ -88,14 +77,7 @@ def parse_args(argv=None):
     parser.add_argument("--no-arviz", action="store_true",
                         help="use this script's numpy ESS/R-hat even if ArviZ is installed")
     args = parser.parse_args(argv)
-    resolved = []
-    for name in args.posteriors:
-        hits = [p for p in POSTERIORS if p == name] or [p for p in POSTERIORS
-                                                        if p.startswith(name)]
-        if len(hits) != 1:
-            parser.error(f"unknown or ambiguous posterior {name!r}; choose from {POSTERIORS}")
-        resolved.append(hits[0])
-    args.posteriors = resolved
+    args.posteriors = mp.resolve_posteriors(parser, args.posteriors)
     if args.out is None:
         args.out = os.path.join(REPO, "bench", "results",
                                 f"posteriordb-numpyro-{args.platform}.jsonl")

@@ -218,6 +218,18 @@ def per_iter(rec):
         else float("nan")
 
 
+def details_table(w, names, records, header, cells):
+    """One library's details: `header` (its columns after the posterior's) and a row of
+    cells(rec) per posterior that ran without error."""
+    w(f"| posterior | {header} |")
+    w("|---" * (header.count("|") + 2) + "|")
+    for n in names:
+        r = records.get(n)
+        if ok(r):
+            w(f"| {mp.model_of(n)} | {cells(r)} |")
+    w("")
+
+
 def main(argv=None):
     args = parse_args(argv)
     my = read_jsonl(args.myriad)
@@ -373,41 +385,30 @@ def main(argv=None):
       "transitions in warm-up, min tail ESS, the whole process's seconds (data loading, "
       "diagnostics and output included).")
     w("")
-    w("| posterior | sampler (metric) | step size | grads/iter. | restarts (chains) | "
-      "warm-up div. | min tail ESS | warm-up s | sampling s | process s |")
-    w("|---|---|---|---|---|---|---|---|---|---|")
-    for n in names:
-        r = my.get(n)
-        if not ok(r):
-            continue
-        w(f"| {mp.model_of(n)} | {r.get('sampler')} ({r.get('metric')}) | "
-          f"{num(r.get('step_size'))} | {num(per_iter(r))} | "
-          f"{r.get('warmup_restarts')} ({r.get('restarted_chains')}) | "
-          f"{r.get('divergences_warmup')} | {num(r.get('min_ess_tail'))} | "
-          f"{seconds(r['wall_seconds_warmup'])} | {seconds(r['wall_seconds_sampling'])} | "
-          f"{seconds(r.get('process_seconds'))} |")
-    w("")
+    details_table(
+        w, names, my, "sampler (metric) | step size | grads/iter. | restarts (chains) | "
+        "warm-up div. | min tail ESS | warm-up s | sampling s | process s",
+        lambda r: f"{r.get('sampler')} ({r.get('metric')}) | "
+                  f"{num(r.get('step_size'))} | {num(per_iter(r))} | "
+                  f"{r.get('warmup_restarts')} ({r.get('restarted_chains')}) | "
+                  f"{r.get('divergences_warmup')} | {num(r.get('min_ess_tail'))} | "
+                  f"{seconds(r['wall_seconds_warmup'])} | {seconds(r['wall_seconds_sampling'])} | "
+                  f"{seconds(r.get('process_seconds'))}")
     w("NumPyro: dimension, median step size, leapfrog steps per chain and iteration while "
       "sampling, mean tree depth and the fraction of iterations at the "
       "maximum depth (10), lockstep gradients (what the vectorised chains compute: each iteration "
       "costs the longest tree of all chains, for every chain) over counted gradients, warm-up "
       "divergences, compile and init seconds (not in wall s).")
     w("")
-    w("| posterior | dim | step size | grads/iter. | tree depth | at max depth | lockstep / counted | "
-      "warm-up div. | warm-up s | sampling s | compile s | init s |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for n in names:
-        r = npy.get(n)
-        if not ok(r):
-            continue
-        w(f"| {mp.model_of(n)} | {r.get('dim')} | {num(r['step_size']['median'])} | "
-          f"{num(per_iter(r))} | "
-          f"{num(r.get('tree_depth_mean'))} | {num(r.get('max_tree_depth_fraction'))} | "
-          f"{num(ratio(r['gradient_evaluations_lockstep'], r['gradient_evaluations']))} | "
-          f"{r.get('divergences_warmup')} | {seconds(r['wall_seconds_warmup'])} | "
-          f"{seconds(r['wall_seconds_sampling'])} | {seconds(r.get('compile_seconds'))} | "
-          f"{seconds(r.get('init_seconds'))} |")
-    w("")
+    details_table(
+        w, names, npy, "dim | step size | grads/iter. | tree depth | at max depth | "
+        "lockstep / counted | warm-up div. | warm-up s | sampling s | compile s | init s",
+        lambda r: f"{r.get('dim')} | {num(r['step_size']['median'])} | {num(per_iter(r))} | "
+                  f"{num(r.get('tree_depth_mean'))} | {num(r.get('max_tree_depth_fraction'))} | "
+                  f"{num(ratio(r['gradient_evaluations_lockstep'], r['gradient_evaluations']))} | "
+                  f"{r.get('divergences_warmup')} | {seconds(r['wall_seconds_warmup'])} | "
+                  f"{seconds(r['wall_seconds_sampling'])} | {seconds(r.get('compile_seconds'))} | "
+                  f"{seconds(r.get('init_seconds'))}")
 
     # Notes
     w("## How to read it")

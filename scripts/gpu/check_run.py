@@ -92,6 +92,20 @@ def fmt_number(value):
     return "none" if value is None else f"{value:.2f}"
 
 
+def require_within(problems, value, limit, problem):
+    """Adds `problem` unless value is at most limit: a value the run did not record (None) or
+    could not compute (NaN) fails too."""
+    if value is None or not value <= limit:
+        problems.append(problem)
+
+
+def require_no_failures(problems, report, counter, problem):
+    """Adds "<count> <problem>" when run.json's failures count any under `counter`."""
+    count = (report.get("failures") or {}).get(counter)
+    if count:
+        problems.append(f"{count} {problem}")
+
+
 def mean_and_se(values):
     """Mean of independent values and its standard error."""
     n = len(values)
@@ -132,8 +146,7 @@ def check_sample(run_dir):
     if compared == 0:
         raise Unreadable("no recorded quantity has an exact moment")
     max_rhat = (report.get("diagnostics") or {}).get("max_rhat")
-    if max_rhat is None or not max_rhat <= MAX_RHAT:
-        problems.append(f"max R-hat {max_rhat} (> {MAX_RHAT})")
+    require_within(problems, max_rhat, MAX_RHAT, f"max R-hat {max_rhat} (> {MAX_RHAT})")
     failures = report.get("failures") or {}
     counted = ", ".join(f"{k} {v}" for k, v in sorted(failures.items()) if v)
     detail = (f"{report.get('method')} {report.get('model')} on {report.get('device')}: "
@@ -168,14 +181,10 @@ def check_temper(run_dir):
     z = abs(log_z - exact) / se if se and se > 0 else math.inf
     problems = [] if z <= 4.0 else [f"log Z {log_z:.6g} vs exact {exact:.6g} ({z:.1f} se)"]
     posterior_z = (report.get("exact_posterior_check") or {}).get("max_error_in_mcse")
-    if posterior_z is None or not posterior_z <= K_SIGMA:
-        problems.append(f"target means: max error {posterior_z} se")
+    require_within(problems, posterior_z, K_SIGMA, f"target means: max error {posterior_z} se")
     base_z = (report.get("base_check") or {}).get("max_error_in_se")
-    if base_z is None or not base_z <= K_SIGMA:
-        problems.append(f"base check: max error {base_z} se")
-    dropped = (report.get("failures") or {}).get("dropped_samples")
-    if dropped:
-        problems.append(f"{dropped} dropped samples")
+    require_within(problems, base_z, K_SIGMA, f"base check: max error {base_z} se")
+    require_no_failures(problems, report, "dropped_samples", "dropped samples")
     detail = (f"temper {report.get('method')} {report.get('model')} on {report.get('device')}: "
               f"log Z {log_z:.6g} +- {se:.2g}, exact {exact:.6g} ({z:.2f} se, limit 4), means "
               f"max {fmt_number(posterior_z)} se, base check {fmt_number(base_z)} se, beta R-hat "
@@ -195,11 +204,8 @@ def check_mpis(run_dir):
     problems = [] if z <= K_SIGMA else [f"mean P-hat/P {ratio:.5g} ({z:.1f} se from 1)"]
     check = report.get("exact_posterior_check") or {}
     posterior_z = check.get("max_error_in_mcse")
-    if posterior_z is None or not posterior_z <= K_SIGMA:
-        problems.append(f"posterior means: max error {posterior_z} MCSE")
-    failed = (report.get("failures") or {}).get("failed_runs")
-    if failed:
-        problems.append(f"{failed} failed runs")
+    require_within(problems, posterior_z, K_SIGMA, f"posterior means: max error {posterior_z} MCSE")
+    require_no_failures(problems, report, "failed_runs", "failed runs")
     detail = (f"mpis {report.get('model')} K={report['settings']['k']} on {report.get('device')}: "
               f"mean P-hat/P {ratio:.4f} +- {se:.2g} over {len(per_run)} runs ({z:.2f} se), "
               f"posterior means max {fmt_number(posterior_z)} MCSE over {check.get('quantities')} "

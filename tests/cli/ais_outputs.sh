@@ -22,18 +22,15 @@ a, b = (json.load(open(p)) for p in sys.argv[1:])
 assert abs(a["log_z"] - b["log_z"]) < 1e-4, (a["log_z"], b["log_z"])
 PY
 grep -q "particle-temperatures/s" "$work/stdout" || fail "no throughput line"
-[ "$(head -1 "$work/run/summary.csv")" = "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ] ||
-  fail "summary.csv header"
-[ "$(wc -l <"$work/run/summary.csv")" -eq 4 ] || fail "summary.csv rows"
-head -c 128 "$work/run/log_weights.npy" | grep -aq "'shape': (1, 64)" || fail "log_weights shape"
-head -c 128 "$work/run/particles.npy" | grep -aq "'shape': (1, 64, 3)" || fail "particles shape"
-head -c 128 "$work/run/reverse_log_ratios.npy" | grep -aq "'shape': (1, 64)" || fail "reverse shape"
-for key in '"method": "hais"' '"model": "gaussian"' '"particles": 64' '"temperatures": 50' \
-           '"seed": 3' '"log_z"' '"log_z_se"' '"log_z_se_bootstrap"' '"ess"' '"log_z_exact": 0' \
-           '"log_z_upper"' '"persistence"' '"particle_temperatures_per_second"' '"failures"' \
-           '"per_problem"' '"wall_time"' '"exact_posterior_check"' '"max_error_in_mcse"'; do
-  grep -q "$key" "$work/run/run.json" || fail "run.json lacks $key"
-done
+expect_summary_csv "$work/run/summary.csv" 4
+expect_npy_shape "$work/run/log_weights.npy" "1, 64" log_weights
+expect_npy_shape "$work/run/particles.npy" "1, 64, 3" particles
+expect_npy_shape "$work/run/reverse_log_ratios.npy" "1, 64" reverse
+expect_run_json_keys "$work/run/run.json" '"method": "hais"' '"model": "gaussian"' \
+  '"particles": 64' '"temperatures": 50' '"seed": 3' '"log_z"' '"log_z_se"' \
+  '"log_z_se_bootstrap"' '"ess"' '"log_z_exact": 0' '"log_z_upper"' '"persistence"' \
+  '"particle_temperatures_per_second"' '"failures"' '"per_problem"' '"wall_time"' \
+  '"exact_posterior_check"' '"max_error_in_mcse"'
 
 # Full refresh with three leapfrog steps is plain AIS with HMC; the random-walk baseline.
 "$myriad" ais --model gaussian --model-arg dim=2 --particles 16 --temperatures 20 --persistence 1 \
@@ -59,7 +56,6 @@ grep -q '"temperatures": 4' "$work/user/run.json" || fail "user schedule length"
 printf '0 0.5 0.4 1\n' >"$work/bad.txt"
 
 # Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
-source "$(dirname "$0")/lib/expect_error.bash"
 common=(--device cpu --output "$work/out")
 expect_error "--model is required" ais --particles 4 "${common[@]}"
 expect_error "particles must be" ais --model gaussian --particles 0 "${common[@]}"

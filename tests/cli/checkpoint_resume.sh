@@ -34,14 +34,24 @@ wait_for() {
   return 1
 }
 
+# Sends signal $1 to the run last started in the background, $2 seconds after file $3 exists
+# (at once without $3; failing with $4 if it never appears), and waits for it: its exit status
+# in $status, bash's notice of a killed job silenced.
+signal_run() {
+  local pid=$! signal=$1 delay=$2
+  if [ $# -gt 2 ]; then
+    wait_for "$3" || fail "$4"
+  fi
+  sleep "$delay"
+  kill -"$signal" $pid
+  wait $pid 2>/dev/null
+  status=$?
+}
+
 # SIGINT once the first checkpoint is written: another checkpoint, exit 130, no output
 # directory, the state beside it, one line saying how to go on; resume completes the run.
 "$myriad" sample "${run[@]}" --output int --checkpoint-every 25 --no-progress 2>int.err &
-pid=$!
-wait_for .int.resumable/checkpoint.bin || fail "SIGINT: no first checkpoint"
-kill -INT $pid
-wait $pid
-status=$?
+signal_run INT 0 .int.resumable/checkpoint.bin "SIGINT: no first checkpoint"
 [ $status -eq 130 ] || fail "SIGINT: exit status $status, expected 130"
 [ ! -e int ] || fail "SIGINT: int exists"
 [ -f .int.resumable/checkpoint.bin ] || fail "SIGINT: no checkpoint"
@@ -53,25 +63,13 @@ same_outputs int
 
 # SIGKILL between checkpoints in warm-up, SIGKILL again while sampling, then SIGTERM.
 "$myriad" sample "${run[@]}" --output kill --checkpoint-every 25 &
-pid=$!
-wait_for .kill.resumable/checkpoint.bin || fail "SIGKILL: no first checkpoint"
-sleep 0.1
-kill -KILL $pid
-wait $pid 2>/dev/null
+signal_run KILL 0.1 .kill.resumable/checkpoint.bin "SIGKILL: no first checkpoint"
 [ ! -e kill ] || fail "SIGKILL: kill exists"
 "$myriad" resume kill --quiet &
-pid=$!
-wait_for .kill.resumable/draws.npy || fail "SIGKILL: the resumed run did not reach sampling"
-sleep 0.3
-kill -KILL $pid
-wait $pid 2>/dev/null
+signal_run KILL 0.3 .kill.resumable/draws.npy "SIGKILL: the resumed run did not reach sampling"
 [ ! -e kill ] || fail "SIGKILL while sampling: kill exists"
 "$myriad" resume kill --quiet &
-pid=$!
-sleep 0.3
-kill -TERM $pid
-wait $pid
-status=$?
+signal_run TERM 0.3
 [ $status -eq 143 ] || [ $status -eq 0 ] || fail "SIGTERM: exit status $status, expected 143"
 if [ ! -e kill/run.json ]; then
   "$myriad" resume kill --quiet || fail "resume kill failed"
@@ -89,10 +87,7 @@ assert c['every'] == 25 and c['resumed_at_iteration'] > 300, c" || fail "kill: c
 echo '{"J": 3, "y": [28, 8, -3], "sigma": [15, 10, 16]}' >data.json
 "$myriad" sample --model eight_schools --data data.json --chains 4096 --warmup 100000 \
   --draws 100 --device cpu --quiet --no-progress --checkpoint-every 10 --output changed &
-pid=$!
-wait_for .changed.resumable/checkpoint.bin || fail "changed: no first checkpoint"
-kill -INT $pid
-wait $pid
+signal_run INT 0 .changed.resumable/checkpoint.bin "changed: no first checkpoint"
 "$myriad" sample --model eight_schools --data data.json --chains 8 --warmup 10 --draws 10 \
   --device cpu --quiet --checkpoint-every 5 --output changed 2>err.txt
 [ $? -eq 1 ] && grep -q "continue it with 'myriad resume changed'" err.txt ||
@@ -111,11 +106,7 @@ echo " " >>data.json
 chmc=(--model linear_gaussian --chains 2048 --warmup 600 --draws 600 --seed 5 --device cpu --quiet)
 "$myriad" sample "${chmc[@]}" --output chmc-reference || fail "chmc reference run"
 "$myriad" sample "${chmc[@]}" --output chmc --checkpoint-every 20 --no-progress 2>/dev/null &
-pid=$!
-wait_for .chmc.resumable/checkpoint.bin || fail "chmc: no first checkpoint"
-kill -INT $pid
-wait $pid
-status=$?
+signal_run INT 0 .chmc.resumable/checkpoint.bin "chmc: no first checkpoint"
 [ $status -eq 130 ] || [ $status -eq 0 ] || fail "chmc SIGINT: exit status $status"
 [ -e chmc/run.json ] || "$myriad" resume chmc --quiet || fail "resume chmc failed"
 cmp -s chmc/draws.npy chmc-reference/draws.npy || fail "chmc: resumed draws differ"

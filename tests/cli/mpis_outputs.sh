@@ -23,20 +23,15 @@ a, b = (json.load(open(p))["log_marginal"]["per_run"] for p in sys.argv[1:])
 assert len(a) == len(b) == 3 and all(abs(x - y) <= 1e-9 * max(1, abs(x)) for x, y in zip(a, b)), (a, b)
 PY
 grep -q "5 index variables, largest clique 2" "$work/stdout" || fail "no plan line"
-[ "$(head -1 "$work/run/summary.csv")" = "variable,mean,sd,mcse_mean,q5,q50,q95,rhat,ess_bulk,ess_tail" ] ||
-  fail "summary.csv header"
-[ "$(wc -l <"$work/run/summary.csv")" -eq 6 ] || fail "summary.csv rows (mu and z[0..3])"
+expect_summary_csv "$work/run/summary.csv" 6 "mu and z[0..3]"
 grep -q '^z\[3\],' "$work/run/summary.csv" || fail "summary.csv names"
-head -c 128 "$work/run/draws.npy" | grep -aq "'shape': (3, 5, 5)" || fail "draws shape"
-head -c 128 "$work/run/particles.npy" | grep -aq "'shape': (3, 5, 12)" || fail "particles shape"
-head -c 128 "$work/run/marginal_weights.npy" | grep -aq "'shape': (3, 5, 12)" || fail "weights shape"
-for key in '"method": "mpis"' '"model": "hierarchical_gaussian"' '"k": 12' '"runs": 3' \
-           '"samples": 5' '"seed": 3' '"log_marginal"' '"mean"' '"se"' '"per_run"' \
-           '"log_marginal_exact"' '"index_variables": 5' '"max_clique": 2' '"operations"' \
-           '"peak_bytes"' '"failed_runs": 0' '"nonfinite_entries": 0' '"exact_posterior_check"' \
-           '"wall_time"'; do
-  grep -q "$key" "$work/run/run.json" || fail "run.json lacks $key"
-done
+expect_npy_shape "$work/run/draws.npy" "3, 5, 5" draws
+expect_npy_shape "$work/run/particles.npy" "3, 5, 12" particles
+expect_npy_shape "$work/run/marginal_weights.npy" "3, 5, 12" weights
+expect_run_json_keys "$work/run/run.json" '"method": "mpis"' '"model": "hierarchical_gaussian"' \
+  '"k": 12' '"runs": 3' '"samples": 5' '"seed": 3' '"log_marginal"' '"mean"' '"se"' '"per_run"' \
+  '"log_marginal_exact"' '"index_variables": 5' '"max_clique": 2' '"operations"' '"peak_bytes"' \
+  '"failed_runs": 0' '"nonfinite_entries": 0' '"exact_posterior_check"' '"wall_time"'
 
 # The global baseline, a timeseries model and a paper model; --no-moments writes no summary.
 "$myriad" mpis --model hierarchical_gaussian --method global --k 200 --runs 2 --device cpu \
@@ -63,7 +58,6 @@ if command -v python3 >/dev/null; then
 fi
 
 # Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
-source "$(dirname "$0")/lib/expect_error.bash"
 common=(--device cpu --output "$work/out")
 expect_error "--model is required" mpis --k 4 "${common[@]}"
 expect_error "k must be" mpis --model hierarchical_gaussian --k 0 "${common[@]}"
