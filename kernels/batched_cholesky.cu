@@ -420,32 +420,38 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
   }
 }
 
+/// What the pointer-list calls share: their arguments checked, the device required, and
+/// `call(handles)` on the stream's bound library handles unless the list is empty.
+template <class Call>
+void pointer_list_call(const char* name, int n, int count, bool arrays_given, void* stream_handle,
+                       Call call) {
+  MYRIAD_EXPECTS(n > 0 && count >= 0, name,
+                 ": n must be positive and count non-negative, got n = ", n, ", count = ", count);
+  MYRIAD_EXPECTS(count == 0 || arrays_given, name, ": null device array");
+  require_device(name);
+  if (count == 0) return;
+  call(library_handles(static_cast<cudaStream_t>(stream_handle)));
+}
+
 template <class T>
 void batched_cholesky_pointers_cuda(T** device_matrices, int n, int count, int* device_info,
                                     void* stream_handle) {
-  constexpr const char* name = "batched_cholesky_pointers_cuda";
-  MYRIAD_EXPECTS(n > 0 && count >= 0, name,
-                 ": n must be positive and count non-negative, got n = ", n, ", count = ", count);
-  MYRIAD_EXPECTS(count == 0 || (device_matrices != nullptr && device_info != nullptr), name,
-                 ": null device array");
-  require_device(name);
-  if (count == 0) return;
-  const BoundHandles handles = library_handles(static_cast<cudaStream_t>(stream_handle));
-  MYRIAD_CUSOLVER_TRY(potrf_batched(handles.solver, n, device_matrices, device_info, count));
+  pointer_list_call(
+      "batched_cholesky_pointers_cuda", n, count,
+      device_matrices != nullptr && device_info != nullptr, stream_handle,
+      [&](const BoundHandles& handles) {
+        MYRIAD_CUSOLVER_TRY(potrf_batched(handles.solver, n, device_matrices, device_info, count));
+      });
 }
 
 template <class T>
 void batched_gram_pointers_cuda(const T* const* device_a, T* const* device_b, int n, int count,
                                 void* stream_handle) {
-  constexpr const char* name = "batched_gram_pointers_cuda";
-  MYRIAD_EXPECTS(n > 0 && count >= 0, name,
-                 ": n must be positive and count non-negative, got n = ", n, ", count = ", count);
-  MYRIAD_EXPECTS(count == 0 || (device_a != nullptr && device_b != nullptr), name,
-                 ": null device array");
-  require_device(name);
-  if (count == 0) return;
-  const BoundHandles handles = library_handles(static_cast<cudaStream_t>(stream_handle));
-  MYRIAD_CUBLAS_TRY(gram_batched(handles.blas, n, device_a, device_b, count));
+  pointer_list_call("batched_gram_pointers_cuda", n, count,
+                    device_a != nullptr && device_b != nullptr, stream_handle,
+                    [&](const BoundHandles& handles) {
+                      MYRIAD_CUBLAS_TRY(gram_batched(handles.blas, n, device_a, device_b, count));
+                    });
 }
 
 template void batched_cholesky_cuda<float>(float*, int, std::int64_t, int*, CholeskyTier, void*);

@@ -23,13 +23,7 @@ void AbcConfig::validate_abc() const {
                  "abc proposal scale must be positive, got ", proposal_scale);
   MYRIAD_EXPECTS(target_accept_abc > 0 && target_accept_abc < 1,
                  "abc target acceptance must lie in (0, 1), got ", target_accept_abc);
-  MYRIAD_EXPECTS(sampler == HmcSampler::hmc, "sampler ", to_string(sampler),
-                 " applies to HMC on a density model, not to the ABC samplers");
-  MYRIAD_EXPECTS(metric != MetricKind::dense,
-                 "a dense metric applies to HMC on a density model, not to the ABC samplers");
-  MYRIAD_EXPECTS(initial_positions.empty() && init_radius == 0,
-                 "initial_positions and init_radius apply to HMC: the ABC samplers start from "
-                 "prior draws");
+  validate_without_hmc_settings("the ABC samplers", "the ABC samplers start from prior draws");
 }
 
 template <class T>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "checkpoint_file.hpp"
-#include "checkpoint_schedule.hpp"
+#include "mcmc_run.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/detail/cpu_ensemble_moments.hpp"
 #include "myriad/diag/draws_view.hpp"
@@ -77,6 +77,15 @@ void SampleConfig::validate() const {
   MYRIAD_EXPECTS(!checkpoint.enabled() || !draws_path.empty() || !keep_draws,
                  "checkpoints need the trace streamed to a file (draws_path), or not kept "
                  "(keep_draws = false)");
+}
+
+void SampleConfig::validate_without_hmc_settings(const char* method, const char* start) const {
+  MYRIAD_EXPECTS(sampler == HmcSampler::hmc, "sampler ", to_string(sampler),
+                 " applies to HMC on a density model, not to ", method);
+  MYRIAD_EXPECTS(metric != MetricKind::dense,
+                 "a dense metric applies to HMC on a density model, not to ", method);
+  MYRIAD_EXPECTS(initial_positions.empty() && init_radius == 0,
+                 "initial_positions and init_radius apply to HMC: ", start);
 }
 
 void check_metric_dimension(const SampleConfig& config, int dim) {
@@ -282,57 +291,39 @@ std::string run_fingerprint(const HmcBackend<T>& backend, const SampleConfig& co
 /// sequence of iterations whose whole state between any two of them is the members below
 /// (serialize): a checkpoint writes it, a resumed run reads it and goes on from there.
 template <class T>
-class HmcRun {
+class HmcRun final : public McmcRun<HmcRun<T>, HmcBackend<T>, SampleConfig, HmcSettings<T>, T> {
+  using Base = McmcRun<HmcRun<T>, HmcBackend<T>, SampleConfig, HmcSettings<T>, T>;
+  friend Base;
+
  public:
   HmcRun(HmcBackend<T>& backend, const SampleConfig& config)
-      : backend_(backend),
-        config_(config),
+      : Base(backend, config),
         dim_(backend.dim()),
-        quantities_(backend.num_quantities()),
         dense_(resolve_metric(config, dim_) == MetricKind::dense),
-        result_(new_sample_result(config, backend.device_name(), backend.quantity_names())),
         schedule_(WarmupSchedule::make(config.warmup, config.adapt_metric)),
-        adapter_(1.0, DualAveraging::Options{config.target_accept}),
         variance_(dense_ ? 0 : dim_),
         covariance_(dense_ ? dim_ : 0),
-        inverse_metric_(static_cast<std::size_t>(dim_), T(1)),
-        checkpoints_(config.checkpoint, config.warmup, config.draws) {
+        inverse_metric_(static_cast<std::size_t>(dim_), T(1)) {
     result_.leapfrog_steps = config.leapfrog_steps;
     result_.jitter = config.jitter;
-    settings_.seed = config.seed;
     settings_.max_leapfrog_steps = config.leapfrog_steps;
     settings_.jitter = T(config.jitter);
   }
 
-  SampleResult run() {
-    // The host memory the run needs is checked before it starts (run/host_memory.hpp).
+ private:
+  /// The host memory the run needs, checked before it starts (run/host_memory.hpp).
+  HostMemoryPlan plan_memory() const {
     const bool on_cpu = backend_.device_name().rfind("cpu", 0) == 0;
-    memory_ = plan_host_memory(config_, dim_, quantities_, sizeof(T), on_cpu);
-    if (config_.checkpoint.resume) {
-      resume();
-    } else {
-      start();
-    }
-    // Checks for stranded chains up to the terminal step-size interval, so that a restarted
-    // chain has that interval and the sampling phase to part from the chain it restarted from.
-    restarts_until_ =
-        schedule_.adapt_metric ? schedule_.window_ends.back() + 1 : config_.warmup * 9 / 10;
-    const auto warmup_start = Clock::now();
-    while (warmup_done_ < config_.warmup) {
-      warmup_iteration(warmup_done_);
-      ++warmup_done_;
-      if (config_.progress && (warmup_done_ % progress_every() == 0))
-        config_.progress({"warmup", warmup_done_, config_.warmup});
-      between_iterations(warmup_start, result_.warmup_seconds);
-    }
-    result_.warmup_seconds += seconds_since(warmup_start);
-    if (!sampling_prepared_) prepare_sampling();
-    // A run resumed in its sampling phase writes on the draws file it had begun.
-    sample(/*draws_begun=*/draws_done_ > 0);
-    return std::move(result_);
+    return plan_host_memory(config_, dim_, quantities_, sizeof(T), on_cpu);
   }
 
- private:
+  /// Checks for stranded chains up to the terminal step-size interval, so that a restarted
+  /// chain has that interval and the sampling phase to part from the chain it restarted from.
+  void before_warmup() {
+    restarts_until_ =
+        schedule_.adapt_metric ? schedule_.window_ends.back() + 1 : config_.warmup * 9 / 10;
+  }
+
   /// Initial points (given, or drawn: the chains of one superchain share theirs), the identity
   /// metric and the first step size.
   void start() {
@@ -379,8 +370,6 @@ class HmcRun {
       return s.mean_accept_prob();
     });
   }
-
-  int progress_every() const { return std::max(1, config_.warmup / 100); }
 
   /// Warm-up iteration w: one iteration per launch so that the pooled acceptance steers the
   /// step size (and, for ChEES and SNAPER, the criterion's gradient the trajectory length).
@@ -464,73 +453,38 @@ class HmcRun {
     sampling_prepared_ = true;
   }
 
-  /// Sampling: fused chunks of iterations, draws streamed to the trace. With checkpoints or a
-  /// stop request to poll, one launch per chunk (cut at each multiple of checkpoint.every), so
-  /// that both fall between launches; the draws are the same however the launches are cut.
-  void sample(bool draws_begun) {
-    const auto sampling_start = Clock::now();
-    TraceSink<T> sink(result_, config_, quantities_, draws_begun);
-    sink_ = &sink;
-    const int chunk = chunk_draws(config_, quantities_, sizeof(T));
-    checkpoints_.sample(
-        warmup_done_, draws_done_, config_.draws, chunk,
-        [&](int first, int n) {
-          result_.sampling_stats +=
-              backend_.run(settings_, iteration_ + static_cast<std::uint32_t>(first), n, &sink,
-                           first, chunk, nullptr);
-        },
-        [&] { between_iterations(sampling_start, result_.sampling_seconds); });
-    sink_ = nullptr;
-    result_.sampling_stuck_chains =
-        unchanged_chains(sampling_start_density_, backend_.log_densities());
-    result_.sampling_seconds += seconds_since(sampling_start);
-    finish_trace(result_, config_, sink, memory_);
+  IterationStats run_draws(std::uint32_t iteration, int n, TraceSink<T>* sink, int first_draw,
+                           int chunk) {
+    return backend_.run(settings_, iteration, n, sink, first_draw, chunk, nullptr);
   }
 
-  /// Iterations done so far, warm-up and sampling together.
-  std::int64_t iterations_done() const { return std::int64_t(warmup_done_) + draws_done_; }
+  std::string fingerprint() const { return run_fingerprint(backend_, config_); }
 
-  /// After an iteration (warm-up) or a chunk (sampling): a checkpoint when one is due, or a
-  /// stop (checkpoint_schedule.hpp).
-  void between_iterations(Clock::time_point phase_start, double& phase_seconds) {
-    checkpoints_.after(iterations_done(), warmup_done_, draws_done_, phase_start, phase_seconds,
-                       [&] { write_checkpoint(); });
+  template <class Archive>
+  void write_chains(Archive& archive) {
+    const HmcChainState<T> chains = backend_.chain_state();
+    archive(chains.position, chains.gradient, chains.log_density);
   }
 
-  void write_checkpoint() {
-    if (sink_) sink_->sync();  // the draws the checkpoint counts as done are on disk first
-    detail::write_run_checkpoint(config_.checkpoint.path, run_fingerprint(backend_, config_),
-                                 [&](auto& archive) {
-                                   const HmcChainState<T> chains = backend_.chain_state();
-                                   archive(chains.position, chains.gradient, chains.log_density);
-                                   serialize(archive);
-                                 });
-    ++result_.checkpoints_written;
+  /// The objects that read the ensemble when made are made over the restored one, then take
+  /// their saved state (serialize).
+  template <class Archive>
+  void read_chains(Archive& archive) {
+    HmcChainState<T> chains;
+    archive(chains.position, chains.gradient, chains.log_density);
+    backend_.restore_chain_state(chains);
+    trajectory_.emplace(backend_, config_, 1.0);
+    restarts_.emplace(backend_, config_.seed, result_, dim_);
   }
 
-  void resume() {
-    detail::read_run_checkpoint(config_.checkpoint.path, run_fingerprint(backend_, config_),
-                                [&](auto& archive) {
-                                  HmcChainState<T> chains;
-                                  archive(chains.position, chains.gradient, chains.log_density);
-                                  backend_.restore_chain_state(chains);
-                                  // The objects that read the ensemble when made are made over the
-                                  // restored one, then take their saved state.
-                                  trajectory_.emplace(backend_, config_, 1.0);
-                                  restarts_.emplace(backend_, config_.seed, result_, dim_);
-                                  serialize(archive);
-                                });
-    backend_.set_inverse_metric(inverse_metric_);
-    checkpoints_.start_at(iterations_done());
-    result_.resumed_at_iteration = iterations_done();
-  }
+  void after_resume() { backend_.set_inverse_metric(inverse_metric_); }
 
   /// The run's whole state between iterations (the ensemble's chains aside): the same list reads
   /// and writes a checkpoint.
   template <class Archive>
   void serialize(Archive& archive) {
-    archive(iteration_, warmup_done_, draws_done_, sampling_prepared_, step_, adapter_,
-            *trajectory_, variance_, covariance_, inverse_metric_, *restarts_,
+    this->serialize_common(archive);
+    archive(*trajectory_, variance_, covariance_, inverse_metric_, *restarts_,
             sampling_start_density_);
     archive(settings_.seed, settings_.step_size, settings_.max_leapfrog_steps, settings_.jitter,
             settings_.quasi_random_jitter, settings_.max_energy_error, settings_.max_tree_depth);
@@ -541,36 +495,24 @@ class HmcRun {
             r.initialisation_failures);
   }
 
-  HmcBackend<T>& backend_;
-  const SampleConfig& config_;
-  const int dim_, quantities_;
-  const bool dense_;
-  SampleResult result_;
-  const WarmupSchedule schedule_;
-  HostMemoryPlan memory_;
-  int restarts_until_ = 0;
-  TraceSink<T>* sink_ = nullptr;  ///< the sampling phase's trace, while it runs
+  using Base::adapter_, Base::backend_, Base::config_, Base::iteration_, Base::quantities_,
+      Base::restarts_, Base::result_, Base::sampling_prepared_, Base::sampling_start_density_,
+      Base::settings_, Base::step_;
 
-  // The state a checkpoint holds (serialize).
-  std::uint32_t iteration_ = 0;  ///< the next iteration's number: it keys the random numbers
-  int warmup_done_ = 0;
-  int draws_done_ = 0;
-  bool sampling_prepared_ = false;
-  double step_ = 0;
-  DualAveraging adapter_;
+  const int dim_;
+  const bool dense_;
+  const WarmupSchedule schedule_;
+  int restarts_until_ = 0;
+
+  // The state a checkpoint holds beside the base's (serialize).
   std::optional<AdaptiveTrajectory<T>> trajectory_;
   WelfordVariance variance_;
   WelfordCovariance covariance_;
   std::vector<T> inverse_metric_;
-  std::optional<StrandedChainRestarts<HmcBackend<T>>> restarts_;
-  std::vector<T> sampling_start_density_;
-  HmcSettings<T> settings_;
 
   // Scratch of one warm-up iteration.
   EnsembleMoments moments_;
   EnsembleCovariance covariance_batch_;
-
-  CheckpointSchedule checkpoints_;
 };
 
 }  // namespace
@@ -578,8 +520,6 @@ class HmcRun {
 template <class T>
 SampleResult run_hmc(HmcBackend<T>& backend, const SampleConfig& config) {
   config.validate();
-  MYRIAD_EXPECTS(backend.chains() == config.chains, "backend has ", backend.chains(),
-                 " chains but the configuration asks for ", config.chains);
   check_metric_dimension(config, backend.dim());
   return HmcRun<T>(backend, config).run();
 }

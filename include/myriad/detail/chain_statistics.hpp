@@ -12,9 +12,18 @@
 
 namespace myriad::kernels {
 
+/// How many integer counters IterationStats::for_each_count visits.
+constexpr int iteration_stats_counts() {
+  IterationStats s;
+  int n = 0;
+  IterationStats::for_each_count(s, s, [&n](std::int64_t&, std::int64_t&, bool) { ++n; });
+  return n;
+}
+
 struct ChainStatisticsView {
-  /// Counters per chain: IterationStats's nineteen.
-  static constexpr int kCounters = 19;
+  /// Counters per chain: the low words of IterationStats's two acceptance totals, then its
+  /// integer counters in for_each_count's order.
+  static constexpr int kCounters = 2 + iteration_stats_counts();
 
   std::int64_t* counters = nullptr;  ///< kCounters × chains values, [counter][chain]
   std::int64_t chains = 0;
@@ -23,48 +32,23 @@ struct ChainStatisticsView {
   /// per transition, so they stay in AcceptProbTotal's low word for 2^31 transitions.
   MYRIAD_HD void add(std::int64_t c, const IterationStats& t) const {
     at(0, c) += static_cast<std::int64_t>(t.accept_prob_fixed.low);
-    at(1, c) += t.transitions;
-    at(2, c) += t.accepted;
-    at(3, c) += t.divergent;
-    at(4, c) += t.non_finite;
-    at(5, c) += t.gradient_evaluations;
-    at(6, c) += t.not_converged;
-    at(7, c) += t.not_reversible;
-    at(8, c) += t.cholesky_failures;
-    at(9, c) += t.newton_iterations;
-    at(10, c) += t.tree_depth_sum;
-    at(11, c) = at(11, c) > t.tree_depth_max ? at(11, c) : t.tree_depth_max;  // a maximum
-    at(12, c) += t.tree_depth_capped;
-    at(13, c) += t.lockstep_gradient_evaluations;
-    at(14, c) += static_cast<std::int64_t>(t.inverse_accept_fixed.low);
-    at(15, c) += t.density_evaluations;
-    at(16, c) += t.slice_capped;
-    at(17, c) += t.auxiliary_updates;
-    at(18, c) += t.auxiliary_accepted;
+    at(1, c) += static_cast<std::int64_t>(t.inverse_accept_fixed.low);
+    int k = 2;
+    IterationStats::for_each_count(
+        t, t, [&](const std::int64_t& count, const std::int64_t&, bool maximum) {
+          std::int64_t& total = at(k++, c);
+          total = maximum ? (total > count ? total : count) : total + count;
+        });
   }
 
   /// Chain c's totals.
   MYRIAD_HD IterationStats load(std::int64_t c) const {
     IterationStats t;
     t.accept_prob_fixed += at(0, c);
-    t.transitions = at(1, c);
-    t.accepted = at(2, c);
-    t.divergent = at(3, c);
-    t.non_finite = at(4, c);
-    t.gradient_evaluations = at(5, c);
-    t.not_converged = at(6, c);
-    t.not_reversible = at(7, c);
-    t.cholesky_failures = at(8, c);
-    t.newton_iterations = at(9, c);
-    t.tree_depth_sum = at(10, c);
-    t.tree_depth_max = at(11, c);
-    t.tree_depth_capped = at(12, c);
-    t.lockstep_gradient_evaluations = at(13, c);
-    t.inverse_accept_fixed += at(14, c);
-    t.density_evaluations = at(15, c);
-    t.slice_capped = at(16, c);
-    t.auxiliary_updates = at(17, c);
-    t.auxiliary_accepted = at(18, c);
+    t.inverse_accept_fixed += at(1, c);
+    int k = 2;
+    IterationStats::for_each_count(
+        t, t, [&](std::int64_t& count, std::int64_t&, bool) { count = at(k++, c); });
     return t;
   }
 

@@ -33,6 +33,8 @@ struct MatrixView {
   MYRIAD_HD MatrixView<const T> as_const() const {
     return {data, rows, cols, row_stride, col_stride};
   }
+  /// Its transpose, as a view of the same storage.
+  MYRIAD_HD MatrixView transposed() const { return {data, cols, rows, col_stride, row_stride}; }
 };
 
 /// A contiguous row-major matrix (host scratch, tests).

@@ -64,20 +64,30 @@ MYRIAD_HD void team_gram_lower(const Team& team, MatrixView<T> j, MatrixView<U> 
   team.sync();
 }
 
+namespace detail {
+
+/// y = A x on a team of several lanes, rows by lane, each y_i summed over the columns in order.
+template <class Team, class T, class X, class Y>
+MYRIAD_HD void team_rows_times(const Team& team, MatrixView<T> a, const X& x, Y&& y) {
+  using Value = std::remove_const_t<T>;
+  team.sync();
+  for (int i = team.rank(); i < a.rows; i += team.size()) {
+    Value s = Value(0);
+    for (int c = 0; c < a.cols; ++c) s += a(i, c) * static_cast<Value>(x[c]);
+    y[i] = s;
+  }
+  team.sync();
+}
+
+}  // namespace detail
+
 /// y = A x (multiply), rows by lane.
 template <class Team, class T, class X, class Y>
 MYRIAD_HD void team_multiply(const Team& team, MatrixView<T> a, const X& x, Y&& y) {
   if constexpr (Team::kSerial) {
     return multiply(a, x, y);
   }
-  using Value = std::remove_const_t<T>;
-  team.sync();
-  for (int i = team.rank(); i < a.rows; i += team.size()) {
-    Value s = Value(0);
-    for (int c = 0; c < a.cols; ++c) s += a(i, c) * x[c];
-    y[i] = s;
-  }
-  team.sync();
+  detail::team_rows_times(team, a, x, y);
 }
 
 /// y = Aᵀ w (multiply_transpose), columns by lane; each y_c sums a_ic w_i over i in order from
@@ -87,14 +97,7 @@ MYRIAD_HD void team_multiply_transpose(const Team& team, MatrixView<T> a, const 
   if constexpr (Team::kSerial) {
     return multiply_transpose(a, w, y);
   }
-  using Value = std::remove_const_t<T>;
-  team.sync();
-  for (int c = team.rank(); c < a.cols; c += team.size()) {
-    Value s = Value(0);
-    for (int i = 0; i < a.rows; ++i) s += a(i, c) * static_cast<Value>(w[i]);
-    y[c] = s;
-  }
-  team.sync();
+  detail::team_rows_times(team, a.transposed(), w, y);
 }
 
 /// xᵀ y, summed per lane and then across the team (rounds differently from dot).

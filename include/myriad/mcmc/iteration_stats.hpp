@@ -84,26 +84,38 @@ struct IterationStats {
   double mean_tree_depth() const {
     return transitions ? static_cast<double>(tree_depth_sum) / transitions : 0.0;
   }
+  /// The integer counters in one list, visited pairwise in a and b as f(a's, b's, is_maximum)
+  /// (tree_depth_max combines by the larger, every other counter adds). operator+= and each
+  /// chain's running statistics in device memory (detail/chain_statistics.hpp) walk this list,
+  /// so a counter added to it is summed, stored and loaded everywhere. The two acceptance
+  /// totals are not in it: they are two words each.
+  template <class A, class B, class F>
+  MYRIAD_HD static constexpr void for_each_count(A& a, B& b, F&& f) {
+    f(a.transitions, b.transitions, false);
+    f(a.accepted, b.accepted, false);
+    f(a.divergent, b.divergent, false);
+    f(a.non_finite, b.non_finite, false);
+    f(a.gradient_evaluations, b.gradient_evaluations, false);
+    f(a.not_converged, b.not_converged, false);
+    f(a.not_reversible, b.not_reversible, false);
+    f(a.cholesky_failures, b.cholesky_failures, false);
+    f(a.newton_iterations, b.newton_iterations, false);
+    f(a.tree_depth_sum, b.tree_depth_sum, false);
+    f(a.tree_depth_max, b.tree_depth_max, true);
+    f(a.tree_depth_capped, b.tree_depth_capped, false);
+    f(a.lockstep_gradient_evaluations, b.lockstep_gradient_evaluations, false);
+    f(a.density_evaluations, b.density_evaluations, false);
+    f(a.slice_capped, b.slice_capped, false);
+    f(a.auxiliary_updates, b.auxiliary_updates, false);
+    f(a.auxiliary_accepted, b.auxiliary_accepted, false);
+  }
+
   MYRIAD_HD IterationStats& operator+=(const IterationStats& o) {
     accept_prob_fixed += o.accept_prob_fixed;
     inverse_accept_fixed += o.inverse_accept_fixed;
-    transitions += o.transitions;
-    accepted += o.accepted;
-    divergent += o.divergent;
-    non_finite += o.non_finite;
-    gradient_evaluations += o.gradient_evaluations;
-    not_converged += o.not_converged;
-    not_reversible += o.not_reversible;
-    cholesky_failures += o.cholesky_failures;
-    newton_iterations += o.newton_iterations;
-    tree_depth_sum += o.tree_depth_sum;
-    tree_depth_max = tree_depth_max > o.tree_depth_max ? tree_depth_max : o.tree_depth_max;
-    tree_depth_capped += o.tree_depth_capped;
-    lockstep_gradient_evaluations += o.lockstep_gradient_evaluations;
-    density_evaluations += o.density_evaluations;
-    slice_capped += o.slice_capped;
-    auxiliary_updates += o.auxiliary_updates;
-    auxiliary_accepted += o.auxiliary_accepted;
+    for_each_count(*this, o, [](std::int64_t& total, const std::int64_t& more, bool maximum) {
+      total = maximum ? (total > more ? total : more) : total + more;
+    });
     return *this;
   }
 };

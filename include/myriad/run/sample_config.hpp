@@ -130,6 +130,12 @@ struct SampleConfig {
 
   /// Throws myriad::invalid_argument naming the first bad value.
   void validate() const;
+
+  /// For the samplers that read these settings but not those of HMC on a density model
+  /// (constrained HMC, the ABC samplers): throws myriad::invalid_argument when the sampler, a
+  /// dense metric, initial positions or their radius is set, naming `method` and how it starts
+  /// its chains instead (`start`).
+  void validate_without_hmc_settings(const char* method, const char* start) const;
 };
 
 /// Throws invalid_argument when config asks for a dense metric and dim exceeds
