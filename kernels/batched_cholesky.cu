@@ -220,6 +220,17 @@ cublasStatus_t gram_batched(cublasHandle_t h, int n, const double* const* a, dou
                             count);
 }
 
+/// Launches a grid-stride kernel with `bytes` of dynamic shared memory, `threads` per block,
+/// over `batch` matrices of which a block takes `per_block`: at most one wave of resident blocks.
+template <class Kernel, class... Args>
+void launch_with_shared_memory(Kernel kernel, int threads, std::size_t bytes, std::int64_t batch,
+                               std::int64_t per_block, cudaStream_t stream, Args... args) {
+  allow_shared_memory(kernel, bytes);
+  const int blocks = grid_blocks(kernel, threads, bytes, batch, per_block);
+  kernel<<<blocks, threads, bytes, stream>>>(args...);
+  MYRIAD_CHECK_LAUNCH();
+}
+
 /// Launches the registers tier's kernel of size n, kernel_for(std::integral_constant<int, n>),
 /// with one thread per matrix of the batch.
 template <class T, class KernelFor, class... Args>
@@ -295,35 +306,23 @@ void batched_cholesky_cuda(T* device_matrices, int n, std::int64_t batch, int* d
           },
           device_matrices, batch, device_info);
       return;
-    case CholeskyTier::thread: {
-      const auto kernel = kernels::thread_tier_cholesky_kernel<T>;
-      const std::size_t bytes = thread_tier_bytes<T>(n);
-      allow_shared_memory(kernel, bytes);
-      const int blocks =
-          grid_blocks(kernel, kernels::kThreadTierBlock, bytes, batch, kernels::kThreadTierBlock);
-      kernel<<<blocks, kernels::kThreadTierBlock, bytes, stream>>>(device_matrices, n, batch,
-                                                                   device_info);
-      MYRIAD_CHECK_LAUNCH();
+    case CholeskyTier::thread:
+      launch_with_shared_memory(kernels::thread_tier_cholesky_kernel<T>, kernels::kThreadTierBlock,
+                                thread_tier_bytes<T>(n), batch, kernels::kThreadTierBlock, stream,
+                                device_matrices, n, batch, device_info);
       return;
-    }
-    case CholeskyTier::tile: {
-      const std::size_t bytes = tile_tier_bytes<T>(n);
+    case CholeskyTier::tile:
       if (n <= 32) {
-        const auto kernel = kernels::tile_warp_cholesky_kernel<T>;
-        allow_shared_memory(kernel, bytes);
-        const int threads = 32 * kernels::kTileWarpsPerBlock;
-        const int blocks = grid_blocks(kernel, threads, bytes, batch, kernels::kTileWarpsPerBlock);
-        kernel<<<blocks, threads, bytes, stream>>>(device_matrices, n, batch, device_info);
+        launch_with_shared_memory(kernels::tile_warp_cholesky_kernel<T>,
+                                  32 * kernels::kTileWarpsPerBlock, tile_tier_bytes<T>(n), batch,
+                                  kernels::kTileWarpsPerBlock, stream, device_matrices, n, batch,
+                                  device_info);
       } else {
-        const auto kernel = kernels::tile_block_cholesky_kernel<T>;
-        allow_shared_memory(kernel, bytes);
-        const int threads = tile_block_threads(n);
-        const int blocks = grid_blocks(kernel, threads, bytes, batch, 1);
-        kernel<<<blocks, threads, bytes, stream>>>(device_matrices, n, batch, device_info);
+        launch_with_shared_memory(kernels::tile_block_cholesky_kernel<T>, tile_block_threads(n),
+                                  tile_tier_bytes<T>(n), batch, 1, stream, device_matrices, n,
+                                  batch, device_info);
       }
-      MYRIAD_CHECK_LAUNCH();
       return;
-    }
     case CholeskyTier::library: {
       const BoundHandles handles = library_handles(stream);
       const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
@@ -372,27 +371,18 @@ void batched_cholesky_solve_cuda(const T* device_factors, int n, std::int64_t ba
           [](auto size) { return kernels::registers_tier_solve_kernel<T, decltype(size)::value>; },
           device_factors, batch, device_rhs, which);
       return;
-    case CholeskyTier::thread: {
-      const auto kernel = kernels::thread_tier_solve_kernel<T>;
-      const std::size_t bytes = thread_tier_solve_bytes<T>(n);
-      allow_shared_memory(kernel, bytes);
-      const int blocks =
-          grid_blocks(kernel, kernels::kThreadTierBlock, bytes, batch, kernels::kThreadTierBlock);
-      kernel<<<blocks, kernels::kThreadTierBlock, bytes, stream>>>(device_factors, n, batch,
-                                                                   device_rhs, which);
-      MYRIAD_CHECK_LAUNCH();
+    case CholeskyTier::thread:
+      launch_with_shared_memory(kernels::thread_tier_solve_kernel<T>, kernels::kThreadTierBlock,
+                                thread_tier_solve_bytes<T>(n), batch, kernels::kThreadTierBlock,
+                                stream, device_factors, n, batch, device_rhs, which);
       return;
-    }
-    case CholeskyTier::tile: {
-      const auto kernel = kernels::tile_solve_kernel<T>;
-      const std::size_t bytes = tile_solve_bytes<T>(n);
-      const int threads = 32 * kernels::kTileSolveWarpsPerBlock;
-      const int blocks =
-          grid_blocks(kernel, threads, bytes, batch, kernels::kTileSolveWarpsPerBlock);
-      kernel<<<blocks, threads, bytes, stream>>>(device_factors, n, batch, device_rhs, which);
-      MYRIAD_CHECK_LAUNCH();
+    case CholeskyTier::tile:
+      // At most 48 KiB (checked above): no opt-in needed, and none asked for.
+      launch_with_shared_memory(kernels::tile_solve_kernel<T>,
+                                32 * kernels::kTileSolveWarpsPerBlock, tile_solve_bytes<T>(n),
+                                batch, kernels::kTileSolveWarpsPerBlock, stream, device_factors, n,
+                                batch, device_rhs, which);
       return;
-    }
     case CholeskyTier::library: {
       const BoundHandles handles = library_handles(stream);
       const std::int64_t n2 = static_cast<std::int64_t>(n) * n;

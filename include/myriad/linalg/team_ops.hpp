@@ -153,6 +153,24 @@ MYRIAD_HD bool team_cholesky_in_place(const Team& team, MatrixView<T> a) {
   return team_cholesky_in_place_info(team, a) == 0;
 }
 
+namespace detail {
+
+/// A triangular solve's step i: x_i = b_i / l_ii by its lane (i mod lanes), stored in b_i and
+/// broadcast to the team.
+template <class Team, class T, class Vector>
+MYRIAD_HD std::remove_const_t<T> team_solve_pivot(const Team& team, MatrixView<T> l, Vector& b,
+                                                  int i) {
+  const int owner = i % team.size();
+  std::remove_const_t<T> x_i(0);
+  if (team.rank() == owner) {
+    x_i = b[i] / l(i, i);
+    b[i] = x_i;
+  }
+  return team.broadcast(x_i, owner);
+}
+
+}  // namespace detail
+
 /// b ← L⁻¹ b (solve_lower) by a team, in column form: x_i = b_i / l_ii by its lane, broadcast,
 /// then b_k −= l_ki x_i for k > i by lane.
 template <class Team, class T, class Vector>
@@ -160,17 +178,10 @@ MYRIAD_HD void team_solve_lower(const Team& team, MatrixView<T> l, Vector&& b) {
   if constexpr (Team::kSerial) {
     return solve_lower(l, b);
   }
-  using Value = std::remove_const_t<T>;
   const int n = l.rows, lane = team.rank(), lanes = team.size();
   team.sync();
   for (int i = 0; i < n; ++i) {
-    const int owner = i % lanes;
-    Value x_i = Value(0);
-    if (lane == owner) {
-      x_i = b[i] / l(i, i);
-      b[i] = x_i;
-    }
-    x_i = team.broadcast(x_i, owner);
+    const auto x_i = detail::team_solve_pivot(team, l, b, i);
     // The lanes' rows after i: the first k > i with k ≡ lane (mod lanes).
     for (int k = i + 1 + ((lane - (i + 1) % lanes) + lanes) % lanes; k < n; k += lanes)
       b[k] -= l(k, i) * x_i;
@@ -185,17 +196,10 @@ MYRIAD_HD void team_solve_lower_transpose(const Team& team, MatrixView<T> l, Vec
   if constexpr (Team::kSerial) {
     return solve_lower_transpose(l, b);
   }
-  using Value = std::remove_const_t<T>;
   const int lane = team.rank(), lanes = team.size();
   team.sync();
   for (int i = l.rows - 1; i >= 0; --i) {
-    const int owner = i % lanes;
-    Value x_i = Value(0);
-    if (lane == owner) {
-      x_i = b[i] / l(i, i);
-      b[i] = x_i;
-    }
-    x_i = team.broadcast(x_i, owner);
+    const auto x_i = detail::team_solve_pivot(team, l, b, i);
     for (int k = lane; k < i; k += lanes) b[k] -= l(i, k) * x_i;
   }
   team.sync();
