@@ -20,7 +20,7 @@
 //    on CUDA the time covers the fused kernel and the per-call statistics reduction and
 //    synchronisation.
 //  * ess_per_second: once per row, before the timed loop and on the same backend, a short run of
-//    the scheduler (run_chmc on make_chmc_backend's backend, which is what sample_constrained
+//    the scheduler (run_chmc on make_chmc_backend's backend, which is what sample_chmc
 //    does): warm-up with step-size adaptation, then sampling; the smallest bulk ESS over the
 //    recorded quantities divided by the sampling wall time (warm-up excluded, as is usual for
 //    ESS/s; reported as min_ess and sampling_seconds), with the run's largest R-hat (max_rhat)
@@ -50,7 +50,7 @@
 // mapping and Gram factorisation, the figure that sets the `auto` thresholds.
 //
 // BM_chmc_gradient/<generator> — one gradient evaluation of the constrained-HMC potential
-// φ = −log ρ + ½ log|J Jᵀ| on one CPU core: ConstrainedChain::evaluate_current, i.e. J, the Gram
+// φ = −log ρ + ½ log|J Jᵀ| on one CPU core: ChmcMachine::evaluate_current, i.e. J, the Gram
 // factorisation, φ and ∇φ (constrained-hmc.md §8) at a point on the manifold, cycling through 8
 // points placed by initialize(). Items: gradient evaluations. The generators are the papers'
 // sizes: lotka_volterra (M = 100, N = 104; triangular + low-rank Gram),
@@ -73,16 +73,16 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/core/dual.hpp"
 #include "myriad/core/error.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/models/builtin_generators.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 #include "one_core_baseline.hpp"
 
 namespace myriad::bench {
 namespace {
 
-/// The ESS run: warm-up and sampling iterations of sample_constrained.
+/// The ESS run: warm-up and sampling iterations of sample_chmc.
 constexpr int kEssWarmup = 100;
 constexpr int kEssDraws = 200;
 /// BM_chmc_mapping rows: a short step-size adaptation and one draw before the timed loop.
@@ -133,7 +133,7 @@ struct RowState {
   std::uint32_t next_iteration = 0;
 };
 
-/// The ESS run of a row through the scheduler (run_chmc, as sample_constrained runs it, on a
+/// The ESS run of a row through the scheduler (run_chmc, as sample_chmc runs it, on a
 /// backend built by make_chmc_backend for the requested device): warm-up with step-size
 /// adaptation, then `draws` draws. The timed loop continues on the same backend, from the
 /// warmed-up ensemble at the adapted step size.
@@ -151,7 +151,7 @@ void ess_run(const Generator& generator, const RowDevice& device, int warmup, in
   config.gram_factorization = device.gram;
   config.cpu_simd_lanes = device.cpu_simd_lanes;
   row.backend = make_chmc_backend<Generator, double>(
-      generator, chains, choose_constrained_device<Generator>(device.device),
+      generator, chains, choose_chmc_device<Generator>(device.device),
       ChmcCudaOptions(device.mapping, device.gram), device.cpu_simd_lanes);
   const SampleResult result = run_chmc(*row.backend, config);
   row.min_ess = std::numeric_limits<double>::infinity();
@@ -350,7 +350,7 @@ struct OneChainPoints {
     points.assign(static_cast<std::size_t>(kPoints * layout.n), 0.0);
     gradient.assign(static_cast<std::size_t>(layout.n), 0.0);
     for (int p = 0; p < kPoints; ++p) {
-      MYRIAD_EXPECTS(initialize_constrained_chain(generator, chain(p), RandomStream(p, 0), 100),
+      MYRIAD_EXPECTS(initialize_chmc_chain(generator, chain(p), RandomStream(p, 0), 100),
                      "BM_chmc_gradient: no initial point for seed ", p);
     }
   }
@@ -379,7 +379,7 @@ void chmc_gradient_benchmark(benchmark::State& state, const Generator& generator
   int point = 0;
   std::int64_t failures = 0;
   for (auto _ : state) {
-    ConstrainedChain<Generator, double> machine(one.generator, one.chain(point));
+    ChmcMachine<Generator, double> machine(one.generator, one.chain(point));
     failures += machine.evaluate_current() != kStatusOk;
     benchmark::DoNotOptimize(one.gradient.data());
     benchmark::ClobberMemory();

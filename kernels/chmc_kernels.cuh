@@ -3,7 +3,7 @@
 // them), in two chain mappings (ChmcChainMapping, backend/chmc_backend.hpp).
 //
 // Thread per chain. Like the HMC kernels (hmc_kernels.cuh), each kernel is a grid-stride loop
-// over chains that calls the per-chain code of mcmc/constrained_hmc.hpp, the same functions the
+// over chains that calls the per-chain code of mcmc/chmc.hpp, the same functions the
 // CPU backend (backend/cpu_chmc_backend.hpp) calls in its OpenMP loop, so a chain's arithmetic
 // does not depend on the launch configuration. Every per-chain array is [element][chain] with one
 // padded stride (detail/chmc_chain_bodies.hpp), so a warp reads element e of 32 consecutive
@@ -38,9 +38,9 @@ namespace myriad::kernels {
 /// initialize_chain_at for every chain; initialized[c] = 1 on success, else 0.
 template <class Generator, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
-    initialize_constrained_chains_kernel(Generator generator, ChmcEnsembleView<T> state,
-                                         std::uint8_t* initialized, std::uint64_t seed,
-                                         int max_tries, std::int64_t chains_per_init) {
+    initialize_chmc_chains_kernel(Generator generator, ChmcEnsembleView<T> state,
+                                  std::uint8_t* initialized, std::uint64_t seed, int max_tries,
+                                  std::int64_t chains_per_init) {
   for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride()) {
     initialized[c] =
         initialize_chain_at(generator, state, seed, max_tries, chains_per_init, c) ? 1 : 0;
@@ -51,8 +51,8 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 /// else 0, as initialized[] (LoadInitializationFailure counts the failures).
 template <class Generator, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
-    restart_constrained_chains_kernel(Generator generator, ChmcEnsembleView<T> state,
-                                      const std::int64_t* source, std::uint8_t* evaluated) {
+    restart_chmc_chains_kernel(Generator generator, ChmcEnsembleView<T> state,
+                               const std::int64_t* source, std::uint8_t* evaluated) {
   for (std::int64_t c = global_thread_index(); c < state.position.chains; c += grid_stride())
     evaluated[c] = restart_chain_at(generator, state, source, c) ? 1 : 0;
 }
@@ -81,9 +81,9 @@ constexpr int kWarpChainBlockSize = 128;
 /// initialize_chain_at for every chain, a warp per chain; lane 0 writes initialized[c].
 template <class Generator, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
-    initialize_constrained_chains_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
-                                              std::uint8_t* initialized, std::uint64_t seed,
-                                              int max_tries, std::int64_t chains_per_init) {
+    initialize_chmc_chains_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
+                                       std::uint8_t* initialized, std::uint64_t seed, int max_tries,
+                                       std::int64_t chains_per_init) {
   const WarpTeam team;
   for (std::int64_t c = global_warp_index(); c < state.position.chains; c += grid_warps()) {
     const bool placed =
@@ -95,8 +95,8 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
 /// restart_chain_at for every chain, a warp per chain; lane 0 writes evaluated[c].
 template <class Generator, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpChainBlockSize)
-    restart_constrained_chains_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
-                                           const std::int64_t* source, std::uint8_t* evaluated) {
+    restart_chmc_chains_warp_kernel(Generator generator, ChmcEnsembleView<T> state,
+                                    const std::int64_t* source, std::uint8_t* evaluated) {
   const WarpTeam team;
   for (std::int64_t c = global_warp_index(); c < state.position.chains; c += grid_warps()) {
     const bool ok = restart_chain_at(generator, state, source, c, team);

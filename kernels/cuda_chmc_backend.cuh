@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA backend of many-chain constrained HMC (backend/chmc_backend.hpp): device-resident
 // state and scratch, one thread or one warp per chain (ChmcChainMapping) running the per-chain
-// transition of mcmc/constrained_hmc.hpp (kernels/chmc_kernels.cuh), and recorded draws streamed
+// transition of mcmc/chmc.hpp (kernels/chmc_kernels.cuh), and recorded draws streamed
 // to the host in chunks while the next chunk computes, as CudaHmcBackend does
 // (kernels/cuda_hmc_backend.cuh).
 //
@@ -30,7 +30,7 @@
 // so every element's row starts on a 128-byte boundary and a warp's accesses coalesce; the
 // scratch is laid out the same way for the thread mapping and [chain][element] (blocks padded to
 // 32 bytes) for the warp mapping (kernels::ChmcScratchPlacement). Per chain (ChmcLayout of
-// mcmc/constrained_hmc.hpp; dense Gram structure):
+// mcmc/chmc.hpp; dense Gram structure):
 //
 //   u, ∇φ, φ                        2N + 1                          values of T
 //   T workspace                      6N + M + 2(MN + M²) + MN + V    (J and L at the two ends of
@@ -88,7 +88,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/detail/ensemble_checks.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/concept.hpp"
 #include "reduction.cuh"
 
@@ -202,17 +202,16 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     ensemble_.synchronize();
 
     if (mapping_ == ChmcChainMapping::warp) {
-      init_grid_ =
-          ensemble_.warp_grid(kernels::initialize_constrained_chains_warp_kernel<Generator, T>,
-                              kernels::kWarpChainBlockSize, this->chains_);
+      init_grid_ = ensemble_.warp_grid(kernels::initialize_chmc_chains_warp_kernel<Generator, T>,
+                                       kernels::kWarpChainBlockSize, this->chains_);
       iterations_grid_ = ensemble_.warp_grid(kernels::chmc_iterations_warp_kernel<Generator, T>,
                                              kernels::kWarpChainBlockSize, this->chains_);
       phase_grid_ = ensemble_.warp_grid(
           kernels::resume_chmc_transitions_kernel<Generator, T, kernels::WarpTeam>,
           kernels::kWarpChainBlockSize, this->chains_);
     } else {
-      init_grid_ = ensemble_.chain_grid(kernels::initialize_constrained_chains_kernel<Generator, T>,
-                                        this->chains_);
+      init_grid_ =
+          ensemble_.chain_grid(kernels::initialize_chmc_chains_kernel<Generator, T>, this->chains_);
       iterations_grid_ =
           ensemble_.chain_grid(kernels::chmc_iterations_kernel<Generator, T>, this->chains_);
       phase_grid_ = ensemble_.chain_grid(
@@ -232,11 +231,11 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_chains_per_init(chains_per_init);
     if (mapping_ == ChmcChainMapping::warp) {
-      kernels::initialize_constrained_chains_warp_kernel<Generator, T>
+      kernels::initialize_chmc_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
               this->model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     } else {
-      kernels::initialize_constrained_chains_kernel<Generator, T>
+      kernels::initialize_chmc_chains_kernel<Generator, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
               this->model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
     }
@@ -341,11 +340,11 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     const DeviceArray<std::int64_t> device_source = ensemble_.to_device(source);
     // initialized_ (one flag per chain, read only by initialize()) takes each chain's outcome.
     if (mapping_ == ChmcChainMapping::warp) {
-      kernels::restart_constrained_chains_warp_kernel<Generator, T>
+      kernels::restart_chmc_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
               this->model_, ensemble_view(), device_source.data(), initialized_.data());
     } else {
-      kernels::restart_constrained_chains_kernel<Generator, T>
+      kernels::restart_chmc_chains_kernel<Generator, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
               this->model_, ensemble_view(), device_source.data(), initialized_.data());
     }

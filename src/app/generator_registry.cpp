@@ -7,15 +7,15 @@
 #include <cmath>
 #include <utility>
 
+#include "myriad/app/registry.hpp"
 #include "myriad/models/builtin_generators.hpp"
 #include "myriad/models/gld.hpp"
 #include "myriad/models/linear_gaussian.hpp"
 #include "myriad/models/lotka_volterra_problem.hpp"
 #include "myriad/models/noisy_generator.hpp"
-#include "myriad/app/registry.hpp"
 #include "myriad/models/sphere.hpp"
 #include "myriad/run/sample_abc.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 
 namespace myriad {
 
@@ -40,7 +40,7 @@ auto with_noise(const ModelArguments& a, const Model& model, Run run) {
 }
 
 /// The runners of a generator whose problem object is built by make(arguments). Constrained
-/// HMC runs where sample_constrained would (the data are uploaded when that is a GPU); the ABC
+/// HMC runs where sample_chmc would (the data are uploaded when that is a GPU); the ABC
 /// baselines run on the host's copy.
 template <class Make>
 GeneratorRunners runners(Make make) {
@@ -50,11 +50,11 @@ GeneratorRunners runners(Make make) {
     using Model = decltype(problem.host_model());
     ChmcConfig resolved = config;
     const bool noisy = a.number("noise") > 0;
-    resolved.device = noisy ? choose_constrained_device<models::Noisy<Model>>(config.device)
-                            : choose_constrained_device<Model>(config.device);
+    resolved.device = noisy ? choose_chmc_device<models::Noisy<Model>>(config.device)
+                            : choose_chmc_device<Model>(config.device);
     const Model model =
         resolved.device == Device::cuda ? problem.device_model() : problem.host_model();
-    return with_noise(a, model, [&](const auto& g) { return sample_constrained(g, resolved); });
+    return with_noise(a, model, [&](const auto& g) { return sample_chmc(g, resolved); });
   };
   r.abc_rejection = [make](const ModelArguments& a, const AbcConfig& config,
                            AbcRejectionSummary& summary) {
@@ -141,10 +141,10 @@ ModelSpec linear_gaussian_spec() {
     auto problem = models::LinearGaussianProblem::simulate(
         a.integer("outputs"), a.integer("inputs"), a.unsigned_integer("data_seed"), seed, r);
     ChmcConfig resolved = config;
-    resolved.device = choose_constrained_device<models::LinearGaussian>(config.device);
+    resolved.device = choose_chmc_device<models::LinearGaussian>(config.device);
     const models::LinearGaussian model =
         resolved.device == Device::cuda ? problem.device_model() : problem.host_model();
-    return SbcReplication{problem.true_inputs(), sample_constrained(model, resolved)};
+    return SbcReplication{problem.true_inputs(), sample_chmc(model, resolved)};
   };
   spec.exact = [make](const ModelArguments& a) {
     std::vector<ExactMoment> exact;

@@ -429,7 +429,7 @@ SamplerSettings read_generator_settings(const CommandLine& line, const SampleCon
     chmc.gram_factorization = parse_gram_factorization(line.text("gram-factorization"));
     check_gram_factorization(chmc.gram_factorization, spec.generator.gram_structure(arguments));
     chmc.step_back_off = !line.flag("no-step-back-off");
-    chmc.validate_constrained();
+    chmc.validate_chmc();
     run.extra["integrator"] =
         Json{{"inner_steps", chmc.inner_steps},
              {"min_steps", chmc.min_steps},

@@ -101,7 +101,7 @@ int sbc_command(int argc, char** argv) {
       throw UsageError{"--sampler " + sampler + ": SBC of a generator runs constrained HMC (chmc)"};
     config.sampler = HmcSampler::hmc;
     config.metric = MetricKind::diag;
-    config.validate_constrained();
+    config.validate_chmc();
   } else if (const auto chosen = enum_value(kHmcSamplerNames, sampler)) {
     config.sampler = *chosen;
     config.validate();

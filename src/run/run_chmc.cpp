@@ -16,11 +16,11 @@
 #include "myriad/mcmc/dual_averaging.hpp"
 #include "myriad/mcmc/step_size_search.hpp"
 #include "myriad/run/chmc_config.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 
 namespace myriad {
 
-void ChmcConfig::validate_constrained() const {
+void ChmcConfig::validate_chmc() const {
   validate();
   MYRIAD_EXPECTS(inner_steps >= 1, "inner_steps must be >= 1, got ", inner_steps);
   MYRIAD_EXPECTS(min_steps >= 1 && max_steps >= min_steps,
@@ -183,7 +183,7 @@ class ChmcRun final : public McmcRun<ChmcRun<T>, ChmcBackend<T>, ChmcConfig, Chm
 
 template <class T>
 SampleResult run_chmc(ChmcBackend<T>& backend, const ChmcConfig& config) {
-  config.validate_constrained();
+  config.validate_chmc();
   return ChmcRun<T>(backend, config).run();
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Small generator models for constrained-HMC tests, independent of the built-in models: a
 // sphere with an analytic Jacobian and a curved generator whose derivatives come from dual and
-// nested dual numbers. Shared by tests/unit/test_constrained_hmc.cpp (CPU) and the CUDA tests
+// nested dual numbers. Shared by tests/unit/test_chmc.cpp (CPU) and the CUDA tests
 // (tests/cuda/test_cuda_chmc.cpp, whose kernels tests/cuda/chmc_test_generators.cu instantiates),
 // so every member is MYRIAD_HD and uses myriad:: math, which works in device code too.
 

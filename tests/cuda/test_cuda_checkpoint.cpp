@@ -11,7 +11,7 @@
 #include "myriad/models/builtin.hpp"
 #include "myriad/models/gaussian.hpp"
 #include "myriad/models/linear_gaussian.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 
 namespace myriad {
 namespace {
@@ -45,7 +45,7 @@ INSTANTIATE_TEST_SUITE_P(Samplers, CudaCheckpointResume,
                          ::testing::Values(HmcSampler::chees, HmcSampler::nuts),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
-TEST(CudaCheckpoint, ConstrainedHmcResumedIsTheUninterruptedRunBitForBit) {
+TEST(CudaCheckpoint, ChmcResumedIsTheUninterruptedRunBitForBit) {
   // The CUDA backend's chain state is its device arrays as they are (u, the gradient, φ, the
   // back-offs, the workspace with each chain's Jacobian and Gram factor, the batched factors).
   MYRIAD_SKIP_WITHOUT_CUDA();
@@ -57,7 +57,7 @@ TEST(CudaCheckpoint, ConstrainedHmcResumedIsTheUninterruptedRunBitForBit) {
   base.device = Device::cuda;
   base.metric = MetricKind::diag;
   base.chains = 100;
-  const SampleResult reference = sample_constrained(problem.device_model(), base);
+  const SampleResult reference = sample_chmc(problem.device_model(), base);
   ChmcConfig config = base;
   config.draws_path = scratch / "draws.npy";
   config.checkpoint.path = scratch / "checkpoint.bin";
@@ -65,7 +65,7 @@ TEST(CudaCheckpoint, ConstrainedHmcResumedIsTheUninterruptedRunBitForBit) {
   int interruptions = 0;
   const SampleResult resumed = testing::run_with_stops(
       config, {30, 75, 3}, interruptions,
-      [&](const ChmcConfig& c) { return sample_constrained(problem.device_model(), c); });
+      [&](const ChmcConfig& c) { return sample_chmc(problem.device_model(), c); });
   EXPECT_EQ(interruptions, 3);
   EXPECT_TRUE(testing::file_bytes(scratch / "draws.npy") ==
               testing::file_bytes(scratch / "reference.npy"))

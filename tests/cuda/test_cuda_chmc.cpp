@@ -30,7 +30,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/models/builtin_generators.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 
 namespace myriad {
 namespace {
@@ -376,7 +376,7 @@ TEST(CudaChmc, CopyChainsAgreesWithCpu) {
   }
 }
 
-TEST(CudaChmc, SampleConstrainedRunsABuiltinGeneratorOnCuda) {
+TEST(CudaChmc, SampleChmcRunsABuiltinGeneratorOnCuda) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   // Through the public API: device selection (models/builtin_generators.hpp makes the built-in
   // sphere reachable from host code), warm-up with step-size adaptation, chunked sampling.
@@ -389,7 +389,7 @@ TEST(CudaChmc, SampleConstrainedRunsABuiltinGeneratorOnCuda) {
   config.seed = 11;
   config.device = Device::cuda;
   const auto sphere = models::Sphere::make(4, 1.5);
-  const SampleResult result = sample_constrained(sphere, config);
+  const SampleResult result = sample_chmc(sphere, config);
   EXPECT_NE(result.device.find("(sm_"), std::string::npos) << result.device;
   ASSERT_EQ(result.summary.size(), 4u);
   for (int i = 0; i < 4; ++i) {

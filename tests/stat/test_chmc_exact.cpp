@@ -9,7 +9,7 @@
 #include "common/run_configs.hpp"
 #include "myriad/models/linear_gaussian.hpp"
 #include "myriad/models/sphere.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 #include "posterior_check.hpp"
 
 namespace myriad {
@@ -22,7 +22,7 @@ ChmcConfig exact_config(std::uint64_t seed) {
 
 TEST(StatChmcSphere, UniformOnTheSphere) {
   const auto sphere = models::Sphere::make(6, 2.0);
-  const SampleResult result = sample_constrained(sphere, exact_config(31));
+  const SampleResult result = sample_chmc(sphere, exact_config(31));
   for (int i = 0; i < 6; ++i) {
     const std::string name = result.names[i];
     testing::expect_within_mcse(testing::mean_of(result, i, [](double u) { return u; }), 0.0,
@@ -35,7 +35,7 @@ TEST(StatChmcSphere, UniformOnTheSphere) {
 
 TEST(StatChmcLinearGaussian, GaussianConditional) {
   const auto problem = models::LinearGaussianProblem::make(3, 7, 5);
-  const SampleResult result = sample_constrained(problem.host_model(), exact_config(32));
+  const SampleResult result = sample_chmc(problem.host_model(), exact_config(32));
   const auto mean = problem.exact_mean();
   const auto covariance = problem.exact_covariance();
   const int n = 7;

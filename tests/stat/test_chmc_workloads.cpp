@@ -23,7 +23,7 @@
 #include "myriad/models/gld.hpp"
 #include "myriad/models/lotka_volterra_problem.hpp"
 #include "myriad/run/sample_abc.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 #include "posterior_check.hpp"
 
 #if __has_include("myriad/models/builtin_generators.hpp")
@@ -46,7 +46,7 @@ TEST(StatChmcWorkloads, LotkaVolterraShortRunOnTheCpu) {
   ChmcConfig config = myriad::testing::run_config<ChmcConfig>(4, 10, 10, 4);
   config.initial_step_size = 0.05;
   config.min_steps = config.max_steps = 2;
-  const SampleResult r = sample_constrained(problem.host_model(), config);
+  const SampleResult r = sample_chmc(problem.host_model(), config);
   expect_sane(r);
   EXPECT_GT(r.sampling_stats.accepted + r.warmup_stats.accepted, 0);
 }
@@ -55,7 +55,7 @@ TEST(StatChmcWorkloads, GldShortRunOnTheCpu) {
   const auto problem = models::GldProblem::make();
   ChmcConfig config = myriad::testing::run_config<ChmcConfig>(4, 20, 20, 5);
   config.inner_steps = 4;
-  const SampleResult r = sample_constrained(problem.host_model(), config);
+  const SampleResult r = sample_chmc(problem.host_model(), config);
   expect_sane(r);
   EXPECT_GT(r.sampling_stats.accepted, 0);
 }
@@ -109,8 +109,7 @@ TEST(StatChmcConvergence, GldConvergesAroundTheTruth) {
   config.inner_steps = 4;  // the paper's N_g; N_s ∈ {5..10}
   config.min_steps = 5;
   config.max_steps = 10;
-  const SampleResult r =
-      sample_constrained(gpu ? problem.device_model() : problem.host_model(), config);
+  const SampleResult r = sample_chmc(gpu ? problem.device_model() : problem.host_model(), config);
   expect_sane(r);
   const double truth[4] = {5, 1, 0.4, -0.1};
   expect_converged_around(r, truth);
@@ -136,8 +135,7 @@ TEST(StatChmcConvergence, LotkaVolterraConvergesAroundTheTruth) {
   config.seed = 7;
   config.device = gpu ? Device::cuda : Device::cpu;
   config.inner_steps = 3;  // the paper's N_g; N_s ∈ {4..8}
-  const SampleResult r =
-      sample_constrained(gpu ? problem.device_model() : problem.host_model(), config);
+  const SampleResult r = sample_chmc(gpu ? problem.device_model() : problem.host_model(), config);
   expect_sane(r);
   const double truth[4] = {0.4, 0.005, 0.05, 0.001};
   expect_converged_around(r, truth);

@@ -76,7 +76,7 @@ TEST(StatSbc, HmcOnLogisticRegression) {
   EXPECT_EQ(result.names.size(), 3u);
 }
 
-TEST(StatSbc, ConstrainedHmcOnLinearGaussian) {
+TEST(StatSbc, ChmcOnLinearGaussian) {
   const SbcResult result = calibrate("linear_gaussian", {});
   EXPECT_EQ(result.names.size(), 6u);
 }

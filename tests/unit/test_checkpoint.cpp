@@ -25,7 +25,7 @@
 #include "myriad/models/linear_gaussian.hpp"
 #include "myriad/run/host_memory.hpp"
 #include "myriad/run/sample.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 
 namespace myriad {
 namespace {
@@ -87,9 +87,9 @@ TEST(Checkpoint, ResumedRunWithRestartedChainsIsBitForBit) {
   EXPECT_EQ(resumed.warmup_restarted_chains, reference.warmup_restarted_chains);
 }
 
-class ConstrainedCheckpointResume : public ::testing::TestWithParam<bool> {};
+class ChmcCheckpointResume : public ::testing::TestWithParam<bool> {};
 
-TEST_P(ConstrainedCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
+TEST_P(ChmcCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
   // Constrained HMC's chains keep their Jacobian and Gram factor at the current point in the
   // backend's workspace; the checkpoint holds it as the backend laid it out (chains in SIMD
   // lanes or one at a time: the parameter).
@@ -100,15 +100,15 @@ TEST_P(ConstrainedCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
       checkpointed_config(HmcSampler::hmc, scratch / "reference.npy");
   base.metric = MetricKind::diag;
   base.cpu_simd_lanes = GetParam();
-  const SampleResult reference = sample_constrained(problem.host_model(), base);
+  const SampleResult reference = sample_chmc(problem.host_model(), base);
   ChmcConfig config = base;
   config.draws_path = scratch / "draws.npy";
   config.checkpoint.path = scratch / "checkpoint.bin";
   config.checkpoint.every = 40;
   int interruptions = 0;
-  const SampleResult resumed = run_with_stops(
-      config, {30, 75, 3, 2}, interruptions,
-      [&](const ChmcConfig& c) { return sample_constrained(problem.host_model(), c); });
+  const SampleResult resumed =
+      run_with_stops(config, {30, 75, 3, 2}, interruptions,
+                     [&](const ChmcConfig& c) { return sample_chmc(problem.host_model(), c); });
   EXPECT_EQ(interruptions, 4);
   EXPECT_TRUE(file_bytes(scratch / "draws.npy") == file_bytes(scratch / "reference.npy"))
       << "the resumed run's draws.npy differs from the uninterrupted run's";
@@ -117,7 +117,7 @@ TEST_P(ConstrainedCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
   EXPECT_EQ(resumed.warmup_backed_off_chains, reference.warmup_backed_off_chains);
 }
 
-INSTANTIATE_TEST_SUITE_P(Lanes, ConstrainedCheckpointResume, ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(Lanes, ChmcCheckpointResume, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "lanes" : "one_by_one"; });
 
 TEST(Checkpoint, WrittenEveryNIterationsAtomically) {

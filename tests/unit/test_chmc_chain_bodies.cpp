@@ -6,7 +6,7 @@
 //   warp per chain:   a team of host threads (tests/common/thread_team.hpp) per chain, with
 //                     real barriers, and the scratch [chain][element] padded to 32 bytes.
 // Both sides run the same host-compiled per-chain code and a team reproduces one lane bit for
-// bit (mcmc/constrained_hmc.hpp), so positions, statistics and recorded draws must be
+// bit (mcmc/chmc.hpp), so positions, statistics and recorded draws must be
 // identical. A missing barrier in the team code shows up here as a mismatch or a flaky run.
 //
 // The batched Gram factorisation (GramFactorization) runs the same way: the transition in
@@ -35,7 +35,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/detail/chmc_chain_bodies.hpp"
 #include "myriad/linalg/batched_cholesky.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/models/linear_gaussian.hpp"
 #include "myriad/models/lotka_volterra_problem.hpp"

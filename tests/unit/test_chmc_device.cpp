@@ -12,7 +12,7 @@
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/models/builtin_generators.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 
 namespace myriad {
 namespace {
@@ -66,37 +66,36 @@ TEST(ChmcDevice, CudaBackendWithoutDeviceThrowsUnavailable) {
 #endif
 }
 
-TEST(ChmcDevice, SampleConstrainedOnCudaWithoutDeviceThrows) {
+TEST(ChmcDevice, SampleChmcOnCudaWithoutDeviceThrows) {
   if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: the run would proceed";
   const std::string builtin = unavailable_message(
-      [] { sample_constrained(models::Sphere::make(3, 1.0), small_config(Device::cuda)); });
+      [] { sample_chmc(models::Sphere::make(3, 1.0), small_config(Device::cuda)); });
   EXPECT_NE(builtin.find("--device cuda"), std::string::npos) << builtin;
   const std::string custom = unavailable_message(
-      [] { sample_constrained(test_generators::TestSphere{}, small_config(Device::cuda)); });
+      [] { sample_chmc(test_generators::TestSphere{}, small_config(Device::cuda)); });
   EXPECT_FALSE(custom.empty());
-  EXPECT_THROW(choose_constrained_device<models::Sphere>(Device::cuda), unavailable_error);
-  EXPECT_EQ(choose_constrained_device<models::Sphere>(Device::automatic), Device::cpu);
+  EXPECT_THROW(choose_chmc_device<models::Sphere>(Device::cuda), unavailable_error);
+  EXPECT_EQ(choose_chmc_device<models::Sphere>(Device::automatic), Device::cpu);
 }
 
 TEST(ChmcDevice, HostCompiledCustomGeneratorOnCudaIsAnErrorEvenWithADevice) {
   // Host-compiled code holds no kernels for a generator of its own: `cuda` names the remedy
   // (compile with nvcc) when a device exists, and `automatic` stays on the CPU.
   if (cuda_device_available()) {
-    const std::string message = unavailable_message(
-        [] { choose_constrained_device<test_generators::TestCurved>(Device::cuda); });
+    const std::string message =
+        unavailable_message([] { choose_chmc_device<test_generators::TestCurved>(Device::cuda); });
     EXPECT_NE(message.find("nvcc"), std::string::npos) << message;
   } else {
-    EXPECT_THROW(choose_constrained_device<test_generators::TestCurved>(Device::cuda),
-                 unavailable_error);
+    EXPECT_THROW(choose_chmc_device<test_generators::TestCurved>(Device::cuda), unavailable_error);
   }
-  EXPECT_EQ(choose_constrained_device<test_generators::TestCurved>(Device::automatic), Device::cpu);
-  EXPECT_EQ(choose_constrained_device<test_generators::TestCurved>(Device::cpu), Device::cpu);
+  EXPECT_EQ(choose_chmc_device<test_generators::TestCurved>(Device::automatic), Device::cpu);
+  EXPECT_EQ(choose_chmc_device<test_generators::TestCurved>(Device::cpu), Device::cpu);
 }
 
 TEST(ChmcDevice, AutomaticWithoutDeviceRunsOnTheCpu) {
   if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: automatic picks it";
   const SampleResult result =
-      sample_constrained(models::Sphere::make(3, 1.0), small_config(Device::automatic));
+      sample_chmc(models::Sphere::make(3, 1.0), small_config(Device::automatic));
   EXPECT_NE(result.device.find("cpu"), std::string::npos) << result.device;
   EXPECT_EQ(result.chains, 8);
 }

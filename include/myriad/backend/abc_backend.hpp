@@ -15,7 +15,7 @@
 #include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/omp_statistics.hpp"
 #include "myriad/mcmc/abc.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/concept.hpp"
 
 namespace myriad {

@@ -2,7 +2,7 @@
 // The backend interface for many-chain constrained HMC: like HmcBackend (backend/hmc_backend.hpp)
 // but with the constrained transition's settings and per-chain scratch for the Jacobian and Gram
 // factors. Implementations: CPU (backend/cpu_chmc_backend.hpp) and CUDA
-// (kernels/cuda_chmc_backend.cuh), both calling the per-chain ConstrainedChain.
+// (kernels/cuda_chmc_backend.cuh), both calling the per-chain ChmcMachine.
 
 #include <cstdint>
 #include <cstring>
@@ -16,7 +16,7 @@
 #include "myriad/backend/team_mapping.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/core/random.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
 #include "myriad/model/library_instances.hpp"
 

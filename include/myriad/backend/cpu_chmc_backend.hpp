@@ -25,7 +25,7 @@
 #include "myriad/detail/ensemble_checks.hpp"
 #include "myriad/detail/lane_group.hpp"
 #include "myriad/detail/omp_statistics.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/concept.hpp"
 
 namespace myriad {

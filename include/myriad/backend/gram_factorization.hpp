@@ -7,7 +7,7 @@
 //            a whole chunk of iterations.
 //   registers, thread, tile, library
 //            batched across all chains between the phases of a transition: the transition is
-//            split at its 1 + N_s · N_g factorisations (ConstrainedChain::begin_transition /
+//            split at its 1 + N_s · N_g factorisations (ChmcMachine::begin_transition /
 //            resume_transition), each chain forms its Gram matrix in a column-major batch, and
 //            linalg::batched_cholesky_cuda factors the batch on that tier (registers: a thread
 //            per matrix holding it in registers, M ≤ 12; thread and tile: shared memory;

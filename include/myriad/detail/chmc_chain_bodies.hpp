@@ -16,8 +16,8 @@
 //
 // Two ways to factor the Gram matrices (GramFactorization, backend/gram_factorization.hpp):
 //   in the chain:  chain_iterations_at runs whole transitions, each chain's team factoring its
-//                  own Gram matrices (ConstrainedChain::transition);
-//   batched:       the transition in phases (ConstrainedChain::begin_transition and
+//                  own Gram matrices (ChmcMachine::transition);
+//   batched:       the transition in phases (ChmcMachine::begin_transition and
 //                  resume_transition): begin_transition_at, then, 1 + N_s · N_g times, a batched
 //                  Cholesky of every chain's pending Gram matrix (linalg/batched_cholesky.hpp)
 //                  followed by resume_transition_at. The Gram matrices live outside the scratch
@@ -38,7 +38,7 @@
 #include "myriad/detail/chain_statistics.hpp"
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/mcmc/chain_status.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
 #include "myriad/model/concept.hpp"
 
@@ -111,7 +111,7 @@ struct ChmcEnsembleView {
   /// be null when back-off is never on.
   std::uint8_t* step_halvings = nullptr;
 
-  /// The per-chain views that ConstrainedChain takes.
+  /// The per-chain views that ChmcMachine takes.
   MYRIAD_HD ChmcChain<T> chain(std::int64_t c) const {
     const std::int64_t step = scratch.element_step;
     const std::int64_t matrix = static_cast<std::int64_t>(gram_order) * gram_order;
@@ -220,7 +220,7 @@ MYRIAD_HD void record_chain_at(const Generator& generator, const ChmcChain<T>& c
   });
 }
 
-/// Places chain c on the manifold (mcmc/constrained_hmc.hpp, initialize_constrained_chain) and
+/// Places chain c on the manifold (mcmc/chmc.hpp, initialize_chmc_chain) and
 /// returns whether it succeeded. Chains with equal c / chains_per_init use the random stream of
 /// the superchain's first chain, (c / chains_per_init) · chains_per_init, and so share their
 /// initial point (ChmcBackend::initialize), exactly as the CPU backend does.
@@ -230,7 +230,7 @@ MYRIAD_HD bool initialize_chain_at(const Generator& generator, const ChmcEnsembl
                                    std::int64_t c, const Team& team = Team{}) {
   const std::int64_t init_stream = (c / chains_per_init) * chains_per_init;
   const RandomStream rng(seed, static_cast<std::uint64_t>(init_stream));
-  return initialize_constrained_chain(generator, state.chain(c), rng, max_tries, team);
+  return initialize_chmc_chain(generator, state.chain(c), rng, max_tries, team);
 }
 
 /// Chain c takes chain source[c]'s point u and step back-off (ChmcBackend::copy_chains), then
@@ -250,7 +250,7 @@ MYRIAD_HD bool restart_chain_at(const Generator& generator, const ChmcEnsembleVi
     for (int d = 0; d < to.size; ++d) to[d] = from[d];
     if (state.step_halvings != nullptr) state.step_halvings[c] = state.step_halvings[s];
   });
-  ConstrainedChain<Generator, T, Team> machine(generator, state.chain(c), team);
+  ChmcMachine<Generator, T, Team> machine(generator, state.chain(c), team);
   return machine.evaluate_current() == kStatusOk;
 }
 
@@ -281,7 +281,7 @@ MYRIAD_HD IterationStats chain_iterations(const Generator& generator,
   const std::int64_t chains = state.position.chains;
   const RandomStream rng(settings.seed, static_cast<std::uint64_t>(c));
   const ChmcChain<T> chain = state.chain(c);
-  ConstrainedChain<Generator, T, Team> machine(generator, chain, team);
+  ChmcMachine<Generator, T, Team> machine(generator, chain, team);
   IterationStats tally;
   // Every lane keeps its own copy of the back-off and updates it from the same outcome, so the
   // lanes agree on δt without a barrier; lane 0 stores it at the end.
@@ -322,7 +322,7 @@ template <class Generator, class T, class Team = SerialTeam>
 MYRIAD_HD void begin_transition_at(const Generator& generator, const ChmcEnsembleView<T>& state,
                                    ChmcProgress<T>* progress, std::int64_t c,
                                    const Team& team = Team{}) {
-  ConstrainedChain<Generator, T, Team> machine(generator, state.chain(c), team);
+  ChmcMachine<Generator, T, Team> machine(generator, state.chain(c), team);
   ChmcProgress<T> record;
   machine.begin_transition(record);
   if (team.rank() == 0) progress[c] = record;
@@ -344,7 +344,7 @@ MYRIAD_HD void resume_transition_at(const Generator& generator, const ChmcEnsemb
                                     const ChainStatisticsView& stats, std::int64_t c,
                                     const Team& team = Team{}) {
   const ChmcChain<T> chain = state.chain(c);
-  ConstrainedChain<Generator, T, Team> machine(generator, chain, team);
+  ChmcMachine<Generator, T, Team> machine(generator, chain, team);
   ChmcProgress<T> record = progress[c];
   // h_c changes only in the last phase, after every lane has read it here.
   const std::uint8_t halvings = step_back_off ? state.step_halvings[c] : 0;

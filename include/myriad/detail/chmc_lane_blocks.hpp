@@ -1,7 +1,7 @@
 #pragma once
 // CPU constrained HMC with chains in SIMD lanes (issue 23): the CPU backend's loop over groups of
 // W consecutive chains, each group advanced in lockstep by one call per iteration of a lane
-// kernel (detail/chmc_lane_kernel.hpp: ConstrainedChain with T a batch of W chains), with the
+// kernel (detail/chmc_lane_kernel.hpp: ChmcMachine with T a batch of W chains), with the
 // per-chain bookkeeping — statistics, step back-off, recorded draws — done here per lane by the
 // scalar code of the one-chain loop (detail/chmc_chain_bodies.hpp). Nothing here needs a SIMD
 // library: the kernel is reached through a function pointer.
@@ -21,7 +21,7 @@
 #include "myriad/detail/chmc_lane_types.hpp"
 #include "myriad/detail/hmc_chain_bodies.hpp"
 #include "myriad/detail/lane_group.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/model/library_instances.hpp"

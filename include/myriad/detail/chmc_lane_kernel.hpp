@@ -1,6 +1,6 @@
 #pragma once
-// The SIMD-lane kernel of CPU constrained HMC: one transition (mcmc/constrained_hmc.hpp,
-// ConstrainedChain::transition) of a group of W chains in the rows of ChmcLaneRows
+// The SIMD-lane kernel of CPU constrained HMC: one transition (mcmc/chmc.hpp,
+// ChmcMachine::transition) of a group of W chains in the rows of ChmcLaneRows
 // (detail/chmc_lane_types.hpp), with the element type S = xsimd::batch<T, Arch>. As for HMC's
 // (detail/hmc_lane_kernel.hpp), a translation unit that includes this file compiles the kernel for
 // its instruction set; the library compiles the built-in generators' kernels once per instruction
@@ -13,7 +13,7 @@
 
 #include "myriad/detail/chmc_lane_types.hpp"
 #include "myriad/detail/simd_lanes.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/generator.hpp"
 
 namespace myriad {
@@ -43,7 +43,7 @@ void chmc_lane_transition(const Generator& g, T* group, std::uint64_t seed, std:
       S::load_unaligned(step_sizes), step.steps,           step.inner_steps,
       S(step.constraint_tol),        S(step.position_tol), S(step.reverse_tol),
       S(step.divergence_tol),        step.max_iterations};
-  ConstrainedChain<Generator, S> machine(g, chain);
+  ChmcMachine<Generator, S> machine(g, chain);
   const ChmcOutcome<S> outcome =
       machine.transition(LaneStreams<S>(seed, first), iteration, lane_step);
   outcome.accept_prob.store_unaligned(out.accept_prob);

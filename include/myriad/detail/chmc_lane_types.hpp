@@ -7,7 +7,7 @@
 
 #include "myriad/core/dual.hpp"
 #include "myriad/core/lanes.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 
 namespace myriad {
 

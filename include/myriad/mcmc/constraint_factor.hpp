@@ -73,7 +73,7 @@ struct DenseConstraintFactor {
   int n;
 
   /// Workspace elements for one factor: J, and L unless the Gram matrices live outside the
-  /// workspace (`gram_in_workspace` false: the batched factorisation, constrained_hmc.hpp).
+  /// workspace (`gram_in_workspace` false: the batched factorisation, chmc.hpp).
   MYRIAD_HD static std::int64_t workspace_size(int m, int n, int /*k*/,
                                                bool gram_in_workspace = true) {
     return static_cast<std::int64_t>(m) * n +

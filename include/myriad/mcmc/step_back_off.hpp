@@ -18,6 +18,11 @@
 //
 // Like Stan's per-chain step sizes, but keeping one step size for sampling (lockstep chains);
 // N_s stays shared, so the chains still run in lockstep during warm-up.
+//
+// One name throughout: the mechanism is the step back-off (the setting step_back_off, the CLI's
+// --no-step-back-off to turn it off); its state in a chain is h, counted as step halvings
+// (step_halvings(), kMaxStepHalvings), and a chain with h > 0 has backed off
+// (warmup_backed_off_chains).
 
 #include <cstdint>
 

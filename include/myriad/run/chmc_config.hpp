@@ -32,7 +32,7 @@ struct ChmcConfig : SampleConfig {
   GramFactorization gram_factorization = GramFactorization::automatic;
 
   /// Throws myriad::invalid_argument naming the first bad value.
-  void validate_constrained() const;
+  void validate_chmc() const;
 };
 
 }  // namespace myriad

@@ -25,7 +25,7 @@
 #include "myriad/core/dual.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/linalg/matrix_view.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/model/generator_autodiff.hpp"
 #include "myriad/models/lotka_volterra_problem.hpp"
@@ -423,13 +423,13 @@ struct HostChain {
     dual.assign(layout.dual_size(), Dual<double>(NAN));
     nested.assign(layout.nested_size(), Dual<Dual<double>>(Dual<double>(NAN)));
   }
-  /// φ(u) and ∇φ(u) by ConstrainedChain::evaluate_current.
+  /// φ(u) and ∇φ(u) by ChmcMachine::evaluate_current.
   void evaluate(const G& g, const std::vector<double>& at) {
     u = at;
     const myriad::ChmcChain<double> view{
         {u.data(), 1, layout.n}, {grad.data(), 1, layout.n}, &potential,
         {work.data(), 1},        {dual.data(), 1},           {nested.data(), 1}};
-    myriad::ConstrainedChain<G, double> machine(g, view);
+    myriad::ChmcMachine<G, double> machine(g, view);
     ASSERT_EQ(machine.evaluate_current(), myriad::kStatusOk);
   }
   myriad::ChmcLayout layout;
@@ -525,7 +525,7 @@ void expect_same_potential_and_gradient(const A& a, const B& b, int extra) {
   }
 }
 
-TEST(GeneratorsJacobianVjp, ConstrainedHmcGradientAgreesWithTheDualPath) {
+TEST(GeneratorsJacobianVjp, ChmcGradientAgreesWithTheDualPath) {
   // The same φ and ∇φ with and without add_jacobian_vjp, for the structured factor
   // (LotkaVolterra) and the dense one (the summaries, and both under Noisy<…>, C = G⁻¹J by
   // dense solves). Without the member the chain keeps ∂J on duals (M × N of them); with it, the

@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "common/test_generators.hpp"
 #include "common/run_configs.hpp"
+#include "common/test_generators.hpp"
 #include "myriad/diag/ess.hpp"
-#include "myriad/mcmc/constrained_hmc.hpp"
+#include "myriad/mcmc/chmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
 #include "myriad/models/lotka_volterra_problem.hpp"
 #include "myriad/run/sample_abc.hpp"
-#include "myriad/run/sample_constrained.hpp"
+#include "myriad/run/sample_chmc.hpp"
 
 namespace myriad {
 namespace {
@@ -120,18 +120,18 @@ double curved_potential(const std::vector<double>& u) {
          0.5 * std::log(g[0][0] * g[1][1] - g[0][1] * g[1][0]);
 }
 
-TEST(ConstrainedHmc, AGeneratorsInputsAreRecordedAsU) {
+TEST(Chmc, AGeneratorsInputsAreRecordedAsU) {
   // The docs' notation: u the inputs, x the outputs (a density model's parameters stay x).
   const test_generators::TestCurved curved;
   EXPECT_EQ(recorded_quantity_names(curved),
             (std::vector<std::string>{"u[0]", "u[1]", "u[2]", "u[3]"}));
 }
 
-TEST(ConstrainedHmc, PotentialAndLogDetGradientMatchFiniteDifferences) {
+TEST(Chmc, PotentialAndLogDetGradientMatchFiniteDifferences) {
   TestCurved g;
   OneChain<TestCurved> chain(g);
   chain.u = {0.3, -0.7, 0.4, 1.1};
-  ConstrainedChain<TestCurved, double> machine(g, chain.view());
+  ChmcMachine<TestCurved, double> machine(g, chain.view());
   ASSERT_EQ(machine.evaluate_current(), kStatusOk);
   EXPECT_NEAR(chain.potential, curved_potential(chain.u), 1e-12);
   // Central differences of the ambient φ: error O(h²·φ''') + O(ε·φ/h); h = 1e-5 gives ~1e-10.
@@ -146,7 +146,7 @@ TEST(ConstrainedHmc, PotentialAndLogDetGradientMatchFiniteDifferences) {
 
 // Without any Jacobian, ∂J/∂u_i comes from nested duals of generate(), so the chain's dual
 // scratch holds the output vectors only (one per output lane), not a dual M × N matrix.
-TEST(ConstrainedHmc, NestedDualGradientNeedsNoDualJacobianScratch) {
+TEST(Chmc, NestedDualGradientNeedsNoDualJacobianScratch) {
   const TestCurved g;
   for (const int lanes : {1, 3}) {
     const ChmcLayout layout = chmc_layout<TestCurved, double>(g, lanes);
@@ -157,7 +157,7 @@ TEST(ConstrainedHmc, NestedDualGradientNeedsNoDualJacobianScratch) {
   }
 }
 
-TEST(ConstrainedHmc, StructuredDiagonalFactorAgreesWithDense) {
+TEST(Chmc, StructuredDiagonalFactorAgreesWithDense) {
   using Structured = TestIndependent<GramStructure::diagonal_plus_low_rank>;
   using Dense = TestIndependent<GramStructure::dense>;
   const Structured structured;
@@ -165,15 +165,15 @@ TEST(ConstrainedHmc, StructuredDiagonalFactorAgreesWithDense) {
   OneChain<Structured> a(structured);
   OneChain<Dense> b(dense);
   const RandomStream rng(5, 0);
-  ASSERT_TRUE(initialize_constrained_chain(structured, a.view(), rng, 10));
-  ASSERT_TRUE(initialize_constrained_chain(dense, b.view(), rng, 10));
+  ASSERT_TRUE(initialize_chmc_chain(structured, a.view(), rng, 10));
+  ASSERT_TRUE(initialize_chmc_chain(dense, b.view(), rng, 10));
   ASSERT_EQ(a.u, b.u);
   // φ and ∇φ agree to rounding: the Woodbury/determinant-lemma forms are exact identities.
   EXPECT_NEAR(a.potential, b.potential, 1e-12 * (1 + std::abs(b.potential)));
   for (int i = 0; i < 7; ++i) EXPECT_NEAR(a.grad[i], b.grad[i], 1e-10) << i;
   // And so do whole transitions (same random numbers, same accept decisions).
-  ConstrainedChain<Structured, double> ma(structured, a.view());
-  ConstrainedChain<Dense, double> mb(dense, b.view());
+  ChmcMachine<Structured, double> ma(structured, a.view());
+  ChmcMachine<Dense, double> mb(dense, b.view());
   ChmcStep<double> step;
   step.step_size = 0.2;
   step.steps = 4;
@@ -186,12 +186,12 @@ TEST(ConstrainedHmc, StructuredDiagonalFactorAgreesWithDense) {
   }
 }
 
-TEST(ConstrainedHmc, ProjectionsLandOnTheManifoldAndMomentaAreTangent) {
+TEST(Chmc, ProjectionsLandOnTheManifoldAndMomentaAreTangent) {
   TestCurved g;
   OneChain<TestCurved> chain(g);
   const RandomStream rng(7, 0);
-  ASSERT_TRUE(initialize_constrained_chain(g, chain.view(), rng, 1));
-  ConstrainedChain<TestCurved, double> machine(g, chain.view());
+  ASSERT_TRUE(initialize_chmc_chain(g, chain.view(), rng, 1));
+  ChmcMachine<TestCurved, double> machine(g, chain.view());
   ChmcStep<double> step;
   step.step_size = 0.3;
   step.steps = 6;
@@ -220,12 +220,12 @@ ChmcStep<double> oversized_sphere_step() {
   return step;
 }
 
-TEST(ConstrainedHmc, OversizedStepsFailAsCountedRejectionsNotCrashes) {
+TEST(Chmc, OversizedStepsFailAsCountedRejectionsNotCrashes) {
   TestSphere g;
   OneChain<TestSphere> chain(g);
   const RandomStream rng(3, 0);
-  ASSERT_TRUE(initialize_constrained_chain(g, chain.view(), rng, 1));
-  ConstrainedChain<TestSphere, double> machine(g, chain.view());
+  ASSERT_TRUE(initialize_chmc_chain(g, chain.view(), rng, 1));
+  ChmcMachine<TestSphere, double> machine(g, chain.view());
   const ChmcStep<double> step = oversized_sphere_step();
   int failures = 0;
   for (std::uint32_t it = 0; it < 20; ++it) {
@@ -262,8 +262,8 @@ TEST(StepBackOff, AChainThatCannotMoveAtTheEnsemblesStepBacksOffUntilItMoves) {
   TestSphere g;
   OneChain<TestSphere> chain(g);
   const RandomStream rng(3, 0);
-  ASSERT_TRUE(initialize_constrained_chain(g, chain.view(), rng, 1));
-  ConstrainedChain<TestSphere, double> machine(g, chain.view());
+  ASSERT_TRUE(initialize_chmc_chain(g, chain.view(), rng, 1));
+  ChmcMachine<TestSphere, double> machine(g, chain.view());
   const ChmcStep<double> oversized = oversized_sphere_step();
   ChmcStep<double> step = oversized;
   std::uint8_t halvings = 0;
@@ -280,10 +280,10 @@ TEST(StepBackOff, AChainThatCannotMoveAtTheEnsemblesStepBacksOffUntilItMoves) {
   EXPECT_GT(halvings, 0) << "the chain cannot run at δt = 50, so it stays backed off";
 }
 
-TEST(ConstrainedHmc, SphereIsSampledUniformly) {
+TEST(Chmc, SphereIsSampledUniformly) {
   ChmcConfig config = myriad::testing::run_config<ChmcConfig>(64, 100, 300, 11);
   TestSphere sphere;
-  const SampleResult result = sample_constrained(sphere, config);
+  const SampleResult result = sample_chmc(sphere, config);
   // E[u] = 0 and E[u_i²] = r²/N (constrained-hmc.md §2), within 5 MCSE each.
   const std::int64_t draws = result.chains * result.kept_draws;
   for (int i = 0; i < sphere.n; ++i) {

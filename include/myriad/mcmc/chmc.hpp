@@ -9,7 +9,7 @@
 // status flag; none is an error. The constraint path runs in the generator's value_type
 // (double: tolerances near 1e-9 need it).
 //
-// Teams (core/team.hpp). ConstrainedChain takes the team that runs the chain: SerialTeam (the
+// Teams (core/team.hpp). ChmcMachine takes the team that runs the chain: SerialTeam (the
 // CPU backend and the thread-per-chain kernels) or a warp (kernels/chmc_kernels.cuh, one warp
 // per chain). Vector updates are dealt to the lanes by element, the factor's linear algebra is
 // shared (constraint_factor.hpp), the generator's own functions run on lane 0, and every scalar
@@ -167,15 +167,15 @@ struct ChmcOutcome {
 };
 
 /// Where one chain's transition stands between two Gram factorisations (the phases of
-/// ConstrainedChain::begin_transition / resume_transition). Trivially copyable: the batched
+/// ChmcMachine::begin_transition / resume_transition). Trivially copyable: the batched
 /// factorisation keeps one per chain in memory between launches.
 template <class T>
 struct ChmcProgress {
   ChmcOutcome<T> out;
-  T initial_energy;  ///< H at the start of the trajectory
-  T potential;       ///< φ at the proposal after the last gradient evaluation
-  int current;       ///< the factor at the proposal u (0 or 1)
-  int pending;       ///< the factor whose Gram matrix awaits factorisation
+  T initial_energy;         ///< H at the start of the trajectory
+  T potential;              ///< φ at the proposal after the last gradient evaluation
+  int current;              ///< the factor at the proposal u (0 or 1)
+  int pending;              ///< the factor whose Gram matrix awaits factorisation
   lane_mask_t<T> formed;    ///< the pending factor's form() succeeded
   lane_mask_t<T> finished;  ///< `out` is final (per lane: the lane's transition has ended)
 };
@@ -183,15 +183,14 @@ struct ChmcProgress {
 /// The per-chain machinery of constrained HMC for one generator (a bundle of views, built
 /// inside the kernel or the OpenMP loop) and the team of lanes that runs it.
 template <class Generator, class T, class Team = SerialTeam>
-class ConstrainedChain {
+class ChmcMachine {
  public:
   using Factor = typename constraint_factor_for<Generator, T>::type;
   using Lanes = LaneOps<T>;
   using Mask = lane_mask_t<T>;
   using Scalar = typename Lanes::scalar;  ///< one lane's value type
 
-  MYRIAD_HD ConstrainedChain(const Generator& g, const ChmcChain<T>& chain,
-                             const Team& team = Team{})
+  MYRIAD_HD ChmcMachine(const Generator& g, const ChmcChain<T>& chain, const Team& team = Team{})
       : g_(g),
         c_(chain),
         team_(team),
@@ -510,15 +509,15 @@ class ConstrainedChain {
 /// attempts keyed by the attempt number, each on lane 0) and evaluates φ and ∇φ there. False if
 /// no attempt succeeded.
 template <class Generator, class T, class Team = SerialTeam>
-MYRIAD_HD bool initialize_constrained_chain(const Generator& g, const ChmcChain<T>& chain,
-                                            const RandomStream& rng, int max_tries,
-                                            const Team& team = Team{}) {
+MYRIAD_HD bool initialize_chmc_chain(const Generator& g, const ChmcChain<T>& chain,
+                                     const RandomStream& rng, int max_tries,
+                                     const Team& team = Team{}) {
   static_assert(generator_has_initialize<Generator>,
                 "constrained HMC starts each chain on the manifold g_x(u) = x_bar with the "
                 "generator's initialize(rng, attempt, u) member, which this generator lacks "
                 "(model/generator.hpp)");
   if constexpr (generator_has_initialize<Generator>) {  // else only the message above
-    ConstrainedChain<Generator, T, Team> machine(g, chain, team);
+    ChmcMachine<Generator, T, Team> machine(g, chain, team);
     for (int attempt = 0; attempt < max_tries; ++attempt) {
       const bool placed = on_lane_zero(team, [&] {
         ChainVector<T> u = chain.position;

@@ -1,11 +1,11 @@
 #pragma once
-// myriad::sample_constrained — many-chain constrained HMC for a generator model conditioned
+// myriad::sample_chmc — many-chain constrained HMC for a generator model conditioned
 // exactly on its observed data (Graham & Storkey 2017), on the CPU or a CUDA device:
 //
 //   auto sphere = myriad::models::Sphere::make(5, 1.0);
 //   myriad::ChmcConfig config;
 //   config.chains = 1024;
-//   myriad::SampleResult result = myriad::sample_constrained(sphere, config);
+//   myriad::SampleResult result = myriad::sample_chmc(sphere, config);
 //
 // Code compiled by a host compiler can run any generator on the CPU and the built-in generators
 // on CUDA (include models/builtin_generators.hpp, which declares that the library holds their
@@ -40,9 +40,9 @@ constexpr bool cuda_chmc_backend_reachable() {
 
 /// The device a constrained-HMC run of Generator will use (run/device_choice.hpp).
 template <class Generator>
-Device choose_constrained_device(Device requested) {
+Device choose_chmc_device(Device requested) {
   return choose_device_for<Generator, library_backend::chmc>(requested, "constrained-HMC ",
-                                                             "sample_constrained");
+                                                             "sample_chmc");
 }
 
 /// A constrained-HMC backend for Generator on a resolved device (cpu or cuda); `options` apply
@@ -63,14 +63,14 @@ std::unique_ptr<ChmcBackend<T>> make_chmc_backend(const Generator& generator, st
 }
 
 /// Samples a generator conditioned on its observed data. Device selection: config.device
-/// (choose_constrained_device). The generator must hold data the chosen device can read (a
+/// (choose_chmc_device). The generator must hold data the chosen device can read (a
 /// built-in generator's device_model() for CUDA).
 template <class Generator>
-SampleResult sample_constrained(const Generator& generator, const ChmcConfig& config) {
-  config.validate_constrained();
+SampleResult sample_chmc(const Generator& generator, const ChmcConfig& config) {
+  config.validate_chmc();
   // A batched factorisation of a structured Gram is refused on every device, not only on CUDA.
   check_gram_factorization(config.gram_factorization, generator_gram_structure<Generator>);
-  const Device device = choose_constrained_device<Generator>(config.device);
+  const Device device = choose_chmc_device<Generator>(config.device);
   auto backend = make_chmc_backend<Generator, double>(
       generator, config.chains, device,
       ChmcCudaOptions(config.chain_mapping, config.gram_factorization), config.cpu_simd_lanes);
