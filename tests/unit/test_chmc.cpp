@@ -209,27 +209,32 @@ TEST(Chmc, ProjectionsLandOnTheManifoldAndMomentaAreTangent) {
   EXPECT_GT(accepted, 25);
 }
 
-/// Steps of δt = 50 on TestSphere (radius 1.5), far beyond its curvature radius: projections
-/// fail.
-ChmcStep<double> oversized_sphere_step() {
-  ChmcStep<double> step;
-  step.step_size = 50.0;
-  step.steps = 3;
-  step.inner_steps = 1;
-  step.max_iterations = 10;
-  return step;
-}
+/// A chain of TestSphere (radius 1.5) placed on the manifold, and steps of δt = 50, far beyond
+/// its curvature radius: projections fail. Made in place (the machine views the chain's arrays).
+struct OversizedSphereChain {
+  static ChmcStep<double> oversized_step() {
+    ChmcStep<double> step;
+    step.step_size = 50.0;
+    step.steps = 3;
+    step.inner_steps = 1;
+    step.max_iterations = 10;
+    return step;
+  }
+
+  TestSphere g;
+  OneChain<TestSphere> chain{g};
+  const RandomStream rng{3, 0};
+  const bool placed = initialize_chmc_chain(g, chain.view(), rng, 1);
+  ChmcMachine<TestSphere, double> machine{g, chain.view()};
+  const ChmcStep<double> step = oversized_step();
+};
 
 TEST(Chmc, OversizedStepsFailAsCountedRejectionsNotCrashes) {
-  TestSphere g;
-  OneChain<TestSphere> chain(g);
-  const RandomStream rng(3, 0);
-  ASSERT_TRUE(initialize_chmc_chain(g, chain.view(), rng, 1));
-  ChmcMachine<TestSphere, double> machine(g, chain.view());
-  const ChmcStep<double> step = oversized_sphere_step();
+  OversizedSphereChain s;
+  ASSERT_TRUE(s.placed);
   int failures = 0;
   for (std::uint32_t it = 0; it < 20; ++it) {
-    const ChmcOutcome<double> out = machine.transition(rng, it, step);
+    const ChmcOutcome<double> out = s.machine.transition(s.rng, it, s.step);
     if (out.status != kStatusOk) {
       ++failures;
       EXPECT_FALSE(out.accepted);
@@ -238,7 +243,7 @@ TEST(Chmc, OversizedStepsFailAsCountedRejectionsNotCrashes) {
   }
   EXPECT_GT(failures, 10);
   double r2 = 0;
-  for (double x : chain.u) r2 += x * x;
+  for (double x : s.chain.u) r2 += x * x;
   EXPECT_NEAR(r2, 1.5 * 1.5, 1e-9);  // still on the sphere, whatever happened
 }
 
@@ -259,18 +264,14 @@ TEST(StepBackOff, HalvesAfterAFailureOrHopelessMoveAndRecoversAfterAnAcceptance)
 TEST(StepBackOff, AChainThatCannotMoveAtTheEnsemblesStepBacksOffUntilItMoves) {
   // δt = 50 on a sphere of radius 1.5: every projection fails (the test above), so without the
   // back-off the chain never moves; halving its own step it reaches a δt that moves it.
-  TestSphere g;
-  OneChain<TestSphere> chain(g);
-  const RandomStream rng(3, 0);
-  ASSERT_TRUE(initialize_chmc_chain(g, chain.view(), rng, 1));
-  ChmcMachine<TestSphere, double> machine(g, chain.view());
-  const ChmcStep<double> oversized = oversized_sphere_step();
-  ChmcStep<double> step = oversized;
+  OversizedSphereChain s;
+  ASSERT_TRUE(s.placed);
+  ChmcStep<double> step = s.step;
   std::uint8_t halvings = 0;
   int accepted = 0, first_accepted_at = -1;
   for (std::uint32_t it = 0; it < 30; ++it) {
-    step.step_size = oversized.step_size * step_back_off_scale<double>(halvings);
-    const ChmcOutcome<double> out = machine.transition(rng, it, step);
+    step.step_size = s.step.step_size * step_back_off_scale<double>(halvings);
+    const ChmcOutcome<double> out = s.machine.transition(s.rng, it, step);
     halvings = next_step_halvings(halvings, out);
     if (out.accepted && first_accepted_at < 0) first_accepted_at = static_cast<int>(it);
     accepted += out.accepted;

@@ -11,6 +11,12 @@
 
 namespace myriad {
 
+// The normalising constants of the normal and Student-t densities, written once for every
+// model (constexpr scalars: usable in device code).
+inline constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
+inline constexpr double kLogTwo = 0.69314718055994530942;        ///< log 2
+inline constexpr double kLogPi = 1.14472988584940017414;         ///< log π
+
 #define MYRIAD_UNARY_MATH(name)                                                 \
   MYRIAD_HD MYRIAD_INLINE double name(double x) { return ::name(x); }          \
   MYRIAD_HD MYRIAD_INLINE float name(float x) { return ::name##f(x); }
@@ -91,7 +97,7 @@ template <class X, class M, class S>
 MYRIAD_HD MYRIAD_INLINE auto normal_log_density(const X& x, const M& mu, const S& sigma) {
   const auto z = (x - mu) / sigma;
   using Z = decltype(z * z);
-  return Z(-0.91893853320467274178) - log(sigma) - Z(0.5) * z * z;
+  return Z(-kLogSqrtTwoPi) - log(sigma) - Z(0.5) * z * z;
 }
 
 /// log Φ(x), the standard normal CDF, accurate in both tails: log(½ erfc(−x/√2)) while erfc
@@ -104,7 +110,7 @@ MYRIAD_HD MYRIAD_INLINE T log_normal_cdf(T x) {
   if (x > T(sizeof(T) == sizeof(float) ? -12 : -37))
     return log(T(0.5) * erfc(x * T(-0.70710678118654752440)));
   const T r = T(1) / (x * x);
-  return T(-0.5) * x * x - log(-x) - T(0.91893853320467274178) +
+  return T(-0.5) * x * x - log(-x) - T(kLogSqrtTwoPi) +
          log1p(r * (T(-1) + r * (T(3) + r * (T(-15) + r * T(105)))));
 }
 

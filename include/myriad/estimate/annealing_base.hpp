@@ -113,7 +113,6 @@ struct AnnealingBase {
 /// log Z_q of a base (host): Σ_i of the per-coordinate normalisers in the file comment.
 template <class T>
 double base_log_normaliser(int dim, const T* scale, const T* lower, const T* upper) {
-  constexpr double kHalfLogTwoPi = 0.91893853320467274178;
   double total = 0.0;
   for (int i = 0; i < dim; ++i) {
     const double s = scale ? static_cast<double>(scale[i]) : 1.0;
@@ -123,9 +122,9 @@ double base_log_normaliser(int dim, const T* scale, const T* lower, const T* upp
     if (has_a && has_b) {
       total += std::log(b - a);
     } else if (has_a || has_b) {
-      total += kHalfLogTwoPi + std::log(s) - std::log(2.0);
+      total += kLogSqrtTwoPi + std::log(s) - std::log(2.0);
     } else {
-      total += kHalfLogTwoPi + std::log(s);
+      total += kLogSqrtTwoPi + std::log(s);
     }
   }
   return total;

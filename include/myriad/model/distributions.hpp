@@ -15,7 +15,6 @@
 
 namespace myriad::dist {
 
-inline constexpr double kLogPi = 1.14472988584940017414;
 inline constexpr double kPi = 3.14159265358979323846;
 
 /// N(loc, scale²).
@@ -57,7 +56,7 @@ struct HalfCauchy {
   MYRIAD_HD double log_density(double x) const {
     if (!(x >= 0.0)) return -INFINITY;
     const double r = x / scale;
-    return 0.69314718055994530942 - kLogPi - myriad::log(scale) - myriad::log1p(r * r);
+    return kLogTwo - kLogPi - myriad::log(scale) - myriad::log1p(r * r);
   }
   template <class Rng>
   MYRIAD_HD double sample(Rng& rng) const {

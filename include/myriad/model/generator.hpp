@@ -81,6 +81,7 @@
 
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/hd.hpp"
+#include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/detection.hpp"
 
@@ -219,7 +220,7 @@ MYRIAD_HD auto standard_normal_log_prior(const Vec& u, int n) {
   using S = std::decay_t<decltype(u[0])>;
   S sum = S(0);
   for (int i = 0; i < n; ++i) sum += u[i] * u[i];
-  return S(-0.91893853320467274178 * n) - S(0.5) * sum;
+  return S(-kLogSqrtTwoPi * n) - S(0.5) * sum;
 }
 
 }  // namespace myriad

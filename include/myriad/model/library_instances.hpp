@@ -37,6 +37,11 @@ inline constexpr unsigned tempering = 1u << 8;
 inline constexpr unsigned cpu_hmc_lanes = 1u << 4;
 inline constexpr unsigned cpu_ais_lanes = 1u << 5;
 inline constexpr unsigned cpu_chmc_lanes = 1u << 6;
+
+/// CUDA HMC for a model in double precision only (the posteriordb ports: the library
+/// instantiates their kernels in double, the precision their references were drawn in).
+template <class T>
+inline constexpr unsigned hmc_in_double = std::is_same_v<T, double> ? hmc : 0u;
 }  // namespace library_backend
 
 /// Model::library_backends, or none where the model does not declare it.

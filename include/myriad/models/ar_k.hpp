@@ -46,9 +46,6 @@ namespace myriad::models {
 template <class T>
 struct ArK {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
-  static constexpr double kLogTwo = 0.69314718055994530942;
-  static constexpr double kLogPi = 1.14472988584940017414;
   static constexpr double kCoefficientSd = 10.0;  ///< prior sd of α and every β_k
   static constexpr double kLogCoefficientSd = 2.30258509299404568402;  ///< log 10
   static constexpr double kSigmaScale = 2.5;                           ///< Cauchy scale of σ
@@ -106,9 +103,8 @@ struct ArK {
     return "sigma";
   }
 
-  /// Backends the library instantiates (model/library_instances.hpp): CUDA HMC, for double.
-  static constexpr unsigned library_backends =
-      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+  /// Backends the library instantiates (model/library_instances.hpp).
+  static constexpr unsigned library_backends = library_backend::hmc_in_double<T>;
 };
 
 /// Owning host data of an arK posterior, with an optional device copy uploaded once.

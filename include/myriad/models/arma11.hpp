@@ -49,13 +49,10 @@ namespace myriad::models {
 template <class T>
 struct Arma11 {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
-  static constexpr double kLogTwo = 0.69314718055994530942;
-  static constexpr double kLogPi = 1.14472988584940017414;
   static constexpr double kMeanSd = 10.0;                              ///< prior sd of μ
   static constexpr double kLogMeanSd = 2.30258509299404568402;         ///< log 10
   static constexpr double kCoefficientSd = 2.0;                        ///< prior sd of φ and ϑ
-  static constexpr double kLogCoefficientSd = 0.69314718055994530942;  ///< log 2
+  static constexpr double kLogCoefficientSd = kLogTwo;                 ///< log 2
   static constexpr double kSigmaScale = 2.5;                           ///< Cauchy scale of σ
   static constexpr double kLogSigmaScale = 0.91629073187415506518;     ///< log 2.5
 
@@ -106,42 +103,34 @@ struct Arma11 {
     return names[i];
   }
 
-  /// Backends the library instantiates (model/library_instances.hpp): CUDA HMC, for double.
-  static constexpr unsigned library_backends =
-      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+  /// Backends the library instantiates (model/library_instances.hpp).
+  static constexpr unsigned library_backends = library_backend::hmc_in_double<T>;
 };
 
 /// Owning host data of an arma11 posterior, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class Arma11Data : public MirroredViews<Arma11Data<T>> {
+class Arma11Data : public StanSeriesData<Arma11Data<T>, T> {
  public:
   /// Stan's data block: T (passed as `length`: the series length, Stan's `int<lower=1> T`) and
   /// y, its T observations, every one finite. Messages index y from 1, as Stan does. Throws
   /// myriad::invalid_argument naming the first bad field.
   static Arma11Data from_arrays(int length, const std::vector<double>& y) {
-    MYRIAD_EXPECTS(length >= 1, "arma11: T must be >= 1, got ", length);
-    std::vector<T> series = stan_vector<T>("arma11", "y", y, "T", length);
     Arma11Data data;
-    data.n_ = length;
-    data.y_ = std::move(series);
+    data.read_series("arma11", "T", 1, length, y);
     return data;
   }
 
-  int length() const { return n_; }
-  const std::vector<T>& y() const { return y_.host(); }
+  int length() const { return this->n_; }
 
   /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
   template <class Copy>
   Arma11<T> viewing(Copy copy) const {
-    return Arma11<T>{copy(y_), n_};
+    return Arma11<T>{copy(this->y_), this->n_};
   }
 
  private:
   Arma11Data() = default;
-
-  int n_ = 0;
-  MirroredArray<T> y_;
 };
 
 }  // namespace myriad::models

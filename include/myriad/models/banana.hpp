@@ -25,7 +25,6 @@ namespace myriad::models {
 template <class T>
 struct Banana {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
 
   int dimension = 2;  ///< D >= 2
   T scale = T(10);    ///< a: sd of x₁

@@ -80,7 +80,7 @@ namespace myriad::models {
 template <class S>
 MYRIAD_HD MYRIAD_INLINE S log_cosh(const S& t) {
   const S abs_t = fabs(t);
-  return abs_t + log1p(exp(S(-2) * abs_t)) - S(0.69314718055994530942);
+  return abs_t + log1p(exp(S(-2) * abs_t)) - S(kLogTwo);
 }
 
 /// The relaxed Boltzmann machine as a density over x ∈ R^D (D ≤ D_B: D = D_B for Λ = cI, the
@@ -137,7 +137,7 @@ struct BoltzmannRelaxation {
       for (int k = 0; k < length; ++k) t += q[k] * x[k];
       const S abs_t = myriad::fabs(t);
       const S e = myriad::exp(T(-2) * abs_t);
-      sum_log_cosh += abs_t + myriad::log1p(e) - T(0.69314718055994530942);
+      sum_log_cosh += abs_t + myriad::log1p(e) - T(kLogTwo);
       const S tanh_abs = (T(1) - e) / (T(1) + e);
       const S tanh_t = LaneOps<S>::select(t < S(0), -tanh_abs, tanh_abs);
       for (int k = 0; k < length; ++k) grad[k] += q[k] * tanh_t;

@@ -39,6 +39,7 @@
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
+#include "myriad/models/synthetic_plated_data.hpp"
 
 namespace myriad::models {
 
@@ -127,7 +128,7 @@ struct BusBreakdown {
 
 /// Owning host data of bus_breakdown, with an optional device copy uploaded once, and the true
 /// latent values synthetic data were drawn from. Movable, not copyable.
-class BusBreakdownData : public MirroredViews<BusBreakdownData> {
+class BusBreakdownData : public SyntheticPlatedData<BusBreakdownData> {
  public:
   /// Philox purpose tags of the synthetic data. Each scalar or event vector is one sequential
   /// ParticleRandom draw keyed by (tag, group, element); a draw advances the tag by one per
@@ -149,10 +150,7 @@ class BusBreakdownData : public MirroredViews<BusBreakdownData> {
     std::vector<double> delay;
     std::vector<int> company, journey_type;
     const BusBreakdown& m = d.model_;
-    const RandomStream stream(data_seed, 0);
-    const auto draw = [&](std::uint32_t purpose, std::uint32_t group, std::int64_t element) {
-      return ParticleRandom(stream, purpose, group, static_cast<std::uint32_t>(element));
-    };
+    const KeyedDraws draw = keyed_draws(data_seed);
     // The latents, parents before children, each instance from its prior given its parents.
     const PlatedStructure s = m.structure();
     d.true_latents_.resize(static_cast<std::size_t>(s.latent_count()));
@@ -213,11 +211,6 @@ class BusBreakdownData : public MirroredViews<BusBreakdownData> {
   const std::vector<int>& company() const { return company_.host(); }
   /// Journey-type index of each bus, [year][borough][bus].
   const std::vector<int>& journey_type() const { return journey_type_.host(); }
-  /// The value latent g (BusBreakdown::Latent) took when the data were drawn, [instance][event]
-  /// with instances row-major over its plates (the engine's particle layout without run and k).
-  const std::vector<double>& true_latent(int g) const {
-    return true_latents_.at(static_cast<std::size_t>(g));
-  }
 
  private:
   BusBreakdownData() = default;
@@ -240,7 +233,6 @@ class BusBreakdownData : public MirroredViews<BusBreakdownData> {
   MirroredArray<double> delay_;
   MirroredArray<int> company_;
   MirroredArray<int> journey_type_;
-  std::vector<std::vector<double>> true_latents_;
 };
 
 }  // namespace myriad::models

@@ -31,6 +31,7 @@
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
+#include "myriad/models/synthetic_plated_data.hpp"
 
 namespace myriad::models {
 
@@ -134,7 +135,7 @@ struct Chimpanzees {
 
 /// Owning host data of chimpanzees, with an optional device copy uploaded once, and the true
 /// latent values synthetic data were drawn from. Movable, not copyable.
-class ChimpanzeesData : public MirroredViews<ChimpanzeesData> {
+class ChimpanzeesData : public SyntheticPlatedData<ChimpanzeesData> {
  public:
   /// Philox purpose tags of the synthetic data. Each value is one sequential ParticleRandom
   /// draw keyed by (tag, group, element); a draw advances the tag by one per Philox block.
@@ -164,10 +165,7 @@ class ChimpanzeesData : public MirroredViews<ChimpanzeesData> {
   static ChimpanzeesData synthetic(std::uint64_t data_seed) {
     ChimpanzeesData d;
     const Chimpanzees& m = d.model_;
-    const RandomStream stream(data_seed, 0);
-    const auto draw = [&](std::uint32_t purpose, std::uint32_t group, std::int64_t element) {
-      return ParticleRandom(stream, purpose, group, static_cast<std::uint32_t>(element));
-    };
+    const KeyedDraws draw = keyed_draws(data_seed);
     d.true_latents_ = {
         {kTrueSigmaActor}, {kTrueSigmaBlock}, {kTrueAlpha}, {kTrueBetaP}, {kTrueBetaPC}, {}, {}};
     for (int a = 0; a < m.actors; ++a) {
@@ -215,11 +213,6 @@ class ChimpanzeesData : public MirroredViews<ChimpanzeesData> {
   const std::vector<double>& condition() const { return condition_.host(); }
   /// ProsocLeft (1: the prosocial option on the left), [actor][block][repeat].
   const std::vector<double>& prosoc_left() const { return prosoc_left_.host(); }
-  /// The value latent g (Chimpanzees::Latent) took when the data were drawn, [instance] with
-  /// instances row-major over its plates.
-  const std::vector<double>& true_latent(int g) const {
-    return true_latents_.at(static_cast<std::size_t>(g));
-  }
 
  private:
   ChimpanzeesData() = default;
@@ -235,7 +228,6 @@ class ChimpanzeesData : public MirroredViews<ChimpanzeesData> {
 
   Chimpanzees model_;
   MirroredArray<double> pulled_left_, condition_, prosoc_left_;
-  std::vector<std::vector<double>> true_latents_;
 };
 
 }  // namespace myriad::models

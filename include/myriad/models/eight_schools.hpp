@@ -40,7 +40,6 @@ struct EightSchools {
   static constexpr double kLogTauScale = 1.6094379124341003;  ///< log 5
   /// log(2 / (π s)): the half-Cauchy density is 2 / (π s (1 + τ²/s²)) on τ > 0.
   static constexpr double kLogHalfCauchyNormaliser = -2.061020617723555;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
 
   /// J, the number of schools (8 in the standard data; at most kMaxSchools, so that the model
   /// stays a small trivially copyable struct that a kernel takes by value).
@@ -178,8 +177,7 @@ struct EightSchools {
       library_backend::cpu_hmc_lanes | library_backend::hmc;
   /// ... and for Stacked<EightSchools<double>> (model/stacked.hpp; batched simulation-based
   /// calibration).
-  static constexpr unsigned stacked_library_backends =
-      std::is_same_v<T, double> ? library_backend::hmc : 0u;
+  static constexpr unsigned stacked_library_backends = library_backend::hmc_in_double<T>;
 };
 
 /// R replications of the model as one (batched SBC, run/sbc.hpp).

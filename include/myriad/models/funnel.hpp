@@ -24,8 +24,7 @@ struct Funnel {
   using value_type = T;
   /// Standard deviation of v (Neal's value).
   static constexpr double kVSd = 3.0;
-  static constexpr double kLogVSd = 1.0986122886681098;            ///< log 3
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
+  static constexpr double kLogVSd = 1.0986122886681098;  ///< log 3
 
   int dimension = 10;  ///< D: v plus D − 1 coordinates x_i
 

@@ -51,7 +51,6 @@ namespace myriad::models {
 template <class T>
 struct Garch11 {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
 
   const T* y = nullptr;  ///< the series y_1 … y_T (0-based here: y[t − 1] is Stan's y[t])
   int n = 0;             ///< T, the series length
@@ -106,15 +105,14 @@ struct Garch11 {
     return names[i];
   }
 
-  /// Backends the library instantiates (model/library_instances.hpp): CUDA HMC, for double.
-  static constexpr unsigned library_backends =
-      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+  /// Backends the library instantiates (model/library_instances.hpp).
+  static constexpr unsigned library_backends = library_backend::hmc_in_double<T>;
 };
 
 /// Owning host data of a garch11 posterior, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class Garch11Data : public MirroredViews<Garch11Data<T>> {
+class Garch11Data : public StanSeriesData<Garch11Data<T>, T> {
  public:
   /// Stan's data block: T (passed as `length`: the series length), y, its T observations, and
   /// sigma1, the first observation's volatility. T must be >= 1 (Stan's sigma[1] = sigma1 needs
@@ -122,33 +120,27 @@ class Garch11Data : public MirroredViews<Garch11Data<T>> {
   /// real<lower=0>; 0 would give the first observation a degenerate normal). Messages index y
   /// from 1, as Stan does. Throws myriad::invalid_argument naming the first bad field.
   static Garch11Data from_arrays(int length, const std::vector<double>& y, double sigma1) {
-    MYRIAD_EXPECTS(length >= 1, "garch11: T must be >= 1, got ", length);
-    std::vector<T> series = stan_vector<T>("garch11", "y", y, "T", length);
+    Garch11Data data;
+    data.read_series("garch11", "T", 1, length, y);
     MYRIAD_EXPECTS(std::isfinite(sigma1) && sigma1 > 0,
                    "garch11: sigma1 must be positive and finite, got ", sigma1);
-    Garch11Data data;
-    data.n_ = length;
     data.sigma1_ = T(sigma1);
-    data.y_ = std::move(series);
     return data;
   }
 
-  int length() const { return n_; }
+  int length() const { return this->n_; }
   T sigma1() const { return sigma1_; }
-  const std::vector<T>& y() const { return y_.host(); }
 
   /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
   template <class Copy>
   Garch11<T> viewing(Copy copy) const {
-    return Garch11<T>{copy(y_), n_, sigma1_};
+    return Garch11<T>{copy(this->y_), this->n_, sigma1_};
   }
 
  private:
   Garch11Data() = default;
 
-  int n_ = 0;
   T sigma1_ = T(1);
-  MirroredArray<T> y_;
 };
 
 }  // namespace myriad::models

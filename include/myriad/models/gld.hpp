@@ -110,7 +110,6 @@ struct Gld {
   /// c = π/√3: the rate of the unit-variance logistic distribution.
   static constexpr double kLogisticRate = 1.8137993642342178505940782576421557;
   static constexpr double kLogLogisticRate = 0.59542374151534532;  ///< log c
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
   /// An initial point is accepted when ‖g(u) − x̄‖∞ is below this.
   static constexpr double kInitializeTolerance = 1e-10;
 

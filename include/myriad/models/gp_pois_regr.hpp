@@ -71,7 +71,6 @@ namespace myriad::models {
 template <class T>
 struct GpPoisRegr {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
   /// The most points: the Cholesky scratch is sized by it (the header comment's bytes).
   static constexpr int kMaxPoints = 16;
   static constexpr int kTriangle = kMaxPoints * (kMaxPoints + 1) / 2;
@@ -172,9 +171,8 @@ struct GpPoisRegr {
     return "f[" + std::to_string(i - 1) + "]";
   }
 
-  /// Backends the library instantiates (model/library_instances.hpp): CUDA HMC, for double.
-  static constexpr unsigned library_backends =
-      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+  /// Backends the library instantiates (model/library_instances.hpp).
+  static constexpr unsigned library_backends = library_backend::hmc_in_double<T>;
 };
 
 /// Owning host data of a gp_pois_regr posterior, with an optional device copy uploaded once.
@@ -196,8 +194,7 @@ class GpPoisRegrData : public MirroredViews<GpPoisRegrData<T>> {
     MYRIAD_EXPECTS(k.size() == static_cast<std::size_t>(N), "gp_pois_regr: k has ", k.size(),
                    " entries, expected N = ", N);
     double constant = GpPoisRegr<T>::kRhoShape * std::log(GpPoisRegr<T>::kRhoRate) -
-                      std::lgamma(GpPoisRegr<T>::kRhoShape) - GpPoisRegr<T>::kLogSqrtTwoPi -
-                      N * GpPoisRegr<T>::kLogSqrtTwoPi;
+                      std::lgamma(GpPoisRegr<T>::kRhoShape) - kLogSqrtTwoPi - N * kLogSqrtTwoPi;
     std::vector<T> inputs(x.size()), counts(k.size());
     for (int i = 0; i < N; ++i) {
       MYRIAD_EXPECTS(std::isfinite(x[i]), "gp_pois_regr: x[", i + 1, "] is not finite, got ", x[i]);

@@ -67,7 +67,6 @@ namespace myriad::models {
 template <class T>
 struct HmmExample {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
   /// The most hidden states: local arrays are sized by it (the header comment's scratch).
   static constexpr int kMaxStates = 4;
   static constexpr double kMu1Mean = 3.0;   ///< μ_1 ~ N(3, 1)
@@ -133,9 +132,8 @@ struct HmmExample {
     return "theta" + std::to_string(i / states + 1) + "[" + std::to_string(i % states + 1) + "]";
   }
 
-  /// Backends the library instantiates (model/library_instances.hpp): CUDA HMC, for double.
-  static constexpr unsigned library_backends =
-      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+  /// Backends the library instantiates (model/library_instances.hpp).
+  static constexpr unsigned library_backends = library_backend::hmc_in_double<T>;
 
  private:
   /// log Σ_i e^{a_i} = m + log Σ_i e^{a_i − m}, m the largest a_i by value (so no term

@@ -67,9 +67,6 @@ enum class ScalePrior { flat, half_cauchy, half_normal, half_student_t };
 template <class T>
 struct LinearRegression {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
-  static constexpr double kLogTwo = 0.69314718055994530942;
-  static constexpr double kLogPi = 1.14472988584940017414;
 
   const T* x = nullptr;           ///< n × k design matrix, row-major
   const T* y = nullptr;           ///< n responses
@@ -163,9 +160,8 @@ struct LinearRegression {
   }
 
   /// log p_σ(σ), normalised on (0, ∞); 0 for the flat prior.
-  /// Backends the library instantiates (model/library_instances.hpp): CUDA's, in double.
-  static constexpr unsigned library_backends =
-      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+  /// Backends the library instantiates (model/library_instances.hpp).
+  static constexpr unsigned library_backends = library_backend::hmc_in_double<T>;
 
   template <class S>
   MYRIAD_HD S log_scale_prior(const S& sigma) const {
@@ -267,8 +263,7 @@ class LinearRegressionData : public MirroredViews<LinearRegressionData<T>> {
     d.model_.scale = T(scale_prior == ScalePrior::flat ? 1.0 : scale);
     if (scale_prior == ScalePrior::half_student_t) {
       d.model_.scale_df = T(scale_df);
-      d.model_.scale_log_norm =
-          T(LinearRegression<T>::kLogTwo + student_t_log_norm(scale_df, scale));
+      d.model_.scale_log_norm = T(kLogTwo + student_t_log_norm(scale_df, scale));
     }
     d.x_ = std::move(x);
     d.y_ = std::move(y);
@@ -314,8 +309,8 @@ class LinearRegressionData : public MirroredViews<LinearRegressionData<T>> {
 
   /// c = log Γ((ν + 1)/2) − log Γ(ν/2) − ½ log(ν π) − log s, Stan's student_t_lpdf constant.
   static double student_t_log_norm(double nu, double s) {
-    return std::lgamma(0.5 * (nu + 1)) - std::lgamma(0.5 * nu) -
-           0.5 * (std::log(nu) + LinearRegression<T>::kLogPi) - std::log(s);
+    return std::lgamma(0.5 * (nu + 1)) - std::lgamma(0.5 * nu) - 0.5 * (std::log(nu) + kLogPi) -
+           std::log(s);
   }
 
   LinearRegression<T> view(const T* x, const T* y, const T* mean, const T* sd, const T* df,

@@ -35,7 +35,6 @@ namespace myriad::models {
 template <class T>
 struct Logistic {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
 
   const T* x = nullptr;  ///< n × d design matrix, row-major, visible where the chains run
   const T* y = nullptr;  ///< n labels in {0, 1}
@@ -133,8 +132,7 @@ struct Logistic {
       (std::is_same_v<T, double> ? library_backend::auxiliary : 0u);
   /// ... and for Stacked<Logistic<double>> (model/stacked.hpp; batched simulation-based
   /// calibration).
-  static constexpr unsigned stacked_library_backends =
-      std::is_same_v<T, double> ? library_backend::hmc : 0u;
+  static constexpr unsigned stacked_library_backends = library_backend::hmc_in_double<T>;
 };
 
 /// R replications of the model as one (batched SBC, run/sbc.hpp).

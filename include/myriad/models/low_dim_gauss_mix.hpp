@@ -53,10 +53,8 @@ namespace myriad::models {
 template <class T>
 struct LowDimGaussMix {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
-  static constexpr double kLogTwo = 0.69314718055994530942;
   static constexpr double kPriorSd = 2.0;  ///< sd of the priors of μ_k and σ_k
-  static constexpr double kLogPriorSd = 0.69314718055994530942;        ///< log 2
+  static constexpr double kLogPriorSd = kLogTwo;                       ///< log 2
   static constexpr double kLogInverseBeta55 = 6.44571981938557837191;  ///< log 630 = −log B(5, 5)
 
   const T* y = nullptr;  ///< the N observations
@@ -124,9 +122,8 @@ struct LowDimGaussMix {
     return names[i];
   }
 
-  /// Backends the library instantiates (model/library_instances.hpp): CUDA HMC, for double.
-  static constexpr unsigned library_backends =
-      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+  /// Backends the library instantiates (model/library_instances.hpp).
+  static constexpr unsigned library_backends = library_backend::hmc_in_double<T>;
 
  private:
   /// log(e^u + e^v), the larger exponent factored out (the branch follows the values, so duals
@@ -143,34 +140,27 @@ struct LowDimGaussMix {
 /// Owning host data of a low_dim_gauss_mix posterior, with an optional device copy uploaded
 /// once. Movable, not copyable.
 template <class T>
-class LowDimGaussMixData : public MirroredViews<LowDimGaussMixData<T>> {
+class LowDimGaussMixData : public StanSeriesData<LowDimGaussMixData<T>, T> {
  public:
   /// Stan's data block: N (Stan's `int<lower=0> N`) and y, its N observations, every one finite.
   /// Messages index y from 1, as Stan does. Throws myriad::invalid_argument naming the first bad
   /// field.
   static LowDimGaussMixData from_arrays(int N, const std::vector<double>& y) {
-    MYRIAD_EXPECTS(N >= 0, "low_dim_gauss_mix: N must be >= 0, got ", N);
-    std::vector<T> values = stan_vector<T>("low_dim_gauss_mix", "y", y, "N", N);
     LowDimGaussMixData data;
-    data.n_ = N;
-    data.y_ = std::move(values);
+    data.read_series("low_dim_gauss_mix", "N", 0, N, y);
     return data;
   }
 
-  int N() const { return n_; }
-  const std::vector<T>& y() const { return y_.host(); }
+  int N() const { return this->n_; }
 
   /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
   template <class Copy>
   LowDimGaussMix<T> viewing(Copy copy) const {
-    return LowDimGaussMix<T>{copy(y_), n_};
+    return LowDimGaussMix<T>{copy(this->y_), this->n_};
   }
 
  private:
   LowDimGaussMixData() = default;
-
-  int n_ = 0;
-  MirroredArray<T> y_;
 };
 
 }  // namespace myriad::models

@@ -28,6 +28,7 @@
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
+#include "myriad/models/synthetic_plated_data.hpp"
 
 namespace myriad::models {
 
@@ -94,7 +95,7 @@ struct MovieLens {
 
 /// Owning host data of movielens, with an optional device copy uploaded once, and the true
 /// latent values synthetic data were drawn from. Movable, not copyable.
-class MovieLensData : public MirroredViews<MovieLensData> {
+class MovieLensData : public SyntheticPlatedData<MovieLensData> {
  public:
   /// Philox purpose tags of the synthetic data. Each vector or value is one sequential
   /// ParticleRandom draw keyed by (tag, group, element); a draw advances the tag by one per
@@ -117,10 +118,7 @@ class MovieLensData : public MirroredViews<MovieLensData> {
     MovieLensData d;
     std::vector<double> rating, features;
     const MovieLens& m = d.model_;
-    const RandomStream stream(data_seed, 0);
-    const auto draw = [&](std::uint32_t purpose, std::uint32_t group, std::int64_t element) {
-      return ParticleRandom(stream, purpose, group, static_cast<std::uint32_t>(element));
-    };
+    const KeyedDraws draw = keyed_draws(data_seed);
     const auto g_count = static_cast<std::size_t>(m.genres);
     d.true_latents_.assign(3, {});
     for (int g : {MovieLens::kMu, MovieLens::kPsi}) {
@@ -168,11 +166,6 @@ class MovieLensData : public MirroredViews<MovieLensData> {
   const std::vector<double>& rating() const { return rating_.host(); }
   /// Genre indicators, [user][film][genre].
   const std::vector<double>& features() const { return features_.host(); }
-  /// The value latent g (MovieLens::Latent) took when the data were drawn, [instance][genre]
-  /// with instances over users (mu and psi: one instance).
-  const std::vector<double>& true_latent(int g) const {
-    return true_latents_.at(static_cast<std::size_t>(g));
-  }
 
  private:
   MovieLensData() = default;
@@ -187,7 +180,6 @@ class MovieLensData : public MirroredViews<MovieLensData> {
   MovieLens model_;
   MirroredArray<double> rating_;
   MirroredArray<double> features_;
-  std::vector<std::vector<double>> true_latents_;
 };
 
 }  // namespace myriad::models

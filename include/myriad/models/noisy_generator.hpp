@@ -126,7 +126,6 @@ struct Noisy {
                 (library_backend::chmc | library_backend::cpu_chmc_lanes);
 
   using value_type = double;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
   /// An initial point is accepted when ‖g_y − x̄‖∞ is below this.
   static constexpr double kInitializeTolerance = 1e-10;
   /// n_m is normal number kNoiseDrawOffset + m of a draw's (iteration, purpose), far beyond

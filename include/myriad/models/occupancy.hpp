@@ -35,6 +35,7 @@
 #include "myriad/model/distributions.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/plated_model.hpp"
+#include "myriad/models/synthetic_plated_data.hpp"
 
 namespace myriad::models {
 
@@ -146,7 +147,7 @@ struct Occupancy {
 
 /// Owning host data of occupancy, with an optional device copy uploaded once, and the true
 /// latent values synthetic data were drawn from. Movable, not copyable.
-class OccupancyData : public MirroredViews<OccupancyData> {
+class OccupancyData : public SyntheticPlatedData<OccupancyData> {
  public:
   /// Philox purpose tags of the synthetic data. Each value is one sequential ParticleRandom
   /// draw keyed by (tag, group, element); a draw advances the tag by one per Philox block.
@@ -165,10 +166,7 @@ class OccupancyData : public MirroredViews<OccupancyData> {
     OccupancyData d;
     std::vector<double> detected, quality, weather;
     const Occupancy& m = d.model_;
-    const RandomStream stream(data_seed, 0);
-    const auto draw = [&](std::uint32_t purpose, std::uint32_t group, std::int64_t element) {
-      return ParticleRandom(stream, purpose, group, static_cast<std::uint32_t>(element));
-    };
+    const KeyedDraws draw = keyed_draws(data_seed);
     const std::int64_t bird_years = static_cast<std::int64_t>(m.birds) * m.years;
     const std::int64_t site_count = bird_years * m.sites;
     const std::int64_t visit_count = site_count * m.replicates;
@@ -246,11 +244,6 @@ class OccupancyData : public MirroredViews<OccupancyData> {
   const std::vector<double>& quality() const { return quality_.host(); }
   /// Weather (standardised temperature), [bird][year][site].
   const std::vector<double>& weather() const { return weather_.host(); }
-  /// The value latent g (Occupancy::Latent) took when the data were drawn, [instance] with
-  /// instances row-major over its plates.
-  const std::vector<double>& true_latent(int g) const {
-    return true_latents_.at(static_cast<std::size_t>(g));
-  }
 
  private:
   OccupancyData() = default;
@@ -267,7 +260,6 @@ class OccupancyData : public MirroredViews<OccupancyData> {
   MirroredArray<double> detected_;
   MirroredArray<double> quality_;
   MirroredArray<double> weather_;
-  std::vector<std::vector<double>> true_latents_;
 };
 
 }  // namespace myriad::models

@@ -90,7 +90,6 @@ namespace myriad::models {
 template <class T>
 struct OneCompMmElimAbs {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;   ///< ½ log 2π
   static constexpr double kLogTwoOverPi = -0.45158270528945486473;  ///< log(2/π)
 
   const T* times = nullptr;      ///< t_1 … t_{N_t}, after t_start and non-decreasing
@@ -167,9 +166,8 @@ struct OneCompMmElimAbs {
     return names[i];
   }
 
-  /// Backends the library instantiates (model/library_instances.hpp): CUDA HMC, for double.
-  static constexpr unsigned library_backends =
-      std::is_same<T, double>::value ? library_backend::hmc : 0u;
+  /// Backends the library instantiates (model/library_instances.hpp).
+  static constexpr unsigned library_backends = library_backend::hmc_in_double<T>;
 };
 
 /// Owning host data of a one_comp_mm_elim_abs posterior, with an optional device copy uploaded
@@ -234,7 +232,7 @@ class OneCompMmElimAbsData : public MirroredViews<OneCompMmElimAbsData<T>> {
     for (int i = 0; i < N_t; ++i) {
       t[i] = T(times[i]);
       log_c[i] = T(std::log(C_hat[i]));
-      constant -= std::log(C_hat[i]) + OneCompMmElimAbs<T>::kLogSqrtTwoPi;
+      constant -= std::log(C_hat[i]) + kLogSqrtTwoPi;
     }
     data.model_.n = N_t;
     data.model_.t_start = T(t0 > 0 ? t0 : 0.0);

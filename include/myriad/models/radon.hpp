@@ -57,7 +57,6 @@ std::string_view radon_minnesota_json();
 template <class T>
 struct Radon {
   using value_type = T;
-  static constexpr double kLogSqrtTwoPi = 0.91893853320467274178;  ///< ½ log 2π
   static constexpr double kScalePrior = 2.5;  ///< the half-Cauchy scale of σ_a, σ_b, σ_y
   /// log(2 / (2.5 π)): the half-Cauchy(0, 2.5) density's constant on σ > 0.
   static constexpr double kLogHalfCauchyNormaliser = -1.3678734371636099;

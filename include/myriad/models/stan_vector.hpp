@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "myriad/core/error.hpp"
+#include "myriad/core/mirrored_array.hpp"
 
 namespace myriad::models {
 
@@ -25,5 +26,29 @@ std::vector<T> stan_vector(const char* model, const char* name, const std::vecto
   }
   return out;
 }
+
+/// The owning data of a posteriordb port whose data block is one observed series, Stan's
+/// `int count; vector[count] y;` (arma11's T and y, low_dim_gauss_mix's N and y), with its device
+/// copy (MirroredViews: host_model, device_model). The derived class (CRTP) names its model and
+/// count, and adds whatever else its data block holds.
+template <class Derived, class T>
+class StanSeriesData : public MirroredViews<Derived> {
+ public:
+  const std::vector<T>& y() const { return y_.host(); }
+
+ protected:
+  /// Checks the count (at least min_count) and y as stan_vector does, and keeps them. Throws
+  /// myriad::invalid_argument naming the model and the bad field.
+  void read_series(const char* model, const char* count_name, int min_count, int count,
+                   const std::vector<double>& y) {
+    MYRIAD_EXPECTS(count >= min_count, model, ": ", count_name, " must be >= ", min_count, ", got ",
+                   count);
+    y_ = stan_vector<T>(model, "y", y, count_name, count);
+    n_ = count;
+  }
+
+  int n_ = 0;
+  MirroredArray<T> y_;
+};
 
 }  // namespace myriad::models
