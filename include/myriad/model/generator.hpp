@@ -223,4 +223,11 @@ MYRIAD_HD auto standard_normal_log_prior(const Vec& u, int n) {
   return S(-kLogSqrtTwoPi * n) - S(0.5) * sum;
 }
 
+/// Its gradient, ∇ log ρ = −u, into g; returns log ρ(u).
+template <class Vec, class Grad>
+MYRIAD_HD auto standard_normal_log_prior_gradient(const Vec& u, int n, Grad& g) {
+  for (int i = 0; i < n; ++i) g[i] = -u[i];
+  return standard_normal_log_prior(u, n);
+}
+
 }  // namespace myriad

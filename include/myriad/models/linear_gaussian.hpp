@@ -86,8 +86,7 @@ struct LinearGaussian {
   /// ∇ log ρ = −u; returns log ρ(u).
   template <class Vec, class Grad>
   MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
-    for (int n = 0; n < num_inputs; ++n) g[n] = -u[n];
-    return standard_normal_log_prior(u, num_inputs);
+    return standard_normal_log_prior_gradient(u, num_inputs, g);
   }
 
   /// J = A (constant).

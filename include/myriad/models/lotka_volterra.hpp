@@ -83,8 +83,7 @@ struct LotkaVolterra {
   /// ∇ log ρ = −u; returns log ρ(u).
   template <class Vec, class Grad>
   MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
-    for (int n = 0; n < input_dim(); ++n) g[n] = -u[n];
-    return standard_normal_log_prior(u, input_dim());
+    return standard_normal_log_prior_gradient(u, input_dim(), g);
   }
 
   /// Dense J = [B  T], all M × N entries (zeros above T's diagonal included).

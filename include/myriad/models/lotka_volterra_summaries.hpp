@@ -318,8 +318,7 @@ struct LotkaVolterraSummaries {
   /// ∇ log ρ = −u; returns log ρ(u).
   template <class Vec, class Grad>
   MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
-    for (int n = 0; n < input_dim(); ++n) g[n] = -u[n];
-    return standard_normal_log_prior(u, input_dim());
+    return standard_normal_log_prior_gradient(u, input_dim(), g);
   }
 
   /// Column n of J (9 entries): the tangent-linear simulator along input n, then the tangents

@@ -63,8 +63,7 @@ struct Sphere {
   /// ∇ log ρ = −u; returns log ρ(u).
   template <class Vec, class Grad>
   MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
-    for (int n = 0; n < dimension; ++n) g[n] = -u[n];
-    return standard_normal_log_prior(u, dimension);
+    return standard_normal_log_prior_gradient(u, dimension, g);
   }
 
   /// J(0, n) = 2 u_n.
