@@ -5,7 +5,6 @@
 # the usage errors.
 set -uo pipefail
 source "$(dirname "$0")/lib/setup.bash"
-source "$(dirname "$0")/lib/expect_error.bash"
 
 lvm=(--model gaussian_latent_variable --model-arg observations=3 --model-arg samples=4)
 for sampler in slice elliptical-slice reflective-slice pm-mh apm-mi-mh apm-ss-mh apm-mi-ss apm-ss-ss; do

@@ -5,7 +5,6 @@ set -uo pipefail
 source "$(dirname "$0")/lib/setup.bash"
 
 # Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
-source "$(dirname "$0")/lib/expect_error.bash"
 
 common=(--warmup 10 --draws 10 --device cpu --output "$work/out")
 expect_error "unknown model 'nosuch'" sample --model nosuch "${common[@]}"

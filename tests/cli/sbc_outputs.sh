@@ -67,7 +67,6 @@ assert list(logistic["quantities"]) == ["beta[0]", "beta[1]", "beta[2]"], list(l
 assert max(logistic["replications"]["max_rhat"]) < 1.1, logistic["replications"]["max_rhat"]
 PY
 
-source "$(dirname "$0")/lib/expect_error.bash"
 common=(--replications 4 --chains 2 --warmup 10 --draws 20 --device cpu --output "$work/out")
 expect_usage_error "funnel does not state how to simulate its data" sbc --model funnel "${common[@]}"
 expect_usage_error "sbc: bins must be >= 2 and divide posterior_draws + 1 = 40" sbc --model eight_schools --posterior-draws 39 --bins 7 "${common[@]}"

@@ -105,7 +105,6 @@ sed 's/"county_idx": \[1, 2, 3, 1, 2\]/"county_idx": [1, 2, 4, 1, 2]/' "$work/ra
   >"$work/radon_bad.json"
 
 # Bad input: one line on stderr, non-zero status, nothing left behind (lib/expect_error.bash).
-source "$(dirname "$0")/lib/expect_error.bash"
 common=(--model gaussian --device cpu --output "$work/out")
 printf '0 0.5 0.4 1\n' >"$work/down.txt"
 printf '0 0.5 1.5\n' >"$work/above.txt"

@@ -110,7 +110,7 @@ struct ArK {
 /// Owning host data of an arK posterior, with an optional device copy uploaded once.
 /// Movable, not copyable.
 template <class T>
-class ArKData : public MirroredViews<ArKData<T>> {
+class ArKData : public StanSeriesData<ArKData<T>, T> {
  public:
   /// Stan's data block: K (the order), T (passed as `length`: the series length) and y, its T
   /// observations. K must be in 1 … T − 1 (at least one modelled observation) and every y
@@ -119,30 +119,25 @@ class ArKData : public MirroredViews<ArKData<T>> {
   static ArKData from_arrays(int K, int length, const std::vector<double>& y) {
     MYRIAD_EXPECTS(length >= 2, "arK: T must be >= 2, got ", length);
     MYRIAD_EXPECTS(K >= 1 && K <= length - 1, "arK: K must be in 1..T-1, got ", K);
-    std::vector<T> series = stan_vector<T>("arK", "y", y, "T", length);
     ArKData data;
-    data.n_ = length;
+    data.read_series("arK", "T", 2, length, y);
     data.lags_ = K;
-    data.y_ = std::move(series);
     return data;
   }
 
   int K() const { return lags_; }
-  int length() const { return n_; }
-  const std::vector<T>& y() const { return y_.host(); }
+  int length() const { return this->n_; }
 
   /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
   template <class Copy>
   ArK<T> viewing(Copy copy) const {
-    return ArK<T>{copy(y_), n_, lags_};
+    return ArK<T>{copy(this->y_), this->n_, lags_};
   }
 
  private:
   ArKData() = default;
 
-  int n_ = 0;
   int lags_ = 0;
-  MirroredArray<T> y_;
 };
 
 }  // namespace myriad::models

@@ -28,7 +28,8 @@ std::vector<T> stan_vector(const char* model, const char* name, const std::vecto
 }
 
 /// The owning data of a posteriordb port whose data block is one observed series, Stan's
-/// `int count; vector[count] y;` (arma11's T and y, low_dim_gauss_mix's N and y), with its device
+/// `int count; vector[count] y;` (arK's, arma11's and garch11's T and y, low_dim_gauss_mix's N
+/// and y), with its device
 /// copy (MirroredViews: host_model, device_model). The derived class (CRTP) names its model and
 /// count, and adds whatever else its data block holds.
 template <class Derived, class T>
