@@ -22,6 +22,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/summary_csv.hpp"
+#include "option_settings.hpp"
 #include "run_session.hpp"
 #include "schedule_file.hpp"
 
@@ -29,42 +30,65 @@ namespace myriad::cli {
 
 namespace {
 
-std::vector<OptionSpec> ais_options() {
+/// Where `ais` puts what it reads beyond its AisConfig.
+struct AisSettings {
+  Precision precision = Precision::float64;
+  double base_scale = 1;
+};
+
+/// The options of `ais`, the ones every run reads bound to `config` and `own`.
+std::vector<OptionSpec> ais_options(AisConfig& config, AisSettings& own) {
   std::vector<OptionSpec> options = run_command_options(
       "built-in target (see 'myriad models')",
       "output directory (run.json, summary.csv, log_weights.npy, "
       "particles.npy)",
       {
           data_option(),
-          {"particles", "P", "200", "particles (independent annealing runs) per problem"},
-          {"temperatures", "T", "1000", "intermediate distributions N (the path has N+1 betas)"},
+          {"particles", "P", "200", "particles (independent annealing runs) per problem",
+           integer_setting(config.particles, 1, 0x7FFFFFFFll)},
+          {"temperatures", "T", "1000", "intermediate distributions N (the path has N+1 betas)",
+           integer_setting(config.temperatures, 1, 100000000)},
           {"schedule", "linear|geometric|sigmoid", "linear", "inverse-temperature schedule"},
           {"schedule-parameter", "X", "", "beta_min (geometric, 1e-4) or scale s (sigmoid, 4)"},
           {"schedule-file", "PATH", "",
            "a user-given schedule: whitespace-separated betas from 0 to 1 "
            "(instead of --schedule, --schedule-parameter and --temperatures)"},
           {"transition", "hamiltonian|metropolis", "hamiltonian",
-           "HAIS / HMC transitions, or the random-walk Metropolis baseline"},
-          {"leapfrog-steps", "L", "1", "leapfrog (or random-walk) steps per temperature"},
-          {"step-size", "E", "0.2", "leapfrog step size"},
+           "HAIS / HMC transitions, or the random-walk Metropolis baseline",
+           choice_setting(config.transition, parse_ais_transition)},
+          {"leapfrog-steps", "L", "1", "leapfrog (or random-walk) steps per temperature",
+           integer_setting(config.steps, 1, 1 << 20)},
+          {"step-size", "E", "0.2", "leapfrog step size", number_setting(config.step_size)},
           {"persistence", "G", "",
            "momentum refresh gamma: v <- sqrt(1-G) v + sqrt(G) r; "
-           "1 = full refresh (plain AIS); default 1 - 0.5^E"},
-          {"proposal-scale", "S", "0.1", "random-walk proposal standard deviation (metropolis)"},
-          {"base-scale", "S", "1", "standard deviation of the Gaussian base distribution"},
+           "1 = full refresh (plain AIS); default 1 - 0.5^E",
+           when_given(number_setting(config.refresh))},
+          {"proposal-scale", "S", "0.1", "random-walk proposal standard deviation (metropolis)",
+           number_setting(config.proposal_scale)},
+          {"base-scale", "S", "1", "standard deviation of the Gaussian base distribution",
+           number_setting(own.base_scale)},
           {"reverse", "", "",
            "also run reverse (BDMC) runs from exact posterior draws: an upper "
-           "bound on log Z"},
-          {"bootstrap", "R", "1000", "bootstrap replicates for log_z_se_bootstrap (0: none)"},
-          {"precision", "double|float", "double", "floating-point precision of the particles"},
+           "bound on log Z",
+           flag_setting(config.reverse)},
+          {"bootstrap", "R", "1000", "bootstrap replicates for log_z_se_bootstrap (0: none)",
+           integer_setting(config.bootstrap_replicates, 0, 1000000)},
+          {"precision", "double|float", "double", "floating-point precision of the particles",
+           choice_setting(own.precision, parse_precision)},
           {"particle-mapping", "auto|thread|warp", "auto",
            "CUDA: one thread per particle (many particles) or one warp per particle (few "
            "particles, costly target); auto picks warp for targets with a team gradient when "
-           "the warps fit one wave"},
+           "the warps fit one wave",
+           choice_setting(config.particle_mapping,
+                          [](const std::string& name) {
+                            return parse_team_mapping(name, "particle mapping");
+                          })},
           {"no-simd", "", "",
            "CPU: Hamiltonian transitions one particle at a time instead of in SIMD lanes (the "
-           "same log weights to rounding, slower)"},
-      });
+           "same log weights to rounding, slower)",
+           unless_flag_setting(config.cpu_simd_lanes)},
+      },
+      {config.seed, config.device});
   // The base options after --base-scale, before the common tail (--seed …).
   const auto at = std::find_if(options.begin(), options.end(),
                                [](const OptionSpec& o) { return o.name == "base-scale"; });
@@ -77,30 +101,18 @@ std::vector<OptionSpec> ais_options() {
 
 int ais_command(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
-  CommandLine line("ais", ais_options());
+  AisConfig config;
+  AisSettings own;
+  CommandLine line("ais", ais_options(config, own));
   if (parse_run_command(line, argc, argv)) return 0;  // --help
 
-  AisConfig config;
-  config.particles = line.integer("particles", 1, 0x7FFFFFFFll);
-  config.temperatures = static_cast<int>(line.integer("temperatures", 1, 100000000));
   const ScheduleOptions schedule = read_schedule_options(line);
   config.schedule = schedule.kind;
   config.schedule_parameter = schedule.parameter;
   config.beta = schedule.beta;
-  config.transition = parse_ais_transition(line.text("transition"));
-  config.steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
-  config.step_size = line.number("step-size");
-  if (line.has("persistence")) config.refresh = line.number("persistence");
-  config.proposal_scale = line.number("proposal-scale");
-  config.reverse = line.flag("reverse");
-  config.bootstrap_replicates = static_cast<int>(line.integer("bootstrap", 0, 1000000));
-  config.seed = line.unsigned_integer("seed");
-  config.device = parse_device(line.text("device"));
-  config.particle_mapping = parse_team_mapping(line.text("particle-mapping"), "particle mapping");
-  config.cpu_simd_lanes = !line.flag("no-simd");
-  const Precision precision = parse_precision(line.text("precision"));
+  const Precision precision = own.precision;
   config.validate();
-  const double base_scale = line.number("base-scale");
+  const double base_scale = own.base_scale;
   if (!(base_scale > 0)) throw UsageError{"--base-scale must be positive"};
   config.fit_base = parse_base_fit(line, {"base-scale"});
 

@@ -22,8 +22,7 @@ struct AisRunDescription : RunIdentity {
 /// The run.json document: settings, device, timings, throughput, log Z with its standard errors
 /// and weight ESS (top level: the problem's for one problem, the test-set average for several),
 /// log_z_exact when known, the BDMC upper bound when run, and per-problem entries.
-Json ais_report(const AisRunDescription& run, const AisConfig& config,
-                           const AisResult& result);
+Json ais_report(const AisRunDescription& run, const AisConfig& config, const AisResult& result);
 
 /// summary.csv rows of the weighted posterior sample: one per coordinate, suffixed "@p" with the
 /// problem index when there are several. R-hat does not apply (NaN); both ESS columns hold the

@@ -7,6 +7,9 @@
 #include <limits>
 #include <sstream>
 
+#include "myriad/app/option_names.hpp"
+#include "option_settings.hpp"
+
 namespace myriad::cli {
 
 namespace {
@@ -138,6 +141,11 @@ std::string CommandLine::help() const {
   return out.str();
 }
 
+void CommandLine::assign_settings() const {
+  for (const OptionSpec& option : options_)
+    if (option.setting) option.setting(*this, option.name);
+}
+
 OptionSpec data_option() {
   return {"data", "FILE", "",
           "the model's data: a JSON file in CmdStan's format (the models that take data, see "
@@ -164,12 +172,13 @@ std::vector<std::pair<std::string, std::string>> model_arguments(const CommandLi
 
 std::vector<OptionSpec> run_command_options(const std::string& model_help,
                                             const std::string& output_help,
-                                            std::vector<OptionSpec> own) {
+                                            std::vector<OptionSpec> own, RunSettings run) {
   std::vector<OptionSpec> options{{"model", "NAME", "", model_help},
-                                  {"model-arg", "KEY=VALUE", "", "model argument", true}};
+                                  {"model-arg", "KEY=VALUE", "", "model argument", {}, true}};
   options.insert(options.end(), own.begin(), own.end());
-  options.insert(options.end(), {{"seed", "S", "1", "random seed"},
-                                 {"device", "auto|cpu|cuda", "auto", "where to run"},
+  options.insert(options.end(), {{"seed", "S", "1", "random seed", seed_setting(run.seed)},
+                                 {"device", "auto|cpu|cuda", "auto", "where to run",
+                                  choice_setting(run.device, parse_device)},
                                  {"output", "DIR", "", output_help},
                                  {"no-progress", "", "", "no progress bar"},
                                  {"quiet", "", "", "print nothing on success"},
@@ -185,6 +194,7 @@ bool parse_run_command(CommandLine& line, int argc, char** argv) {
   }
   if (!line.has("model")) throw UsageError{"--model is required (see 'myriad models')"};
   if (!line.has("output")) throw UsageError{"--output is required"};
+  line.assign_settings();
   return false;
 }
 

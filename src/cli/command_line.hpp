@@ -3,10 +3,14 @@
 // with their help text, values are checked when read, and every error is one line naming the
 // option.
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "myriad/backend/device.hpp"
 
 namespace myriad::cli {
 
@@ -15,15 +19,21 @@ struct UsageError {
   std::string message;
 };
 
+class CommandLine;
+
+/// Where an option's value goes: a setting of the command's configuration, which
+/// CommandLine::assign_settings() reads, checks and stores (option_settings.hpp makes them).
+/// Empty for an option the command reads itself, because its meaning depends on other options.
+using OptionSetting = std::function<void(const CommandLine& line, const std::string& name)>;
+
 struct OptionSpec {
   std::string name;        ///< without the leading dashes
   std::string value_name;  ///< empty for flags
   std::string default_value;
   std::string help;
+  OptionSetting setting = nullptr;  ///< see OptionSetting
   bool repeatable = false;
 };
-
-class CommandLine;
 
 /// Marks the end of reading the command line. Until a run command calls it (just before it
 /// claims the device and the output directory), a std::invalid_argument (a value the library's
@@ -41,14 +51,21 @@ OptionSpec data_option();
 /// The file --data names; empty when none.
 std::string data_path(const CommandLine& line);
 
-/// The options of a run command (sample, ais, mpis): --model and --model-arg, then the
-/// command's own, then --seed, --device, --output, --no-progress, --quiet and --help.
+/// The settings every run command has: where its --seed and --device go.
+struct RunSettings {
+  std::uint64_t& seed;
+  Device& device;
+};
+
+/// The options of a run command (sample, ais, mpis, temper, sbc): --model and --model-arg, then
+/// the command's own, then --seed, --device (into `run`), --output, --no-progress, --quiet and
+/// --help.
 std::vector<OptionSpec> run_command_options(const std::string& model_help,
                                             const std::string& output_help,
-                                            std::vector<OptionSpec> own);
+                                            std::vector<OptionSpec> own, RunSettings run);
 
-/// Parses argv[2..] of a run command (sample, ais). With --help, prints the help and returns
-/// true; otherwise requires --model and --output (UsageError) and returns false.
+/// Parses argv[2..] of a run command. With --help, prints the help and returns true; otherwise
+/// requires --model and --output (UsageError), assigns every option's setting and returns false.
 bool parse_run_command(CommandLine& line, int argc, char** argv);
 
 class CommandLine {
@@ -67,6 +84,10 @@ class CommandLine {
   double number(const std::string& name) const;
 
   std::string help() const;
+
+  /// Reads every option that has a setting (given or at its default) into it, in the order the
+  /// options were declared; throws UsageError naming the first value its setting refuses.
+  void assign_settings() const;
 
   /// Every option given, as (name, value) pairs in name order (value empty for a flag), and
   /// whether an option takes a value: what `myriad resume` needs to give the same command again.

@@ -20,54 +20,60 @@
 #include "myriad/core/error.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/summary_csv.hpp"
+#include "option_settings.hpp"
 #include "run_session.hpp"
 
 namespace myriad::cli {
 
 namespace {
 
-std::vector<OptionSpec> mpis_options() {
+/// The options of `mpis`, the ones every run reads bound to `config`.
+std::vector<OptionSpec> mpis_options(MpisConfig& config) {
   return run_command_options(
       "built-in plated model (see 'myriad models')", "output directory",
       {
-          {"k", "K", "10", "particles per latent instance (mpis) or joint samples (global)"},
-          {"runs", "R", "10", "independent runs, for the standard error of log P"},
-          {"samples", "N", "0", "exact posterior draws per run, written to draws.npy"},
+          {"k", "K", "10", "particles per latent instance (mpis) or joint samples (global)",
+           integer_setting(config.k, 1, 0x7FFFFFFF)},
+          {"runs", "R", "10", "independent runs, for the standard error of log P",
+           integer_setting(config.runs, 1, 1000000)},
+          {"samples", "N", "0", "exact posterior draws per run, written to draws.npy",
+           integer_setting(config.samples, 0, 100000000)},
           {"method", "mpis|global", "mpis",
-           "massively parallel IS over all K^n combinations, or the global IS baseline"},
-          {"no-moments", "", "", "skip the backward pass (no posterior moments in summary.csv)"},
+           "massively parallel IS over all K^n combinations, or the global IS baseline",
+           choice_setting(config.method, parse_mpis_method)},
+          {"no-moments", "", "", "skip the backward pass (no posterior moments in summary.csv)",
+           unless_flag_setting(config.moments)},
           {"write-weights", "", "",
            "also write particles.npy and marginal_weights.npy "
-           "(runs x quantities x K)"},
+           "(runs x quantities x K)",
+           flag_setting(config.keep_weights)},
           {"memory-limit", "GiB", "",
            "memory budget of one batch of runs, in GiB (2^30 bytes; default: 80% of the "
            "device's available memory)"},
-          {"runs-per-batch", "B", "", "runs computed together (default: as many as fit)"},
+          {"runs-per-batch", "B", "", "runs computed together (default: as many as fit)",
+           when_given(integer_setting(config.runs_per_batch, 1, 1000000))},
           {"chunk", "PLATE[=SIZE]", "",
            "compute a top-level plate SIZE elements at a time to bound "
            "memory (default: automatic when one run does not fit)"},
           {"contraction", "auto|generic|tiled|cublas", "auto",
-           "CUDA: how log-sum-product steps run (docs/mpis.md)"},
+           "CUDA: how log-sum-product steps run (docs/mpis.md)",
+           choice_setting(config.contraction, parse_contraction_path)},
           {"no-simd", "", "",
            "CPU: log-sum-product steps one output element at a time instead of in SIMD lanes "
-           "(the same estimates to rounding, slower)"},
-      });
+           "(the same estimates to rounding, slower)",
+           unless_flag_setting(config.cpu_simd_lanes)},
+      },
+      {config.seed, config.device});
 }
 
 }  // namespace
 
 int mpis_command(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
-  CommandLine line("mpis", mpis_options());
+  MpisConfig config;
+  CommandLine line("mpis", mpis_options(config));
   if (parse_run_command(line, argc, argv)) return 0;  // --help
 
-  MpisConfig config;
-  config.k = line.integer("k", 1, 0x7FFFFFFF);
-  config.runs = static_cast<int>(line.integer("runs", 1, 1000000));
-  config.samples = line.integer("samples", 0, 100000000);
-  config.method = parse_mpis_method(line.text("method"));
-  config.moments = !line.flag("no-moments");
-  config.keep_weights = line.flag("write-weights");
   if (config.keep_weights && config.method == MpisMethod::global)
     throw UsageError{"--write-weights needs --method mpis"};
   if (config.keep_weights && !config.moments)
@@ -79,10 +85,6 @@ int mpis_command(int argc, char** argv) {
       throw UsageError{"--memory-limit must be a positive number of GiB, got '" +
                        line.text("memory-limit") + "'"};
   }
-  if (line.has("runs-per-batch"))
-    config.runs_per_batch = static_cast<int>(line.integer("runs-per-batch", 1, 1000000));
-  config.contraction = parse_contraction_path(line.text("contraction"));
-  config.cpu_simd_lanes = !line.flag("no-simd");
   if (line.has("chunk") && config.method == MpisMethod::global)
     throw UsageError{"--chunk needs --method mpis (global IS draws its samples in chunks itself)"};
   if (line.has("chunk")) {
@@ -97,8 +99,6 @@ int mpis_command(int argc, char** argv) {
       config.chunk_size = size;
     }
   }
-  config.seed = line.unsigned_integer("seed");
-  config.device = parse_device(line.text("device"));
   config.validate();
 
   const auto [spec, arguments] = chosen_model(

@@ -9,7 +9,7 @@
 namespace myriad::cli {
 
 Json mpis_report(const MpisRunDescription& run, const MpisConfig& config,
-                  const MpisResult& result) {
+                 const MpisResult& result) {
   Json report = report_header(result.method, run);
 
   Json settings = Json::object();

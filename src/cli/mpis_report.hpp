@@ -20,8 +20,7 @@ struct MpisRunDescription : RunIdentity {
 /// log_marginal_exact when known, the contraction plan (index variables, largest clique,
 /// operations), memory (plan estimate and measured peak), failures, and the largest error of
 /// the posterior means against the exact posterior when the model knows it.
-Json mpis_report(const MpisRunDescription& run, const MpisConfig& config,
-                            const MpisResult& result);
+Json mpis_report(const MpisRunDescription& run, const MpisConfig& config, const MpisResult& result);
 
 /// summary.csv rows: one per quantity (MpisResult::summary). R-hat does not apply (NaN); both
 /// ESS columns hold the Kish ESS of the marginal weights summed over runs.

@@ -6,7 +6,6 @@
 
 namespace myriad::cli {
 
-
 Json stats_json(const IterationStats& s) {
   Json v = Json::object();
   v["transitions"] = s.transitions;

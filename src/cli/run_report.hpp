@@ -40,6 +40,6 @@ Json stats_json(const IterationStats& stats);
 
 /// The run.json document for a sampling run.
 Json sample_report(const RunDescription& run, const SampleConfig& config,
-                              const SampleResult& result);
+                   const SampleResult& result);
 
 }  // namespace myriad::cli

@@ -20,6 +20,7 @@
 #include "myriad/mcmc/nuts.hpp"
 #include "myriad/run/auxiliary_config.hpp"
 #include "myriad/run/host_memory.hpp"
+#include "option_settings.hpp"
 #include "resume_record.hpp"
 #include "run_report.hpp"
 #include "run_session.hpp"
@@ -29,17 +30,39 @@ namespace myriad::cli {
 
 namespace {
 
-std::vector<OptionSpec> sample_options() {
+/// The points of --init: a .npy array of shape (dim,) or (chains, dim), or a JSON array of
+/// numbers or of arrays of numbers, flattened [chain][dim] (run_hmc checks the count).
+std::vector<double> read_initial_positions(const std::string& path);
+
+/// --metric's choice.
+MetricKind parse_metric(const std::string& name) {
+  if (const auto metric = enum_value(kMetricKindNames, name)) return *metric;
+  throw UsageError{"unknown --metric '" + name + "' (auto, diag or dense)"};
+}
+
+/// Where `sample` puts what it reads beyond its SampleConfig.
+struct SampleSettings {
+  Precision precision = Precision::float64;
+  int checkpoint_every = 0;
+};
+
+/// The options of `sample`, the ones every run reads bound to `config` and `own`.
+std::vector<OptionSpec> sample_options(SampleConfig& config, SampleSettings& own) {
   return run_command_options(
       "built-in model to sample (see 'myriad models')",
       "output directory (summary.csv, draws.npy, run.json)",
       {
           data_option(),
-          {"chains", "N", "1024", "number of chains"},
-          {"warmup", "W", "1000", "warm-up iterations per chain"},
-          {"draws", "D", "1000", "recorded draws per chain"},
-          {"thin", "T", "1", "keep every T-th draw in draws.npy and the diagnostics"},
-          {"precision", "double|float", "double", "floating-point precision (HMC)"},
+          {"chains", "N", "1024", "number of chains",
+           integer_setting(config.chains, 1, 0xFFFFFFFFll - 1)},
+          {"warmup", "W", "1000", "warm-up iterations per chain",
+           integer_setting(config.warmup, 0, 100000000)},
+          {"draws", "D", "1000", "recorded draws per chain",
+           integer_setting(config.draws, 1, 100000000)},
+          {"thin", "T", "1", "keep every T-th draw in draws.npy and the diagnostics",
+           integer_setting(config.thin, 1, 100000000)},
+          {"precision", "double|float", "double", "floating-point precision (HMC)",
+           choice_setting(own.precision, parse_precision)},
           {"sampler", "NAME", "",
            "chees (density models, the default) or snaper: HMC with the trajectory length "
            "adapted across the ensemble; nuts (No-U-Turn); hmc (fixed-length HMC; on "
@@ -74,40 +97,54 @@ std::vector<OptionSpec> sample_options() {
            "constrained HMC on CUDA: one thread or one warp per chain"},
           {"gram-factorization", "auto|chain|registers|thread|tile|library", "auto",
            "constrained HMC on CUDA: Gram Cholesky in the chain or batched across chains"},
-          {"leapfrog-steps", "L", "16", "hmc: maximum leapfrog steps per iteration"},
+          {"leapfrog-steps", "L", "16", "hmc: maximum leapfrog steps per iteration",
+           integer_setting(config.leapfrog_steps, 1, 1 << 20)},
           {"max-leapfrog-steps", "L", "1024",
-           "chees, snaper: most leapfrog steps of an adapted trajectory"},
-          {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}"},
-          {"max-tree-depth", "D", "10", "nuts: most tree doublings (1-15; 2^D - 1 steps)"},
+           "chees, snaper: most leapfrog steps of an adapted trajectory",
+           integer_setting(config.max_leapfrog_steps, 1, kMaxAdaptedLeapfrogSteps)},
+          {"jitter", "J", "0.5", "step counts uniform on {ceil((1-J)L), ..., L}",
+           number_setting(config.jitter)},
+          {"max-tree-depth", "D", "10", "nuts: most tree doublings (1-15; 2^D - 1 steps)",
+           integer_setting(config.max_tree_depth, 1, kLargestMaxTreeDepth)},
           {"metric", "auto|diag|dense", "auto",
            "HMC samplers: mass matrix adapted from the ensemble's variances (diag) or covariance "
            "(dense: not with snaper; dimension at most 1024); auto: dense up to dimension 100 "
-           "(diag beyond, and with snaper)"},
+           "(diag beyond, and with snaper)",
+           choice_setting(config.metric, parse_metric)},
           {"init", "FILE", "",
            "HMC: initial points instead of drawn ones: a .json array (one point for every chain, "
-           "or one per chain) or a .npy float64 array of shape (dim,) or (chains, dim)"},
+           "or one per chain) or a .npy float64 array of shape (dim,) or (chains, dim)",
+           when_given(choice_setting(config.initial_positions, read_initial_positions))},
           {"no-restarts", "", "",
            "HMC and constrained HMC: keep chains that have not moved in 25 warm-up iterations "
-           "where they are (default: restart them from healthy chains)"},
-          {"target-accept", "A", "0.8", "target acceptance for step-size adaptation"},
-          {"step-size", "E", "0", "initial step size (0: automatic)"},
-          {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)"},
+           "where they are (default: restart them from healthy chains)",
+           unless_flag_setting(config.restart_stranded)},
+          {"target-accept", "A", "0.8", "target acceptance for step-size adaptation",
+           number_setting(config.target_accept)},
+          {"step-size", "E", "0", "initial step size (0: automatic)",
+           number_setting(config.initial_step_size)},
+          {"superchains", "K", "0", "superchains for nested R-hat (0: automatic, 1: none)",
+           integer_setting(config.superchains, 0, 1 << 30)},
           {"no-simd", "", "",
            "CPU, HMC samplers and chmc: one chain at a time instead of chains in SIMD lanes (the "
-           "same draws to rounding, slower)"},
+           "same draws to rounding, slower)",
+           unless_flag_setting(config.cpu_simd_lanes)},
           {"checkpoint-every", "N", "",
            "HMC samplers and chmc: write the run's whole state every N iterations (warm-up and "
            "draws together; 0: only when stopped) and stop cleanly on SIGINT or SIGTERM; "
-           "continue an interrupted run with 'myriad resume DIR' (docs/checkpoints.md)"},
+           "continue an interrupted run with 'myriad resume DIR' (docs/checkpoints.md)",
+           when_given(integer_setting(own.checkpoint_every, 0, 1 << 30))},
           {"memory-limit", "BYTES", "",
            "host memory the run may use (e.g. 512M, 8G): a run that would need more is refused "
            "before it starts, and the diagnostics read draws.npy back in blocks that fit "
-           "(default: the memory available)"},
-      });
+           "(default: the memory available)",
+           when_given(choice_setting(
+               config.memory_limit,
+               [](const std::string& text) { return parse_bytes(text, "--memory-limit"); }))},
+      },
+      {config.seed, config.device});
 }
 
-/// The points of --init: a .npy array of shape (dim,) or (chains, dim), or a JSON array of
-/// numbers or of arrays of numbers, flattened [chain][dim] (run_hmc checks the count).
 std::vector<double> read_initial_positions(const std::string& path) {
   if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
     const io::NpyArray array = io::read_npy(path);
@@ -430,17 +467,16 @@ SamplerSettings read_generator_settings(const CommandLine& line, const SampleCon
     check_gram_factorization(chmc.gram_factorization, spec.generator.gram_structure(arguments));
     chmc.step_back_off = !line.flag("no-step-back-off");
     chmc.validate_chmc();
-    run.extra["integrator"] =
-        Json{{"inner_steps", chmc.inner_steps},
-             {"min_steps", chmc.min_steps},
-             {"max_steps", chmc.max_steps},
-             {"constraint_tol", chmc.constraint_tol},
-             {"position_tol", chmc.position_tol},
-             {"reverse_tol", chmc.reverse_tol},
-             {"max_iterations", chmc.max_iterations},
-             {"chain_mapping", to_string(chmc.chain_mapping)},
-             {"gram_factorization", to_string(chmc.gram_factorization)},
-             {"step_back_off", chmc.step_back_off}};
+    run.extra["integrator"] = Json{{"inner_steps", chmc.inner_steps},
+                                   {"min_steps", chmc.min_steps},
+                                   {"max_steps", chmc.max_steps},
+                                   {"constraint_tol", chmc.constraint_tol},
+                                   {"position_tol", chmc.position_tol},
+                                   {"reverse_tol", chmc.reverse_tol},
+                                   {"max_iterations", chmc.max_iterations},
+                                   {"chain_mapping", to_string(chmc.chain_mapping)},
+                                   {"gram_factorization", to_string(chmc.gram_factorization)},
+                                   {"step_back_off", chmc.step_back_off}};
     return settings;
   }
   const double epsilon = line.number("abc-epsilon");
@@ -492,41 +528,15 @@ SampleResult run_sampler(const ModelSpec& spec, const ModelArguments& arguments,
 
 int sample_command(int argc, char** argv, bool resuming) {
   const auto start = std::chrono::steady_clock::now();
-  CommandLine line("sample", sample_options());
-  if (parse_run_command(line, argc, argv)) return 0;  // --help
-
   SampleConfig config;
-  config.chains = line.integer("chains", 1, 0xFFFFFFFFll - 1);
-  config.warmup = static_cast<int>(line.integer("warmup", 0, 100000000));
-  config.draws = static_cast<int>(line.integer("draws", 1, 100000000));
-  config.thin = static_cast<int>(line.integer("thin", 1, 100000000));
-  config.seed = line.unsigned_integer("seed");
-  config.leapfrog_steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
-  config.jitter = line.number("jitter");
-  config.max_leapfrog_steps =
-      static_cast<int>(line.integer("max-leapfrog-steps", 1, kMaxAdaptedLeapfrogSteps));
-  config.max_tree_depth = static_cast<int>(line.integer("max-tree-depth", 1, kLargestMaxTreeDepth));
-  if (const auto metric = enum_value(kMetricKindNames, line.text("metric")))
-    config.metric = *metric;
-  else
-    throw UsageError{"unknown --metric '" + line.text("metric") + "' (auto, diag or dense)"};
-  config.restart_stranded = !line.flag("no-restarts");
-  if (line.has("init")) config.initial_positions = read_initial_positions(line.text("init"));
-  config.target_accept = line.number("target-accept");
-  config.initial_step_size = line.number("step-size");
-  config.superchains = static_cast<int>(line.integer("superchains", 0, 1 << 30));
-  config.cpu_simd_lanes = !line.flag("no-simd");
-  config.device = parse_device(line.text("device"));
-  const Precision precision = parse_precision(line.text("precision"));
+  SampleSettings own;
+  CommandLine line("sample", sample_options(config, own));
+  if (parse_run_command(line, argc, argv)) return 0;  // --help
+  const Precision precision = own.precision;
   const bool checkpointing = line.has("checkpoint-every");
-  const int checkpoint_every =
-      checkpointing ? static_cast<int>(line.integer("checkpoint-every", 0, 1 << 30)) : 0;
-  if (line.has("memory-limit"))
-    config.memory_limit = parse_bytes(line.text("memory-limit"), "--memory-limit");
 
   const ModelSpec& spec = find_model(line.text("model"));
-  const ModelArguments arguments(spec, model_arguments(line),
-                                 data_path(line));
+  const ModelArguments arguments(spec, model_arguments(line), data_path(line));
   if (spec.double_only && precision != Precision::float64)
     throw UsageError{spec.name + " runs in double precision only (--precision double)"};
 
@@ -568,7 +578,7 @@ int sample_command(int argc, char** argv, bool resuming) {
   if (checkpointing) {
     if (!resuming) write_resume_record(session.path("command.json"), "sample", line);
     config.checkpoint.path = session.path(io::kCheckpointFileName);
-    config.checkpoint.every = checkpoint_every;
+    config.checkpoint.every = own.checkpoint_every;
     config.checkpoint.resume = resuming;
     config.checkpoint.stop_requested = stop_requested;
     catch_stop_signals();
@@ -696,7 +706,8 @@ int sample_command(int argc, char** argv, bool resuming) {
       std::printf(
           "  note: none of the %.0f prior simulations was within the tolerance (%.0f were not "
           "finite): no draws\n",
-          run.extra["abc"]["simulations"].get<double>(), run.extra["abc"]["non_finite"].get<double>());
+          run.extra["abc"]["simulations"].get<double>(),
+          run.extra["abc"]["non_finite"].get<double>());
     }
     if (run.sampler == "abc-mcmc" && result.sampling_stats.transitions > 0 &&
         result.sampling_stats.accepted == 0) {

@@ -16,6 +16,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/io/atomic_file.hpp"
 #include "myriad/io/npy.hpp"
+#include "option_settings.hpp"
 #include "run_report.hpp"
 #include "run_session.hpp"
 
@@ -23,26 +24,34 @@ namespace myriad::cli {
 
 namespace {
 
-std::vector<OptionSpec> sbc_options() {
+/// The options of `sbc`, the ones every run reads bound to `sbc` and `config` (the sampler's).
+std::vector<OptionSpec> sbc_options(SbcConfig& sbc, ChmcConfig& config) {
   return run_command_options(
       "built-in model that states how to simulate its data (see 'myriad models')",
       "output directory (ranks.npy, sbc.csv, run.json)",
       {
-          {"replications", "R", "100", "prior draws, each with its simulated data and run"},
+          {"replications", "R", "100", "prior draws, each with its simulated data and run",
+           integer_setting(sbc.replications, 2, 1ll << 30)},
           {"posterior-draws", "L", "99",
-           "posterior draws each true value is ranked among (ranks 0..L), spread over the run"},
-          {"bins", "B", "20", "rank histogram bins for the chi-square test (must divide L + 1)"},
-          {"alpha", "A", "0.05", "the ECDF bands hold all points with probability 1 - A"},
-          {"chains", "N", "16", "chains per replication (batched: each chain carries all)"},
-          {"warmup", "W", "500", "warm-up iterations per chain"},
-          {"draws", "D", "500", "draws per chain"},
+           "posterior draws each true value is ranked among (ranks 0..L), spread over the run",
+           integer_setting(sbc.posterior_draws, 1, 1 << 24)},
+          {"bins", "B", "20", "rank histogram bins for the chi-square test (must divide L + 1)",
+           integer_setting(sbc.bins, 2, 1 << 24)},
+          {"alpha", "A", "0.05", "the ECDF bands hold all points with probability 1 - A",
+           number_setting(sbc.alpha)},
+          {"chains", "N", "16", "chains per replication (batched: each chain carries all)",
+           integer_setting(config.chains, 1, 1ll << 30)},
+          {"warmup", "W", "500", "warm-up iterations per chain",
+           integer_setting(config.warmup, 0, 100000000)},
+          {"draws", "D", "500", "draws per chain", integer_setting(config.draws, 1, 100000000)},
           {"batch", "auto|on|off", "auto",
            "density models: every replication in one batch of chains, each chain carrying all "
            "of them (on), or one run per replication with its own adaptation (off); auto: on "
            "with CUDA, off on the CPU (measured faster there). Generators: off"},
           {"sampler", "NAME", "",
            "density models: chees (default), snaper, nuts or hmc; generators: chmc"},
-      });
+      },
+      {sbc.seed, config.device});
 }
 
 Json histogram_json(const diag::RankHistogram& h) {
@@ -67,15 +76,11 @@ Json bands_json(const diag::EcdfBands& b) {
 
 int sbc_command(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
-  CommandLine line("sbc", sbc_options());
-  if (parse_run_command(line, argc, argv)) return 0;  // --help
-
   SbcConfig sbc;
-  sbc.replications = line.integer("replications", 2, 1ll << 30);
-  sbc.posterior_draws = static_cast<int>(line.integer("posterior-draws", 1, 1 << 24));
-  sbc.bins = static_cast<int>(line.integer("bins", 2, 1 << 24));
-  sbc.alpha = line.number("alpha");
-  sbc.seed = line.unsigned_integer("seed");
+  ChmcConfig config;  // constrained HMC's settings at their defaults; a density model's run
+                      // reads only the SampleConfig part
+  CommandLine line("sbc", sbc_options(sbc, config));
+  if (parse_run_command(line, argc, argv)) return 0;  // --help
   sbc.validate();
 
   const ModelSpec& spec = find_model(line.text("model"));
@@ -89,13 +94,7 @@ int sbc_command(int argc, char** argv) {
   const std::string sampler =
       line.has("sampler") ? line.text("sampler") : (generator ? "chmc" : "chees");
 
-  ChmcConfig config;  // constrained HMC's settings at their defaults; a density model's run
-                      // reads only the SampleConfig part
-  config.chains = line.integer("chains", 1, 1ll << 30);
-  config.warmup = static_cast<int>(line.integer("warmup", 0, 100000000));
-  config.draws = static_cast<int>(line.integer("draws", 1, 100000000));
   config.seed = sbc.seed;
-  config.device = parse_device(line.text("device"));
   if (generator) {
     if (sampler != "chmc")
       throw UsageError{"--sampler " + sampler + ": SBC of a generator runs constrained HMC (chmc)"};

@@ -21,6 +21,7 @@
 #include "myriad/core/error.hpp"
 #include "myriad/io/npy.hpp"
 #include "myriad/io/summary_csv.hpp"
+#include "option_settings.hpp"
 #include "run_session.hpp"
 #include "schedule_file.hpp"
 #include "temper_report.hpp"
@@ -29,36 +30,49 @@ namespace myriad::cli {
 
 namespace {
 
-std::vector<OptionSpec> temper_options() {
+/// The options of `temper`, the ones every run reads bound to `config`.
+std::vector<OptionSpec> temper_options(TemperConfig& config) {
   std::vector<OptionSpec> own{
       data_option(),
       {"method", "gibbs-ct|ct-hmc|st", "gibbs-ct",
        "Gibbs continuous tempering, HMC on (x, u) with beta = sigmoid(u/s), or simulated "
-       "tempering"},
-      {"chains", "C", "64", "independent chains (the standard errors are over chains)"},
-      {"warmup", "N", "500", "transitions discarded per chain"},
-      {"draws", "N", "2000", "transitions kept per chain, every one used by the estimators"},
-      {"step-size", "E", "0.5", "leapfrog step size"},
-      {"leapfrog-steps", "L", "20", "leapfrog steps per transition"},
+       "tempering",
+       choice_setting(config.method, parse_temper_method)},
+      {"chains", "C", "64", "independent chains (the standard errors are over chains)",
+       integer_setting(config.chains, 2, 0x7FFFFFFFll)},
+      {"warmup", "N", "500", "transitions discarded per chain",
+       integer_setting(config.warmup, 0, 100000000)},
+      {"draws", "N", "2000", "transitions kept per chain, every one used by the estimators",
+       integer_setting(config.draws, 2, 100000000)},
+      {"step-size", "E", "0.5", "leapfrog step size", number_setting(config.step_size)},
+      {"leapfrog-steps", "L", "20", "leapfrog steps per transition",
+       integer_setting(config.leapfrog_steps, 1, 1 << 20)},
       {"metric", "unit|base", "unit",
        "HMC's mass matrix: unit, or the base's scales (the step size then in the base's units; "
-       "for a fitted base on a target whose coordinates differ in scale)"},
-      {"log-zeta", "Z", "0", "log zeta, a guess of log Z: the closer, the flatter beta's mix"},
-      {"base-mean", "M", "0", "mean of every coordinate of the Gaussian base"},
-      {"base-scale", "S", "1", "standard deviation of every coordinate of the Gaussian base"},
-      {"temperatures", "K", "1000", "st: inverse temperatures 0 = beta_0 < ... < beta_K-1 = 1"},
+       "for a fitted base on a target whose coordinates differ in scale)",
+       choice_setting(config.metric, parse_tempering_metric)},
+      {"log-zeta", "Z", "0", "log zeta, a guess of log Z: the closer, the flatter beta's mix",
+       number_setting(config.log_zeta)},
+      {"base-mean", "M", "0", "mean of every coordinate of the Gaussian base",
+       number_setting(config.base.isotropic_mean)},
+      {"base-scale", "S", "1", "standard deviation of every coordinate of the Gaussian base",
+       number_setting(config.base.isotropic_scale)},
+      {"temperatures", "K", "1000", "st: inverse temperatures 0 = beta_0 < ... < beta_K-1 = 1",
+       integer_setting(config.temperatures, 2, 100000000)},
       {"schedule", "linear|geometric|sigmoid", "sigmoid",
        "st: spacing of the inverse temperatures (sigmoid: the thesis's (5.53))"},
       {"schedule-parameter", "X", "", "st: beta_min (geometric, 1e-4) or scale s (sigmoid, 4)"},
       {"schedule-file", "PATH", "",
        "st: a user-given ladder, whitespace-separated betas from 0 to 1 (instead of "
        "--schedule, --schedule-parameter and --temperatures)"},
-      {"u-scale", "S", "1", "ct-hmc: beta = sigmoid(u / S)"},
-      {"initial-u", "U", "-10", "ct-hmc: u at the start (beta near 0: the base)"},
+      {"u-scale", "S", "1", "ct-hmc: beta = sigmoid(u / S)", number_setting(config.u_scale)},
+      {"initial-u", "U", "-10", "ct-hmc: u at the start (beta near 0: the base)",
+       number_setting(config.initial_u)},
   };
   for (OptionSpec& option : base_fit_options()) own.push_back(std::move(option));
   return run_command_options("built-in target (see 'myriad models')",
-                             "output directory (run.json, summary.csv, beta.npy)", std::move(own));
+                             "output directory (run.json, summary.csv, beta.npy)", std::move(own),
+                             {config.seed, config.device});
 }
 
 /// Refuses an option that `method` does not use, naming the method it belongs to.
@@ -74,32 +88,17 @@ void require_method(const CommandLine& line, TemperMethod method, TemperMethod o
 
 int temper_command(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
-  CommandLine line("temper", temper_options());
+  TemperConfig config;
+  CommandLine line("temper", temper_options(config));
   if (parse_run_command(line, argc, argv)) return 0;  // --help
 
-  TemperConfig config;
-  config.method = parse_temper_method(line.text("method"));
   require_method(line, config.method, TemperMethod::simulated_tempering,
                  {"temperatures", "schedule", "schedule-parameter", "schedule-file"});
   require_method(line, config.method, TemperMethod::ct_hmc, {"u-scale", "initial-u"});
-  config.chains = line.integer("chains", 2, 0x7FFFFFFFll);
-  config.warmup = static_cast<int>(line.integer("warmup", 0, 100000000));
-  config.draws = static_cast<int>(line.integer("draws", 2, 100000000));
-  config.step_size = line.number("step-size");
-  config.leapfrog_steps = static_cast<int>(line.integer("leapfrog-steps", 1, 1 << 20));
-  config.metric = parse_tempering_metric(line.text("metric"));
-  config.log_zeta = line.number("log-zeta");
-  config.temperatures = static_cast<int>(line.integer("temperatures", 2, 100000000));
   const ScheduleOptions schedule = read_schedule_options(line);
   config.schedule = schedule.kind;
   config.schedule_parameter = schedule.parameter;
   config.beta = schedule.beta;
-  config.u_scale = line.number("u-scale");
-  config.initial_u = line.number("initial-u");
-  config.seed = line.unsigned_integer("seed");
-  config.device = parse_device(line.text("device"));
-  config.base.isotropic_mean = line.number("base-mean");
-  config.base.isotropic_scale = line.number("base-scale");
   if (!(config.base.isotropic_scale > 0)) throw UsageError{"--base-scale must be positive"};
   config.fit_base = parse_base_fit(line, {"log-zeta", "base-mean", "base-scale"});
   config.validate();
