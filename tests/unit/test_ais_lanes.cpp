@@ -92,7 +92,7 @@ TYPED_TEST(AisLanes, GaussianAgreesInEveryInstructionSetForwardAndReverse) {
   using T = TypeParam;
   using Target = models::Gaussian<T>;
   const auto target = Target::make(5, 0.3, 1.0, 0.8);
-  const auto kernels = library_ais_lane_kernels<Target, T>();
+  const auto kernels = library_lane_kernels<AisLaneFamily, Target, T>();
   ASSERT_FALSE(kernels.empty());
   const CpuAisBackend<Target, T> backend(
       target, make_ais_layout<Target, T>(target, 4, make_schedule(ScheduleKind::linear, 4, 0), {}));
@@ -109,7 +109,7 @@ TYPED_TEST(AisLanes, ProductOfStudentTExpertsAgreesInEveryInstructionSet) {
     const auto data = models::ProductOfExpertsData<T>::synthetic(kind, 6, 12, 1.5, 3.0, 5);
     const auto target = data.host_model();
     using Target = std::decay_t<decltype(target)>;
-    for (const auto& kernel : library_ais_lane_kernels<Target, T>())
+    for (const auto& kernel : library_lane_kernels<AisLaneFamily, Target, T>())
       expect_ais_lanes_agree<Target, T>(target, kernel, 37, 20, false,
                                         models::poe_model_name(kind));
   }
@@ -119,7 +119,7 @@ TYPED_TEST(AisLanes, BoltzmannRelaxationAndLinearGenerativeBatchesAgree) {
   using T = TypeParam;
   const auto boltzmann = models::BoltzmannRelaxationData<T>::synthetic(6, 3);
   using Boltzmann = std::decay_t<decltype(boltzmann.host_model())>;
-  for (const auto& kernel : library_ais_lane_kernels<Boltzmann, T>())
+  for (const auto& kernel : library_lane_kernels<AisLaneFamily, Boltzmann, T>())
     expect_ais_lanes_agree<Boltzmann, T>(boltzmann.host_model(), kernel, 37, 20, true,
                                          "boltzmann_relaxation");
   // Three problems of 13 particles: partial groups in each; the Laplace prior's slope is a
@@ -128,7 +128,7 @@ TYPED_TEST(AisLanes, BoltzmannRelaxationAndLinearGenerativeBatchesAgree) {
        {models::LinearGenerativePrior::gaussian, models::LinearGenerativePrior::laplace}) {
     const auto data = models::LinearGenerativeData<T>::synthetic(5, 4, 3, prior, 0.3, 1.0, 17);
     using Target = std::decay_t<decltype(data.host_model())>;
-    for (const auto& kernel : library_ais_lane_kernels<Target, T>())
+    for (const auto& kernel : library_lane_kernels<AisLaneFamily, Target, T>())
       expect_ais_lanes_agree<Target, T>(data.host_model(), kernel, 13, 20, true,
                                         "linear_generative");
   }
@@ -138,7 +138,7 @@ TYPED_TEST(AisLanes, RadonAgrees) {
   using T = TypeParam;
   const auto data = testing::twelve_homes_radon<T>();
   using Target = std::decay_t<decltype(data.host_model())>;
-  for (const auto& kernel : library_ais_lane_kernels<Target, T>())
+  for (const auto& kernel : library_lane_kernels<AisLaneFamily, Target, T>())
     expect_ais_lanes_agree<Target, T>(data.host_model(), kernel, 21, 15, false, "radon");
 }
 
@@ -147,7 +147,7 @@ TYPED_TEST(AisLanes, McrbmAgrees) {
   // Small sizes (M = 5, L = 6 factors, K = 70 covariance units: two tiles, J = 3 mean units).
   const auto data = models::McrbmData<T>::synthetic(5, 6, 70, 3, 11);
   using Target = std::decay_t<decltype(data.host_model())>;
-  for (const auto& kernel : library_ais_lane_kernels<Target, T>())
+  for (const auto& kernel : library_lane_kernels<AisLaneFamily, Target, T>())
     expect_ais_lanes_agree<Target, T>(data.host_model(), kernel, 21, 15, false, "mcrbm");
 }
 
@@ -197,8 +197,8 @@ struct LaneHalfSpaceGaussian {
 
 TYPED_TEST(AisLanes, BoundsReflectAndZeroWeightStartsStayOutOfTheCountsLikeOneAtATime) {
   using T = TypeParam;
-  const auto boxed = ais_lane_kernel_for<LaneBoxedGaussian<T>, T>();
-  const auto half = ais_lane_kernel_for<LaneHalfSpaceGaussian<T>, T>();
+  const auto boxed = lane_kernel_for<AisLaneFamily, LaneBoxedGaussian<T>, T>();
+  const auto half = lane_kernel_for<AisLaneFamily, LaneHalfSpaceGaussian<T>, T>();
   ASSERT_GT(boxed.width, 1) << "a user's target written over S runs in lanes";
   expect_ais_lanes_agree<LaneBoxedGaussian<T>, T>(LaneBoxedGaussian<T>{}, boxed, 37, 25, false,
                                                   "boxed");
@@ -245,7 +245,7 @@ struct ShiftedGaussians {
 
 TYPED_TEST(AisLanes, GroupsStayWithinAProblem) {
   using T = TypeParam;
-  const auto kernel = ais_lane_kernel_for<ShiftedGaussians<T>, T>();
+  const auto kernel = lane_kernel_for<AisLaneFamily, ShiftedGaussians<T>, T>();
   ASSERT_GT(kernel.width, 1);
   // 11 particles per problem: never a whole number of groups of 2, 4, 8 or 16.
   expect_ais_lanes_agree<ShiftedGaussians<T>, T>(ShiftedGaussians<T>{}, kernel, 11, 20, false,

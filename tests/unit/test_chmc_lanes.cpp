@@ -291,7 +291,7 @@ void expect_backend_lanes_agree(const Generator& g, std::int64_t chains, double 
   CpuChmcBackend<Generator, double> scalar(g, chains, false);
   ASSERT_EQ(scalar.lane_width(), 1);
   const testing::ChmcRecording reference = testing::record_chmc(scalar, settings, iterations, 1);
-  const auto kernels = library_chmc_lane_kernels<Generator, double>();
+  const auto kernels = library_lane_kernels<ChmcLaneFamily, Generator, double>();
   ASSERT_FALSE(kernels.empty());
   for (const auto& kernel : kernels) {
     CpuChmcBackend<Generator, double> lanes(g, chains);
@@ -306,7 +306,7 @@ void expect_backend_lanes_agree(const Generator& g, std::int64_t chains, double 
 TEST(ChmcLanes, BuiltInGeneratorsRunInLanesByDefault) {
   const auto sphere = models::Sphere::make(5, 1.0);
   CpuChmcBackend<models::Sphere, double> backend(sphere, 64);
-  const auto kernels = library_chmc_lane_kernels<models::Sphere, double>();
+  const auto kernels = library_lane_kernels<ChmcLaneFamily, models::Sphere, double>();
   EXPECT_EQ(backend.lane_width(), kernels.front().width);
   EXPECT_GT(backend.lane_width(), 1);
   EXPECT_NE(backend.device_name().find("lanes of"), std::string::npos) << backend.device_name();

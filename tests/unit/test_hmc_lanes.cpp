@@ -42,7 +42,7 @@ TYPED_TEST_SUITE(HmcLanes, Precisions);
 template <class T, class Model>
 void expect_lanes_agree(const Model& model, std::int64_t chains, const std::string& what,
                         const std::vector<T>& inverse_metric = {}) {
-  const auto kernels = library_hmc_lane_kernels<Model, T>();
+  const auto kernels = library_lane_kernels<HmcLaneFamily, Model, T>();
   ASSERT_FALSE(kernels.empty());
   for (const auto& kernel : kernels) {
     SCOPED_TRACE(what + " in " + kernel.isa + " lanes of " + std::to_string(kernel.width) +
@@ -60,7 +60,7 @@ TYPED_TEST(HmcLanes, BuiltInModelsRunInLanesByDefault) {
   // The widest instruction set is chosen at run time; at least SSE2's 128 bits.
   const CpuHmcBackend<models::Gaussian<T>, T> backend(models::Gaussian<T>::make(3, 0.5), 4);
   EXPECT_GE(backend.lane_width(), static_cast<int>(16 / sizeof(T)));
-  const auto kernels = library_hmc_lane_kernels<models::Gaussian<T>, T>();
+  const auto kernels = library_lane_kernels<HmcLaneFamily, models::Gaussian<T>, T>();
   EXPECT_EQ(backend.lane_width(), kernels.front().width);
   EXPECT_NE(backend.device_name().find(std::string(kernels.front().isa) + " lanes"),
             std::string::npos)

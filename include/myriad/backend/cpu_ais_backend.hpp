@@ -36,7 +36,7 @@ class CpuAisBackend final : public AisBackend<T> {
       : target_(target),
         layout_(std::move(layout)),
         rows_(EnsembleLayout::chain_major(layout_.particles())),
-        lanes_(simd_lanes ? ais_lane_kernel_for<Target, T>() : AisLaneKernel<Target, T>{}) {
+        lanes_(simd_lanes ? lane_kernel_for<AisLaneFamily, Target, T>() : AisLaneKernel<Target, T>{}) {
     state_.allocate(rows_, layout_.dim);
     started_.assign(static_cast<std::size_t>(layout_.particles()), 0);
   }
@@ -53,7 +53,7 @@ class CpuAisBackend final : public AisBackend<T> {
   /// Particles per SIMD group of Hamiltonian transitions (1: one at a time).
   int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
 
-  /// Anneals with `kernel` from now on (one of library_ais_lane_kernels, or
+  /// Anneals with `kernel` from now on (one of library_lane_kernels<AisLaneFamily>, or
   /// AisLaneKernel{} for one particle at a time): the tests compare instruction sets with it.
   void set_lane_kernel(const AisLaneKernel<Target, T>& kernel) {
     check_lane_kernel(kernel.width, kernel.anneal != nullptr);
@@ -78,8 +78,7 @@ class CpuAisBackend final : public AisBackend<T> {
                      std::uint32_t k_end) override {
     MYRIAD_EXPECTS(k_begin >= 1 && k_begin <= k_end &&
                        k_end <= static_cast<std::uint32_t>(layout_.temperatures()) + 1,
-                   "steps [", k_begin, ", ", k_end, ") lie outside 1 .. ",
-                   layout_.temperatures());
+                   "steps [", k_begin, ", ", k_end, ") lie outside 1 .. ", layout_.temperatures());
     const std::int64_t total = layout_.particles();
     const AnnealingBase<T> base = base_view();
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};

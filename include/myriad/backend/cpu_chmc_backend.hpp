@@ -40,7 +40,8 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
         layout_(chmc_layout<Generator, T>(g)),
         rows_(EnsembleLayout::chain_major(chains)),
         scratch_(kernels::ChmcScratchPlacement::chain_major<T>(layout_)),
-        lanes_(simd_lanes ? chmc_lane_kernel_for<Generator, T>() : ChmcLaneKernel<Generator, T>{}) {
+        lanes_(simd_lanes ? lane_kernel_for<ChmcLaneFamily, Generator, T>()
+                          : ChmcLaneKernel<Generator, T>{}) {
     check_chain_count(chains);
     MYRIAD_EXPECTS(layout_.m >= 1 && layout_.m <= layout_.n,
                    "a generator needs 1 <= M <= N, got M = ", layout_.m, ", N = ", layout_.n);
@@ -62,8 +63,8 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
   int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
   const char* lane_isa() const { return lanes_.isa; }
 
-  /// Runs the iterations with `kernel` from now on: one of library_chmc_lane_kernels
-  /// (detail/chmc_lane_blocks.hpp), or ChmcLaneKernel{} for one chain at a time. The tests and
+  /// Runs the iterations with `kernel` from now on: one of library_lane_kernels<ChmcLaneFamily>
+  /// (detail/lane_kernel_choice.hpp), or ChmcLaneKernel{} for one chain at a time. The tests and
   /// benchmarks compare instruction sets with it.
   void set_lane_kernel(const ChmcLaneKernel<Generator, T>& kernel) {
     check_lane_kernel(kernel.width, kernel.transition != nullptr);

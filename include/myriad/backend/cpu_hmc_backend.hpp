@@ -39,7 +39,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
       : CpuEnsemble<Model, HmcBackend<T>>(model, chains),
         dim_(model.dim()),
         rows_(EnsembleLayout::chain_major(chains)),
-        lanes_(simd_lanes ? hmc_lane_kernel_for<Model, T>() : HmcLaneKernel<Model, T>{}) {
+        lanes_(simd_lanes ? lane_kernel_for<HmcLaneFamily, Model, T>() : HmcLaneKernel<Model, T>{}) {
     check_hmc_ensemble_size(chains, dim_);
     state_.allocate(rows_, dim_);
     state_.metric.assign(static_cast<std::size_t>(dim_), T(1));
@@ -58,8 +58,8 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
   const char* lane_isa() const { return lanes_.isa; }
 
-  /// Runs HMC's iterations with `kernel` from now on: one of library_hmc_lane_kernels
-  /// (detail/hmc_lane_blocks.hpp), or HmcLaneKernel{} for one chain at a time. The tests and
+  /// Runs HMC's iterations with `kernel` from now on: one of library_lane_kernels<HmcLaneFamily>
+  /// (detail/lane_kernel_choice.hpp), or HmcLaneKernel{} for one chain at a time. The tests and
   /// benchmarks compare instruction sets with it.
   void set_lane_kernel(const HmcLaneKernel<Model, T>& kernel) {
     check_lane_kernel(kernel.width, kernel.transition != nullptr);

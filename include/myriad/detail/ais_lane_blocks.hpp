@@ -13,6 +13,7 @@
 #include "myriad/detail/ais_lane_types.hpp"
 #include "myriad/detail/ais_particle_bodies.hpp"
 #include "myriad/detail/lane_group.hpp"
+#include "myriad/detail/lane_kernel_choice.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
@@ -70,34 +71,10 @@ IterationStats ais_lane_anneal_range(const Target& target, const AisLaneKernel<T
   return total;
 }
 
-/// The library's AIS lane kernel of a built-in target (library_backend::cpu_ais_lanes), for the
-/// widest instruction set this machine runs, and all of them (src/backend/simd/).
-template <class Target, class T>
-AisLaneKernel<Target, T> library_ais_lane_kernel();
-template <class Target, class T>
-std::vector<AisLaneKernel<Target, T>> library_ais_lane_kernels();
-
 }  // namespace myriad
 
+// The family's kernel for one instruction set, which lane_kernel_for compiles for a model of the
+// user's (detail/lane_kernel_choice.hpp).
 #if MYRIAD_SIMD_LANES
 #include "myriad/detail/ais_lane_kernel.hpp"
 #endif
-
-namespace myriad {
-
-/// The lane kernel the CPU AIS backend runs Target with (as hmc_lane_kernel_for): the
-/// library's for a built-in target, else one compiled here when the target's problems have a
-/// gradient written over their element type, else none (width 0).
-template <class Target, class T>
-AisLaneKernel<Target, T> ais_lane_kernel_for() {
-#if MYRIAD_SIMD_LANES
-  if constexpr (library_holds<Target, library_backend::cpu_ais_lanes>::value) {
-    return library_ais_lane_kernel<Target, T>();
-  } else if constexpr (model_gradient_in_lanes<problem_type_t<Target>, xsimd::batch<T>>) {
-    return ais_lane_kernel<Target, T, xsimd::default_arch>();
-  }
-#endif
-  return {};
-}
-
-}  // namespace myriad

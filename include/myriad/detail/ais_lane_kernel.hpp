@@ -48,14 +48,9 @@ void ais_lane_anneal(const Target& target, int problem, const AnnealingBase<T>& 
   }
 }
 
-/// The problem type of a target (itself when it has no problems).
-template <class Target>
-using problem_type_t = std::decay_t<decltype(problem_target(std::declval<const Target&>(), 0))>;
-
-/// The AIS kernel of Target in lanes of Arch.
 template <class Target, class T, class Arch>
-AisLaneKernel<Target, T> ais_lane_kernel() {
-  static_assert(model_gradient_in_lanes<problem_type_t<Target>, xsimd::batch<T, Arch>>,
+AisLaneKernel<Target, T> AisLaneFamily::compiled() {
+  static_assert(in_lanes<Target, xsimd::batch<T, Arch>>,
                 "the target's gradient is not written over its element type (model/concept.hpp)");
   return {&ais_lane_anneal<Target, T, Arch>, static_cast<int>(xsimd::batch<T, Arch>::size),
           Arch::name()};

@@ -4,10 +4,15 @@
 // group of W particles, all of one problem, as the kernel reads it.
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "myriad/estimate/annealing_base.hpp"
+#include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
+#include "myriad/model/concept.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad {
 
@@ -27,6 +32,23 @@ struct AisLaneKernel {
                  const AisSettings<T>& settings, IterationStats* stats) = nullptr;
   int width = 0;
   const char* isa = "scalar";
+};
+
+/// The problem type of a target (itself when it has no problems).
+template <class Target>
+using problem_type_t = std::decay_t<decltype(problem_target(std::declval<const Target&>(), 0))>;
+
+/// Hamiltonian AIS's lane family (detail/lane_kernel_choice.hpp): a target runs in lanes when its
+/// problems' gradients are written over their element type.
+struct AisLaneFamily {
+  template <class Target, class T>
+  using Kernel = AisLaneKernel<Target, T>;
+  static constexpr unsigned library = library_backend::cpu_ais_lanes;
+  template <class Target, class Batch>
+  static constexpr bool in_lanes = model_gradient_in_lanes<problem_type_t<Target>, Batch>;
+  /// The AIS kernel of Target in lanes of Arch (detail/ais_lane_kernel.hpp).
+  template <class Target, class T, class Arch>
+  static AisLaneKernel<Target, T> compiled();
 };
 
 }  // namespace myriad

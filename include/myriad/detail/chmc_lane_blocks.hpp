@@ -21,6 +21,7 @@
 #include "myriad/detail/chmc_lane_types.hpp"
 #include "myriad/detail/hmc_chain_bodies.hpp"
 #include "myriad/detail/lane_group.hpp"
+#include "myriad/detail/lane_kernel_choice.hpp"
 #include "myriad/mcmc/chmc.hpp"
 #include "myriad/mcmc/step_back_off.hpp"
 #include "myriad/model/generator.hpp"
@@ -88,38 +89,10 @@ IterationStats chmc_lane_iterations(const Generator& generator,
   return stats;
 }
 
-/// The library's lane kernel of a built-in generator (library_backend::cpu_chmc_lanes), for the
-/// widest instruction set this machine runs; defined in the library (src/backend/simd/).
-template <class Generator, class T>
-ChmcLaneKernel<Generator, T> library_chmc_lane_kernel();
-
-/// Every lane kernel the library holds for a built-in generator that this machine runs, widest
-/// first (the tests run each against the one-chain path).
-template <class Generator, class T>
-std::vector<ChmcLaneKernel<Generator, T>> library_chmc_lane_kernels();
-
 }  // namespace myriad
 
+// The family's kernel for one instruction set, which lane_kernel_for compiles for a model of the
+// user's (detail/lane_kernel_choice.hpp).
 #if MYRIAD_SIMD_LANES
 #include "myriad/detail/chmc_lane_kernel.hpp"
 #endif
-
-namespace myriad {
-
-/// The lane kernel the CPU backend runs Generator with: the library's, dispatched at run time,
-/// for a built-in generator; else, for a generator written over its element type
-/// (generator_in_lanes), one compiled here for this translation unit's instruction set; else
-/// none (width 0), and the backend runs one chain at a time. Builds without xsimd have none.
-template <class Generator, class T>
-ChmcLaneKernel<Generator, T> chmc_lane_kernel_for() {
-#if MYRIAD_SIMD_LANES
-  if constexpr (library_holds<Generator, library_backend::cpu_chmc_lanes>::value) {
-    return library_chmc_lane_kernel<Generator, T>();
-  } else if constexpr (generator_in_lanes<Generator, xsimd::batch<T>>) {
-    return chmc_lane_kernel<Generator, T, xsimd::default_arch>();
-  }
-#endif
-  return {};
-}
-
-}  // namespace myriad

@@ -56,10 +56,9 @@ void chmc_lane_transition(const Generator& g, T* group, std::uint64_t seed, std:
   }
 }
 
-/// The kernel of Generator in lanes of Arch.
 template <class Generator, class T, class Arch>
-ChmcLaneKernel<Generator, T> chmc_lane_kernel() {
-  static_assert(generator_in_lanes<Generator, xsimd::batch<T, Arch>>,
+ChmcLaneKernel<Generator, T> ChmcLaneFamily::compiled() {
+  static_assert(in_lanes<Generator, xsimd::batch<T, Arch>>,
                 "the generator is not written over its element type (model/generator.hpp)");
   static_assert(xsimd::batch<T, Arch>::size <= kMaxLaneWidth, "more lanes than ChmcLaneOutcomes");
   return {&chmc_lane_transition<Generator, T, Arch>, static_cast<int>(xsimd::batch<T, Arch>::size),

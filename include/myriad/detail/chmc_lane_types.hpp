@@ -8,6 +8,8 @@
 #include "myriad/core/dual.hpp"
 #include "myriad/core/lanes.hpp"
 #include "myriad/mcmc/chmc.hpp"
+#include "myriad/model/generator.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad {
 
@@ -57,6 +59,18 @@ struct ChmcLaneKernel {
                      ChmcLaneOutcomes<T>& out) = nullptr;
   int width = 0;
   const char* isa = "scalar";
+};
+
+/// Constrained HMC's lane family (detail/lane_kernel_choice.hpp).
+struct ChmcLaneFamily {
+  template <class Generator, class T>
+  using Kernel = ChmcLaneKernel<Generator, T>;
+  static constexpr unsigned library = library_backend::cpu_chmc_lanes;
+  template <class Generator, class Batch>
+  static constexpr bool in_lanes = generator_in_lanes<Generator, Batch>;
+  /// The kernel of Generator in lanes of Arch (detail/chmc_lane_kernel.hpp).
+  template <class Generator, class T, class Arch>
+  static ChmcLaneKernel<Generator, T> compiled();
 };
 
 }  // namespace myriad

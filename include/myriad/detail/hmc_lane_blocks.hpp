@@ -20,6 +20,7 @@
 #include "myriad/detail/hmc_chain_bodies.hpp"
 #include "myriad/detail/hmc_lane_types.hpp"
 #include "myriad/detail/lane_group.hpp"
+#include "myriad/detail/lane_kernel_choice.hpp"
 #include "myriad/mcmc/hmc.hpp"
 #include "myriad/mcmc/trajectory_criterion.hpp"
 #include "myriad/model/concept.hpp"
@@ -125,39 +126,10 @@ IterationStats hmc_lane_criterion_iteration(
   return stats;
 }
 
-/// The library's lane kernel of a built-in model (library_backend::cpu_hmc_lanes), for the widest
-/// instruction set this machine runs; defined in the library (src/backend/simd/).
-template <class Model, class T>
-HmcLaneKernel<Model, T> library_hmc_lane_kernel();
-
-/// Every lane kernel the library holds for a built-in model that this machine runs, widest
-/// first (the tests run each against the one-chain path).
-template <class Model, class T>
-std::vector<HmcLaneKernel<Model, T>> library_hmc_lane_kernels();
-
 }  // namespace myriad
 
+// The family's kernel for one instruction set, which lane_kernel_for compiles for a model of the
+// user's (detail/lane_kernel_choice.hpp).
 #if MYRIAD_SIMD_LANES
 #include "myriad/detail/hmc_lane_kernel.hpp"
 #endif
-
-namespace myriad {
-
-/// The lane kernel the CPU backend runs Model with: the library's, dispatched at run time, for
-/// a built-in model; else, for a model whose gradient is written over its element type
-/// (model_gradient_in_lanes), one compiled here for this translation unit's instruction set;
-/// else none (width 0), and the backend runs one chain at a time. Builds without xsimd
-/// (MYRIAD_SIMD_LANES unset) have none.
-template <class Model, class T>
-HmcLaneKernel<Model, T> hmc_lane_kernel_for() {
-#if MYRIAD_SIMD_LANES
-  if constexpr (library_holds<Model, library_backend::cpu_hmc_lanes>::value) {
-    return library_hmc_lane_kernel<Model, T>();
-  } else if constexpr (model_gradient_in_lanes<Model, xsimd::batch<T>>) {
-    return hmc_lane_kernel<Model, T, xsimd::default_arch>();
-  }
-#endif
-  return {};
-}
-
-}  // namespace myriad

@@ -42,10 +42,9 @@ void hmc_lane_transition(const Model& model, T* group, std::uint64_t seed, std::
   }
 }
 
-/// The kernel of Model in lanes of Arch.
 template <class Model, class T, class Arch>
-HmcLaneKernel<Model, T> hmc_lane_kernel() {
-  static_assert(model_gradient_in_lanes<Model, xsimd::batch<T, Arch>>,
+HmcLaneKernel<Model, T> HmcLaneFamily::compiled() {
+  static_assert(in_lanes<Model, xsimd::batch<T, Arch>>,
                 "the model's gradient is not written over its element type (model/concept.hpp)");
   static_assert(xsimd::batch<T, Arch>::size <= kMaxLaneWidth, "more lanes than HmcLaneOutcomes");
   return {&hmc_lane_transition<Model, T, Arch>, static_cast<int>(xsimd::batch<T, Arch>::size),

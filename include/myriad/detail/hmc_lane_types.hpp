@@ -6,6 +6,8 @@
 #include <cstdint>
 
 #include "myriad/mcmc/hmc.hpp"
+#include "myriad/model/concept.hpp"
+#include "myriad/model/library_instances.hpp"
 
 namespace myriad {
 
@@ -31,6 +33,18 @@ struct HmcLaneKernel {
                      HmcLaneOutcomes<T>& out) = nullptr;
   int width = 0;
   const char* isa = "scalar";
+};
+
+/// HMC's lane family (detail/lane_kernel_choice.hpp).
+struct HmcLaneFamily {
+  template <class Model, class T>
+  using Kernel = HmcLaneKernel<Model, T>;
+  static constexpr unsigned library = library_backend::cpu_hmc_lanes;
+  template <class Model, class Batch>
+  static constexpr bool in_lanes = model_gradient_in_lanes<Model, Batch>;
+  /// The kernel of Model in lanes of Arch (detail/hmc_lane_kernel.hpp).
+  template <class Model, class T, class Arch>
+  static HmcLaneKernel<Model, T> compiled();
 };
 
 }  // namespace myriad

@@ -30,10 +30,9 @@ inline constexpr unsigned auxiliary = 1u << 7;
 /// make_cuda_tempering_backend (backend/tempering_backend.hpp): Gibbs CT, CT-HMC, simulated
 /// tempering of an annealing target, double precision.
 inline constexpr unsigned tempering = 1u << 8;
-/// Not CUDA: the CPU lane kernels, one per instruction set, dispatched at run time, of HMC
-/// (library_hmc_lane_kernel, detail/hmc_lane_blocks.hpp), of Hamiltonian AIS
-/// (library_ais_lane_kernel, detail/ais_lane_blocks.hpp) and of constrained HMC
-/// (library_chmc_lane_kernel, detail/chmc_lane_blocks.hpp).
+/// Not CUDA: the CPU lane kernels, one per instruction set, dispatched at run time
+/// (library_lane_kernel, detail/lane_kernel_choice.hpp), of HMC, of Hamiltonian AIS and of
+/// constrained HMC.
 inline constexpr unsigned cpu_hmc_lanes = 1u << 4;
 inline constexpr unsigned cpu_ais_lanes = 1u << 5;
 inline constexpr unsigned cpu_chmc_lanes = 1u << 6;

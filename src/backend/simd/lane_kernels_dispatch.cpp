@@ -1,8 +1,8 @@
-// library_hmc_lane_kernel and library_ais_lane_kernel: the built-in models' lane kernels for the
-// widest instruction set this machine runs, chosen once per model; and the MP IS contraction's
-// (library_log_sum_product_lane_kernel). Compiled at the baseline
-// instruction set; it names the kernels of the others (lane_kernels_<isa>.cpp) without compiling
-// them.
+// library_lane_kernel (detail/lane_kernel_choice.hpp): the built-in models' lane kernels of every
+// lane family (HMC, Hamiltonian AIS, constrained HMC) for the widest instruction set this machine
+// runs, chosen once per model; and the MP IS contraction's (library_log_sum_product_lane_kernel).
+// Compiled at the baseline instruction set; it names the kernels of the others
+// (lane_kernels_<isa>.cpp) without compiling them.
 
 #include <vector>
 #include <xsimd/xsimd.hpp>
@@ -15,13 +15,8 @@
 
 namespace myriad {
 
-// Declared, not defined, here: defined (explicitly instantiated) by lane_kernels_<isa>.cpp.
-template <class Model, class T, class Arch>
-HmcLaneKernel<Model, T> hmc_lane_kernel();
-template <class Target, class T, class Arch>
-AisLaneKernel<Target, T> ais_lane_kernel();
-template <class Generator, class T, class Arch>
-ChmcLaneKernel<Generator, T> chmc_lane_kernel();
+// Family::compiled<Model, T, Arch> is declared, not defined, here: lane_kernels_<isa>.cpp
+// defines (explicitly instantiates) it.
 namespace detail {
 template <class Arch>
 LogSumProductLaneKernel log_sum_product_lane_kernel();
@@ -42,40 +37,16 @@ std::vector<Kernel> runnable_kernels(const Factory& factory) {
 
 }  // namespace
 
-template <class Model, class T>
-std::vector<HmcLaneKernel<Model, T>> library_hmc_lane_kernels() {
-  return runnable_kernels<HmcLaneKernel<Model, T>>(
-      [](auto arch) { return hmc_lane_kernel<Model, T, decltype(arch)>(); });
+template <class Family, class Model, class T>
+std::vector<lane_kernel_t<Family, Model, T>> library_lane_kernels() {
+  return runnable_kernels<lane_kernel_t<Family, Model, T>>(
+      [](auto arch) { return Family::template compiled<Model, T, decltype(arch)>(); });
 }
 
-template <class Model, class T>
-HmcLaneKernel<Model, T> library_hmc_lane_kernel() {
-  static const HmcLaneKernel<Model, T> widest = library_hmc_lane_kernels<Model, T>().front();
-  return widest;
-}
-
-template <class Target, class T>
-std::vector<AisLaneKernel<Target, T>> library_ais_lane_kernels() {
-  return runnable_kernels<AisLaneKernel<Target, T>>(
-      [](auto arch) { return ais_lane_kernel<Target, T, decltype(arch)>(); });
-}
-
-template <class Target, class T>
-AisLaneKernel<Target, T> library_ais_lane_kernel() {
-  static const AisLaneKernel<Target, T> widest = library_ais_lane_kernels<Target, T>().front();
-  return widest;
-}
-
-template <class Generator, class T>
-std::vector<ChmcLaneKernel<Generator, T>> library_chmc_lane_kernels() {
-  return runnable_kernels<ChmcLaneKernel<Generator, T>>(
-      [](auto arch) { return chmc_lane_kernel<Generator, T, decltype(arch)>(); });
-}
-
-template <class Generator, class T>
-ChmcLaneKernel<Generator, T> library_chmc_lane_kernel() {
-  static const ChmcLaneKernel<Generator, T> widest =
-      library_chmc_lane_kernels<Generator, T>().front();
+template <class Family, class Model, class T>
+lane_kernel_t<Family, Model, T> library_lane_kernel() {
+  static const lane_kernel_t<Family, Model, T> widest =
+      library_lane_kernels<Family, Model, T>().front();
   return widest;
 }
 
@@ -89,19 +60,12 @@ LogSumProductLaneKernel library_log_sum_product_lane_kernel() {
   return widest;
 }
 
-#define MYRIAD_LANE_DISPATCH_INSTANCE(Model, T)                                       \
-  template std::vector<HmcLaneKernel<Model, T>> library_hmc_lane_kernels<Model, T>(); \
-  template HmcLaneKernel<Model, T> library_hmc_lane_kernel<Model, T>();
-#define MYRIAD_AIS_LANE_DISPATCH_INSTANCE(Target, T)                                    \
-  template std::vector<AisLaneKernel<Target, T>> library_ais_lane_kernels<Target, T>(); \
-  template AisLaneKernel<Target, T> library_ais_lane_kernel<Target, T>();
-
-#define MYRIAD_CHMC_LANE_DISPATCH_INSTANCE(Generator, T)                                        \
-  template std::vector<ChmcLaneKernel<Generator, T>> library_chmc_lane_kernels<Generator, T>(); \
-  template ChmcLaneKernel<Generator, T> library_chmc_lane_kernel<Generator, T>();
+#define MYRIAD_LANE_DISPATCH_INSTANCE(Family, Model, T)                                           \
+  template std::vector<lane_kernel_t<Family, Model, T>> library_lane_kernels<Family, Model, T>(); \
+  template lane_kernel_t<Family, Model, T> library_lane_kernel<Family, Model, T>();
 
 MYRIAD_FOR_EACH_LANE_MODEL(MYRIAD_LANE_DISPATCH_INSTANCE)
-MYRIAD_FOR_EACH_AIS_LANE_TARGET(MYRIAD_AIS_LANE_DISPATCH_INSTANCE)
-MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(MYRIAD_CHMC_LANE_DISPATCH_INSTANCE)
+MYRIAD_FOR_EACH_AIS_LANE_TARGET(MYRIAD_LANE_DISPATCH_INSTANCE)
+MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(MYRIAD_LANE_DISPATCH_INSTANCE)
 
 }  // namespace myriad
