@@ -28,15 +28,15 @@
 namespace myriad {
 
 template <class Target, class T>
-class CpuAisBackend final : public AisBackend<T> {
+class CpuAisBackend final : public AisBackend<T>,
+                            public LaneKernelChoice<AisLaneFamily, Target, T> {
  public:
-  /// simd_lanes = false anneals every particle alone (the reference the lanes are tested
-  /// against, and the benchmarks' scalar rows).
+  /// simd_lanes = false anneals every particle alone.
   CpuAisBackend(const Target& target, AisLayout<T> layout, bool simd_lanes = true)
-      : target_(target),
+      : LaneKernelChoice<AisLaneFamily, Target, T>(simd_lanes),
+        target_(target),
         layout_(std::move(layout)),
-        rows_(EnsembleLayout::chain_major(layout_.particles())),
-        lanes_(simd_lanes ? lane_kernel_for<AisLaneFamily, Target, T>() : AisLaneKernel<Target, T>{}) {
+        rows_(EnsembleLayout::chain_major(layout_.particles())) {
     state_.allocate(rows_, layout_.dim);
     started_.assign(static_cast<std::size_t>(layout_.particles()), 0);
   }
@@ -45,19 +45,7 @@ class CpuAisBackend final : public AisBackend<T> {
 
   /// The CPU's threads and, where Hamiltonian AIS runs in SIMD lanes, their instruction set.
   std::string device_name() const override {
-    if (lanes_.width == 0) return cpu_device_name();
-    return cpu_device_name() + ", Hamiltonian AIS in " + lanes_.isa + " lanes of " +
-           std::to_string(lanes_.width) + " particles";
-  }
-
-  /// Particles per SIMD group of Hamiltonian transitions (1: one at a time).
-  int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
-
-  /// Anneals with `kernel` from now on (one of library_lane_kernels<AisLaneFamily>, or
-  /// AisLaneKernel{} for one particle at a time): the tests compare instruction sets with it.
-  void set_lane_kernel(const AisLaneKernel<Target, T>& kernel) {
-    check_lane_kernel(kernel.width, kernel.anneal != nullptr);
-    lanes_ = kernel;
+    return this->lane_device_name("Hamiltonian AIS", "particles");
   }
 
   std::int64_t start(std::uint64_t seed, bool reverse) override {
@@ -83,7 +71,7 @@ class CpuAisBackend final : public AisBackend<T> {
     const AnnealingBase<T> base = base_view();
     const AnnealingPath path{layout_.beta.data(), layout_.temperatures(), reverse_};
     const AisBatch batch = this->batch();
-    if (lanes_.width > 0 && settings.transition == AisTransition::hamiltonian)
+    if (this->lanes_.width > 0 && settings.transition == AisTransition::hamiltonian)
       return run_in_lanes(base, batch, path, k_begin, k_end, settings);
     const AisEnsembleView<T> state = state_.view(rows_, layout_.dim);
     IterationStats stats;
@@ -105,21 +93,21 @@ class CpuAisBackend final : public AisBackend<T> {
                               const AnnealingPath& path, std::uint32_t k_begin, std::uint32_t k_end,
                               const AisSettings<T>& settings) {
     const std::int64_t per_problem = layout_.particles_per_problem;
-    const std::int64_t width = lanes_.width;
+    const std::int64_t width = this->lanes_.width;
     const std::int64_t groups_per_problem = (per_problem + width - 1) / width;
     const std::int64_t groups = groups_per_problem * layout_.problems;
     const AisEnsembleView<T> state = state_.view(rows_, layout_.dim);
     IterationStats stats;
 #pragma omp parallel reduction(merge_stats : stats)
     {
-      LaneGroup<T> group = ais_lane_group<T>(layout_.dim, lanes_.width);
+      LaneGroup<T> group = ais_lane_group<T>(layout_.dim, this->lanes_.width);
 #pragma omp for schedule(static)
       for (std::int64_t g = 0; g < groups; ++g) {
         const int problem = static_cast<int>(g / groups_per_problem);
         const std::int64_t first = problem * per_problem + (g % groups_per_problem) * width;
         const std::int64_t last = std::min(first + width, (problem + 1) * per_problem);
-        stats += ais_lane_anneal_range(target_, lanes_, group, state, base, batch, problem, first,
-                                       last, path, k_begin, k_end, settings);
+        stats += ais_lane_anneal_range(target_, this->lanes_, group, state, base, batch, problem,
+                                       first, last, path, k_begin, k_end, settings);
       }
     }
     return stats;
@@ -137,8 +125,7 @@ class CpuAisBackend final : public AisBackend<T> {
 
   Target target_;
   AisLayout<T> layout_;
-  EnsembleLayout rows_;             ///< [particle][dim]
-  AisLaneKernel<Target, T> lanes_;  ///< width 0: one particle at a time
+  EnsembleLayout rows_;  ///< [particle][dim]
   std::uint64_t seed_ = 0;
   bool reverse_ = false;
   AisEnsembleArrays<HostVector, T> state_;

@@ -31,22 +31,20 @@
 namespace myriad {
 
 template <class Generator, class T>
-class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
+class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>>,
+                             public LaneKernelChoice<ChmcLaneFamily, Generator, T> {
  public:
-  /// simd_lanes = false runs every generator one chain at a time (the reference the lanes are
-  /// tested against, and the benchmarks' scalar rows).
   CpuChmcBackend(const Generator& g, std::int64_t chains, bool simd_lanes = true)
       : CpuEnsemble<Generator, ChmcBackend<T>>(g, chains),
+        LaneKernelChoice<ChmcLaneFamily, Generator, T>(simd_lanes),
         layout_(chmc_layout<Generator, T>(g)),
         rows_(EnsembleLayout::chain_major(chains)),
-        scratch_(kernels::ChmcScratchPlacement::chain_major<T>(layout_)),
-        lanes_(simd_lanes ? lane_kernel_for<ChmcLaneFamily, Generator, T>()
-                          : ChmcLaneKernel<Generator, T>{}) {
+        scratch_(kernels::ChmcScratchPlacement::chain_major<T>(layout_)) {
     check_chain_count(chains);
     MYRIAD_EXPECTS(layout_.m >= 1 && layout_.m <= layout_.n,
                    "a generator needs 1 <= M <= N, got M = ", layout_.m, ", N = ", layout_.n);
     state_.allocate(rows_, layout_, scratch_, /*batched_gram=*/false);
-    if (lanes_.width > chains) lanes_ = ChmcLaneKernel<Generator, T>{};
+    if (this->lanes_.width > chains) this->lanes_ = ChmcLaneKernel<Generator, T>{};
   }
 
   int input_dim() const override { return layout_.n; }
@@ -54,21 +52,7 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
   /// The CPU's threads and, where the transitions run in SIMD lanes, their instruction set and
   /// width.
   std::string device_name() const override {
-    if (lanes_.width == 0) return cpu_device_name();
-    return cpu_device_name() + ", constrained HMC in " + lanes_.isa + " lanes of " +
-           std::to_string(lanes_.width) + " chains";
-  }
-
-  /// Chains per SIMD group (1: one at a time) and the instruction set.
-  int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
-  const char* lane_isa() const { return lanes_.isa; }
-
-  /// Runs the iterations with `kernel` from now on: one of library_lane_kernels<ChmcLaneFamily>
-  /// (detail/lane_kernel_choice.hpp), or ChmcLaneKernel{} for one chain at a time. The tests and
-  /// benchmarks compare instruction sets with it.
-  void set_lane_kernel(const ChmcLaneKernel<Generator, T>& kernel) {
-    check_lane_kernel(kernel.width, kernel.transition != nullptr);
-    lanes_ = kernel;
+    return this->lane_device_name("constrained HMC", "chains");
   }
 
   std::int64_t initialize(std::uint64_t seed, int max_tries,
@@ -155,15 +139,15 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
                            T* recorded, int quantities) {
     const kernels::ChmcEnsembleView<T> state = state_view();
     IterationStats stats;
-    if (lanes_.width > 0) {
-      const std::int64_t width = lanes_.width;
+    if (this->lanes_.width > 0) {
+      const std::int64_t width = this->lanes_.width;
       const std::int64_t groups = (this->chains_ + width - 1) / width;
 #pragma omp parallel reduction(merge_stats : stats)
       {
-        LaneGroup<T> group = chmc_lane_group<T>(layout_, lanes_.width);
+        LaneGroup<T> group = chmc_lane_group<T>(layout_, this->lanes_.width);
 #pragma omp for schedule(dynamic)
         for (std::int64_t g = 0; g < groups; ++g) {
-          stats += chmc_lane_iterations(this->model_, lanes_, group, state, g * width,
+          stats += chmc_lane_iterations(this->model_, this->lanes_, group, state, g * width,
                                         std::min(this->chains_, (g + 1) * width), settings,
                                         first_iteration, n, recorded, quantities);
         }
@@ -183,7 +167,6 @@ class CpuChmcBackend final : public CpuEnsemble<Generator, ChmcBackend<T>> {
   kernels::ChmcScratchPlacement scratch_;
   kernels::ChmcEnsembleArrays<HostVector, T> state_;
   std::vector<T> chunk_;
-  ChmcLaneKernel<Generator, T> lanes_;  ///< width 0: one chain at a time
 };
 
 template <class Generator, class T>

@@ -31,15 +31,14 @@
 namespace myriad {
 
 template <class Model, class T>
-class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
+class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>>,
+                            public LaneKernelChoice<HmcLaneFamily, Model, T> {
  public:
-  /// simd_lanes = false runs every model one chain at a time (the reference the lanes are tested
-  /// against, and the benchmarks' scalar rows).
   CpuHmcBackend(const Model& model, std::int64_t chains, bool simd_lanes = true)
       : CpuEnsemble<Model, HmcBackend<T>>(model, chains),
+        LaneKernelChoice<HmcLaneFamily, Model, T>(simd_lanes),
         dim_(model.dim()),
-        rows_(EnsembleLayout::chain_major(chains)),
-        lanes_(simd_lanes ? lane_kernel_for<HmcLaneFamily, Model, T>() : HmcLaneKernel<Model, T>{}) {
+        rows_(EnsembleLayout::chain_major(chains)) {
     check_hmc_ensemble_size(chains, dim_);
     state_.allocate(rows_, dim_);
     state_.metric.assign(static_cast<std::size_t>(dim_), T(1));
@@ -48,23 +47,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   int dim() const override { return dim_; }
 
   /// The CPU's threads and, where HMC runs in SIMD lanes, their instruction set and width.
-  std::string device_name() const override {
-    if (lanes_.width == 0) return cpu_device_name();
-    return cpu_device_name() + ", HMC in " + lanes_.isa + " lanes of " +
-           std::to_string(lanes_.width) + " chains";
-  }
-
-  /// Chains per SIMD group of HMC's iterations (1: one at a time) and the instruction set.
-  int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
-  const char* lane_isa() const { return lanes_.isa; }
-
-  /// Runs HMC's iterations with `kernel` from now on: one of library_lane_kernels<HmcLaneFamily>
-  /// (detail/lane_kernel_choice.hpp), or HmcLaneKernel{} for one chain at a time. The tests and
-  /// benchmarks compare instruction sets with it.
-  void set_lane_kernel(const HmcLaneKernel<Model, T>& kernel) {
-    check_lane_kernel(kernel.width, kernel.transition != nullptr);
-    lanes_ = kernel;
-  }
+  std::string device_name() const override { return this->lane_device_name("HMC", "chains"); }
 
   std::int64_t initialize(std::uint64_t seed, T radius, int max_tries,
                           std::int64_t chains_per_init) override {
@@ -127,9 +110,9 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     const CriterionTerms terms{criterion_terms_.data(), this->chains_};
     const HmcEnsembleView<T> state = ensemble_view();
     IterationStats stats;
-    if (lanes_.width > 0) {
+    if (this->lanes_.width > 0) {
       stats = over_lane_groups([&](LaneGroup<T>& group, std::int64_t first, std::int64_t last) {
-        return hmc_lane_criterion_iteration(this->model_, lanes_, group, state, first, last,
+        return hmc_lane_criterion_iteration(this->model_, this->lanes_, group, state, first, last,
                                             settings, state_.metric_view(dim_), iteration, probe,
                                             terms);
       });
@@ -201,9 +184,9 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
     if (settings.max_tree_depth > 0) return run_nuts_chunk(settings, first_iteration, n, recorded);
     const HmcEnsembleView<T> state = ensemble_view();
     const int quantities = this->num_quantities();
-    if (lanes_.width > 0) {
+    if (this->lanes_.width > 0) {
       return over_lane_groups([&](LaneGroup<T>& group, std::int64_t first, std::int64_t last) {
-        return hmc_lane_iterations(this->model_, lanes_, group, state, first, last, settings,
+        return hmc_lane_iterations(this->model_, this->lanes_, group, state, first, last, settings,
                                    state_.metric_view(dim_), first_iteration, n, recorded,
                                    quantities);
       });
@@ -254,12 +237,12 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   /// its own group scratch; the sum of the statistics it returns.
   template <class Body>
   IterationStats over_lane_groups(const Body& body) {
-    const std::int64_t width = lanes_.width;
+    const std::int64_t width = this->lanes_.width;
     const std::int64_t groups = (this->chains_ + width - 1) / width;
     IterationStats stats;
 #pragma omp parallel reduction(merge_stats : stats)
     {
-      LaneGroup<T> group = hmc_lane_group<T>(dim_, lanes_.width);
+      LaneGroup<T> group = hmc_lane_group<T>(dim_, this->lanes_.width);
 #pragma omp for schedule(static)
       for (std::int64_t g = 0; g < groups; ++g)
         stats += body(group, g * width, std::min(this->chains_, (g + 1) * width));
@@ -271,8 +254,7 @@ class CpuHmcBackend final : public CpuEnsemble<Model, HmcBackend<T>> {
   static constexpr std::int64_t kWarpLanes = 32;
 
   int dim_;
-  EnsembleLayout rows_;            ///< [chain][dim]
-  HmcLaneKernel<Model, T> lanes_;  ///< width 0: one chain at a time
+  EnsembleLayout rows_;  ///< [chain][dim]
   HmcEnsembleArrays<HostVector, T> state_;
   std::vector<T> chunk_;
   std::vector<double> criterion_terms_;  ///< [row][chain] (mcmc/trajectory_criterion.hpp)

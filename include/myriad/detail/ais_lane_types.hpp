@@ -44,6 +44,10 @@ struct AisLaneFamily {
   template <class Target, class T>
   using Kernel = AisLaneKernel<Target, T>;
   static constexpr unsigned library = library_backend::cpu_ais_lanes;
+  template <class Kernel>
+  static auto entry(const Kernel& kernel) {
+    return kernel.anneal;
+  }
   template <class Target, class Batch>
   static constexpr bool in_lanes = model_gradient_in_lanes<problem_type_t<Target>, Batch>;
   /// The AIS kernel of Target in lanes of Arch (detail/ais_lane_kernel.hpp).

@@ -66,6 +66,10 @@ struct ChmcLaneFamily {
   template <class Generator, class T>
   using Kernel = ChmcLaneKernel<Generator, T>;
   static constexpr unsigned library = library_backend::cpu_chmc_lanes;
+  template <class Kernel>
+  static auto entry(const Kernel& kernel) {
+    return kernel.transition;
+  }
   template <class Generator, class Batch>
   static constexpr bool in_lanes = generator_in_lanes<Generator, Batch>;
   /// The kernel of Generator in lanes of Arch (detail/chmc_lane_kernel.hpp).

@@ -40,6 +40,10 @@ struct HmcLaneFamily {
   template <class Model, class T>
   using Kernel = HmcLaneKernel<Model, T>;
   static constexpr unsigned library = library_backend::cpu_hmc_lanes;
+  template <class Kernel>
+  static auto entry(const Kernel& kernel) {
+    return kernel.transition;
+  }
   template <class Model, class Batch>
   static constexpr bool in_lanes = model_gradient_in_lanes<Model, Batch>;
   /// The kernel of Model in lanes of Arch (detail/hmc_lane_kernel.hpp).

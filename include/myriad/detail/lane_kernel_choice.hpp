@@ -1,15 +1,20 @@
 #pragma once
 // Which SIMD-lane kernel a CPU backend runs, for every sampler with lane kernels (HMC, Hamiltonian
-// AIS, constrained HMC) at once. A sampler's lane family (HmcLaneFamily in detail/hmc_lane_types.hpp,
-// AisLaneFamily, ChmcLaneFamily) names its kernel type, the library_backend bit of the built-in models whose
-// kernels the library holds, the test that a model is written over its element type, and
-// `compiled<Model, T, Arch>()`, its kernel for one instruction set (defined in the family's
-// detail/*_lane_kernel.hpp, which needs xsimd). The library compiles the built-in models' kernels
-// once per instruction set and dispatches at run time (src/backend/simd/); a model of the user's
-// gets a kernel compiled for the instruction set of the translation unit that runs it.
+// AIS, constrained HMC) at once. A sampler's lane family (HmcLaneFamily in
+// detail/hmc_lane_types.hpp, AisLaneFamily, ChmcLaneFamily) names its kernel type, the
+// library_backend bit of the built-in models whose kernels the library holds, the test that a model
+// is written over its element type, and `compiled<Model, T, Arch>()`, its kernel for one
+// instruction set (defined in the family's detail/*_lane_kernel.hpp, which needs xsimd). The
+// library compiles the built-in models' kernels once per instruction set and dispatches at run time
+// (src/backend/simd/); a model of the user's gets a kernel compiled for the instruction set of the
+// translation unit that runs it.
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
+#include "myriad/detail/cpu_ensemble.hpp"
+#include "myriad/detail/lane_group.hpp"
 #include "myriad/model/library_instances.hpp"
 
 #if MYRIAD_SIMD_LANES
@@ -48,5 +53,39 @@ lane_kernel_t<Family, Model, T> lane_kernel_for() {
 #endif
   return {};
 }
+
+/// The lane kernel a CPU backend runs (HMC, Hamiltonian AIS, constrained HMC derive from it):
+/// lane_kernel_for's, or none with simd_lanes = false (one chain at a time: the reference the
+/// lanes are tested against, and the benchmarks' scalar rows); what the backend says about it;
+/// and the tests' and benchmarks' way to put another instruction set's in its place.
+template <class Family, class Model, class T>
+class LaneKernelChoice {
+ public:
+  using Kernel = lane_kernel_t<Family, Model, T>;
+
+  /// Chains per SIMD group (1: one at a time) and the instruction set.
+  int lane_width() const { return lanes_.width > 0 ? lanes_.width : 1; }
+  const char* lane_isa() const { return lanes_.isa; }
+
+  /// Runs with `kernel` from now on: one of library_lane_kernels<Family, Model, T>, or Kernel{}
+  /// for one chain at a time.
+  void set_lane_kernel(const Kernel& kernel) {
+    check_lane_kernel(kernel.width, Family::entry(kernel) != nullptr);
+    lanes_ = kernel;
+  }
+
+ protected:
+  explicit LaneKernelChoice(bool simd_lanes)
+      : lanes_(simd_lanes ? lane_kernel_for<Family, Model, T>() : Kernel{}) {}
+
+  /// cpu_device_name(), and where the lanes run "<what> in <isa> lanes of <width> <units>".
+  std::string lane_device_name(const char* what, const char* units) const {
+    if (lanes_.width == 0) return cpu_device_name();
+    return cpu_device_name() + ", " + what + " in " + lanes_.isa + " lanes of " +
+           std::to_string(lanes_.width) + " " + units;
+  }
+
+  Kernel lanes_;  ///< width 0: one chain at a time
+};
 
 }  // namespace myriad
