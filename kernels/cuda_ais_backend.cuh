@@ -63,12 +63,11 @@ class CudaAisBackend final : public AisBackend<T>, cuda_detail::PassedToKernels<
         ensemble_(cuda_detail::current_device_or_throw()) {
     // Lanes of the warp kernel resident at once: its registers, not the SM's thread limit, bound
     // it (ptxas: 168 registers per thread for the product of experts in double, 6 blocks per SM).
-    mapping_ =
-        resolve_mapping(layout_.mapping, total_,
-                        cuda_detail::resident_blocks(kernels::ais_steps_warp_kernel<Target, T>,
-                                                     kernels::kWarpBlockSize,
-                                                     ensemble_.sm_count()) *
-                            kernels::kWarpBlockSize);
+    mapping_ = resolve_mapping(
+        layout_.mapping, total_,
+        cuda_detail::resident_blocks(kernels::ais_steps_warp_kernel<Target, T>,
+                                     kernels::kWarpBlockSize, ensemble_.sm_count()) *
+            kernels::kWarpBlockSize);
     device_name_ = ensemble_.name() + ", one " + to_string(mapping_) + " per particle";
     if (mapping_ == AisParticleMapping::warp) {
       // [particle][dim]: element d of particle i at i · round_up(dim, 4) + d.

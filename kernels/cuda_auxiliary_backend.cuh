@@ -59,9 +59,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
         method_(method),
         sizes_(auxiliary_sizes(model, method)) {
     state_.allocate(this->rows_, sizes_);
-    started_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(this->chains_));
-    counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
-                                          static_cast<std::size_t>(this->chains_));
+    this->allocate_chain_records();
     capped_ = DeviceArray<std::int64_t>(static_cast<std::size_t>(this->chains_));
     ensemble_.zero(state_.cache_slot);
     for (DeviceArray<T>* array : state_.vectors()) ensemble_.zero(*array);
@@ -106,10 +104,9 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
     } else {
       kernels::initialize_auxiliary_kernel<Model, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              this->model_, view(), own(settings), radius, max_tries, started_.data());
+              this->model_, view(), own(settings), radius, max_tries, this->initialized_.data());
       MYRIAD_CHECK_LAUNCH();
-      return ensemble_.template reduce_sum<std::int64_t>(
-          this->chains_, kernels::LoadInitializationFailure{started_.data()});
+      return this->failed_initializations();
     }
   }
 
@@ -126,8 +123,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
     if (sink != nullptr)
       draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
                      [](std::int64_t) {});
-    const kernels::ChainStatisticsView stats{counters_.data(), this->chains_};
-    ensemble_.zero(counters_);
+    const kernels::ChainStatisticsView stats = this->fresh_statistics();
     const AuxiliarySettings<T> device_settings = own(settings);
     draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
@@ -149,8 +145,7 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
                    MYRIAD_CHECK_LAUNCH();
                  }
                });
-    const IterationStats result = ensemble_.template reduce_sum<IterationStats>(
-        this->chains_, kernels::LoadChainStatistics{stats});
+    const IterationStats result = this->total_statistics();
     if (moments != nullptr) {
       const std::vector<T> x = positions();
       ensemble_moments_cpu(
@@ -182,21 +177,20 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
   /// Starts every chain with its preparations batched (file comment): try after try, the chains
   /// without a finite start placed again, until all have one or max_tries are spent.
   std::int64_t initialize_staged(const AuxiliarySettings<T>& settings, T radius, int max_tries) {
-    ensemble_.zero(started_);
+    ensemble_.zero(this->initialized_);
     std::int64_t failed = this->chains_;
     for (int attempt = 0; attempt < max_tries && failed > 0; ++attempt) {
       kernels::place_chain_kernel<Model, T>
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              this->model_, view(), settings, radius, attempt, started_.data(),
+              this->model_, view(), settings, radius, attempt, this->initialized_.data(),
               preparation_.queue());
       MYRIAD_CHECK_LAUNCH();
       preparation_.run(this->model_, ensemble_.stream(), staged_grid_);
       kernels::finish_start_kernel<Model, T>
           <<<staged_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              this->model_, view(), settings, started_.data());
+              this->model_, view(), settings, this->initialized_.data());
       MYRIAD_CHECK_LAUNCH();
-      failed = ensemble_.template reduce_sum<std::int64_t>(
-          this->chains_, kernels::LoadInitializationFailure{started_.data()});
+      failed = this->failed_initializations();
     }
     return failed;
   }
@@ -251,12 +245,10 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
   int init_grid_ = 1, iterations_grid_ = 1;
   AuxiliaryEnsembleArrays<DeviceArray, T> state_;
   DeviceArray<T> scale_;
-  DeviceArray<std::uint8_t> started_;
-  DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
-  DeviceArray<std::int64_t> capped_;    ///< per chain: capped slice updates since initialize()
+  DeviceArray<std::int64_t> capped_;  ///< per chain: capped slice updates since initialize()
   cuda_detail::DrawChunks<T> draws_;
-  StagedPreparation<T> preparation_;        ///< a staged estimator's batched rounds
-  DeviceArray<std::uint32_t> walk_status_;  ///< per chain: a staged walk's status between launches
+  StagedPreparation<T> preparation_;         ///< a staged estimator's batched rounds
+  DeviceArray<std::uint32_t> walk_status_;   ///< per chain: a staged walk's status between launches
   DeviceArray<detail::SliceOfX<T>> slices_;  ///< per chain: a staged APM-*-SS iteration's search
   DeviceArray<std::uint8_t> asking_;         ///< per chain: it asks for a trial point
   int staged_grid_ = 1;

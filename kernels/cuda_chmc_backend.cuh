@@ -179,8 +179,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
         "the constrained-HMC state and scratch");
 
     state_.allocate(this->rows_, layout_, scratch_, batched);
-    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(this->chains_));
-    counters_ = DeviceArray<std::int64_t>(kCounters * static_cast<std::size_t>(this->chains_));
+    this->allocate_chain_records();
     if (batched) {
       gram_info_ = DeviceArray<int>(static_cast<std::size_t>(this->chains_));
       progress_ = DeviceArray<ChmcProgress<T>>(static_cast<std::size_t>(this->chains_));
@@ -195,8 +194,6 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     ensemble_.zero(state_.dual_work);
     ensemble_.zero(state_.nested_work);
     ensemble_.zero(state_.step_halvings);
-    ensemble_.zero(initialized_);
-    ensemble_.zero(counters_);
     ensemble_.zero(gram_info_);
     ensemble_.zero(progress_);
     ensemble_.synchronize();
@@ -233,16 +230,17 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::initialize_chmc_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-              this->model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+              this->model_, ensemble_view(), this->initialized_.data(), seed, max_tries,
+              chains_per_init);
     } else {
       kernels::initialize_chmc_chains_kernel<Generator, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              this->model_, ensemble_view(), initialized_.data(), seed, max_tries, chains_per_init);
+              this->model_, ensemble_view(), this->initialized_.data(), seed, max_tries,
+              chains_per_init);
     }
     MYRIAD_CHECK_LAUNCH();
     ensemble_.zero(state_.step_halvings);
-    return ensemble_.template reduce_sum<std::int64_t>(
-        this->chains_, kernels::LoadInitializationFailure{initialized_.data()});
+    return this->failed_initializations();
   }
 
   IterationStats run(const ChmcSettings<T>& settings, std::uint32_t first_iteration,
@@ -259,8 +257,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
           [this](std::int64_t bytes) { check_fits(bytes, "the two draw-chunk buffers"); });
     }
 
-    ensemble_.zero(counters_);
-    const kernels::ChainStatisticsView stats = statistics_view();
+    const kernels::ChainStatisticsView stats = this->fresh_statistics();
     draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
                  const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
@@ -285,8 +282,7 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
                  }
                });
 
-    return ensemble_.template reduce_sum<IterationStats>(this->chains_,
-                                                         kernels::LoadChainStatistics{stats});
+    return this->total_statistics();
   }
 
   std::vector<T> positions() const override {
@@ -342,16 +338,15 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
     if (mapping_ == ChmcChainMapping::warp) {
       kernels::restart_chmc_chains_warp_kernel<Generator, T>
           <<<init_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-              this->model_, ensemble_view(), device_source.data(), initialized_.data());
+              this->model_, ensemble_view(), device_source.data(), this->initialized_.data());
     } else {
       kernels::restart_chmc_chains_kernel<Generator, T>
           <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-              this->model_, ensemble_view(), device_source.data(), initialized_.data());
+              this->model_, ensemble_view(), device_source.data(), this->initialized_.data());
     }
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so device_source outlives the kernel that reads it.
-    return ensemble_.template reduce_sum<std::int64_t>(
-        this->chains_, kernels::LoadInitializationFailure{initialized_.data()});
+    return this->failed_initializations();
   }
 
  private:
@@ -444,7 +439,6 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
   kernels::ChmcEnsembleView<T> ensemble_view() {
     return state_.view(this->rows_, layout_, scratch_);
   }
-  kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), this->chains_}; }
 
   ChmcChainMapping mapping_;         ///< resolved: thread or warp
   GramFactorization factorization_;  ///< resolved: chain or a batched tier
@@ -456,8 +450,6 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
   int phase_grid_ = 1;  ///< begin and resume launches of the batched factorisation
 
   kernels::ChmcEnsembleArrays<DeviceArray, T> state_;
-  DeviceArray<std::uint8_t> initialized_;
-  DeviceArray<std::int64_t> counters_;  ///< kCounters × chains, [counter][chain]
   DeviceArray<int> gram_info_;  ///< batched factorisation: the last Cholesky's status per chain
   DeviceArray<ChmcProgress<T>> progress_;  ///< batched factorisation: one record per chain
   cuda_detail::DrawChunks<T> draws_;

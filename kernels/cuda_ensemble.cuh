@@ -28,6 +28,7 @@
 #include "myriad/core/device_memory.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/detail/chain_statistics.hpp"
 #include "myriad/mcmc/iteration_stats.hpp"
 #include "myriad/model/concept.hpp"
 #include "reduction.cuh"
@@ -96,8 +97,7 @@ class EnsembleDevice {
   template <class Value, class Load>
   Value reduce_sum(std::int64_t n, Load load) const {
     static_assert(sizeof(Value) <= sizeof(IterationStats), "scratch too small");
-    return cuda_detail::reduce_sum<Value>(n, load,
-                                          reinterpret_cast<Value*>(reduce_scratch_.data()),
+    return cuda_detail::reduce_sum<Value>(n, load, reinterpret_cast<Value*>(reduce_scratch_.data()),
                                           sm_count_, compute_.get());
   }
 
@@ -105,8 +105,7 @@ class EnsembleDevice {
   template <class T>
   void zero(const DeviceArray<T>& array) const {
     if (array.size() > 0) {
-      MYRIAD_CUDA_TRY(
-          cudaMemsetAsync(array.data(), 0, array.size() * sizeof(T), compute_.get()));
+      MYRIAD_CUDA_TRY(cudaMemsetAsync(array.data(), 0, array.size() * sizeof(T), compute_.get()));
     }
   }
 
@@ -180,9 +179,38 @@ class CudaEnsemble : public Interface, PassedToKernels<Model> {
   /// The distance between a row's dimensions: the chain count padded to a multiple of 32.
   std::int64_t stride() const { return rows_.padded_chains; }
 
+  /// Allocates and zeroes the per-chain records every sampler keeps (the backend calls it once
+  /// it has checked that its arrays fit): 1 + 8 · ChainStatisticsView::kCounters bytes a chain.
+  void allocate_chain_records() {
+    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(chains_));
+    counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
+                                          static_cast<std::size_t>(chains_));
+    ensemble_.zero(initialized_);
+    ensemble_.zero(counters_);
+  }
+  /// The chains whose last initialisation found no point, from the flags its kernel set (waits
+  /// for the stream).
+  std::int64_t failed_initializations() const {
+    return ensemble_.template reduce_sum<std::int64_t>(
+        chains_, kernels::LoadInitializationFailure{initialized_.data()});
+  }
+  /// The statistics counters zeroed, for one call's kernels to add to.
+  kernels::ChainStatisticsView fresh_statistics() const {
+    ensemble_.zero(counters_);
+    return statistics_view();
+  }
+  kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), chains_}; }
+  /// The counters summed over the chains (waits for the stream).
+  IterationStats total_statistics() const {
+    return ensemble_.template reduce_sum<IterationStats>(
+        chains_, kernels::LoadChainStatistics{statistics_view()});
+  }
+
   EnsembleLayout rows_;  ///< [dim][chain], chains padded to a multiple of 32
   int num_quantities_;
   EnsembleDevice ensemble_;
+  DeviceArray<std::uint8_t> initialized_;  ///< per chain: did its last initialisation succeed
+  DeviceArray<std::int64_t> counters_;     ///< ChainStatisticsView's [counter][chain]
 };
 
 }  // namespace myriad::cuda_detail

@@ -62,9 +62,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   CudaHmcBackend(const Model& model, std::int64_t chains)
       : Base(model, chains, checked_device(chains, model.dim())), dim_(model.dim()) {
     state_.allocate(this->rows_, dim_);
-    initialized_ = DeviceArray<std::uint8_t>(static_cast<std::size_t>(this->chains_));
-    counters_ = DeviceArray<std::int64_t>(kernels::ChainStatisticsView::kCounters *
-                                          static_cast<std::size_t>(this->chains_));
+    this->allocate_chain_records();
 
     // Defined contents everywhere, the stride padding included, so that a sanitizer's initcheck
     // stays quiet and positions() of an uninitialised ensemble reads zeros, like the CPU.
@@ -89,11 +87,10 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     const HmcEnsembleView<T> state = ensemble_view();
     kernels::initialize_chains_kernel<Model, T>
         <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-            this->model_, state.position, state.gradient, state.log_density, initialized_.data(),
-            seed, radius, max_tries, chains_per_init);
+            this->model_, state.position, state.gradient, state.log_density,
+            this->initialized_.data(), seed, radius, max_tries, chains_per_init);
     MYRIAD_CHECK_LAUNCH();
-    return ensemble_.template reduce_sum<std::int64_t>(
-        this->chains_, kernels::LoadInitializationFailure{initialized_.data()});
+    return this->failed_initializations();
   }
 
   std::int64_t set_positions(const std::vector<T>& positions) override {
@@ -101,15 +98,14 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     check_position_count(positions, this->chains_, dim_);
     const DeviceArray<T> points = ensemble_.to_device(positions);
     const HmcEnsembleView<T> state = ensemble_view();
-    // initialized_ takes each chain's outcome, as in initialize().
+    // this->initialized_ takes each chain's outcome, as in initialize().
     kernels::place_chains_kernel<Model, T>
         <<<init_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
             this->model_, state.position, state.gradient, state.log_density, points.data(),
-            initialized_.data());
+            this->initialized_.data());
     MYRIAD_CHECK_LAUNCH();
     // reduce_sum waits for the stream, so `points` outlives the kernel that reads it.
-    return ensemble_.template reduce_sum<std::int64_t>(
-        this->chains_, kernels::LoadInitializationFailure{initialized_.data()});
+    return this->failed_initializations();
   }
 
   void set_inverse_metric(const std::vector<T>& inverse_metric) override {
@@ -145,8 +141,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
 
     check_max_tree_depth(settings.max_tree_depth);
     if (settings.max_tree_depth > 0) reserve_tree(settings.max_tree_depth);
-    const kernels::ChainStatisticsView stats = statistics_view();
-    ensemble_.zero(counters_);
+    const kernels::ChainStatisticsView stats = this->fresh_statistics();
     draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
                [&](int done, int n, T* recorded) {
                  const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
@@ -164,8 +159,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
                  MYRIAD_CHECK_LAUNCH();
                });
 
-    const IterationStats result = ensemble_.template reduce_sum<IterationStats>(
-        this->chains_, kernels::LoadChainStatistics{stats});
+    const IterationStats result = this->total_statistics();
     if (moments != nullptr) compute_moments(*moments);
     return result;
   }
@@ -194,8 +188,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     const CriterionProbe<T> probe{request.criterion, criterion_probe_.data(),
                                   criterion_probe_.data() + dim};
     const CriterionTerms terms{criterion_terms_.data(), this->stride()};
-    const kernels::ChainStatisticsView stats = statistics_view();
-    ensemble_.zero(counters_);
+    const kernels::ChainStatisticsView stats = this->fresh_statistics();
     kernels::hmc_criterion_kernel<Model, T>
         <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
             this->model_, ensemble_view(), settings, state_.metric_view(dim_), iteration, probe,
@@ -208,8 +201,7 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     MYRIAD_CUDA_TRY(cudaMemcpyAsync(criterion_sums.data(), criterion_sums_.data(),
                                     rows * sizeof(double), cudaMemcpyDeviceToHost,
                                     ensemble_.stream()));
-    const IterationStats result = ensemble_.template reduce_sum<IterationStats>(
-        this->chains_, kernels::LoadChainStatistics{stats});
+    const IterationStats result = this->total_statistics();
     compute_moments(moments);
     return result;
   }
@@ -274,7 +266,6 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
     ensemble_.zero(state_.tree);
     nuts_grid_ = ensemble_.chain_grid(kernels::nuts_iterations_kernel<Model, T>, this->chains_);
   }
-  kernels::ChainStatisticsView statistics_view() const { return {counters_.data(), this->chains_}; }
 
   /// Per-dimension mean and M2 of the positions, two passes as in ensemble_moments_cpu.
   void compute_moments(EnsembleMoments& out) {
@@ -361,8 +352,6 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
   int iterations_grid_ = 1;
 
   HmcEnsembleArrays<DeviceArray, T> state_;
-  DeviceArray<std::uint8_t> initialized_;
-  DeviceArray<std::int64_t> counters_;  ///< kernels::ChainStatisticsView's [counter][chain]
   int nuts_grid_ = 1;
   DeviceArray<double> moment_partials_, moment_results_;
   DeviceArray<double> covariance_partials_, covariance_results_;  ///< position_covariance
