@@ -16,9 +16,9 @@ LogSumProductLaneKernel library_log_sum_product_lane_kernel() { return {}; }
 void run_log_sum_product_lanes(const CpuParallel& parallel, const LogSumProductLaneKernel& kernel,
                                const LogSumProductStep& step) {
   const std::int64_t width = kernel.width;
-  parallel.for_each(
-      (step.out_size + width - 1) / width, [&](std::int64_t group) { kernel.group(step, group); },
-      width * 2 * step.element.elim_size);
+  parallel.for_each((step.out_size + width - 1) / width,
+                    [&](std::int64_t group) { kernel.run(step, group); },
+                    width * 2 * step.element.elim_size);
 }
 
 void run_log_sum_product(const CpuParallel& parallel, const LogSumProductStep& step) {

@@ -56,9 +56,9 @@ IterationStats ais_lane_anneal_range(const Target& target, const AisLaneKernel<T
       group.scalar(1, l) = particles.base_log_density[i];
       weights[l] = particles.log_weight[i];
     }
-    kernel.anneal(target, problem, base, group.data(), weights, batch.seed,
-                  particle_stream(i0, batch.total, path.reverse), path, k_begin, k_end, settings,
-                  stats);
+    kernel.run(target, problem, base, group.data(), weights, batch.seed,
+               particle_stream(i0, batch.total, path.reverse), path, k_begin, k_end, settings,
+               stats);
     for (int l = 0; l < count; ++l) {
       const std::int64_t i = i0 + l;
       for (int v = 0; v < kVectors; ++v) copy_vector(vectors[v].chain(i), group.lane(v, l));

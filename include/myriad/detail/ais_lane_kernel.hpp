@@ -52,8 +52,7 @@ template <class Target, class T, class Arch>
 AisLaneKernel<Target, T> AisLaneFamily::compiled() {
   static_assert(in_lanes<Target, xsimd::batch<T, Arch>>,
                 "the target's gradient is not written over its element type (model/concept.hpp)");
-  return {&ais_lane_anneal<Target, T, Arch>, static_cast<int>(xsimd::batch<T, Arch>::size),
-          Arch::name()};
+  return lane_kernel_of<T, Arch>(&ais_lane_anneal<Target, T, Arch>);
 }
 
 }  // namespace myriad

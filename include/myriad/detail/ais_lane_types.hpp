@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "myriad/detail/lane_kernel.hpp"
 #include "myriad/estimate/annealing_base.hpp"
 #include "myriad/estimate/annealing_target.hpp"
 #include "myriad/estimate/hais.hpp"
@@ -25,14 +26,11 @@ constexpr int kAisLaneVectors = 6;
 /// lockstep (anneal_particle with S a batch); width 0 where the target's particles run one at a
 /// time. stats receives one IterationStats per lane.
 template <class Target, class T>
-struct AisLaneKernel {
-  void (*anneal)(const Target& target, int problem, const AnnealingBase<T>& base, T* group,
-                 double* log_weights, std::uint64_t seed, std::uint64_t first_stream,
-                 const AnnealingPath& path, std::uint32_t k_begin, std::uint32_t k_end,
-                 const AisSettings<T>& settings, IterationStats* stats) = nullptr;
-  int width = 0;
-  const char* isa = "scalar";
-};
+using AisLaneKernel =
+    LaneKernel<void(const Target& target, int problem, const AnnealingBase<T>& base, T* group,
+                    double* log_weights, std::uint64_t seed, std::uint64_t first_stream,
+                    const AnnealingPath& path, std::uint32_t k_begin, std::uint32_t k_end,
+                    const AisSettings<T>& settings, IterationStats* stats)>;
 
 /// The problem type of a target (itself when it has no problems).
 template <class Target>
@@ -40,14 +38,7 @@ using problem_type_t = std::decay_t<decltype(problem_target(std::declval<const T
 
 /// Hamiltonian AIS's lane family (detail/lane_kernel_choice.hpp): a target runs in lanes when its
 /// problems' gradients are written over their element type.
-struct AisLaneFamily {
-  template <class Target, class T>
-  using Kernel = AisLaneKernel<Target, T>;
-  static constexpr unsigned library = library_backend::cpu_ais_lanes;
-  template <class Kernel>
-  static auto entry(const Kernel& kernel) {
-    return kernel.anneal;
-  }
+struct AisLaneFamily : LaneFamily<AisLaneKernel, library_backend::cpu_ais_lanes> {
   template <class Target, class Batch>
   static constexpr bool in_lanes = model_gradient_in_lanes<problem_type_t<Target>, Batch>;
   /// The AIS kernel of Target in lanes of Arch (detail/ais_lane_kernel.hpp).

@@ -67,8 +67,7 @@ IterationStats chmc_lane_iterations(const Generator& generator,
       const ChmcStep<T> step = kernels::iteration_step(settings, iteration);
       for (int l = 0; l < kernel.width; ++l)
         step_sizes[l] = step.step_size * step_back_off_scale<T>(halvings[l]);
-      kernel.transition(generator, group.data(), settings.seed, c0, iteration, step, step_sizes,
-                        out);
+      kernel.run(generator, group.data(), settings.seed, c0, iteration, step, step_sizes, out);
       for (int l = 0; l < count; ++l) {
         const ChmcOutcome<T> outcome = out.lane(l);
         if (settings.step_back_off) halvings[l] = next_step_halvings(halvings[l], outcome);

@@ -60,9 +60,7 @@ template <class Generator, class T, class Arch>
 ChmcLaneKernel<Generator, T> ChmcLaneFamily::compiled() {
   static_assert(in_lanes<Generator, xsimd::batch<T, Arch>>,
                 "the generator is not written over its element type (model/generator.hpp)");
-  static_assert(xsimd::batch<T, Arch>::size <= kMaxLaneWidth, "more lanes than ChmcLaneOutcomes");
-  return {&chmc_lane_transition<Generator, T, Arch>, static_cast<int>(xsimd::batch<T, Arch>::size),
-          Arch::name()};
+  return lane_kernel_of<T, Arch>(&chmc_lane_transition<Generator, T, Arch>);
 }
 
 }  // namespace myriad

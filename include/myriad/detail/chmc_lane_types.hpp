@@ -7,6 +7,7 @@
 
 #include "myriad/core/dual.hpp"
 #include "myriad/core/lanes.hpp"
+#include "myriad/detail/lane_kernel.hpp"
 #include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -53,23 +54,12 @@ struct ChmcLaneOutcomes {
 /// of ChmcLaneRows, chain first + l in lane l with its own step size step_sizes[l] (the step
 /// back-off); width 0 where the generator runs one chain at a time.
 template <class Generator, class T>
-struct ChmcLaneKernel {
-  void (*transition)(const Generator& g, T* group, std::uint64_t seed, std::int64_t first,
-                     std::uint32_t iteration, const ChmcStep<T>& step, const T* step_sizes,
-                     ChmcLaneOutcomes<T>& out) = nullptr;
-  int width = 0;
-  const char* isa = "scalar";
-};
+using ChmcLaneKernel = LaneKernel<void(
+    const Generator& g, T* group, std::uint64_t seed, std::int64_t first, std::uint32_t iteration,
+    const ChmcStep<T>& step, const T* step_sizes, ChmcLaneOutcomes<T>& out)>;
 
 /// Constrained HMC's lane family (detail/lane_kernel_choice.hpp).
-struct ChmcLaneFamily {
-  template <class Generator, class T>
-  using Kernel = ChmcLaneKernel<Generator, T>;
-  static constexpr unsigned library = library_backend::cpu_chmc_lanes;
-  template <class Kernel>
-  static auto entry(const Kernel& kernel) {
-    return kernel.transition;
-  }
+struct ChmcLaneFamily : LaneFamily<ChmcLaneKernel, library_backend::cpu_chmc_lanes> {
   template <class Generator, class Batch>
   static constexpr bool in_lanes = generator_in_lanes<Generator, Batch>;
   /// The kernel of Generator in lanes of Arch (detail/chmc_lane_kernel.hpp).

@@ -82,8 +82,8 @@ IterationStats hmc_lane_iterations(const Model& model, const HmcLaneKernel<Model
     std::fill(totals, totals + kernel.width, HmcChainTotals{});
     for (int i = 0; i < num_iterations; ++i) {
       const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
-      kernel.transition(model, group.data(), settings.seed, c0, iteration,
-                        iteration_step(settings, metric, iteration), out);
+      kernel.run(model, group.data(), settings.seed, c0, iteration,
+                 iteration_step(settings, metric, iteration), out);
       for (int l = 0; l < count; ++l) {
         totals[l].add(out.lane(l));
         record_chain_quantities(model, group.lane(kLanePosition, l), recorded, i, num_quantities,
@@ -111,8 +111,8 @@ IterationStats hmc_lane_criterion_iteration(
     load_hmc_lanes(group, state, c0, count);
     for (int l = 0; l < count; ++l)
       start_square[l] = criterion_square(probe, group.lane(kLanePosition, l), metric);
-    kernel.transition(model, group.data(), settings.seed, c0, iteration,
-                      iteration_step(settings, metric, iteration), out);
+    kernel.run(model, group.data(), settings.seed, c0, iteration,
+               iteration_step(settings, metric, iteration), out);
     for (int l = 0; l < count; ++l) {
       write_criterion_terms(probe, terms, c0 + l, start_square[l],
                             static_cast<double>(out.accept_prob[l]), group.lane(kLaneProposal, l),

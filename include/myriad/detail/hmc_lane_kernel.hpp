@@ -46,9 +46,7 @@ template <class Model, class T, class Arch>
 HmcLaneKernel<Model, T> HmcLaneFamily::compiled() {
   static_assert(in_lanes<Model, xsimd::batch<T, Arch>>,
                 "the model's gradient is not written over its element type (model/concept.hpp)");
-  static_assert(xsimd::batch<T, Arch>::size <= kMaxLaneWidth, "more lanes than HmcLaneOutcomes");
-  return {&hmc_lane_transition<Model, T, Arch>, static_cast<int>(xsimd::batch<T, Arch>::size),
-          Arch::name()};
+  return lane_kernel_of<T, Arch>(&hmc_lane_transition<Model, T, Arch>);
 }
 
 }  // namespace myriad

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "myriad/detail/lane_kernel.hpp"
 #include "myriad/mcmc/hmc.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -24,26 +25,14 @@ struct HmcLaneOutcomes {
   }
 };
 
-/// A lane kernel of Model: its transition, its width and instruction set; width 0 where the
-/// model runs one chain at a time.
+/// A lane kernel of Model: one HMC transition of the chains first … first + W − 1.
 template <class Model, class T>
-struct HmcLaneKernel {
-  void (*transition)(const Model& model, T* group, std::uint64_t seed, std::int64_t first,
-                     std::uint32_t iteration, const HmcStep<T>& step,
-                     HmcLaneOutcomes<T>& out) = nullptr;
-  int width = 0;
-  const char* isa = "scalar";
-};
+using HmcLaneKernel =
+    LaneKernel<void(const Model& model, T* group, std::uint64_t seed, std::int64_t first,
+                    std::uint32_t iteration, const HmcStep<T>& step, HmcLaneOutcomes<T>& out)>;
 
 /// HMC's lane family (detail/lane_kernel_choice.hpp).
-struct HmcLaneFamily {
-  template <class Model, class T>
-  using Kernel = HmcLaneKernel<Model, T>;
-  static constexpr unsigned library = library_backend::cpu_hmc_lanes;
-  template <class Kernel>
-  static auto entry(const Kernel& kernel) {
-    return kernel.transition;
-  }
+struct HmcLaneFamily : LaneFamily<HmcLaneKernel, library_backend::cpu_hmc_lanes> {
   template <class Model, class Batch>
   static constexpr bool in_lanes = model_gradient_in_lanes<Model, Batch>;
   /// The kernel of Model in lanes of Arch (detail/hmc_lane_kernel.hpp).

@@ -15,6 +15,7 @@
 
 #include "myriad/detail/cpu_ensemble.hpp"
 #include "myriad/detail/lane_group.hpp"
+#include "myriad/detail/lane_kernel.hpp"
 #include "myriad/model/library_instances.hpp"
 
 #if MYRIAD_SIMD_LANES
@@ -70,7 +71,7 @@ class LaneKernelChoice {
   /// Runs with `kernel` from now on: one of library_lane_kernels<Family, Model, T>, or Kernel{}
   /// for one chain at a time.
   void set_lane_kernel(const Kernel& kernel) {
-    check_lane_kernel(kernel.width, Family::entry(kernel) != nullptr);
+    check_lane_kernel(kernel.width, kernel.run != nullptr);
     lanes_ = kernel;
   }
 

@@ -122,8 +122,7 @@ void log_sum_product_lane_group(const LogSumProductStep& step, std::int64_t grou
 /// The kernel of instruction set Arch.
 template <class Arch>
 LogSumProductLaneKernel log_sum_product_lane_kernel() {
-  return {&log_sum_product_lane_group<Arch>, static_cast<int>(xsimd::batch<double, Arch>::size),
-          Arch::name()};
+  return lane_kernel_of<double, Arch>(&log_sum_product_lane_group<Arch>);
 }
 
 }  // namespace detail

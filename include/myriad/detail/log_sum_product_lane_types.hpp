@@ -6,17 +6,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "myriad/detail/lane_kernel.hpp"
 #include "myriad/estimate/log_sum_product_element.hpp"
 
 namespace myriad {
 
 /// U[o] for the output elements of one lane group, o in [group · width, (group + 1) · width)
 /// ∩ [0, step.out_size), written where LogSumProductStep writes them.
-struct LogSumProductLaneKernel {
-  void (*group)(const LogSumProductStep& step, std::int64_t group) = nullptr;
-  int width = 0;
-  const char* isa = "scalar";
-};
+using LogSumProductLaneKernel = LaneKernel<void(const LogSumProductStep& step, std::int64_t group)>;
 
 /// The kernel of every instruction set this machine runs, widest first; empty in a build
 /// without SIMD lanes (no xsimd).

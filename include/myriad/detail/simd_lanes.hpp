@@ -21,6 +21,7 @@
 #include "myriad/core/lanes.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/box_muller_batch.hpp"
+#include "myriad/detail/lane_kernel.hpp"
 #include "myriad/detail/lane_random.hpp"
 #include "myriad/detail/philox_lanes.hpp"
 
@@ -128,5 +129,13 @@ class LaneStreams {
   std::uint64_t seed_;
   std::int64_t first_;
 };
+
+/// The lane kernel of instruction set Arch whose entry is `entry`, as wide as a batch of T
+/// (at most kMaxLaneWidth, the size of the families' per-lane outcome arrays).
+template <class T, class Arch, class Entry>
+LaneKernel<Entry> lane_kernel_of(Entry* entry) {
+  static_assert(xsimd::batch<T, Arch>::size <= kMaxLaneWidth, "more lanes than kMaxLaneWidth");
+  return {entry, static_cast<int>(xsimd::batch<T, Arch>::size), Arch::name()};
+}
 
 }  // namespace myriad
