@@ -34,8 +34,8 @@ constexpr int kWarpBlockSize = 64;
 /// Starts every particle (start_particle_at); started[i] = 1, or 0 for a non-finite start.
 template <class Target, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
-    ais_start_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
-                     AisBatch batch, bool reverse, std::uint8_t* started) {
+    ais_start_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base, AisBatch batch,
+                     bool reverse, std::uint8_t* started) {
   for (std::int64_t i = global_thread_index(); i < batch.total; i += grid_stride())
     start_particle_at(target, state, base, batch, reverse, started, i);
 }
@@ -44,9 +44,9 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
 /// to stats[i].
 template <class Target, class T>
 MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kChainBlockSize)
-    ais_steps_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base,
-                     AisBatch batch, AnnealingPath path, std::uint32_t k_begin,
-                     std::uint32_t k_end, AisSettings<T> settings, IterationStats* stats) {
+    ais_steps_kernel(Target target, AisEnsembleView<T> state, AnnealingBase<T> base, AisBatch batch,
+                     AnnealingPath path, std::uint32_t k_begin, std::uint32_t k_end,
+                     AisSettings<T> settings, IterationStats* stats) {
   for (std::int64_t i = global_thread_index(); i < batch.total; i += grid_stride())
     anneal_particle_at(target, state, base, batch, path, k_begin, k_end, settings, stats, i);
 }
@@ -69,8 +69,7 @@ MYRIAD_KERNEL void MYRIAD_CHAIN_LAUNCH_BOUNDS(kWarpBlockSize)
                           std::uint32_t k_end, AisSettings<T> settings, IterationStats* stats) {
   const WarpTeam team;
   for (std::int64_t i = global_warp_index(); i < batch.total; i += grid_warps())
-    anneal_particle_at(target, state, base, batch, path, k_begin, k_end, settings, stats, i,
-                       team);
+    anneal_particle_at(target, state, base, batch, path, k_begin, k_end, settings, stats, i, team);
 }
 
 }  // namespace myriad::kernels

@@ -117,16 +117,10 @@ class CudaAuxiliaryBackend final : public cuda_detail::CudaEnsemble<Model, Auxil
     MYRIAD_EXPECTS(settings.method == method_,
                    "this auxiliary-sampler backend was built for another method");
     check_iteration_count(num_iterations);
-    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
-    const std::int64_t values_per_iteration =
-        static_cast<std::int64_t>(this->num_quantities_) * this->chains_;
-    if (sink != nullptr)
-      draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
-                     [](std::int64_t) {});
     const kernels::ChainStatisticsView stats = this->fresh_statistics();
     const AuxiliarySettings<T> device_settings = own(settings);
-    draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
-               [&](int done, int n, T* recorded) {
+    draws_.run(ensemble_.stream(), num_iterations, chunk_iterations, this->values_per_iteration(),
+               sink, first_draw, cuda_detail::kNoFitCheck, [&](int done, int n, T* recorded) {
                  const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
                  if constexpr (kStaged) {
                    for (int i = 0; i < n; ++i) {

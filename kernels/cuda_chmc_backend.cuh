@@ -248,39 +248,32 @@ class CudaChmcBackend final : public cuda_detail::CudaEnsemble<Generator, ChmcBa
                      int chunk_iterations) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_iteration_count(num_iterations);
-    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
-    const std::int64_t values_per_iteration =
-        static_cast<std::int64_t>(this->num_quantities_) * this->chains_;
-    if (sink != nullptr) {
-      draws_.reserve(
-          static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
-          [this](std::int64_t bytes) { check_fits(bytes, "the two draw-chunk buffers"); });
-    }
-
     const kernels::ChainStatisticsView stats = this->fresh_statistics();
-    draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
-               [&](int done, int n, T* recorded) {
-                 const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
-                 if (is_batched(factorization_)) {
-                   if (mapping_ == ChmcChainMapping::warp) {
-                     run_phased<kernels::WarpTeam>(settings, first, n, recorded, stats);
-                   } else {
-                     run_phased<SerialTeam>(settings, first, n, recorded, stats);
-                   }
-                 } else if (mapping_ == ChmcChainMapping::warp) {
-                   kernels::chmc_iterations_warp_kernel<Generator, T>
-                       <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
-                           this->model_, ensemble_view(), settings, first, n, recorded,
-                           this->num_quantities_, stats);
-                   MYRIAD_CHECK_LAUNCH();
-                 } else {
-                   kernels::chmc_iterations_kernel<Generator, T>
-                       <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
-                           this->model_, ensemble_view(), settings, first, n, recorded,
-                           this->num_quantities_, stats);
-                   MYRIAD_CHECK_LAUNCH();
-                 }
-               });
+    draws_.run(
+        ensemble_.stream(), num_iterations, chunk_iterations, this->values_per_iteration(), sink,
+        first_draw, [this](std::int64_t bytes) { check_fits(bytes, "the two draw-chunk buffers"); },
+        [&](int done, int n, T* recorded) {
+          const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
+          if (is_batched(factorization_)) {
+            if (mapping_ == ChmcChainMapping::warp) {
+              run_phased<kernels::WarpTeam>(settings, first, n, recorded, stats);
+            } else {
+              run_phased<SerialTeam>(settings, first, n, recorded, stats);
+            }
+          } else if (mapping_ == ChmcChainMapping::warp) {
+            kernels::chmc_iterations_warp_kernel<Generator, T>
+                <<<iterations_grid_, kernels::kWarpChainBlockSize, 0, ensemble_.stream()>>>(
+                    this->model_, ensemble_view(), settings, first, n, recorded,
+                    this->num_quantities_, stats);
+            MYRIAD_CHECK_LAUNCH();
+          } else {
+            kernels::chmc_iterations_kernel<Generator, T>
+                <<<iterations_grid_, kernels::kChainBlockSize, 0, ensemble_.stream()>>>(
+                    this->model_, ensemble_view(), settings, first, n, recorded,
+                    this->num_quantities_, stats);
+            MYRIAD_CHECK_LAUNCH();
+          }
+        });
 
     return this->total_statistics();
   }

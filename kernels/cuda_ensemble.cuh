@@ -194,6 +194,10 @@ class CudaEnsemble : public Interface, PassedToKernels<Model> {
     return ensemble_.template reduce_sum<std::int64_t>(
         chains_, kernels::LoadInitializationFailure{initialized_.data()});
   }
+  /// Recorded values per iteration: every chain's quantities.
+  std::int64_t values_per_iteration() const {
+    return static_cast<std::int64_t>(num_quantities_) * chains_;
+  }
   /// The statistics counters zeroed, for one call's kernels to add to.
   kernels::ChainStatisticsView fresh_statistics() const {
     ensemble_.zero(counters_);

@@ -130,20 +130,11 @@ class CudaHmcBackend final : public cuda_detail::CudaEnsemble<Model, HmcBackend<
                      int chunk_iterations, EnsembleMoments* moments) override {
     const cuda_detail::DeviceScope on_device(ensemble_.device());
     check_iteration_count(num_iterations);
-    const int chunk = cuda_detail::DrawChunks<T>::chunk_size(chunk_iterations, num_iterations);
-    const std::int64_t values_per_iteration =
-        static_cast<std::int64_t>(this->num_quantities_) * this->chains_;
-    if (sink != nullptr) {
-      // No free-memory check here: a failed allocation is a cuda_error, as in the constructor.
-      draws_.reserve(static_cast<std::size_t>(chunk * values_per_iteration), ensemble_.stream(),
-                     [](std::int64_t) {});
-    }
-
     check_max_tree_depth(settings.max_tree_depth);
     if (settings.max_tree_depth > 0) reserve_tree(settings.max_tree_depth);
     const kernels::ChainStatisticsView stats = this->fresh_statistics();
-    draws_.run(ensemble_.stream(), num_iterations, chunk, values_per_iteration, sink, first_draw,
-               [&](int done, int n, T* recorded) {
+    draws_.run(ensemble_.stream(), num_iterations, chunk_iterations, this->values_per_iteration(),
+               sink, first_draw, cuda_detail::kNoFitCheck, [&](int done, int n, T* recorded) {
                  const std::uint32_t first = first_iteration + static_cast<std::uint32_t>(done);
                  if (settings.max_tree_depth > 0) {
                    kernels::nuts_iterations_kernel<Model, T>

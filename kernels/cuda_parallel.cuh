@@ -17,10 +17,10 @@
 #include "cuda_try.cuh"
 #include "kernel_common.cuh"
 #include "memory_pool_hold.cuh"
-#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/core/device_memory.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/estimate/log_sum_product_element.hpp"
 
 namespace myriad {

@@ -24,6 +24,10 @@
 
 namespace myriad::cuda_detail {
 
+/// DrawChunks::run's check_fits for a backend without a free-memory check of its own: a failed
+/// allocation is a cuda_error, as in its constructor.
+inline constexpr auto kNoFitCheck = [](std::int64_t) {};
+
 template <class T>
 class DrawChunks {
  public:
@@ -61,15 +65,20 @@ class DrawChunks {
     }
   }
 
-  /// Runs num_iterations in chunks of `chunk` iterations (chunk_size; the buffers reserved for
-  /// chunk × values_per_iteration values when sink is not null). launch(done, n, recorded)
-  /// enqueues iterations done … done + n − 1 on `compute`, recording into `recorded`: null
-  /// without a sink, else a device buffer of n × values_per_iteration values that is copied out
-  /// and handed to sink->consume(…, first_draw + done, n) in order. Returns when the sink has
-  /// every chunk; the compute stream may still be running the last chunk's other work.
-  template <class Launch>
-  void run(cudaStream_t compute, int num_iterations, int chunk, std::int64_t values_per_iteration,
-           DrawSink<T>* sink, std::int64_t first_draw, Launch launch) {
+  /// Runs num_iterations in chunks of chunk_size(chunk_iterations, num_iterations) iterations,
+  /// with a sink the buffers first reserved for a chunk's values (check_fits as in reserve, or
+  /// kNoFitCheck). launch(done, n, recorded) enqueues iterations done … done + n − 1 on
+  /// `compute`, recording into `recorded`: null without a sink, else a device buffer of
+  /// n × values_per_iteration values that is copied out and handed to
+  /// sink->consume(…, first_draw + done, n) in order. Returns when the sink has every chunk; the
+  /// compute stream may still be running the last chunk's other work.
+  template <class CheckFits, class Launch>
+  void run(cudaStream_t compute, int num_iterations, int chunk_iterations,
+           std::int64_t values_per_iteration, DrawSink<T>* sink, std::int64_t first_draw,
+           CheckFits check_fits, Launch launch) {
+    const int chunk = chunk_size(chunk_iterations, num_iterations);
+    if (sink != nullptr)
+      reserve(static_cast<std::size_t>(chunk * values_per_iteration), compute, check_fits);
     // The chunk whose copy is in flight and not yet handed to the sink.
     struct Pending {
       int buffer;

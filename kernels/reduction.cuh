@@ -36,9 +36,9 @@ constexpr int kMaxReduceBlocks = 1024;
 template <class Value, int BlockSize>
 __device__ Value block_sum(Value value) {
   static_assert((BlockSize & (BlockSize - 1)) == 0, "block size must be a power of two");
-  static_assert(std::is_trivially_copyable<Value>::value &&
-                    std::is_trivially_destructible<Value>::value,
-                "block_sum keeps its partial sums in raw shared storage");
+  static_assert(
+      std::is_trivially_copyable<Value>::value && std::is_trivially_destructible<Value>::value,
+      "block_sum keeps its partial sums in raw shared storage");
   __shared__ __align__(alignof(Value)) unsigned char storage[BlockSize * sizeof(Value)];
   Value* partial = reinterpret_cast<Value*>(storage);
   new (partial + threadIdx.x) Value(value);
