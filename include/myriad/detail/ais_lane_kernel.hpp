@@ -49,10 +49,8 @@ void ais_lane_anneal(const Target& target, int problem, const AnnealingBase<T>& 
 }
 
 template <class Target, class T, class Arch>
-AisLaneKernel<Target, T> AisLaneFamily::compiled() {
-  static_assert(in_lanes<Target, xsimd::batch<T, Arch>>,
-                "the target's gradient is not written over its element type (model/concept.hpp)");
-  return lane_kernel_of<T, Arch>(&ais_lane_anneal<Target, T, Arch>);
-}
+struct LaneEntry<AisLaneFamily, Target, T, Arch> {
+  static constexpr auto function = &ais_lane_anneal<Target, T, Arch>;
+};
 
 }  // namespace myriad

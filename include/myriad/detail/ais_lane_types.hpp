@@ -41,9 +41,6 @@ using problem_type_t = std::decay_t<decltype(problem_target(std::declval<const T
 struct AisLaneFamily : LaneFamily<AisLaneKernel, library_backend::cpu_ais_lanes> {
   template <class Target, class Batch>
   static constexpr bool in_lanes = model_gradient_in_lanes<problem_type_t<Target>, Batch>;
-  /// The AIS kernel of Target in lanes of Arch (detail/ais_lane_kernel.hpp).
-  template <class Target, class T, class Arch>
-  static AisLaneKernel<Target, T> compiled();
 };
 
 }  // namespace myriad

@@ -57,10 +57,8 @@ void chmc_lane_transition(const Generator& g, T* group, std::uint64_t seed, std:
 }
 
 template <class Generator, class T, class Arch>
-ChmcLaneKernel<Generator, T> ChmcLaneFamily::compiled() {
-  static_assert(in_lanes<Generator, xsimd::batch<T, Arch>>,
-                "the generator is not written over its element type (model/generator.hpp)");
-  return lane_kernel_of<T, Arch>(&chmc_lane_transition<Generator, T, Arch>);
-}
+struct LaneEntry<ChmcLaneFamily, Generator, T, Arch> {
+  static constexpr auto function = &chmc_lane_transition<Generator, T, Arch>;
+};
 
 }  // namespace myriad

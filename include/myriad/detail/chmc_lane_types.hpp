@@ -7,6 +7,7 @@
 
 #include "myriad/core/dual.hpp"
 #include "myriad/core/lanes.hpp"
+#include "myriad/detail/hmc_lane_types.hpp"
 #include "myriad/detail/lane_kernel.hpp"
 #include "myriad/mcmc/chmc.hpp"
 #include "myriad/model/generator.hpp"
@@ -36,17 +37,15 @@ struct ChmcLaneRows {
   static std::int64_t scalar_rows(const ChmcLayout& layout) { return 1 + of(layout).end; }
 };
 
-/// The outcomes of one lane-group transition, per lane.
+/// The outcomes of one lane-group transition, per lane: HMC's and the projections' Newton
+/// iterations.
 template <class T>
-struct ChmcLaneOutcomes {
-  T accept_prob[kMaxLaneWidth];
-  bool accepted[kMaxLaneWidth];
-  std::uint32_t status[kMaxLaneWidth];
-  int gradient_evaluations[kMaxLaneWidth];
+struct ChmcLaneOutcomes : HmcLaneOutcomes<T> {
   int newton_iterations[kMaxLaneWidth];
 
   ChmcOutcome<T> lane(int l) const {
-    return {accept_prob[l], accepted[l], status[l], gradient_evaluations[l], newton_iterations[l]};
+    return {this->accept_prob[l], this->accepted[l], this->status[l], this->gradient_evaluations[l],
+            newton_iterations[l]};
   }
 };
 
@@ -62,9 +61,6 @@ using ChmcLaneKernel = LaneKernel<void(
 struct ChmcLaneFamily : LaneFamily<ChmcLaneKernel, library_backend::cpu_chmc_lanes> {
   template <class Generator, class Batch>
   static constexpr bool in_lanes = generator_in_lanes<Generator, Batch>;
-  /// The kernel of Generator in lanes of Arch (detail/chmc_lane_kernel.hpp).
-  template <class Generator, class T, class Arch>
-  static ChmcLaneKernel<Generator, T> compiled();
 };
 
 }  // namespace myriad

@@ -43,10 +43,8 @@ void hmc_lane_transition(const Model& model, T* group, std::uint64_t seed, std::
 }
 
 template <class Model, class T, class Arch>
-HmcLaneKernel<Model, T> HmcLaneFamily::compiled() {
-  static_assert(in_lanes<Model, xsimd::batch<T, Arch>>,
-                "the model's gradient is not written over its element type (model/concept.hpp)");
-  return lane_kernel_of<T, Arch>(&hmc_lane_transition<Model, T, Arch>);
-}
+struct LaneEntry<HmcLaneFamily, Model, T, Arch> {
+  static constexpr auto function = &hmc_lane_transition<Model, T, Arch>;
+};
 
 }  // namespace myriad

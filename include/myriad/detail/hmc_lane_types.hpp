@@ -35,9 +35,6 @@ using HmcLaneKernel =
 struct HmcLaneFamily : LaneFamily<HmcLaneKernel, library_backend::cpu_hmc_lanes> {
   template <class Model, class Batch>
   static constexpr bool in_lanes = model_gradient_in_lanes<Model, Batch>;
-  /// The kernel of Model in lanes of Arch (detail/hmc_lane_kernel.hpp).
-  template <class Model, class T, class Arch>
-  static HmcLaneKernel<Model, T> compiled();
 };
 
 }  // namespace myriad

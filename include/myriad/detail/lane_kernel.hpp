@@ -17,15 +17,24 @@ struct LaneKernel {
   const char* isa = "scalar";
 };
 
-/// The part of a sampler's lane family (detail/lane_kernel_choice.hpp) that is data: its kernel
-/// type for a model and precision, and the library_backend bit of the built-in models whose
-/// kernels the library compiles. The family adds `in_lanes<Model, Batch>` (is Model written over
-/// its element type) and `compiled<Model, T, Arch>()` (its kernel for one instruction set).
+/// A sampler's lane family (detail/lane_kernel_choice.hpp) names its kernel type for a model and
+/// precision and the library_backend bit of the built-in models whose kernels the library
+/// compiles; it adds `in_lanes<Model, Batch>`, whether Model is written over its element type.
 template <template <class, class> class KernelOf, unsigned kLibrary>
 struct LaneFamily {
   template <class Model, class T>
   using Kernel = KernelOf<Model, T>;
   static constexpr unsigned library = kLibrary;
 };
+
+/// A lane family's kernel type for Model in precision T.
+template <class Family, class Model, class T>
+using lane_kernel_t = typename Family::template Kernel<Model, T>;
+
+/// The entry point of Family's kernel for Model in lanes of Arch: `function`, a pointer to the
+/// family's group function instantiated for the batch of T in Arch. Each family's
+/// detail/*_lane_kernel.hpp (which needs xsimd) specialises it.
+template <class Family, class Model, class T, class Arch>
+struct LaneEntry;
 
 }  // namespace myriad

@@ -2,9 +2,9 @@
 // Which SIMD-lane kernel a CPU backend runs, for every sampler with lane kernels (HMC, Hamiltonian
 // AIS, constrained HMC) at once. A sampler's lane family (HmcLaneFamily in
 // detail/hmc_lane_types.hpp, AisLaneFamily, ChmcLaneFamily) names its kernel type, the
-// library_backend bit of the built-in models whose kernels the library holds, the test that a model
-// is written over its element type, and `compiled<Model, T, Arch>()`, its kernel for one
-// instruction set (defined in the family's detail/*_lane_kernel.hpp, which needs xsimd). The
+// library_backend bit of the built-in models whose kernels the library holds and the test that a
+// model is written over its element type; its detail/*_lane_kernel.hpp (which needs xsimd) names
+// the entry point of its kernel for one instruction set (LaneEntry, compiled_lane_kernel). The
 // library compiles the built-in models' kernels once per instruction set and dispatches at run time
 // (src/backend/simd/); a model of the user's gets a kernel compiled for the instruction set of the
 // translation unit that runs it.
@@ -24,9 +24,10 @@
 
 namespace myriad {
 
-/// A lane family's kernel type for Model in precision T.
-template <class Family, class Model, class T>
-using lane_kernel_t = typename Family::template Kernel<Model, T>;
+/// Family's kernel of Model compiled for instruction set Arch (defined in detail/simd_lanes.hpp,
+/// which needs xsimd; the library instantiates the built-in models' in src/backend/simd/).
+template <class Family, class Model, class T, class Arch>
+lane_kernel_t<Family, Model, T> compiled_lane_kernel();
 
 /// The library's lane kernel of a built-in model, for the widest instruction set this machine
 /// runs (chosen once per model); defined in the library (src/backend/simd/) for the models that
@@ -49,7 +50,7 @@ lane_kernel_t<Family, Model, T> lane_kernel_for() {
   if constexpr (library_holds<Model, Family::library>::value) {
     return library_lane_kernel<Family, Model, T>();
   } else if constexpr (Family::template in_lanes<Model, xsimd::batch<T>>) {
-    return Family::template compiled<Model, T, xsimd::default_arch>();
+    return compiled_lane_kernel<Family, Model, T, xsimd::default_arch>();
   }
 #endif
   return {};

@@ -138,4 +138,14 @@ LaneKernel<Entry> lane_kernel_of(Entry* entry) {
   return {entry, static_cast<int>(xsimd::batch<T, Arch>::size), Arch::name()};
 }
 
+/// Family's kernel of Model in lanes of Arch (detail/lane_kernel_choice.hpp): its LaneEntry,
+/// which the family's detail/*_lane_kernel.hpp defines.
+template <class Family, class Model, class T, class Arch>
+lane_kernel_t<Family, Model, T> compiled_lane_kernel() {
+  static_assert(Family::template in_lanes<Model, xsimd::batch<T, Arch>>,
+                "the model is not written over its element type (model/concept.hpp, "
+                "model/generator.hpp)");
+  return lane_kernel_of<T, Arch>(LaneEntry<Family, Model, T, Arch>::function);
+}
+
 }  // namespace myriad

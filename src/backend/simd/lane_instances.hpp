@@ -24,7 +24,7 @@
 #include "myriad/models/radon.hpp"
 #include "myriad/models/sphere.hpp"
 
-#define MYRIAD_FOR_EACH_LANE_MODEL(X)               \
+#define MYRIAD_FOR_EACH_LANE_MODEL(X)                    \
   X(HmcLaneFamily, models::Gaussian<float>, float)       \
   X(HmcLaneFamily, models::Gaussian<double>, double)     \
   X(HmcLaneFamily, models::Logistic<float>, float)       \
@@ -38,7 +38,7 @@
   X(HmcLaneFamily, models::Radon<float>, float)          \
   X(HmcLaneFamily, models::Radon<double>, double)
 
-#define MYRIAD_FOR_EACH_AIS_LANE_TARGET(X)                 \
+#define MYRIAD_FOR_EACH_AIS_LANE_TARGET(X)                      \
   X(AisLaneFamily, models::Gaussian<float>, float)              \
   X(AisLaneFamily, models::Gaussian<double>, double)            \
   X(AisLaneFamily, models::ProductOfExperts<float>, float)      \
@@ -52,7 +52,7 @@
   X(AisLaneFamily, models::Radon<float>, float)                 \
   X(AisLaneFamily, models::Radon<double>, double)
 
-#define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X)                        \
+#define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X)                             \
   X(ChmcLaneFamily, models::Sphere, double)                                \
   X(ChmcLaneFamily, models::LinearGaussian, double)                        \
   X(ChmcLaneFamily, models::LotkaVolterra, double)                         \
@@ -64,7 +64,8 @@
   X(ChmcLaneFamily, models::Noisy<models::LotkaVolterraSummaries>, double) \
   X(ChmcLaneFamily, models::Noisy<models::Gld>, double)
 
-// Each instruction set's translation unit defines its kernels with this (Family::compiled,
+// Each instruction set's translation unit defines its kernels with this (compiled_lane_kernel,
 // detail/lane_kernel_choice.hpp).
 #define MYRIAD_LANE_KERNEL_INSTANCE(Family, Model, T) \
-  template lane_kernel_t<Family, Model, T> Family::compiled<Model, T, MYRIAD_LANE_ARCH>();
+  template lane_kernel_t<Family, Model, T>            \
+  compiled_lane_kernel<Family, Model, T, MYRIAD_LANE_ARCH>();

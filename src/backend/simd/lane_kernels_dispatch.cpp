@@ -15,8 +15,8 @@
 
 namespace myriad {
 
-// Family::compiled<Model, T, Arch> is declared, not defined, here: lane_kernels_<isa>.cpp
-// defines (explicitly instantiates) it.
+// compiled_lane_kernel<Family, Model, T, Arch> is declared, not defined, here:
+// lane_kernels_<isa>.cpp defines (explicitly instantiates) it.
 namespace detail {
 template <class Arch>
 LogSumProductLaneKernel log_sum_product_lane_kernel();
@@ -40,7 +40,7 @@ std::vector<Kernel> runnable_kernels(const Factory& factory) {
 template <class Family, class Model, class T>
 std::vector<lane_kernel_t<Family, Model, T>> library_lane_kernels() {
   return runnable_kernels<lane_kernel_t<Family, Model, T>>(
-      [](auto arch) { return Family::template compiled<Model, T, decltype(arch)>(); });
+      [](auto arch) { return compiled_lane_kernel<Family, Model, T, decltype(arch)>(); });
 }
 
 template <class Family, class Model, class T>
