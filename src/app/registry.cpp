@@ -40,7 +40,8 @@ ModelArguments::ModelArguments(const ModelSpec& spec,
     throw invalid_argument("model " + spec.name + " needs --data FILE.json (CmdStan's JSON) with " +
                            spec.data_variables);
   if (!data_path.empty()) data_ = std::make_shared<const StanData>(StanData::read(data_path));
-  for (const auto& argument : spec.arguments) values_.emplace_back(argument.name, argument.default_value);
+  for (const auto& argument : spec.arguments)
+    values_.emplace_back(argument.name, argument.default_value);
   for (const auto& [key, value] : given) {
     bool known = false;
     for (auto& entry : values_) {
@@ -52,7 +53,8 @@ ModelArguments::ModelArguments(const ModelSpec& spec,
     }
     if (!known) {
       std::string names;
-      for (const auto& argument : spec.arguments) names += (names.empty() ? "" : ", ") + argument.name;
+      for (const auto& argument : spec.arguments)
+        names += (names.empty() ? "" : ", ") + argument.name;
       throw invalid_argument("unknown argument '" + key + "' for model " + spec.name +
                              (names.empty() ? " (it takes none)" : " (known: " + names + ")"));
     }
@@ -83,7 +85,8 @@ double ModelArguments::number(const std::string& name) const {
   errno = 0;
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value))
-    throw invalid_argument(model_ + ": argument " + name + "='" + text + "' is not a finite number");
+    throw invalid_argument(model_ + ": argument " + name + "='" + text +
+                           "' is not a finite number");
   return value;
 }
 
@@ -183,14 +186,15 @@ ModelSpec gaussian_spec() {
   return spec;
 }
 
-/// The batched SBC run (run_sbc_batched) of R models stacked into one, on `device`.
+/// run_sbc_batched's run: R models stacked into one, sampled on `device`.
 template <class Model>
-SampleResult sample_stacked(StackedModels<Model>& stacked, const SampleConfig& config,
-                            Device device) {
-  SampleConfig resolved = config;
-  resolved.device = device;
-  return device == Device::cuda ? sample(stacked.device_model(), resolved)
-                                : sample(stacked.host_model(), resolved);
+auto stacked_sampler(Device device) {
+  return [device](StackedModels<Model>& stacked, const SampleConfig& config) {
+    SampleConfig resolved = config;
+    resolved.device = device;
+    return device == Device::cuda ? sample(stacked.device_model(), resolved)
+                                  : sample(stacked.host_model(), resolved);
+  };
 }
 
 /// SBC simulates the data: a data file would be ignored.
@@ -245,8 +249,8 @@ ModelSpec logistic_spec() {
       resolved.device = choose_device<models::Logistic<T>>(config.device);
       const T prior_sd = T(a.number("prior_sd"));
       // The data live on the device the chains run on; uploaded once.
-      const auto model = resolved.device == Device::cuda ? data.device_model(prior_sd)
-                                                         : data.host_model(prior_sd);
+      const auto model =
+          resolved.device == Device::cuda ? data.device_model(prior_sd) : data.host_model(prior_sd);
       return sample(model, resolved);
     };
     return precision == Precision::float32 ? run(float{}) : run(double{});
@@ -304,10 +308,7 @@ ModelSpec logistic_spec() {
                                                                  ? simulated.device_model(prior_sd)
                                                                  : simulated.host_model(prior_sd)};
         },
-        [&](StackedModels<Model>& stacked, const SampleConfig& run) {
-          return sample_stacked(stacked, run, device);
-        },
-        progress);
+        stacked_sampler<Model>(device), progress);
   };
   return spec;
 }
@@ -357,10 +358,7 @@ ModelSpec eight_schools_spec(bool posteriordb) {
       const Device device = choose_device<Stacked<Model>>(config.device);
       return run_sbc_batched<Model>(
           sbc, config, [&](std::int64_t r) { return simulate(a, sbc.seed, r); },
-          [&](StackedModels<Model>& stacked, const SampleConfig& run) {
-            return sample_stacked(stacked, run, device);
-          },
-          progress);
+          stacked_sampler<Model>(device), progress);
     };
   }
   return spec;
@@ -373,9 +371,8 @@ ModelSpec funnel_spec() {
       "Neal's funnel: v ~ N(0,3), x_i ~ N(0, exp(v/2)); divergences expected in the neck";
   spec.arguments = {{"dim", "10", "dimension (v and dim-1 coordinates)"}};
   spec.sample = [](const ModelArguments& a, const SampleConfig& config, Precision precision) {
-    return sample_in(precision, config, [&](auto t) {
-      return models::Funnel<decltype(t)>::make(a.integer("dim"));
-    });
+    return sample_in(precision, config,
+                     [&](auto t) { return models::Funnel<decltype(t)>::make(a.integer("dim")); });
   };
   spec.dim = [](const ModelArguments& a) { return static_cast<int>(a.integer("dim")); };
   spec.exact = [](const ModelArguments& a) {

@@ -82,12 +82,10 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   report["settings"] = settings;
 
   report["device"] = result.device;
-  Json time = Json::object();
-  time["warmup_seconds"] = result.warmup_seconds;
-  time["sampling_seconds"] = result.sampling_seconds;
-  time["diagnostics_seconds"] = result.summary_seconds;
-  time["total_seconds"] = run.total_seconds;
-  report["wall_time"] = time;
+  report["wall_time"] = {{"warmup_seconds", result.warmup_seconds},
+                         {"sampling_seconds", result.sampling_seconds},
+                         {"diagnostics_seconds", result.summary_seconds},
+                         {"total_seconds", run.total_seconds}};
 
   const std::int64_t evaluations =
       result.warmup_stats.gradient_evaluations + result.sampling_stats.gradient_evaluations;
@@ -100,11 +98,10 @@ Json sample_report(const RunDescription& run, const SampleConfig& config,
   // What ChEES, SNAPER and NUTS steer their step size by (fixed-length HMC: the arithmetic mean).
   if (hmc) report["acceptance_harmonic"] = result.sampling_stats.harmonic_accept_prob();
   report["divergences"] = result.sampling_stats.divergent;
-  Json failures = Json::object();
-  failures["divergent"] = result.sampling_stats.divergent;
-  failures["non_finite"] = result.sampling_stats.non_finite;
-  failures["warmup_divergent"] = result.warmup_stats.divergent;
-  failures["warmup_non_finite"] = result.warmup_stats.non_finite;
+  Json failures = {{"divergent", result.sampling_stats.divergent},
+                   {"non_finite", result.sampling_stats.non_finite},
+                   {"warmup_divergent", result.warmup_stats.divergent},
+                   {"warmup_non_finite", result.warmup_stats.non_finite}};
   report["failures"] = failures;
   if (run.sampler == "chmc") {
     failures["not_converged"] = result.sampling_stats.not_converged;

@@ -31,14 +31,13 @@ Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
                    const TemperResult& result) {
   Json report = report_header(result.method, run);
 
-  Json settings = Json::object();
-  settings["chains"] = config.chains;
-  settings["warmup"] = config.warmup;
-  settings["draws"] = config.draws;
-  settings["step_size"] = config.step_size;
-  settings["leapfrog_steps"] = config.leapfrog_steps;
-  settings["metric"] = to_string(config.metric);
-  settings["log_zeta"] = result.log_zeta;  // as given, or the fitted base's
+  Json settings = {{"chains", config.chains},
+                   {"warmup", config.warmup},
+                   {"draws", config.draws},
+                   {"step_size", config.step_size},
+                   {"leapfrog_steps", config.leapfrog_steps},
+                   {"metric", to_string(config.metric)},
+                   {"log_zeta", result.log_zeta}};  // log ζ as given, or the fitted base's
   if (config.method == TemperMethod::simulated_tempering) {
     settings["temperatures"] = result.temperatures;
     settings["schedule"] = run.schedule;
@@ -53,10 +52,8 @@ Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
   report["settings"] = settings;
 
   report["device"] = result.device;
-  Json time = Json::object();
-  time["sampling_seconds"] = result.seconds;
-  time["total_seconds"] = run.total_seconds;
-  report["wall_time"] = time;
+  report["wall_time"] = {{"sampling_seconds", result.seconds},
+                         {"total_seconds", run.total_seconds}};
   report["chain_iterations_per_second"] = result.chain_iterations_per_second();
   report["gradient_evaluations"] = result.stats.gradient_evaluations;
   report["dim"] = result.dim;
@@ -71,29 +68,22 @@ Json temper_report(const TemperRunDescription& run, const TemperConfig& config,
   if (!check.is_null()) report["exact_posterior_check"] = check;
   // The w₀-weighted means against the base's own: off by many standard errors when the chains
   // have not mixed between the base and the target (docs/tempering.md).
-  Json base = Json::object();
-  base["max_error_in_se"] = result.max_base_error_in_se;
   Json means = Json::array();
   for (int i = 0; i < result.dim; ++i) {
-    Json entry = Json::object();
-    entry["name"] = result.names[i];
-    entry["estimate"] = result.base_mean[i].value;
-    entry["se"] = result.base_mean[i].se;
-    entry["exact"] = result.base_exact_mean[i];
-    means.push_back(entry);
+    means.push_back({{"name", result.names[i]},
+                     {"estimate", result.base_mean[i].value},
+                     {"se", result.base_mean[i].se},
+                     {"exact", result.base_exact_mean[i]}});
   }
-  base["means"] = means;
-  report["base_check"] = base;
+  report["base_check"] = {{"max_error_in_se", result.max_base_error_in_se}, {"means", means}};
   report["beta_rhat"] = result.beta_rhat;
   report["mean_beta"] = result.mean_beta;
 
   report["sampling"] = stats_json(result.stats);
-  Json failures = Json::object();
-  failures["failed_starts"] = result.failed_starts;
-  failures["divergent"] = result.stats.divergent;
-  failures["non_finite"] = result.stats.non_finite;
-  failures["dropped_samples"] = result.dropped;
-  report["failures"] = failures;
+  report["failures"] = {{"failed_starts", result.failed_starts},
+                        {"divergent", result.stats.divergent},
+                        {"non_finite", result.stats.non_finite},
+                        {"dropped_samples", result.dropped}};
   report["acceptance"] = result.mean_accept_prob();
   return report;
 }
