@@ -181,6 +181,31 @@ void check_segments(const char* function, std::int64_t problems, std::int64_t pa
                  ": problems x particles overflows (", problems, " x ", particles, ")");
 }
 
+// The checks of every estimator's n log values and bootstrap settings. `particles` > 0: the
+// values are a [problem][particle] layout, bootstrapped per problem of `particles` values.
+void check_estimator_inputs(const char* function, const char* name, const double* x, std::int64_t n,
+                            int replicates, std::int64_t particles = 0) {
+  check_log_values(function, name, x, n, particles);
+  check_replicates(function, replicates);
+  check_bootstrap_size(function, particles > 0 ? particles : n, replicates);
+}
+
+// The segmented estimators: the layout, the checks of check_estimator_inputs, then
+// estimate_problem(first log value of problem p, p) for each problem in turn.
+template <class EstimateProblem>
+std::vector<LogZEstimate> estimate_per_problem(const char* function, const char* name,
+                                               const double* x, std::int64_t problems,
+                                               std::int64_t particles, int replicates,
+                                               const EstimateProblem& estimate_problem) {
+  check_segments(function, problems, particles);
+  check_estimator_inputs(function, name, x, problems * particles, replicates, particles);
+  std::vector<LogZEstimate> out;
+  out.reserve(static_cast<std::size_t>(problems));
+  for (std::int64_t p = 0; p < problems; ++p)
+    out.push_back(estimate_problem(x + p * particles, static_cast<std::uint32_t>(p)));
+  return out;
+}
+
 }  // namespace
 
 double log_sum_exp(const double* x, std::int64_t n) {
@@ -199,27 +224,18 @@ double log_mean_exp(const double* x, std::int64_t n) {
 
 LogZEstimate estimate_log_z(const double* log_w, std::int64_t n, std::uint64_t seed,
                             int bootstrap_replicates, std::uint32_t problem) {
-  check_log_values("estimate_log_z", "log_w", log_w, n);
-  check_replicates("estimate_log_z", bootstrap_replicates);
-  check_bootstrap_size("estimate_log_z", n, bootstrap_replicates);
+  check_estimator_inputs("estimate_log_z", "log_w", log_w, n, bootstrap_replicates);
   return forward_estimate(log_w, n, seed, bootstrap_replicates, problem);
 }
 
 std::vector<LogZEstimate> estimate_log_z_segmented(const double* log_w, std::int64_t problems,
                                                    std::int64_t particles, std::uint64_t seed,
                                                    int bootstrap_replicates) {
-  const char* function = "estimate_log_z_segmented";
-  check_segments(function, problems, particles);
-  check_log_values(function, "log_w", log_w, problems * particles, particles);
-  check_replicates(function, bootstrap_replicates);
-  check_bootstrap_size(function, particles, bootstrap_replicates);
-  std::vector<LogZEstimate> out;
-  out.reserve(static_cast<std::size_t>(problems));
-  for (std::int64_t p = 0; p < problems; ++p) {
-    out.push_back(forward_estimate(log_w + p * particles, particles, seed, bootstrap_replicates,
-                                   static_cast<std::uint32_t>(p)));
-  }
-  return out;
+  return estimate_per_problem("estimate_log_z_segmented", "log_w", log_w, problems, particles,
+                              bootstrap_replicates, [&](const double* x, std::uint32_t p) {
+                                return forward_estimate(x, particles, seed, bootstrap_replicates,
+                                                        p);
+                              });
 }
 
 LogZEstimate estimate_log_z_upper(double log_z_q, const double* log_r, std::int64_t n,
@@ -227,9 +243,7 @@ LogZEstimate estimate_log_z_upper(double log_z_q, const double* log_r, std::int6
                                   std::uint32_t problem) {
   const char* function = "estimate_log_z_upper";
   MYRIAD_EXPECTS(std::isfinite(log_z_q), function, ": log_z_q must be finite, got ", log_z_q);
-  check_log_values(function, "log_r", log_r, n);
-  check_replicates(function, bootstrap_replicates);
-  check_bootstrap_size(function, n, bootstrap_replicates);
+  check_estimator_inputs(function, "log_r", log_r, n, bootstrap_replicates);
   return upper_estimate(log_z_q, log_r, n, seed, bootstrap_replicates, problem);
 }
 
@@ -239,17 +253,11 @@ std::vector<LogZEstimate> estimate_log_z_upper_segmented(double log_z_q, const d
                                                          int bootstrap_replicates) {
   const char* function = "estimate_log_z_upper_segmented";
   MYRIAD_EXPECTS(std::isfinite(log_z_q), function, ": log_z_q must be finite, got ", log_z_q);
-  check_segments(function, problems, particles);
-  check_log_values(function, "log_r", log_r, problems * particles, particles);
-  check_replicates(function, bootstrap_replicates);
-  check_bootstrap_size(function, particles, bootstrap_replicates);
-  std::vector<LogZEstimate> out;
-  out.reserve(static_cast<std::size_t>(problems));
-  for (std::int64_t p = 0; p < problems; ++p) {
-    out.push_back(upper_estimate(log_z_q, log_r + p * particles, particles, seed,
-                                 bootstrap_replicates, static_cast<std::uint32_t>(p)));
-  }
-  return out;
+  return estimate_per_problem(function, "log_r", log_r, problems, particles, bootstrap_replicates,
+                              [&](const double* x, std::uint32_t p) {
+                                return upper_estimate(log_z_q, x, particles, seed,
+                                                      bootstrap_replicates, p);
+                              });
 }
 
 TestSetAverage average_over_test_set(const std::vector<LogZEstimate>& per_point) {

@@ -81,11 +81,11 @@ inline std::string to_string(AisTransition transition) {
 template <class T>
 struct AisSettings {
   AisTransition transition = AisTransition::hamiltonian;
-  T step_size = T(0.2);         ///< ε (hais.md §4: 0.2 in all the paper's experiments)
-  int steps = 1;                ///< leapfrog steps (or random-walk steps) per temperature
+  T step_size = T(0.2);                ///< ε (hais.md §4: 0.2 in all the paper's experiments)
+  int steps = 1;                       ///< leapfrog steps (or random-walk steps) per temperature
   T refresh = T(0.12944943670387588);  ///< γ = 1 − 0.5^ε for ε = 0.2; 1 = full refresh
-  T proposal_scale = T(0.1);    ///< random-walk standard deviation (paper's σ_diffusion)
-  T max_energy_error = T(1000); ///< a larger energy error is divergent (rejected, counted)
+  T proposal_scale = T(0.1);           ///< random-walk standard deviation (paper's σ_diffusion)
+  T max_energy_error = T(1000);        ///< a larger energy error is divergent (rejected, counted)
 };
 
 /// γ = 1 − 0.5^ε: half the momentum power replaced per unit of simulated time (hais.md §4).
@@ -109,8 +109,8 @@ struct AisParticle {
   ChainVector<T> proposal;
   ChainVector<T> proposal_momentum;
   ChainVector<T> proposal_gradient;
-  T* target_log_density;    ///< log p̃(position) = −E_p
-  T* base_log_density;      ///< −E_q(position)
+  T* target_log_density;                                       ///< log p̃(position) = −E_p
+  T* base_log_density;                                         ///< −E_q(position)
   typename LaneOps<T>::template per_lane<double>* log_weight;  ///< Σ Δβ (log p̃ + E_q) so far
   /// The target's team scratch (model/team_density.hpp): particle_team_scratch_size values, or
   /// null.
@@ -194,6 +194,31 @@ MYRIAD_HD void record_transition(
   }
 }
 
+/// A transition's acceptance probability and decision, per lane.
+template <class S>
+struct MetropolisDecision {
+  S accept_prob;
+  lane_mask_t<S> accepted;
+};
+
+/// The Metropolis decision on a proposal in each lane where `valid` is set: min(1, exp(log_accept))
+/// and log u < log_accept, u the `draw`-th Purpose::accept uniform of step k. Lanes that are not
+/// valid reject with probability 0; no draw is made when none is valid.
+template <class T, class S, class Rng>
+MYRIAD_HD MetropolisDecision<S> metropolis_decision(const lane_mask_t<S>& valid,
+                                                    const S& log_accept, const Rng& rng,
+                                                    std::uint32_t k, std::uint32_t draw) {
+  using Lanes = LaneOps<S>;
+  MetropolisDecision<S> decision{S(0), lane_mask_t<S>(false)};
+  if (Lanes::any(valid)) {
+    decision.accept_prob = Lanes::select(
+        valid, Lanes::select(log_accept >= S(0), S(1), myriad::exp(log_accept)), S(0));
+    decision.accepted =
+        valid && myriad::log(rng.template uniform<T>(k, Purpose::accept, draw)) < log_accept;
+  }
+  return decision;
+}
+
 /// One Hamiltonian transition at β (file comment), counted in `tally`. Written over the
 /// element type S: one particle (S a scalar, with a team of lanes or without), or W particles in
 /// SIMD lanes (S a batch, with the serial team), whose decisions are masks: a particle whose
@@ -242,7 +267,8 @@ MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<
   }
   lq = base.log_density(p.proposal, team);  // only the end point's base energy enters H
   kinetic = S(0);
-  for (int i = lane; i < dim; i += lanes) kinetic += p.proposal_momentum[i] * p.proposal_momentum[i];
+  for (int i = lane; i < dim; i += lanes)
+    kinetic += p.proposal_momentum[i] * p.proposal_momentum[i];
   kinetic = team.sum(kinetic);
   const S proposal_energy = -(alpha * lq + beta * lp) + T(0.5) * kinetic;
   const S log_accept = initial_energy - proposal_energy;
@@ -252,14 +278,7 @@ MYRIAD_HD void hamiltonian_transition(const Target& target, const AnnealingBase<
   typename Lanes::template per_lane<std::uint32_t> status{};
   Lanes::assign_where(status, divergent, kStatusDivergent);
   Lanes::assign_where(status, non_finite, kStatusNonFinite | kStatusDivergent);
-  S accept_prob = S(0);
-  lane_mask_t<S> accepted(false);
-  if (!Lanes::all(divergent)) {
-    accept_prob = Lanes::select(divergent, S(0),
-                                Lanes::select(log_accept >= S(0), S(1), myriad::exp(log_accept)));
-    accepted =
-        !divergent && myriad::log(rng.template uniform<T>(k, Purpose::accept, 0)) < log_accept;
-  }
+  const auto [accept_prob, accepted] = metropolis_decision<T>(!divergent, log_accept, rng, k, 0);
   // Accepted: the proposal's state; rejected: the momentum flipped.
   for (int i = lane; i < dim; i += lanes)
     p.momentum[i] = Lanes::select(accepted, S(p.proposal_momentum[i]), -S(p.momentum[i]));
@@ -307,14 +326,8 @@ MYRIAD_HD void metropolis_transition(const Target& target, const AnnealingBase<T
     const lane_mask_t<S> finite = inside && myriad::isfinite(log_accept);
     typename Lanes::template per_lane<std::uint32_t> status{};
     Lanes::assign_where(status, !finite, kStatusNonFinite);
-    S accept_prob = S(0);
-    lane_mask_t<S> accepted(false);
-    if (Lanes::any(finite)) {
-      accept_prob = Lanes::select(
-          finite, Lanes::select(log_accept >= S(0), S(1), myriad::exp(log_accept)), S(0));
-      accepted = finite && myriad::log(rng.template uniform<T>(
-                               k, Purpose::accept, static_cast<std::uint32_t>(step))) < log_accept;
-    }
+    const auto [accept_prob, accepted] =
+        metropolis_decision<T>(finite, log_accept, rng, k, static_cast<std::uint32_t>(step));
     if (Lanes::any(accepted)) {
       for (int i = lane; i < dim; i += lanes)
         p.position[i] = Lanes::select(accepted, S(p.proposal[i]), S(p.position[i]));
@@ -399,17 +412,16 @@ struct AisBatch {
 /// (reverse; numbered by the particle's index within its problem), then start_particle.
 template <class Target, class T, class Team = SerialTeam>
 MYRIAD_HD bool start_batch_particle(const Target& target, const AnnealingBase<T>& base,
-                                    const AisParticle<T>& p, const AisBatch& batch,
-                                    std::int64_t i, bool reverse, const Team& team = Team{}) {
+                                    const AisParticle<T>& p, const AisBatch& batch, std::int64_t i,
+                                    bool reverse, const Team& team = Team{}) {
   const int problem = batch.problem_of(i);
   const RandomStream rng = batch.stream(i, reverse);
   if (reverse) {
     if constexpr (target_has_exact_sample<Target>) {
       // Lane 0 draws; start_particle's evaluation fences the position for the other lanes.
       if (team.rank() == 0) {
-        target.exact_sample(problem, rng,
-                            static_cast<std::uint32_t>(i % batch.particles_per_problem),
-                            p.position);
+        target.exact_sample(
+            problem, rng, static_cast<std::uint32_t>(i % batch.particles_per_problem), p.position);
       }
     }
   } else {

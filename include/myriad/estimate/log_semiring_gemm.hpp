@@ -45,9 +45,9 @@
 #include <optional>
 #include <string>
 
-#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/estimate/log_sum_product_element.hpp"
 
 namespace myriad {
@@ -446,21 +446,27 @@ struct LogGemmBlock {
   static MYRIAD_HD void stage_operands(const LogSemiringGemm& g, const LogGemmTile& tile,
                                        std::int64_t k0, Stage& stage, int thread) {
     const std::int64_t k_left = g.k() - k0;
-    const double* a = g.step.element.data[g.a_input];
-    for (int i = thread; i < Tiling::kChunk * Tiling::kTileRows; i += Tiling::kThreads) {
-      const int k = g.a_reduce_contiguous ? i % Tiling::kChunk : i / Tiling::kTileRows;
-      const int row = g.a_reduce_contiguous ? i / Tiling::kChunk : i % Tiling::kTileRows;
-      const bool inside = k < k_left && tile.row0 + row < g.m();
-      stage.a[k * Tiling::kPitchA + row] =
-          inside ? a[stage.a_row[row] + stage.a_reduce[k]] : -INFINITY;
-    }
-    const double* b = g.step.element.data[g.b_input];
-    for (int i = thread; i < Tiling::kChunk * Tiling::kTileCols; i += Tiling::kThreads) {
-      const int k = g.b_reduce_contiguous ? i % Tiling::kChunk : i / Tiling::kTileCols;
-      const int col = g.b_reduce_contiguous ? i / Tiling::kChunk : i % Tiling::kTileCols;
-      const bool inside = k < k_left && tile.col0 + col < g.n();
-      stage.b[k * Tiling::kPitchB + col] =
-          inside ? b[stage.b_col[col] + stage.b_reduce[k]] : -INFINITY;
+    stage_operand<Tiling::kTileRows, Tiling::kPitchA>(
+        g.step.element.data[g.a_input], g.a_reduce_contiguous, k_left, tile.row0, g.m(),
+        stage.a_row, stage.a_reduce, stage.a, thread);
+    stage_operand<Tiling::kTileCols, Tiling::kPitchB>(
+        g.step.element.data[g.b_input], g.b_reduce_contiguous, k_left, tile.col0, g.n(),
+        stage.b_col, stage.b_reduce, stage.b, thread);
+  }
+
+  /// One operand's kChunk × kExtent tile for stage_operands: A's rows (kExtent = kTileRows) or
+  /// B's columns (kTileCols). Entry (k, j) goes to tile[k · kPitch + j] from
+  /// x[index_offset[j] + reduce_offset[k]], or is −inf when k ≥ k_left or first + j ≥ extent.
+  template <int kExtent, int kPitch>
+  static MYRIAD_HD void stage_operand(const double* x, bool reduce_contiguous, std::int64_t k_left,
+                                      std::int64_t first, std::int64_t extent,
+                                      const std::int64_t* index_offset,
+                                      const std::int64_t* reduce_offset, double* tile, int thread) {
+    for (int i = thread; i < Tiling::kChunk * kExtent; i += Tiling::kThreads) {
+      const int k = reduce_contiguous ? i % Tiling::kChunk : i / kExtent;
+      const int j = reduce_contiguous ? i / Tiling::kChunk : i % kExtent;
+      const bool inside = k < k_left && first + j < extent;
+      tile[k * kPitch + j] = inside ? x[index_offset[j] + reduce_offset[k]] : -INFINITY;
     }
   }
 

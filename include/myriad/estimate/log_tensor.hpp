@@ -32,6 +32,14 @@ inline std::int64_t checked_index_space_size(const std::vector<std::int64_t>& ex
   return size;
 }
 
+/// Axis of variable `var` among a tensor's variables (one per axis, in axis order), or −1 when
+/// the tensor does not carry it.
+inline int axis_of_variable(const std::vector<int>& vars, int var) {
+  for (int a = 0; a < static_cast<int>(vars.size()); ++a)
+    if (vars[a] == var) return a;
+  return -1;
+}
+
 /// A non-owning strided view of log values over named variables, as LogTensor's axes: the host
 /// metadata of a tensor whose values may live on the host or on a device (only `data` is read
 /// there, never on the host by the functions that take views). Strides are in elements; a
@@ -44,11 +52,7 @@ struct LogTensorView {
 
   int rank() const { return static_cast<int>(vars.size()); }
   /// Axis of `var`, or −1.
-  int axis_of(int var) const {
-    for (int a = 0; a < rank(); ++a)
-      if (vars[a] == var) return a;
-    return -1;
-  }
+  int axis_of(int var) const { return axis_of_variable(vars, var); }
   bool has_var(int var) const { return axis_of(var) >= 0; }
   /// Stride of `var`, 0 when the view does not carry it (it broadcasts).
   std::int64_t stride_of(int var) const {
@@ -132,11 +136,7 @@ class LogTensor {
   const double* data() const { return values_.data(); }
 
   /// Axis of variable `var`, or −1 when the tensor does not carry it.
-  int axis_of(int var) const {
-    for (int a = 0; a < rank(); ++a)
-      if (vars_[a] == var) return a;
-    return -1;
-  }
+  int axis_of(int var) const { return axis_of_variable(vars_, var); }
   bool has_var(int var) const { return axis_of(var) >= 0; }
 
   /// Row-major stride of variable `var` (elements), or 0 when the tensor does not carry it, so

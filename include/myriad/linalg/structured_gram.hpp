@@ -39,20 +39,44 @@ MYRIAD_HD ChainVector<const T> read_only(ChainVector<T> v) {
   return {v.data, v.stride, v.size};
 }
 
+/// The blocks of a Jacobian J = [B T] (M × (K + M), the K parameter inputs first): B, its first K
+/// columns;
+template <class S>
+MYRIAD_HD MatrixView<S> parameter_block(MatrixView<S> j, int k) {
+  return {j.data, j.rows, k, j.row_stride, j.col_stride};
+}
+
+/// T, the remaining M × M block;
+template <class S>
+MYRIAD_HD MatrixView<S> noise_block(MatrixView<S> j, int k) {
+  return {j.data + static_cast<std::int64_t>(k) * j.col_stride, j.rows, j.rows, j.row_stride,
+          j.col_stride};
+}
+
+/// and T's diagonal J(i, K + i), all of T when T is diagonal.
+template <class S>
+MYRIAD_HD ChainVector<S> noise_diagonal(MatrixView<S> j, int k) {
+  const MatrixView<S> t = noise_block(j, k);
+  return {t.data, t.row_stride + t.col_stride, t.rows};
+}
+
 namespace detail {
 
-/// s ← I_K + Σ_i r_i r_iᵀ over the rows r_i of the M × K matrix `rows` (lower triangle of the
-/// K × K `s` only): the capacitance of both structured Gram matrices. Rows are read contiguously.
-template <class T, class U>
-MYRIAD_HD void identity_plus_gram_of_columns(MatrixView<U> rows, MatrixView<T> s) {
-  const int k = rows.cols;
+/// s ← I_K + Σ_{i<m} r_i r_iᵀ (lower triangle of the K × K `s` only): the capacitance of both
+/// structured Gram matrices. `row_of(i)` gives the K-vector r_i (a row of W, or a scaled row of B
+/// that it writes into scratch), read once per row.
+template <class T, class RowOf>
+MYRIAD_HD void identity_plus_gram_of_rows(int m, const RowOf& row_of, MatrixView<T> s) {
+  const int k = s.cols;
   for (int a = 0; a < k; ++a)
     for (int c = 0; c <= a; ++c) s(a, c) = a == c ? T(1) : T(0);
-  for (int i = 0; i < rows.rows; ++i)
+  for (int i = 0; i < m; ++i) {
+    const auto r = row_of(i);
     for (int a = 0; a < k; ++a) {
-      const T r_ia = rows(i, a);
-      for (int c = 0; c <= a; ++c) s(a, c) += r_ia * rows(i, c);
+      const T r_a = r[a];
+      for (int c = 0; c <= a; ++c) s(a, c) += r_a * r[c];
     }
+  }
 }
 
 /// log_sum += Σ_{i<m} log x(i) for a diagonal that must be positive and finite. With one chain,
@@ -86,6 +110,48 @@ MYRIAD_HD bool factor_capacitance(MatrixView<T> s, lane_mask_t<T>& ok) {
   }
 }
 
+/// The capacitance half of both structured Gram matrices, their base: the K × K capacitance S
+/// (L_S after factor_with()), a K-element scratch and the cached log|G|, which fill size(K)
+/// workspace elements from `offset` in that order, and the factorisation
+///   log|G| = 2 Σ_i log x_i + log|S|
+/// with x the diagonal of the noise block (d, or T's diagonal).
+template <class T>
+struct CapacitanceFactor {
+  /// S = I + Σ_i r_i r_iᵀ; after factor_with(), L_S in its lower triangle.
+  MatrixView<T> capacitance;
+  ChainVector<T> scratch;  ///< K elements
+  T* log_det_cache;        ///< the workspace element holding log|G| after factor_with()
+
+  /// Workspace elements for K parameter inputs.
+  MYRIAD_HD static constexpr std::int64_t size(int k) {
+    return static_cast<std::int64_t>(k) * k + k + 1;
+  }
+
+  MYRIAD_HD CapacitanceFactor(ChainWorkspace<T> workspace, std::int64_t offset, int k)
+      : capacitance(workspace.matrix(offset, k, k)),
+        scratch(workspace.vector(offset + static_cast<std::int64_t>(k) * k, k)),
+        log_det_cache(&workspace[offset + size(k) - 1]) {}
+
+  /// Checks that x(0) … x(m − 1) are positive and finite and sums their logs, lets
+  /// `form_capacitance` write S, factors S in place and caches log|G|. False (or the mask of the
+  /// lanes that succeeded) as the Gram matrices' factor() documents.
+  template <class Diagonal, class FormCapacitance>
+  MYRIAD_HD lane_mask_t<T> factor_with(const Diagonal& x, int m,
+                                       const FormCapacitance& form_capacitance) const {
+    lane_mask_t<T> ok(true);
+    T log_x = T(0);
+    if (!add_log_positive_diagonal(x, m, log_x, ok)) return false;
+    form_capacitance();
+    if (!factor_capacitance(capacitance, ok)) return false;
+    const T log_det_g = T(2) * log_x + log_det_from_cholesky(capacitance);
+    *log_det_cache = log_det_g;
+    return ok && isfinite(log_det_g);
+  }
+
+  /// log|G| = log|J Jᵀ| (after a successful factor()).
+  MYRIAD_HD T log_det() const { return *log_det_cache; }
+};
+
 }  // namespace detail
 
 /// G = B Bᵀ + diag(d²) for J = [B diag(d)], d > 0: independent observations with one scalar
@@ -101,28 +167,24 @@ MYRIAD_HD bool factor_capacitance(MatrixView<T> s, lane_mask_t<T>& ok) {
 /// Workspace at `offset` (elements): [0, K²) S and then L_S (K × K, row-major in the element
 /// index, lower triangle), [K², K² + K) scratch, [K² + K] log|G|.
 template <class T>
-struct DiagonalPlusLowRankGram {
-  MatrixView<const T> b;      ///< B, M × K
-  ChainVector<const T> d;     ///< d, M (G's noise block is diag(d)²)
-  MatrixView<T> capacitance;  ///< S = I + Bᵀ D⁻¹ B; after factor(), L_S in its lower triangle
-  ChainVector<T> scratch;     ///< K elements
-  T* log_det_cache;           ///< the workspace element holding log|G| after factor()
+struct DiagonalPlusLowRankGram : detail::CapacitanceFactor<T> {
+  using CapacitanceFactor = detail::CapacitanceFactor<T>;
+  using CapacitanceFactor::capacitance;  // S = I + Bᵀ D⁻¹ B
+  using CapacitanceFactor::scratch;
+
+  MatrixView<const T> b;   ///< B, M × K
+  ChainVector<const T> d;  ///< d, M (G's noise block is diag(d)²)
 
   /// Elements of the workspace used for M observations and K parameter inputs.
   MYRIAD_HD static constexpr std::int64_t workspace_size(int m, int k) {
     static_cast<void>(m);  // S and the scratch are K-sized; B and d are the caller's
-    return static_cast<std::int64_t>(k) * k + k + 1;
+    return CapacitanceFactor::size(k);
   }
 
   /// Views over B, d and the chain's workspace at element `offset`.
   MYRIAD_HD DiagonalPlusLowRankGram(MatrixView<const T> b_block, ChainVector<const T> diagonal,
                                     ChainWorkspace<T> workspace, std::int64_t offset)
-      : b(b_block),
-        d(diagonal),
-        capacitance(workspace.matrix(offset, b_block.cols, b_block.cols)),
-        scratch(workspace.vector(offset + static_cast<std::int64_t>(b_block.cols) * b_block.cols,
-                                 b_block.cols)),
-        log_det_cache(&workspace[offset + workspace_size(b_block.rows, b_block.cols) - 1]) {}
+      : CapacitanceFactor(workspace, offset, b_block.cols), b(b_block), d(diagonal) {}
 
   /// From the M × (K + M) Jacobian J = [B diag(d)]: B is its first K columns and d the
   /// diagonal of the remaining M × M block, J(i, K + i). The off-diagonal entries of that
@@ -130,10 +192,7 @@ struct DiagonalPlusLowRankGram {
   MYRIAD_HD static DiagonalPlusLowRankGram from_jacobian(MatrixView<const T> j, int k,
                                                          ChainWorkspace<T> workspace,
                                                          std::int64_t offset) {
-    const MatrixView<const T> b_block{j.data, j.rows, k, j.row_stride, j.col_stride};
-    const ChainVector<const T> diagonal{j.data + static_cast<std::int64_t>(k) * j.col_stride,
-                                        j.row_stride + j.col_stride, j.rows};
-    return {b_block, diagonal, workspace, offset};
+    return {parameter_block(j, k), noise_diagonal(j, k), workspace, offset};
   }
 
   /// Forms and factors S and caches log|G|. False (and the chain's Gram matrix unusable) when
@@ -143,30 +202,18 @@ struct DiagonalPlusLowRankGram {
   /// With T a SIMD batch of chains (core/lanes.hpp): the mask of the lanes that succeeded; a
   /// failed lane goes on with harmless values (its result is meaningless, as one chain's is).
   MYRIAD_HD lane_mask_t<T> factor() const {
-    const int m = b.rows;
-    const int k = b.cols;
-    lane_mask_t<T> ok(true);
-    T log_d = T(0);
-    if (!detail::add_log_positive_diagonal([&](int i) { return T(d[i]); }, m, log_d, ok))
-      return false;
     // S = I + Σ_i (b_i / d_i)(b_i / d_i)ᵀ, one scaled row of B at a time in the scratch.
-    for (int a = 0; a < k; ++a)
-      for (int c = 0; c <= a; ++c) capacitance(a, c) = a == c ? T(1) : T(0);
-    for (int i = 0; i < m; ++i) {
+    const auto scaled_row = [&](int i) {
       const T inverse_d_i = T(1) / d[i];
-      for (int a = 0; a < k; ++a) scratch[a] = b(i, a) * inverse_d_i;
-      for (int a = 0; a < k; ++a)
-        for (int c = 0; c <= a; ++c) capacitance(a, c) += scratch[a] * scratch[c];
-    }
-    if (!detail::factor_capacitance(capacitance, ok)) return false;
+      for (int a = 0; a < b.cols; ++a) scratch[a] = b(i, a) * inverse_d_i;
+      return scratch;
+    };
+    const auto form_capacitance = [&] {
+      detail::identity_plus_gram_of_rows(b.rows, scaled_row, capacitance);
+    };
     // log|G| = Σ log d_i² + log|S|.
-    const T log_det_g = T(2) * log_d + log_det_from_cholesky(capacitance);
-    *log_det_cache = log_det_g;
-    return ok && isfinite(log_det_g);
+    return this->factor_with([&](int i) { return T(d[i]); }, b.rows, form_capacitance);
   }
-
-  /// log|G| = log|J Jᵀ| (after a successful factor()).
-  MYRIAD_HD T log_det() const { return *log_det_cache; }
 
   /// v ← G⁻¹ v = D⁻¹ v − D⁻¹ B S⁻¹ Bᵀ D⁻¹ v (Woodbury), in place, for any indexable v of length M.
   /// 2MK + M multiply-adds, M divisions and 2 triangular solves of size K.
@@ -223,43 +270,37 @@ struct DiagonalPlusLowRankGram {
 /// Workspace at `offset` (elements): [0, MK) W (M × K, row-major in the element index),
 /// [MK, MK + K²) S and then L_S, [MK + K², MK + K² + K) scratch, [MK + K² + K] log|G|.
 template <class T>
-struct TriangularPlusLowRankGram {
+struct TriangularPlusLowRankGram : detail::CapacitanceFactor<T> {
+  using CapacitanceFactor = detail::CapacitanceFactor<T>;
+  using CapacitanceFactor::capacitance;  // S = I + Wᵀ W
+  using CapacitanceFactor::scratch;
+
   MatrixView<const T> b;  ///< B, M × K
   MatrixView<const T> t;  ///< T, M × M lower triangular (the strict upper triangle is not read)
   MatrixView<T> w;        ///< W = T⁻¹ B after factor()
-  MatrixView<T> capacitance;  ///< S = I + Wᵀ W; after factor(), L_S in its lower triangle
-  ChainVector<T> scratch;     ///< K elements
-  T* log_det_cache;           ///< the workspace element holding log|G| after factor()
 
   /// Elements of the workspace used for M observations and K parameter inputs.
   MYRIAD_HD static constexpr std::int64_t workspace_size(int m, int k) {
-    return static_cast<std::int64_t>(m) * k + static_cast<std::int64_t>(k) * k + k + 1;
+    return static_cast<std::int64_t>(m) * k + CapacitanceFactor::size(k);
   }
 
   /// Views over B, T and the chain's workspace at element `offset`.
   MYRIAD_HD TriangularPlusLowRankGram(MatrixView<const T> b_block,
                                       MatrixView<const T> triangular_block,
                                       ChainWorkspace<T> workspace, std::int64_t offset)
-      : b(b_block),
+      : CapacitanceFactor(workspace,
+                          offset + static_cast<std::int64_t>(b_block.rows) * b_block.cols,
+                          b_block.cols),
+        b(b_block),
         t(triangular_block),
-        w(workspace.matrix(offset, b_block.rows, b_block.cols)),
-        capacitance(
-            workspace.matrix(offset + static_cast<std::int64_t>(b_block.rows) * b_block.cols,
-                             b_block.cols, b_block.cols)),
-        scratch(workspace.vector(offset + static_cast<std::int64_t>(b_block.rows) * b_block.cols +
-                                     static_cast<std::int64_t>(b_block.cols) * b_block.cols,
-                                 b_block.cols)),
-        log_det_cache(&workspace[offset + workspace_size(b_block.rows, b_block.cols) - 1]) {}
+        w(workspace.matrix(offset, b_block.rows, b_block.cols)) {}
 
   /// From the M × (K + M) Jacobian J = [B T]: B is its first K columns, T the remaining M × M
   /// block.
   MYRIAD_HD static TriangularPlusLowRankGram from_jacobian(MatrixView<const T> j, int k,
                                                            ChainWorkspace<T> workspace,
                                                            std::int64_t offset) {
-    const MatrixView<const T> b_block{j.data, j.rows, k, j.row_stride, j.col_stride};
-    const MatrixView<const T> triangular_block{j.data + static_cast<std::int64_t>(k) * j.col_stride,
-                                               j.rows, j.rows, j.row_stride, j.col_stride};
-    return {b_block, triangular_block, workspace, offset};
+    return {parameter_block(j, k), noise_block(j, k), workspace, offset};
   }
 
   /// Computes W = T⁻¹ B, forms and factors S, and caches log|G|. False when some T_ii is not
@@ -268,25 +309,16 @@ struct TriangularPlusLowRankGram {
   ///
   /// With T a SIMD batch of chains: the mask of the lanes that succeeded (as the diagonal case).
   MYRIAD_HD lane_mask_t<T> factor() const {
-    const int m = b.rows;
-    const int k = b.cols;
-    lane_mask_t<T> ok(true);
-    T log_t = T(0);
-    if (!detail::add_log_positive_diagonal([&](int i) { return T(t(i, i)); }, m, log_t, ok))
-      return false;
-    for (int i = 0; i < m; ++i)
-      for (int a = 0; a < k; ++a) w(i, a) = b(i, a);
-    solve_lower_columns(t, w);  // W = T⁻¹ B
-    detail::identity_plus_gram_of_columns(w.as_const(), capacitance);
-    if (!detail::factor_capacitance(capacitance, ok)) return false;
+    const auto form_capacitance = [&] {
+      for (int i = 0; i < b.rows; ++i)
+        for (int a = 0; a < b.cols; ++a) w(i, a) = b(i, a);
+      solve_lower_columns(t, w);  // W = T⁻¹ B
+      detail::identity_plus_gram_of_rows(
+          b.rows, [&](int i) { return w.row(i); }, capacitance);
+    };
     // log|G| = log|T|² + log|S|.
-    const T log_det_g = T(2) * log_t + log_det_from_cholesky(capacitance);
-    *log_det_cache = log_det_g;
-    return ok && isfinite(log_det_g);
+    return this->factor_with([&](int i) { return T(t(i, i)); }, b.rows, form_capacitance);
   }
-
-  /// log|G| = log|J Jᵀ| (after a successful factor()).
-  MYRIAD_HD T log_det() const { return *log_det_cache; }
 
   /// v ← G⁻¹ v = T⁻ᵀ (v' − W S⁻¹ Wᵀ v') with v' = T⁻¹ v, in place, for any indexable v of
   /// length M. M² + 2MK multiply-adds and 2 triangular solves of size K.

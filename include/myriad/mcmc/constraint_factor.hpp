@@ -262,19 +262,15 @@ struct StructuredConstraintFactor {
     return Gram::from_jacobian(jacobian.as_const(), k, work, gram_offset);
   }
 
-  /// The B block and the T block (diagonal or lower triangle) of a J-shaped matrix.
-  template <class S>
-  MYRIAD_HD static MatrixView<S> parameter_block(MatrixView<S> j, int k) {
-    return {j.data, j.rows, k, j.row_stride, j.col_stride};
-  }
+  /// The T block of a J-shaped matrix as structured_jacobian writes it: its diagonal, or all of
+  /// it (lower triangle); the B block is linalg::parameter_block.
   template <class S>
   MYRIAD_HD static auto noise_block(MatrixView<S> j, int k) {
     if constexpr (kDiagonal) {
-      return DiagonalView<S>{j.data + static_cast<std::int64_t>(k) * j.col_stride,
-                             j.row_stride + j.col_stride, j.rows};
+      const ChainVector<S> diagonal = linalg::noise_diagonal(j, k);
+      return DiagonalView<S>{diagonal.data, diagonal.stride, diagonal.size};
     } else {
-      return MatrixView<S>{j.data + static_cast<std::int64_t>(k) * j.col_stride, j.rows, j.rows,
-                           j.row_stride, j.col_stride};
+      return linalg::noise_block(j, k);
     }
   }
 
@@ -282,7 +278,7 @@ struct StructuredConstraintFactor {
   MYRIAD_HD lane_mask_t<T> evaluate(const Generator& g, const Vec& u, DualScratch& /*dual_outputs*/,
                                     const Team& team = Team{}) {
     return on_lane_zero(team, [&] {
-      MatrixView<T> b = parameter_block(jacobian, k);
+      MatrixView<T> b = linalg::parameter_block(jacobian, k);
       auto t = noise_block(jacobian, k);
       g.structured_jacobian(u, b, t);
       return gram().factor();
@@ -391,7 +387,7 @@ struct StructuredConstraintFactor {
   template <class Generator, class Vec, class Grad, class DualMatrix>
   MYRIAD_HD void add_contraction_by_duals(const Generator& g, const Vec& u, Grad& grad,
                                           MatrixView<T> c, DualMatrix& dual_jacobian) const {
-    auto dual_b = parameter_block(dual_jacobian, k);
+    auto dual_b = linalg::parameter_block(dual_jacobian, k);
     auto dual_t = noise_block(dual_jacobian, k);
     if constexpr (kDiagonal) {
       // Diagonal T everywhere means x_m depends on u₁ and u₂ₘ only, so row m of J does too.

@@ -46,6 +46,7 @@
 #include "myriad/core/random.hpp"
 #include "myriad/detail/detection.hpp"
 #include "myriad/model/autodiff.hpp"
+#include "myriad/model/returns_element_type.hpp"
 
 namespace myriad {
 
@@ -71,11 +72,6 @@ namespace detail {
 template <class Model, class S>
 using lane_gradient_expression = decltype(std::declval<const Model&>().log_density_gradient(
     std::declval<const ChainVector<S>&>(), std::declval<ChainVector<S>&>()));
-template <class Model, class S, class = void>
-struct gradient_returns : std::false_type {};
-template <class Model, class S>
-struct gradient_returns<Model, S, std::void_t<lane_gradient_expression<Model, S>>>
-    : std::is_same<lane_gradient_expression<Model, S>, S> {};
 }  // namespace detail
 
 /// True when the model's gradient is written over the element type of its vectors, i.e. declares
@@ -85,7 +81,8 @@ struct gradient_returns<Model, S, std::void_t<lane_gradient_expression<Model, S>
 /// return T (the scalar type) runs one chain at a time. A body so declared must be branch-free
 /// in S: a value-dependent branch is a LaneOps<S>::select (core/lanes.hpp).
 template <class Model, class S>
-constexpr bool model_gradient_in_lanes = detail::gradient_returns<Model, S>::value;
+constexpr bool model_gradient_in_lanes =
+    detail::returns_element_type<detail::lane_gradient_expression, Model, S>::value;
 
 /// True when the model names its own recorded quantities.
 template <class Model>

@@ -84,6 +84,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/detail/detection.hpp"
+#include "myriad/model/returns_element_type.hpp"
 
 namespace myriad {
 
@@ -183,18 +184,14 @@ namespace detail {
 template <class G, class S>
 using lane_log_prior_gradient_expression = decltype(std::declval<const G&>().log_prior_gradient(
     std::declval<const ChainVector<S>&>(), std::declval<ChainVector<S>&>()));
-template <class G, class S, class = void>
-struct log_prior_gradient_returns : std::false_type {};
-template <class G, class S>
-struct log_prior_gradient_returns<G, S, std::void_t<lane_log_prior_gradient_expression<G, S>>>
-    : std::is_same<lane_log_prior_gradient_expression<G, S>, S> {};
 }  // namespace detail
 
 /// True when the generator is written over the element type of its vectors (see "Chains in SIMD
 /// lanes" above): its log_prior_gradient is declared to return element_t<Vec>, so that S may be
 /// a SIMD batch of chains and the CPU backend runs constrained HMC in lanes.
 template <class G, class S>
-constexpr bool generator_in_lanes = detail::log_prior_gradient_returns<G, S>::value;
+constexpr bool generator_in_lanes =
+    detail::returns_element_type<detail::lane_log_prior_gradient_expression, G, S>::value;
 
 /// True when the generator can place a chain on its manifold itself.
 template <class G>
