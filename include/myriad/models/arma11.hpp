@@ -49,12 +49,12 @@ namespace myriad::models {
 template <class T>
 struct Arma11 {
   using value_type = T;
-  static constexpr double kMeanSd = 10.0;                              ///< prior sd of μ
-  static constexpr double kLogMeanSd = 2.30258509299404568402;         ///< log 10
-  static constexpr double kCoefficientSd = 2.0;                        ///< prior sd of φ and ϑ
-  static constexpr double kLogCoefficientSd = kLogTwo;                 ///< log 2
-  static constexpr double kSigmaScale = 2.5;                           ///< Cauchy scale of σ
-  static constexpr double kLogSigmaScale = 0.91629073187415506518;     ///< log 2.5
+  static constexpr double kMeanSd = 10.0;                           ///< prior sd of μ
+  static constexpr double kLogMeanSd = 2.30258509299404568402;      ///< log 10
+  static constexpr double kCoefficientSd = 2.0;                     ///< prior sd of φ and ϑ
+  static constexpr double kLogCoefficientSd = kLogTwo;              ///< log 2
+  static constexpr double kSigmaScale = 2.5;                        ///< Cauchy scale of σ
+  static constexpr double kLogSigmaScale = 0.91629073187415506518;  ///< log 2.5
 
   const T* y = nullptr;  ///< the series y_1 … y_T (0-based here: y[t − 1] is Stan's y[t])
   int n = 0;             ///< T, the series length

@@ -89,12 +89,12 @@ template <class T>
 struct BoltzmannRelaxation {
   using value_type = T;
 
-  const T* factor = nullptr;          ///< Q, D_B × D lower trapezoidal (Q_ik = 0 for k > i)
-  const T* bias = nullptr;            ///< b, D_B entries
-  const double* state_cdf = nullptr;  ///< P(state ≤ k) over the 2^{D_B} states, last = 1
-  int units = 0;                      ///< D_B; state k has s_i = +1 where bit i of k is set
-  int dimension = 0;                  ///< D
-  double log_z = 0.0;                 ///< exact log Z of exp(log_density), E.9
+  const T* factor = nullptr;           ///< Q, D_B × D lower trapezoidal (Q_ik = 0 for k > i)
+  const T* bias = nullptr;             ///< b, D_B entries
+  const double* state_cdf = nullptr;   ///< P(state ≤ k) over the 2^{D_B} states, last = 1
+  int units = 0;                       ///< D_B; state k has s_i = +1 where bit i of k is set
+  int dimension = 0;                   ///< D
+  double log_z = 0.0;                  ///< exact log Z of exp(log_density), E.9
   const double* exact_mean = nullptr;  ///< host: E[x] (E.10)
   const double* exact_sd = nullptr;    ///< host: √diag Cov[x] (E.11)
 

@@ -27,6 +27,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/softplus.hpp"
 #include "myriad/model/stacked.hpp"
 
 namespace myriad::models {
@@ -126,15 +127,13 @@ struct EightSchools {
   template <class Vec, class Grad>
   MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& z, Grad& grad) const {
     using S = element_t<Vec>;  // a scalar, or a SIMD batch of chains (core/lanes.hpp)
-    using Lanes = LaneOps<S>;
     const S mu = z[0];
     const S log_tau = z[1];
     const S tau = myriad::exp(log_tau);
-    // log(1 + e^t) and its derivative sigmoid(t) from one exponential, e = e^{−|t|}.
+    // log(1 + e^t) and its derivative sigmoid(t) from one exponential.
     const S t = T(2) * (log_tau - T(kLogTauScale));
-    const S e = myriad::exp(-myriad::fabs(t));
-    const S softplus = Lanes::select(t > S(0), t, S(0)) + myriad::log1p(e);
-    const S sigmoid = Lanes::select(t >= S(0), S(1), e) / (T(1) + e);
+    S sigmoid;
+    const S softplus = softplus_and_logistic<T>(t, sigmoid);
 
     S lp = T(-kLogSqrtTwoPi - kLogMuSd) - T(0.5) * mu * mu / T(kMuSd * kMuSd) +
            T(kLogHalfCauchyNormaliser) - softplus + log_tau;

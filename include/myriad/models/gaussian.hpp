@@ -39,8 +39,8 @@ struct Gaussian {
     MYRIAD_EXPECTS(std::isfinite(mean), "gaussian: mean must be finite, got ", mean);
     MYRIAD_EXPECTS(std::isfinite(sd) && sd > 0, "gaussian: sd must be positive, got ", sd);
     const double lower = dim > 1 ? -1.0 / (dim - 1) : -1.0;
-    MYRIAD_EXPECTS(rho > lower && rho < 1.0, "gaussian: rho must lie in (", lower,
-                   ", 1) for dim ", dim, ", got ", rho);
+    MYRIAD_EXPECTS(rho > lower && rho < 1.0, "gaussian: rho must lie in (", lower, ", 1) for dim ",
+                   dim, ", got ", rho);
     Gaussian g;
     g.dimension = dim;
     g.mean = T(mean);
@@ -48,8 +48,8 @@ struct Gaussian {
     g.rho = T(rho);
     g.precision_scale = T(1.0 / (sd * sd * (1.0 - rho)));
     g.rank_one_weight = T(rho / (1.0 - rho + dim * rho));
-    const double log_det = dim * std::log(sd * sd) + (dim - 1) * std::log1p(-rho) +
-                           std::log1p((dim - 1) * rho);
+    const double log_det =
+        dim * std::log(sd * sd) + (dim - 1) * std::log1p(-rho) + std::log1p((dim - 1) * rho);
     g.log_normaliser = T(-0.5 * dim * std::log(2.0 * M_PI) - 0.5 * log_det);
     return g;
   }

@@ -32,11 +32,12 @@
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/standard_normal_prior.hpp"
 
 namespace myriad::models {
 
 /// The linear generator g(u) = A u, ρ = N(0, I_N), viewing caller-owned A, x̄ and P.
-struct LinearGaussian {
+struct LinearGaussian : StandardNormalPrior<LinearGaussian> {
   using value_type = double;
 
   const double* matrix = nullptr;          ///< A, M × N row-major
@@ -54,7 +55,8 @@ struct LinearGaussian {
                    "num_outputs = ", num_outputs, ", got ", num_inputs);
     MYRIAD_EXPECTS(matrix != nullptr && observations != nullptr && pseudo_inverse != nullptr,
                    "linear_gaussian: matrix, observations and pseudo_inverse must not be null");
-    return LinearGaussian{matrix, observations, pseudo_inverse, num_outputs, num_inputs};
+    // {} initialises the empty StandardNormalPrior base.
+    return LinearGaussian{{}, matrix, observations, pseudo_inverse, num_outputs, num_inputs};
   }
 
   MYRIAD_HD int input_dim() const { return num_inputs; }
@@ -75,18 +77,6 @@ struct LinearGaussian {
       for (int n = 0; n < num_inputs; ++n) sum += S(a(m, n)) * u[n];
       x[m] = sum;
     }
-  }
-
-  /// log N(u; 0, I).
-  template <class Vec>
-  MYRIAD_HD auto log_prior(const Vec& u) const {
-    return standard_normal_log_prior(u, num_inputs);
-  }
-
-  /// ∇ log ρ = −u; returns log ρ(u).
-  template <class Vec, class Grad>
-  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
-    return standard_normal_log_prior_gradient(u, num_inputs, g);
   }
 
   /// J = A (constant).

@@ -53,6 +53,7 @@
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/row_products.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -86,13 +87,7 @@ struct LinearGenerativePoint {
     for (int l = 0; l < latent_dim; ++l) {
       prior_energy += prior == LinearGenerativePrior::gaussian ? S(0.5) * a[l] * a[l] : fabs(a[l]);
     }
-    S sum_sq = S(0);
-    for (int m = 0; m < observed_dim; ++m) {
-      const T* row = phi + static_cast<std::int64_t>(m) * latent_dim;
-      S r = S(x[m]);
-      for (int l = 0; l < latent_dim; ++l) r -= S(row[l]) * a[l];
-      sum_sq += r * r;
-    }
+    const S sum_sq = residual_sum_of_squares(phi, x, a, observed_dim, latent_dim);
     return S(log_normaliser) - S(0.5) * S(noise_precision) * sum_sq - prior_energy;
   }
 

@@ -58,6 +58,7 @@
 #include "myriad/core/math.hpp"
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/row_products.hpp"
 
 namespace myriad::models {
 
@@ -68,11 +69,11 @@ template <class T>
 struct LinearRegression {
   using value_type = T;
 
-  const T* x = nullptr;           ///< n × k design matrix, row-major
-  const T* y = nullptr;           ///< n responses
-  const T* prior_mean = nullptr;  ///< k prior locations m_j
-  const T* prior_sd = nullptr;    ///< k prior scales s_j (the sd of a normal); +inf: flat
-  const T* prior_df = nullptr;    ///< k prior degrees of freedom ν_j; +inf: normal
+  const T* x = nullptr;               ///< n × k design matrix, row-major
+  const T* y = nullptr;               ///< n responses
+  const T* prior_mean = nullptr;      ///< k prior locations m_j
+  const T* prior_sd = nullptr;        ///< k prior scales s_j (the sd of a normal); +inf: flat
+  const T* prior_df = nullptr;        ///< k prior degrees of freedom ν_j; +inf: normal
   const T* prior_log_norm = nullptr;  ///< k Student-t constants c_j (unused for the others)
   int n = 0;                          ///< observations
   int k = 0;                          ///< coefficients (columns of X)
@@ -92,13 +93,7 @@ struct LinearRegression {
     const S tau = theta[k];
     const S sigma = myriad::exp(tau);
     const S inv_var = S(1) / (sigma * sigma);
-    S sum_sq = S(0);
-    for (int i = 0; i < n; ++i) {
-      const T* row = x + static_cast<std::int64_t>(i) * k;
-      S r = S(y[i]);
-      for (int j = 0; j < k; ++j) r -= S(row[j]) * theta[j];
-      sum_sq += r * r;
-    }
+    const S sum_sq = residual_sum_of_squares(x, y, theta, n, k);
     S lp = S(-0.5) * sum_sq * inv_var - S(n) * tau - S(T(n) * T(kLogSqrtTwoPi)) + tau;
     for (int j = 0; j < k; ++j) {
       if (!myriad::isfinite(prior_sd[j])) continue;

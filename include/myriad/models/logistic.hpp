@@ -28,6 +28,8 @@
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/row_products.hpp"
+#include "myriad/model/softplus.hpp"
 #include "myriad/model/stacked.hpp"
 
 namespace myriad::models {
@@ -74,9 +76,7 @@ struct Logistic {
     using S = std::decay_t<decltype(beta[0])>;
     S lp = S(0);
     for (int i = 0; i < n; ++i) {
-      const T* row = x + static_cast<std::int64_t>(i) * d;
-      S eta = S(0);
-      for (int j = 0; j < d; ++j) eta += S(row[j]) * beta[j];
+      const S eta = row_dot(x + static_cast<std::int64_t>(i) * d, beta, d);
       lp += S(y[i]) * eta - log1p_exp(eta);
     }
     return lp;
@@ -87,7 +87,6 @@ struct Logistic {
   template <class Vec, class Grad>
   MYRIAD_HD element_t<Vec> log_density_gradient(const Vec& beta, Grad& grad) const {
     using S = element_t<Vec>;
-    using Lanes = LaneOps<S>;
     const T prior_precision = T(1) / (prior_sd * prior_sd);
     S sum_sq = S(0);
     for (int j = 0; j < d; ++j) {
@@ -100,11 +99,8 @@ struct Logistic {
       const T* row = x + static_cast<std::int64_t>(i) * d;
       S eta = S(0);
       for (int j = 0; j < d; ++j) eta += row[j] * beta[j];
-      // log(1 + e^η) and σ(η) from one exponential e = e^{−|η|}; neither overflows:
-      //   log(1 + e^η) = max(η, 0) + log(1 + e),  σ(η) = 1/(1 + e) for η ≥ 0, e/(1 + e) else.
-      const S e = myriad::exp(-myriad::fabs(eta));
-      const S softplus = Lanes::select(eta > S(0), eta, S(0)) + myriad::log1p(e);
-      const S sigmoid = Lanes::select(eta >= S(0), S(1), e) / (T(1) + e);
+      S sigmoid;
+      const S softplus = softplus_and_logistic<T>(eta, sigmoid);  // log(1 + e^η), σ(η)
       lp += y[i] * eta - softplus;
       const S residual = y[i] - sigmoid;
       for (int j = 0; j < d; ++j) grad[j] += residual * row[j];

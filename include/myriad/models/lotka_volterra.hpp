@@ -18,7 +18,6 @@
 // models/lotka_volterra_problem.hpp). The simulator both share: models/lotka_volterra_dynamics.hpp.
 // Quantities of both generators: z[0] … z[3] = z₁ … z₄.
 
-
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -45,7 +44,7 @@ namespace myriad::models {
 
 /// The full-data Lotka–Volterra generator: x = (r₁, f₁, …, r_S, f_S), viewing caller-owned
 /// observations. J = [B  T] with T lower triangular, diagonal √δt σ (§10.2).
-struct LotkaVolterra {
+struct LotkaVolterra : LotkaVolterraGeneratorBase<LotkaVolterra> {
   using value_type = double;
   static constexpr GramStructure gram_structure = GramStructure::triangular_plus_low_rank;
   static constexpr int kNumParameters = LotkaVolterraDynamics::kNumParameters;
@@ -72,18 +71,6 @@ struct LotkaVolterra {
   MYRIAD_HD void generate(const Vec& u, Out& x) const {
     detail::SeriesWriter<Out> writer{x};
     dynamics.simulate(u, writer);
-  }
-
-  /// log N(u; 0, I).
-  template <class Vec>
-  MYRIAD_HD auto log_prior(const Vec& u) const {
-    return standard_normal_log_prior(u, input_dim());
-  }
-
-  /// ∇ log ρ = −u; returns log ρ(u).
-  template <class Vec, class Grad>
-  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
-    return standard_normal_log_prior_gradient(u, input_dim(), g);
   }
 
   /// Dense J = [B  T], all M × N entries (zeros above T's diagonal included).
@@ -141,14 +128,6 @@ struct LotkaVolterra {
     dynamics.centre_parameters(observations, u);
     return dynamics.forward_substitute(observations, u);
   }
-
-  /// Recorded quantities: z[0] … z[3] = z₁ … z₄.
-  MYRIAD_HD int num_quantities() const { return kNumParameters; }
-  template <class Vec, class Out>
-  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
-    dynamics.parameters(u, out);
-  }
-  std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
 
   /// Backends the library instantiates (CUDA, and the CPU's lanes): model/library_instances.hpp.
   static constexpr unsigned library_backends =

@@ -22,6 +22,7 @@
 #include "myriad/linalg/matrix_view.hpp"
 #include "myriad/linalg/triangular.hpp"
 #include "myriad/model/generator.hpp"
+#include "myriad/model/standard_normal_prior.hpp"
 
 namespace myriad::models {
 
@@ -49,6 +50,35 @@ struct LotkaVolterraSettings {
     return s;
   }
 };
+
+namespace detail {
+/// Tangent seed of simulate_tangent: the unit vector of input `direction` (column n of Y).
+struct UnitTangentSeed {
+  int direction;
+  template <class S>
+  MYRIAD_HD S parameter(int i, const S& scaled_z) const {
+    return i == direction ? scaled_z : S(0);
+  }
+  template <class S>
+  MYRIAD_HD S noise(const S& tangent, const S& scale, int input) const {
+    return direction == input ? tangent + scale : tangent;
+  }
+};
+
+/// Tangent seed of simulate_directional: a direction d over all N inputs (Y d).
+template <class Direction>
+struct DirectionalTangentSeed {
+  const Direction& d;
+  template <class S>
+  MYRIAD_HD S parameter(int i, const S& scaled_z) const {
+    return scaled_z * S(d[i]);
+  }
+  template <class S>
+  MYRIAD_HD S noise(const S& tangent, const S& scale, int input) const {
+    return tangent + scale * S(d[input]);
+  }
+};
+}  // namespace detail
 
 /// The Euler–Maruyama simulator shared by both Lotka–Volterra generators (§15.2); per-chain.
 struct LotkaVolterraDynamics {
@@ -189,34 +219,25 @@ struct LotkaVolterraDynamics {
   /// visit(s, r_s, f_s, dr_s, df_s): the forward sensitivity (tangent-linear) model.
   template <class Vec, class Visitor>
   MYRIAD_HD void simulate_tangent(const Vec& u, int direction, Visitor& visit) const {
-    using S = std::decay_t<decltype(u[0])>;
-    S z[kNumParameters], dz[kNumParameters];
-    parameters(u, z);
-    for (int i = 0; i < kNumParameters; ++i)
-      dz[i] = i == direction ? S(prior_scale) * z[i] : S(0);  // dz_i/du₁[i] = s z_i
-    const S scale_r = S(noise_scale_r()), scale_f = S(noise_scale_f());
-    S r = S(r0), f = S(f0), dr = S(0), df = S(0);
-    for (int s = 0; s < num_steps; ++s) {
-      S base_r, base_f;
-      drift_step(z, r, f, base_r, base_f);
-      drift_step_tangent(z, dz, r, f, dr, df);
-      const int input_r = kNumParameters + 2 * s;
-      r = base_r + scale_r * u[input_r];
-      f = base_f + scale_f * u[input_r + 1];
-      if (direction == input_r) dr = dr + scale_r;
-      if (direction == input_r + 1) df = df + scale_f;
-      visit(s, r, f, dr, df);
-    }
+    simulate_linearised(u, detail::UnitTangentSeed{direction}, visit);
   }
 
   /// Runs the simulator at u with the tangent along a direction d (N entries, d[n]) and calls
   /// visit(s, r_s, f_s, dr_s, df_s): column Y d of the series Jacobian, one step at a time.
   template <class Vec, class Direction, class Visitor>
   MYRIAD_HD void simulate_directional(const Vec& u, const Direction& d, Visitor& visit) const {
+    simulate_linearised(u, detail::DirectionalTangentSeed<Direction>{d}, visit);
+  }
+
+  /// The tangent-linear simulator both of the above run; `seed` says how the direction enters:
+  /// seed.parameter(i, s z_i) is dz_i (given dz_i/du₁[i] = s z_i), and
+  /// seed.noise(tangent, scale, n) adds noise input n's share, scale · d_n, to a state tangent.
+  template <class Vec, class Seed, class Visitor>
+  MYRIAD_HD void simulate_linearised(const Vec& u, const Seed& seed, Visitor& visit) const {
     using S = std::decay_t<decltype(u[0])>;
     S z[kNumParameters], dz[kNumParameters];
     parameters(u, z);
-    for (int i = 0; i < kNumParameters; ++i) dz[i] = S(prior_scale) * z[i] * S(d[i]);
+    for (int i = 0; i < kNumParameters; ++i) dz[i] = seed.parameter(i, S(prior_scale) * z[i]);
     const S scale_r = S(noise_scale_r()), scale_f = S(noise_scale_f());
     S r = S(r0), f = S(f0), dr = S(0), df = S(0);
     for (int s = 0; s < num_steps; ++s) {
@@ -226,8 +247,8 @@ struct LotkaVolterraDynamics {
       const int input_r = kNumParameters + 2 * s;
       r = base_r + scale_r * u[input_r];
       f = base_f + scale_f * u[input_r + 1];
-      dr = dr + scale_r * S(d[input_r]);
-      df = df + scale_f * S(d[input_r + 1]);
+      dr = seed.noise(dr, scale_r, input_r);
+      df = seed.noise(df, scale_f, input_r + 1);
       visit(s, r, f, dr, df);
     }
   }
@@ -400,6 +421,20 @@ struct LotkaVolterraDynamics {
     }
     return true;
   }
+};
+
+/// What both Lotka–Volterra generators (models/lotka_volterra.hpp, lotka_volterra_summaries.hpp)
+/// share besides their `dynamics` member: the standard normal prior of u and the recorded
+/// quantities, the parameters z = exp(s u₁ + m). A CRTP base of the generator G.
+template <class Generator>
+struct LotkaVolterraGeneratorBase : StandardNormalPrior<Generator> {
+  /// Recorded quantities: z[0] … z[3] = z₁ … z₄.
+  MYRIAD_HD int num_quantities() const { return LotkaVolterraDynamics::kNumParameters; }
+  template <class Vec, class Out>
+  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
+    static_cast<const Generator&>(*this).dynamics.parameters(u, out);
+  }
+  std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
 };
 
 namespace detail {

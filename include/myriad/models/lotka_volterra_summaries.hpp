@@ -232,11 +232,12 @@ MYRIAD_HD void summaries_gradient(const Series& y, int num_steps, const double* 
   };
   S partial_sum[2] = {S(0), S(0)};
   for (int s = 0; s < n; ++s)
-    for (int component = 0; component < 2; ++component) partial_sum[component] += partial(s, component);
+    for (int component = 0; component < 2; ++component)
+      partial_sum[component] += partial(s, component);
   for (int s = 0; s < n; ++s)
     for (int component = 0; component < 2; ++component)
-      out(2 * s + component, partial(s, component) - partial_sum[component] / S(n) +
-                                 S(w[component] / n));
+      out(2 * s + component,
+          partial(s, component) - partial_sum[component] / S(n) + S(w[component] / n));
 }
 
 }  // namespace detail
@@ -245,7 +246,7 @@ MYRIAD_HD void summaries_gradient(const Series& y, int num_steps, const double* 
 /// detail::LotkaVolterraSummaryAccumulator): x = (m_r, m_f, log v_r, log v_f, ρ_r(1), ρ_r(2),
 /// ρ_f(1), ρ_f(2), κ). Dense Gram (§10.3). Holds the observed summaries inline and a view of
 /// the full observed series, which initialize() uses to find a first point.
-struct LotkaVolterraSummaries {
+struct LotkaVolterraSummaries : LotkaVolterraGeneratorBase<LotkaVolterraSummaries> {
   using value_type = double;
   static constexpr int kNumSummaries = 9;
   static constexpr int kNumParameters = LotkaVolterraDynamics::kNumParameters;
@@ -309,18 +310,6 @@ struct LotkaVolterraSummaries {
     acc.write(x);
   }
 
-  /// log N(u; 0, I).
-  template <class Vec>
-  MYRIAD_HD auto log_prior(const Vec& u) const {
-    return standard_normal_log_prior(u, input_dim());
-  }
-
-  /// ∇ log ρ = −u; returns log ρ(u).
-  template <class Vec, class Grad>
-  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
-    return standard_normal_log_prior_gradient(u, input_dim(), g);
-  }
-
   /// Column n of J (9 entries): the tangent-linear simulator along input n, then the tangents
   /// of the summaries (formulas at detail::LotkaVolterraSummaryTangent). Generic scalar.
   template <class Vec, class Out>
@@ -360,11 +349,11 @@ struct LotkaVolterraSummaries {
     using V = element_t<Vec>;
     constexpr int K = kNumParameters;
     const int S = dynamics.num_steps, Q = 2 * S;
-    detail::WorkRange<Work> states{work, 0};                // y_0 … y_S, 2S + 2
-    detail::WorkRange<Work> series_bar{work, Q + 2};        // cotangent on y_1 … y_S, 2S
-    detail::WorkRange<Work> h{work, 2 * Q + 2};             // H, 9 × 2S, h[m·2S + q]
-    detail::WorkRange<Work> column{work, 11 * Q + 2};       // a column of Y, 2S
-    detail::WorkRange<Work> cotangent{work, 12 * Q + 2};    // a column of HᵀC, 2S
+    detail::WorkRange<Work> states{work, 0};              // y_0 … y_S, 2S + 2
+    detail::WorkRange<Work> series_bar{work, Q + 2};      // cotangent on y_1 … y_S, 2S
+    detail::WorkRange<Work> h{work, 2 * Q + 2};           // H, 9 × 2S, h[m·2S + q]
+    detail::WorkRange<Work> column{work, 11 * Q + 2};     // a column of Y, 2S
+    detail::WorkRange<Work> cotangent{work, 12 * Q + 2};  // a column of HᵀC, 2S
     dynamics.record_states(u, states);
     const detail::SeriesOfStates<Work> series{states};
     for (int q = 0; q < Q; ++q) series_bar[q] = V(0);
@@ -464,14 +453,6 @@ struct LotkaVolterraSummaries {
     }
     return myriad::isfinite(norm) && norm < kInitializeTolerance;
   }
-
-  /// Recorded quantities: z[0] … z[3] = z₁ … z₄.
-  MYRIAD_HD int num_quantities() const { return kNumParameters; }
-  template <class Vec, class Out>
-  MYRIAD_HD void quantities(const Vec& u, Out& out) const {
-    dynamics.parameters(u, out);
-  }
-  std::string quantity_name(int i) const { return "z[" + std::to_string(i) + "]"; }
 
   /// Backends the library instantiates (CUDA, and the CPU's lanes): model/library_instances.hpp.
   static constexpr unsigned library_backends =

@@ -53,8 +53,8 @@ namespace myriad::models {
 template <class T>
 struct LowDimGaussMix {
   using value_type = T;
-  static constexpr double kPriorSd = 2.0;  ///< sd of the priors of μ_k and σ_k
-  static constexpr double kLogPriorSd = kLogTwo;                       ///< log 2
+  static constexpr double kPriorSd = 2.0;         ///< sd of the priors of μ_k and σ_k
+  static constexpr double kLogPriorSd = kLogTwo;  ///< log 2
   static constexpr double kLogInverseBeta55 = 6.44571981938557837191;  ///< log 630 = −log B(5, 5)
 
   const T* y = nullptr;  ///< the N observations

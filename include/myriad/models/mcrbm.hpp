@@ -58,6 +58,8 @@
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/row_products.hpp"
+#include "myriad/model/softplus.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -101,9 +103,7 @@ struct Mcrbm {
     const S half_inverse_s = S(0.5) / (sum_sq + S(0.5));
     S t[kCovarianceTile];
     for (int k0 = 0; k0 < covariance_units; k0 += kCovarianceTile) {
-      const int tile =
-          covariance_units - k0 < kCovarianceTile ? covariance_units - k0 : kCovarianceTile;
-      for (int kk = 0; kk < tile; ++kk) t[kk] = S(covariance_bias[k0 + kk]);
+      const int tile = start_covariance_tile(k0, t);
       for (int l = 0; l < factors; ++l) {
         const S q = half_inverse_s * square(filter_output(l, x));
         const T* pool = pooling + static_cast<std::int64_t>(l) * covariance_units + k0;
@@ -135,16 +135,14 @@ struct Mcrbm {
       S a = S(mean_bias[j]);
       for (int m = 0; m < dimension; ++m) a += row[m] * S(x[m]);
       S logistic;
-      lp += softplus_and_logistic(a, logistic);
+      lp += softplus_and_logistic<T>(a, logistic);
       for (int m = 0; m < dimension; ++m) grad[m] += logistic * row[m];
     }
     const S inverse_s = T(1) / (sum_sq + T(0.5));
     S radial = S(0);  // Σ_l r_l f_l² over all tiles; multiplies −x/s²
     S t[kCovarianceTile];
     for (int k0 = 0; k0 < covariance_units; k0 += kCovarianceTile) {
-      const int tile =
-          covariance_units - k0 < kCovarianceTile ? covariance_units - k0 : kCovarianceTile;
-      for (int kk = 0; kk < tile; ++kk) t[kk] = S(covariance_bias[k0 + kk]);
+      const int tile = start_covariance_tile(k0, t);
       for (int l = 0; l < factors; ++l) {
         const S f = filter_output(l, x);
         const S q = T(0.5) * inverse_s * f * f;
@@ -153,7 +151,7 @@ struct Mcrbm {
       }
       for (int kk = 0; kk < tile; ++kk) {
         S logistic;
-        lp += softplus_and_logistic(t[kk], logistic);
+        lp += softplus_and_logistic<T>(t[kk], logistic);
         t[kk] = logistic;  // from here on t holds σ(t_k)
       }
       for (int l = 0; l < factors; ++l) {
@@ -178,25 +176,21 @@ struct Mcrbm {
       library_backend::cpu_ais_lanes | library_backend::ais | library_backend::tempering;
 
  private:
+  /// Starts the tile of covariance units k0, k0 + 1, …: t[kk] = b^c_{k0+kk}, the bias of t_k
+  /// before the factors' terms are added. Returns the tile's width (kCovarianceTile, or the
+  /// units left).
+  template <class S>
+  MYRIAD_HD int start_covariance_tile(int k0, S* t) const {
+    const int tile =
+        covariance_units - k0 < kCovarianceTile ? covariance_units - k0 : kCovarianceTile;
+    for (int kk = 0; kk < tile; ++kk) t[kk] = S(covariance_bias[k0 + kk]);
+    return tile;
+  }
+
   /// C_l x, generic over the scalar.
   template <class Vec>
   MYRIAD_HD auto filter_output(int l, const Vec& x) const {
-    using S = std::decay_t<decltype(x[0])>;
-    const T* row = filters + static_cast<std::int64_t>(l) * dimension;
-    S f = S(0);
-    for (int m = 0; m < dimension; ++m) f += S(row[m]) * x[m];
-    return f;
-  }
-
-  /// log(1 + e^a), returned, and σ(a), written to `logistic`, from one exponential e = e^{−|a|}
-  /// (as in logistic.hpp): log(1 + e^a) = max(a, 0) + log(1 + e), σ(a) = 1/(1 + e) for a ≥ 0 and
-  /// e/(1 + e) otherwise; neither overflows.
-  template <class S>
-  MYRIAD_HD static S softplus_and_logistic(const S& a, S& logistic) {
-    using Lanes = LaneOps<S>;
-    const S e = myriad::exp(-myriad::fabs(a));
-    logistic = Lanes::select(a >= S(0), S(1), e) / (T(1) + e);
-    return Lanes::select(a > S(0), a, S(0)) + myriad::log1p(e);
+    return row_dot(filters + static_cast<std::int64_t>(l) * dimension, x, dimension);
   }
 };
 
@@ -291,6 +285,12 @@ class McrbmData : public MirroredViews<McrbmData<T>> {
     return out;
   }
 
+  int dim_ = 0;
+  int factors_ = 0;
+  int covariance_units_ = 0;
+  int mean_units_ = 0;
+  double sigma_ = 1.0;
+  MirroredArray<T> filters_, pooling_, mean_weights_, covariance_bias_, mean_bias_, visible_bias_;
   Mcrbm<T> view(const T* filters, const T* pooling, const T* mean_weights, const T* covariance_bias,
                 const T* mean_bias, const T* visible_bias) const {
     Mcrbm<T> model;
@@ -307,13 +307,6 @@ class McrbmData : public MirroredViews<McrbmData<T>> {
     model.sigma = T(sigma_);
     return model;
   }
-
-  int dim_ = 0;
-  int factors_ = 0;
-  int covariance_units_ = 0;
-  int mean_units_ = 0;
-  double sigma_ = 1.0;
-  MirroredArray<T> filters_, pooling_, mean_weights_, covariance_bias_, mean_bias_, visible_bias_;
 };
 
 }  // namespace myriad::models

@@ -51,6 +51,7 @@
 #include "myriad/core/mirrored_array.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/row_products.hpp"
 #include "myriad/models/random_matrices.hpp"
 
 namespace myriad::models {
@@ -78,7 +79,7 @@ struct ProductOfExperts {
   const T* filters = nullptr;  ///< Φ, experts × dimension, row-major; rows 0 … M−1 are Φ₀
   /// Φᵀ, dimension × experts, row-major (the team gradient's first pass); null: read Φ.
   const T* filters_transposed = nullptr;
-  const T* lambda = nullptr;   ///< λ_l, one per expert (all 1 for Laplace experts)
+  const T* lambda = nullptr;  ///< λ_l, one per expert (all 1 for Laplace experts)
   /// Φ₀⁻¹, dimension × dimension, row-major, in the complete case; null otherwise.
   const T* inverse_filters = nullptr;
   int dimension = 0;  ///< M
@@ -100,9 +101,7 @@ struct ProductOfExperts {
     using S = std::decay_t<decltype(x[0])>;
     S energy = S(0);
     for (int l = 0; l < experts; ++l) {
-      const T* row = filters + static_cast<std::int64_t>(l) * dimension;
-      S u = S(0);
-      for (int j = 0; j < dimension; ++j) u += S(row[j]) * x[j];
+      const S u = row_dot(filters + static_cast<std::int64_t>(l) * dimension, x, dimension);
       energy += kind == ExpertKind::laplace ? S(lambda[l]) * fabs(u) : S(lambda[l]) * log1p(u * u);
     }
     return -energy;
@@ -154,7 +153,8 @@ struct ProductOfExperts {
     team.sync();
     for (int j = team.rank(); j < dimension; j += team.size()) {
       T g = T(0);
-      for (int l = 0; l < experts; ++l) g -= slopes[l] * filters[static_cast<std::int64_t>(l) * dimension + j];
+      for (int l = 0; l < experts; ++l)
+        g -= slopes[l] * filters[static_cast<std::int64_t>(l) * dimension + j];
       grad[j] = g;
     }
     return -team.sum(energy);

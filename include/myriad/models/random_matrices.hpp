@@ -18,8 +18,8 @@ namespace myriad::models {
 /// RandomStream(seed, i) at iteration 0 with tag `purpose`.
 inline std::vector<double> normal_matrix(int rows, int cols, std::uint64_t seed,
                                          std::uint32_t purpose) {
-  MYRIAD_EXPECTS(rows >= 1 && cols >= 1, "normal_matrix: sizes must be positive, got ", rows,
-                 " x ", cols);
+  MYRIAD_EXPECTS(rows >= 1 && cols >= 1, "normal_matrix: sizes must be positive, got ", rows, " x ",
+                 cols);
   std::vector<double> a(static_cast<std::size_t>(rows) * cols);
   for (int i = 0; i < rows; ++i) {
     DenseVector<double> row{a.data() + static_cast<std::size_t>(i) * cols, cols};

@@ -19,11 +19,12 @@
 #include "myriad/core/random.hpp"
 #include "myriad/model/generator.hpp"
 #include "myriad/model/library_instances.hpp"
+#include "myriad/model/standard_normal_prior.hpp"
 
 namespace myriad::models {
 
 /// The sphere generator g(u) = ‖u‖², ρ = N(0, I_N), x̄ = r².
-struct Sphere {
+struct Sphere : StandardNormalPrior<Sphere> {
   using value_type = double;
 
   int dimension = 3;    ///< N ≥ 2
@@ -52,18 +53,6 @@ struct Sphere {
     S sum = S(0);
     for (int n = 0; n < dimension; ++n) sum += u[n] * u[n];
     x[0] = sum;
-  }
-
-  /// log N(u; 0, I).
-  template <class Vec>
-  MYRIAD_HD auto log_prior(const Vec& u) const {
-    return standard_normal_log_prior(u, dimension);
-  }
-
-  /// ∇ log ρ = −u; returns log ρ(u).
-  template <class Vec, class Grad>
-  MYRIAD_HD element_t<Vec> log_prior_gradient(const Vec& u, Grad& g) const {
-    return standard_normal_log_prior_gradient(u, dimension, g);
   }
 
   /// J(0, n) = 2 u_n.
