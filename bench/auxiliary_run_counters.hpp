@@ -1,18 +1,41 @@
 #pragma once
-// The counters of one whole run of an auxiliary-variable sampler (BM_auxiliary, BM_gp_probit):
-// `<evaluations>_per_second` (estimator or density evaluations, warm-up included), the smallest
-// bulk ESS over the recorded quantities, per second and per 1000 evaluations, the largest R-hat,
-// the acceptance of x's update and, for APM, of u's.
+// One whole run of an auxiliary-variable sampler as a benchmark row (BM_auxiliary,
+// BM_gp_probit): its registration, its timing (the run's own warm-up and sampling seconds, as
+// manual time) and its counters: `<evaluations>_per_second` (estimator or density evaluations,
+// warm-up included), the smallest bulk ESS over the recorded quantities, per second and per 1000
+// evaluations, the largest R-hat, the acceptance of x's update and, for APM, of u's.
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
+#include "myriad/backend/device.hpp"
+#include "myriad/run/sample_auxiliary.hpp"
 #include "myriad/run/sample_config.hpp"
 
 namespace myriad::bench {
+
+/// Registers a whole-run row: one iteration (a run takes seconds and measures its own ESS),
+/// timed manually, reported in milliseconds. The caller adds the row's arguments.
+template <class Run>
+benchmark::internal::Benchmark* register_whole_run(const std::string& name, Run&& run) {
+  return benchmark::RegisterBenchmark(name.c_str(), std::forward<Run>(run))
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1);
+}
+
+/// Skips the row with an error when it asks for CUDA and there is no device; true if skipped.
+inline bool skipped_without_device(benchmark::State& state, Device device) {
+  if (device == Device::cuda && !cuda_device_available()) {
+    state.SkipWithError("no CUDA device");
+    return true;
+  }
+  return false;
+}
 
 inline void set_auxiliary_run_counters(benchmark::State& state, const SampleResult& result,
                                        const std::string& evaluations_name) {
@@ -33,6 +56,19 @@ inline void set_auxiliary_run_counters(benchmark::State& state, const SampleResu
   state.counters["acceptance"] = s.mean_accept_prob();
   if (s.auxiliary_updates > 0)
     state.counters["u_acceptance"] = double(s.auxiliary_accepted) / double(s.auxiliary_updates);
+}
+
+/// Runs sample_auxiliary(model, config) at each of the state's iterations, timed by the run's
+/// warm-up and sampling seconds, and sets the counters of the last run.
+template <class Model>
+void time_auxiliary_runs(benchmark::State& state, const Model& model, const AuxiliaryConfig& config,
+                         const std::string& evaluations_name) {
+  SampleResult result;
+  for (auto _ : state) {
+    result = sample_auxiliary(model, config);
+    state.SetIterationTime(result.warmup_seconds + result.sampling_seconds);
+  }
+  set_auxiliary_run_counters(state, result, evaluations_name);
 }
 
 }  // namespace myriad::bench

@@ -25,10 +25,7 @@ using Lvm = models::GaussianLatentVariable<double>;
 
 void auxiliary_benchmark(benchmark::State& state, int observations, AuxiliaryMethod method,
                          Device device) {
-  if (device == Device::cuda && !cuda_device_available()) {
-    state.SkipWithError("no CUDA device");
-    return;
-  }
+  if (skipped_without_device(state, device)) return;
   const Lvm model = Lvm::make(10, observations, 8);
   AuxiliaryConfig config;
   config.chains = state.range(0);
@@ -37,12 +34,7 @@ void auxiliary_benchmark(benchmark::State& state, int observations, AuxiliaryMet
   config.seed = 1;
   config.device = device;
   config.method = method;
-  SampleResult result;
-  for (auto _ : state) {
-    result = sample_auxiliary(model, config);
-    state.SetIterationTime(result.warmup_seconds + result.sampling_seconds);
-  }
-  set_auxiliary_run_counters(state, result, "evaluations");
+  time_auxiliary_runs(state, model, config, "evaluations");
 }
 
 void register_auxiliary_benchmarks() {
@@ -52,15 +44,12 @@ void register_auxiliary_benchmarks() {
         const std::string row = std::string("BM_auxiliary/") +
                                 (observations == 10 ? "lvm/" : "lvm_m3/") + name + "/" +
                                 to_string(device);
-        benchmark::RegisterBenchmark(row.c_str(),
-                                     [=, m = method](benchmark::State& s) {
-                                       auxiliary_benchmark(s, observations, m, device);
-                                     })
+        register_whole_run(row,
+                           [=, m = method](benchmark::State& s) {
+                             auxiliary_benchmark(s, observations, m, device);
+                           })
             ->ArgName("chains")
-            ->Arg(device == Device::cuda ? 16384 : 64)
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond)
-            ->Iterations(1);
+            ->Arg(device == Device::cuda ? 16384 : 64);
       }
     }
   }

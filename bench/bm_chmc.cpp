@@ -69,6 +69,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/host_chmc_chain.hpp"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/dual.hpp"
@@ -127,8 +128,8 @@ struct RowState {
   double ess_per_second = 0;
   double min_ess = 0;
   double sampling_seconds = 0;
-  double max_rhat = 0;                    ///< over the recorded quantities
-  std::int64_t backed_off_chains = 0;     ///< step back-off still on at the end of warm-up
+  double max_rhat = 0;                 ///< over the recorded quantities
+  std::int64_t backed_off_chains = 0;  ///< step back-off still on at the end of warm-up
   double step_size = 0;
   std::uint32_t next_iteration = 0;
 };
@@ -186,8 +187,8 @@ void chmc_benchmark(benchmark::State& state, const std::string& name, const RowD
     return;
   }
   RowState& row = current_row();
-  const auto key = std::make_tuple(std::string(with_ess ? "ess" : "mapping"), name,
-                                   device.name(), chains);
+  const auto key =
+      std::make_tuple(std::string(with_ess ? "ess" : "mapping"), name, device.name(), chains);
   if (!row.backend || row.key != key) {
     row = RowState{};  // frees the previous row's ensemble first
     row.key = key;
@@ -242,28 +243,13 @@ models::LotkaVolterraProblem& small_lotka_volterra() {
   return problem;
 }
 
-/// linear_gaussian with M = 16, N = 32: a mapping row between M = 9 and M = 32, where the first
-/// H100 run saw the thread mapping win (M = 9) and the warp mapping win by 3.8× (M = 32).
-models::LinearGaussianProblem& small_linear_gaussian_problem() {
-  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(16, 32, 1);
-  return problem;
-}
-
-/// linear_gaussian with M = 32, N = 64 (the file comment's dense row).
+/// linear_gaussian with M outputs and N inputs (seed 1), made once. The rows: M = 32, N = 64 and
+/// M = 128, N = 160 (the file comment's dense and large dense rows); M = 16, N = 32, a mapping row
+/// between M = 9 and M = 32, where the first H100 run saw the thread mapping win (M = 9) and the
+/// warp mapping win by 3.8× (M = 32); M = 64, N = 96, a mapping row between M = 32 and M = 128.
+template <int M, int N>
 models::LinearGaussianProblem& linear_gaussian_problem() {
-  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(32, 64, 1);
-  return problem;
-}
-
-/// linear_gaussian with M = 64, N = 96: a mapping row between M = 32 and M = 128.
-models::LinearGaussianProblem& medium_linear_gaussian_problem() {
-  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(64, 96, 1);
-  return problem;
-}
-
-/// linear_gaussian with M = 128, N = 160 (the file comment's large dense row).
-models::LinearGaussianProblem& large_linear_gaussian_problem() {
-  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(128, 160, 1);
+  static models::LinearGaussianProblem problem = models::LinearGaussianProblem::make(M, N, 1);
   return problem;
 }
 
@@ -341,35 +327,16 @@ template <class Generator>
 struct OneChainPoints {
   static constexpr int kPoints = 8;
 
-  explicit OneChainPoints(const Generator& g)
-      : generator(g), layout(chmc_layout<Generator, double>(g)) {
-    work.assign(static_cast<std::size_t>(layout.size()), 0.0);
-    dual.assign(static_cast<std::size_t>(layout.dual_size()), Dual<double>(0.0));
-    nested.assign(static_cast<std::size_t>(layout.nested_size()),
-                  Dual<Dual<double>>(Dual<double>(0.0)));
-    points.assign(static_cast<std::size_t>(kPoints * layout.n), 0.0);
-    gradient.assign(static_cast<std::size_t>(layout.n), 0.0);
+  explicit OneChainPoints(const Generator& g) : generator(g), scratch(g, kPoints) {
     for (int p = 0; p < kPoints; ++p) {
       MYRIAD_EXPECTS(initialize_chmc_chain(generator, chain(p), RandomStream(p, 0), 100),
                      "BM_chmc_gradient: no initial point for seed ", p);
     }
   }
-  ChmcChain<double> chain(int point) {
-    return {ChainVector<double>{points.data() + static_cast<std::size_t>(point) * layout.n, 1,
-                                layout.n},
-            ChainVector<double>{gradient.data(), 1, layout.n},
-            &potential,
-            ChainWorkspace<double>{work.data(), 1},
-            ChainWorkspace<Dual<double>>{dual.data(), 1},
-            ChainWorkspace<Dual<Dual<double>>>{nested.data(), 1}};
-  }
+  ChmcChain<double> chain(int point) { return scratch.view(point); }
 
   Generator generator;
-  ChmcLayout layout;
-  std::vector<double> work, points, gradient;
-  std::vector<Dual<double>> dual;
-  std::vector<Dual<Dual<double>>> nested;
-  double potential = 0;
+  testing::HostChmcChain<Generator> scratch;
 };
 
 /// One BM_chmc_gradient row: evaluate_current at the kPoints points in turn, one core.
@@ -381,7 +348,7 @@ void chmc_gradient_benchmark(benchmark::State& state, const Generator& generator
   for (auto _ : state) {
     ChmcMachine<Generator, double> machine(one.generator, one.chain(point));
     failures += machine.evaluate_current() != kStatusOk;
-    benchmark::DoNotOptimize(one.gradient.data());
+    benchmark::DoNotOptimize(one.scratch.grad.data());
     benchmark::ClobberMemory();
     point = (point + 1) % OneChainPoints<Generator>::kPoints;
   }
@@ -420,8 +387,8 @@ auto data_where_read(Problem& (*problem)()) {
 }
 
 void register_chmc_benchmarks() {
-  const auto m32 = data_where_read(linear_gaussian_problem);
-  const auto m128 = data_where_read(large_linear_gaussian_problem);
+  const auto m32 = data_where_read(linear_gaussian_problem<32, 64>);
+  const auto m128 = data_where_read(linear_gaussian_problem<128, 160>);
   const auto lotka_volterra = data_where_read(small_lotka_volterra);
   const auto summaries = [](Device d) {
     return d == Device::cuda ? lotka_volterra_problem().device_summaries_model()
@@ -447,10 +414,10 @@ void register_chmc_benchmarks() {
   // chains (bench/results/gpu-2026-11-26-h100.md); and GLD's automatic row, whose 300-iteration
   // ESS run does not fit a GPU window (its chain-iterations per second against the one-core
   // row's are the throughput ratio at the same transition).
-  register_mapping_rows("linear_gaussian_m16", data_where_read(small_linear_gaussian_problem),
+  register_mapping_rows("linear_gaussian_m16", data_where_read(linear_gaussian_problem<16, 32>),
                         kDenseGramRows);
   register_mapping_rows("linear_gaussian_m32", m32, kDenseGramRows);
-  register_mapping_rows("linear_gaussian_m64", data_where_read(medium_linear_gaussian_problem),
+  register_mapping_rows("linear_gaussian_m64", data_where_read(linear_gaussian_problem<64, 96>),
                         kDenseGramRows, 1 << 12);
   register_mapping_rows("linear_gaussian_m128", m128, kDenseGramRows, 1 << 12);
   register_mapping_rows("lotka_volterra_summaries", summaries, small_dense_gram_rows());

@@ -95,10 +95,7 @@ BENCHMARK(BM_gp_probit_estimate)
     ->Unit(benchmark::kMillisecond);
 
 void gp_probit_run(benchmark::State& state, AuxiliaryMethod method, Device device) {
-  if (device == Device::cuda && !cuda_device_available()) {
-    state.SkipWithError("no CUDA device");
-    return;
-  }
+  if (skipped_without_device(state, device)) return;
   models::GpProbitData<double> data = gp_data(static_cast<int>(state.range(0)));
   AuxiliaryConfig config;
   const bool cuda = device == Device::cuda;
@@ -109,36 +106,25 @@ void gp_probit_run(benchmark::State& state, AuxiliaryMethod method, Device devic
   config.device = device;
   config.method = method;
   const models::GpProbit<double> model = cuda ? data.device_model(50) : data.host_model(50);
-  SampleResult result;
-  for (auto _ : state) {
-    result = sample_auxiliary(model, config);
-    state.SetIterationTime(result.warmup_seconds + result.sampling_seconds);
-  }
-  set_auxiliary_run_counters(state, result, "estimates");
+  time_auxiliary_runs(state, model, config, "estimates");
 }
 
 void register_gp_probit_runs() {
   for (const AuxiliaryMethod method : {AuxiliaryMethod::pm_mh, AuxiliaryMethod::apm_mi_mh,
                                        AuxiliaryMethod::apm_ss_mh, AuxiliaryMethod::apm_ss_ss}) {
     const std::string row = std::string("BM_gp_probit/") + to_string(method);
-    benchmark::RegisterBenchmark(
-        row.c_str(), [method](benchmark::State& s) { gp_probit_run(s, method, Device::cpu); })
+    register_whole_run(row,
+                       [method](benchmark::State& s) { gp_probit_run(s, method, Device::cpu); })
         ->ArgName("rows")
-        ->Arg(60)
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond)
-        ->Iterations(1);
+        ->Arg(60);
   }
   for (const AuxiliaryMethod method : {AuxiliaryMethod::pm_mh, AuxiliaryMethod::apm_mi_mh}) {
     const std::string row = std::string("BM_gp_probit/") + to_string(method) + "/cuda";
-    benchmark::RegisterBenchmark(
-        row.c_str(), [method](benchmark::State& s) { gp_probit_run(s, method, Device::cuda); })
+    register_whole_run(row,
+                       [method](benchmark::State& s) { gp_probit_run(s, method, Device::cuda); })
         ->ArgNames({"rows", "chains"})
         ->Args({100, 1024})
-        ->Args({683, 256})
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond)
-        ->Iterations(1);
+        ->Args({683, 256});
   }
 }
 

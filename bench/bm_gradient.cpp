@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/density_only.hpp"
 #include "myriad/core/ensemble.hpp"
 #include "myriad/core/random.hpp"
 #include "myriad/model/concept.hpp"
@@ -58,26 +59,13 @@ void gradient_benchmark(benchmark::State& state, const Model& model, const Gradi
 
 /// A model with its log density only, as a user writes one, differentiated one tangent per pass.
 template <class Model>
-struct ScalarDualGradient {
-  Model model;
+struct ScalarDualGradient : testing::DensityOnly<Model> {
   static constexpr int dual_chunk = 1;
-  int dim() const { return model.dim(); }
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    return model.log_density(x);
-  }
 };
 
 /// The same with the default: vector-mode passes.
 template <class Model>
-struct VectorDualGradient {
-  Model model;
-  int dim() const { return model.dim(); }
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    return model.log_density(x);
-  }
-};
+using VectorDualGradient = testing::DensityOnly<Model>;
 
 void register_gradient_benchmarks() {
   // The CLI's default workloads (src/app/registry.cpp), in double.

@@ -130,7 +130,15 @@ void register_hmc_benchmarks() {
     const std::string where = std::string("/") + path.name;
     const Device device = path.device;
     const bool lanes = path.simd_lanes;
-    const auto configure = [device](benchmark::internal::Benchmark* b) {
+    // BM_hmc/<model>/<path>: the model made for the device by make_model, stepped in the
+    // precision of step_size.
+    const auto add_row = [&](const char* model, auto make_model, auto step_size,
+                             const GradientCost& cost, int leapfrog_steps = kLeapfrogSteps) {
+      using T = decltype(step_size);
+      auto* b = benchmark::RegisterBenchmark(
+          (std::string("BM_hmc/") + model + where).c_str(), [=](benchmark::State& s) {
+            hmc_benchmark<T>(s, device, lanes, make_model, step_size, cost, leapfrog_steps);
+          });
       b->ArgName("chains")->RangeMultiplier(4)->UseRealTime();
       if (device == Device::cpu) {
         b->Range(1 << 10, 1 << 14);
@@ -138,48 +146,30 @@ void register_hmc_benchmarks() {
         b->Range(1 << 10, 1 << 20);
       }
     };
-    configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/gaussian" + where).c_str(), [device, lanes](benchmark::State& s) {
-          hmc_benchmark<double>(
-              s, device, lanes, [](Device) { return models::Gaussian<double>::make(100, 0.5); },
-              0.1, gaussian_gradient_cost(100));
-        }));
+    add_row(
+        "gaussian", [](Device) { return models::Gaussian<double>::make(100, 0.5); }, 0.1,
+        gaussian_gradient_cost(100));
     // Issue 23's setting: D = 50, ρ = 0.5, ε = 0.45, 16 leapfrog steps (BlackJAX's side:
     // bench/peers/blackjax_hmc.py --gaussian-dim 50 --step-size 0.45 --steps 16).
-    configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/gaussian50_L16" + where).c_str(), [device, lanes](benchmark::State& s) {
-          hmc_benchmark<double>(
-              s, device, lanes, [](Device) { return models::Gaussian<double>::make(50, 0.5); },
-              0.45, gaussian_gradient_cost(50), 16);
-        }));
-    configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/gaussian_f32" + where).c_str(), [device, lanes](benchmark::State& s) {
-          hmc_benchmark<float>(
-              s, device, lanes, [](Device) { return models::Gaussian<float>::make(100, 0.5); },
-              0.1f, gaussian_gradient_cost(100));
-        }));
-    configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/logistic" + where).c_str(), [device, lanes](benchmark::State& s) {
-          hmc_benchmark<double>(
-              s, device, lanes,
-              [](Device d) {
-                return d == Device::cuda ? logistic_data.device_model(10.0)
-                                         : logistic_data.host_model(10.0);
-              },
-              0.02, logistic_gradient_cost(1000, 10));
-        }));
-    configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/eight_schools" + where).c_str(), [device, lanes](benchmark::State& s) {
-          hmc_benchmark<double>(
-              s, device, lanes, [](Device) { return models::EightSchools<double>::make(); }, 0.2,
-              eight_schools_gradient_cost());
-        }));
-    configure(benchmark::RegisterBenchmark(
-        ("BM_hmc/funnel" + where).c_str(), [device, lanes](benchmark::State& s) {
-          hmc_benchmark<double>(
-              s, device, lanes, [](Device) { return models::Funnel<double>::make(10); }, 0.1,
-              funnel_gradient_cost(10));
-        }));
+    add_row(
+        "gaussian50_L16", [](Device) { return models::Gaussian<double>::make(50, 0.5); }, 0.45,
+        gaussian_gradient_cost(50), 16);
+    add_row(
+        "gaussian_f32", [](Device) { return models::Gaussian<float>::make(100, 0.5); }, 0.1f,
+        gaussian_gradient_cost(100));
+    add_row(
+        "logistic",
+        [](Device d) {
+          return d == Device::cuda ? logistic_data.device_model(10.0)
+                                   : logistic_data.host_model(10.0);
+        },
+        0.02, logistic_gradient_cost(1000, 10));
+    add_row(
+        "eight_schools", [](Device) { return models::EightSchools<double>::make(); }, 0.2,
+        eight_schools_gradient_cost());
+    add_row(
+        "funnel", [](Device) { return models::Funnel<double>::make(10); }, 0.1,
+        funnel_gradient_cost(10));
   }
 }
 

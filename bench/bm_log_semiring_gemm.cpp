@@ -34,10 +34,11 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/estimate/contraction_path.hpp"
+#include "common/log_sum_product_steps.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/device_memory.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/estimate/log_contract.hpp"
 #include "myriad/estimate/log_semiring_gemm.hpp"
 #include "roofline.hpp"
@@ -111,14 +112,8 @@ LogSumProductStep make_step(const Geometry& g, const std::vector<double*>& data,
   std::vector<LogTensorView> views;
   for (std::size_t j = 0; j < g.vars.size(); ++j)
     views.push_back({data[j], g.vars[j], g.extents[j], row_major_strides(g.extents[j])});
-  const LogSumProductPlan plan = plan_log_sum_product(g.inputs(views), g.eliminate, &g.out_vars);
-  LogSumProductStep step;
-  step.element = plan.element;
-  step.out = out;
-  step.out_size = plan.out_size;
-  const std::vector<std::int64_t> strides = row_major_strides(plan.out_extents);
-  for (std::size_t a = 0; a < strides.size(); ++a) step.out_stride[a] = strides[a];
-  return step;
+  return testing::contiguous_log_sum_product_step(
+      plan_log_sum_product(g.inputs(views), g.eliminate, &g.out_vars), out);
 }
 
 struct StepCost {

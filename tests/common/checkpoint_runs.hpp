@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "common/run_configs.hpp"
+#include "common/scratch_directory.hpp"
 #include "myriad/core/error.hpp"
+#include "myriad/run/chmc_config.hpp"
 #include "myriad/run/sample.hpp"
 
 namespace myriad::testing {
@@ -32,6 +34,33 @@ inline SampleConfig checkpointed_config(HmcSampler sampler, const std::string& d
   config.thin = 2;
   config.draws_path = draws_path;
   return config;
+}
+
+/// checkpointed_config for constrained HMC: fixed-length HMC with the diagonal metric.
+inline ChmcConfig checkpointed_chmc_config(const std::string& draws_path) {
+  ChmcConfig config;
+  static_cast<SampleConfig&>(config) = checkpointed_config(HmcSampler::hmc, draws_path);
+  config.metric = MetricKind::diag;
+  return config;
+}
+
+/// The run to stop and resume against the uninterrupted run of `reference` (whose trace goes to
+/// scratch/reference.npy): the same settings, its trace streamed to scratch/draws.npy and its
+/// checkpoint kept at scratch/checkpoint.bin.
+template <class Config>
+Config resumable_config(Config reference, const ScratchDirectory& scratch) {
+  reference.draws_path = scratch / "draws.npy";
+  reference.checkpoint.path = scratch / "checkpoint.bin";
+  return reference;
+}
+
+/// Whether the resumed run's trace (scratch/draws.npy) is the uninterrupted run's
+/// (scratch/reference.npy) byte for byte.
+inline ::testing::AssertionResult same_draws_files(const ScratchDirectory& scratch) {
+  if (file_bytes(scratch / "draws.npy") == file_bytes(scratch / "reference.npy"))
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "the resumed run's draws.npy differs from the uninterrupted run's";
 }
 
 /// Everything of a result that the draws decide (timings, and the counts of checkpoints and

@@ -38,6 +38,18 @@ void expect_rejected(F&& make, std::initializer_list<const char*> words) {
   }
 }
 
+/// The message of the `Error` that `call` throws; a failure, and "", if it throws none.
+template <class Error, class Call>
+std::string thrown_message(Call call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no exception of the expected type thrown";
+  return "";
+}
+
 /// Expects `statement` to throw `Error` whose message is one line containing every one of
 /// `parts`.
 template <class Error, class Statement>

@@ -1,10 +1,11 @@
 #pragma once
 // posteriordb conformance (tests/stat/test_posteriordb_conformance.cpp on the CPU,
 // tests/cuda/test_cuda_posteriordb.cpp on CUDA): every posteriordb port among the built-in
-// models, run as a user runs it (`myriad sample --model NAME --data data.json`: the registry's model, its data read from
-// posteriordb's data.json), at default settings (ChEES, the automatic metric, target acceptance
-// 0.8) from Stan's starts (independent, uniform(−2, 2) on the unconstrained scale), against the
-// summary of Stan's reference draws (tests/data/posteriordb/<posterior>/reference.csv).
+// models, run as a user runs it (`myriad sample --model NAME --data data.json`: the registry's
+// model, its data read from posteriordb's data.json), at default settings (ChEES, the automatic
+// metric, target acceptance 0.8) from Stan's starts (independent, uniform(−2, 2) on the
+// unconstrained scale), against the summary of Stan's reference draws
+// (tests/data/posteriordb/<posterior>/reference.csv).
 //
 // For every reference variable, four z-scores, each an estimate's distance from the reference in
 // units of the two runs' Monte Carlo errors combined (posteriordb's README):
@@ -81,6 +82,7 @@ inline void expect_conformance(const Posterior& p, Device device) {
   const ModelSpec& spec = find_model(p.model);
   const ModelArguments arguments(spec, {}, posteriordb_path(p.posterior, "data.json"));
   SampleConfig config = run_config(p.chains, p.warmup, p.draws, kConformanceSeed, device);
+  config.superchains = 1;  // every chain from its own start, as Stan's reference chains were
   const SampleResult result = spec.sample(arguments, config, Precision::float64);
 
   double worst = 0;
@@ -122,24 +124,36 @@ inline void expect_conformance(const Posterior& p, Device device) {
     EXPECT_LT(result.summary[q].rhat, 1.01) << n;
   }
   EXPECT_EQ(result.sampling_stuck_chains, 0);
-  std::printf("%s (%s): max z %.2f (%s); %lld divergent transitions\n", p.model, device == Device::cuda ? "cuda" : "cpu", worst,
-              worst_what.c_str(), static_cast<long long>(result.sampling_stats.divergent));
+  std::printf("%s (%s): max z %.2f (%s); %lld divergent transitions\n", p.model,
+              device == Device::cuda ? "cuda" : "cpu", worst, worst_what.c_str(),
+              static_cast<long long>(result.sampling_stats.divergent));
 }
 
 /// The fifteen posteriors and their sizes (the file comment).
 inline std::vector<Posterior> conformance_posteriors() {
   return {Posterior{"eight_schools_noncentered", "eight_schools-eight_schools_noncentered"},
-        Posterior{"kidscore_momhsiq", "kidiq-kidscore_momhsiq"},
-        Posterior{"logearn_interaction_z", "earnings-logearn_interaction_z"},
-        Posterior{"logmesquite_logvash", "mesquite-logmesquite_logvash"},
-        Posterior{"nes", "nes1992-nes"}, Posterior{"kilpisjarvi", "kilpisjarvi_mod-kilpisjarvi"},
-        Posterior{"blr", "sblrc-blr"}, Posterior{"diamonds", "diamonds-diamonds", 32, 400, 400},
-        Posterior{"arK", "arK-arK"}, Posterior{"arma11", "arma-arma11"},
-        Posterior{"garch11", "garch-garch11", 32},
-        Posterior{"low_dim_gauss_mix", "low_dim_gauss_mix-low_dim_gauss_mix", 32},
-        Posterior{"gp_pois_regr", "gp_pois_regr-gp_pois_regr", 16},
-        Posterior{"hmm_example", "hmm_example-hmm_example"},
-        Posterior{"one_comp_mm_elim_abs", "one_comp_mm_elim_abs-one_comp_mm_elim_abs", 16}};
+          Posterior{"kidscore_momhsiq", "kidiq-kidscore_momhsiq"},
+          Posterior{"logearn_interaction_z", "earnings-logearn_interaction_z"},
+          Posterior{"logmesquite_logvash", "mesquite-logmesquite_logvash"},
+          Posterior{"nes", "nes1992-nes"},
+          Posterior{"kilpisjarvi", "kilpisjarvi_mod-kilpisjarvi"},
+          Posterior{"blr", "sblrc-blr"},
+          Posterior{"diamonds", "diamonds-diamonds", 32, 400, 400},
+          Posterior{"arK", "arK-arK"},
+          Posterior{"arma11", "arma-arma11"},
+          Posterior{"garch11", "garch-garch11", 32},
+          Posterior{"low_dim_gauss_mix", "low_dim_gauss_mix-low_dim_gauss_mix", 32},
+          Posterior{"gp_pois_regr", "gp_pois_regr-gp_pois_regr", 16},
+          Posterior{"hmm_example", "hmm_example-hmm_example"},
+          Posterior{"one_comp_mm_elim_abs", "one_comp_mm_elim_abs-one_comp_mm_elim_abs", 16}};
 }
+
+/// INSTANTIATE_TEST_SUITE_P(Posteriors, Suite, ::testing::ValuesIn(conformance_posteriors()),
+/// PosteriorName{}): each test named by its posterior's model.
+struct PosteriorName {
+  std::string operator()(const ::testing::TestParamInfo<Posterior>& info) const {
+    return info.param.model;
+  }
+};
 
 }  // namespace myriad::testing

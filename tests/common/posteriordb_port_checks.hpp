@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/density_derivatives.hpp"
+#include "common/density_only.hpp"
 #include "common/test_points.hpp"
 #include "myriad/model/concept.hpp"
 #include "myriad/model/library_instances.hpp"
@@ -253,16 +254,10 @@ void expect_matches_transcription(const Model& model, const Points& points,
 /// (log_density_and_gradient, model/concept.hpp), so that expect_consistent_derivatives checks
 /// that gradient against scalar duals and central finite differences.
 template <class Model>
-struct DualGradient {
-  Model model;
-  int dim() const { return model.dim(); }
-  template <class Vec>
-  auto log_density(const Vec& x) const {
-    return model.log_density(x);
-  }
+struct DualGradient : DensityOnly<Model> {
   template <class Vec, class Grad>
   double log_density_gradient(const Vec& x, Grad& grad) const {
-    return myriad::log_density_and_gradient(model, x, grad);
+    return myriad::log_density_and_gradient(this->model, x, grad);
   }
 };
 

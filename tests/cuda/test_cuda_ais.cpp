@@ -65,6 +65,12 @@ AisConfig short_config(std::int64_t particles = 77, int temperatures = 50,
   return config;
 }
 
+/// `config` with its reverse half: annealing back from exact draws too (BDMC).
+AisConfig with_reverse(AisConfig config) {
+  config.reverse = true;
+  return config;
+}
+
 bool close(double a, double b, double tolerance) {
   if (a == b) return true;  // also ±inf (zero-weight particles)
   return std::fabs(a - b) <= tolerance * std::max(1.0, std::fabs(a));
@@ -168,15 +174,13 @@ void expect_plain_agree(const Target& target, AisConfig config, const std::strin
 
 TEST(CudaAis, GaussianAgreesWithTheCpuForwardAndReverse) {
   MYRIAD_SKIP_WITHOUT_CUDA();
-  AisConfig config = short_config();
-  config.reverse = true;
+  AisConfig config = with_reverse(short_config());
   expect_plain_agree(models::Gaussian<double>::make(8, 0.5, 1.5, 0.7), config, "gaussian");
 }
 
 TEST(CudaAis, BuiltinTargetsAgreeWithTheCpuInDouble) {
   MYRIAD_SKIP_WITHOUT_CUDA();
-  AisConfig config = short_config();
-  config.reverse = true;
+  AisConfig config = with_reverse(short_config());
   auto laplace =
       models::ProductOfExpertsData<double>::synthetic(models::ExpertKind::laplace, 12, 12);
   expect_owned_agree(laplace, config, "poe_laplace");
@@ -199,8 +203,7 @@ TEST(CudaAis, BuiltinTargetsAgreeWithTheCpuInDouble) {
 
 TEST(CudaAis, FloatAgreesWithTheCpuLoosely) {
   MYRIAD_SKIP_WITHOUT_CUDA();
-  AisConfig config = short_config();
-  config.reverse = true;
+  AisConfig config = with_reverse(short_config());
   expect_plain_agree(models::Gaussian<float>::make(8, 0.5, 1.5, 0.7), config, "gaussian float");
   auto student =
       models::ProductOfExpertsData<float>::synthetic(models::ExpertKind::student_t, 12, 12);
@@ -215,13 +218,11 @@ TEST(CudaAis, FloatAgreesWithTheCpuLoosely) {
 TEST(CudaAis, BaselineTransitionsAgreeWithTheCpu) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   auto boltzmann = models::BoltzmannRelaxationData<double>::synthetic(10);
-  AisConfig hmc = short_config();
-  hmc.reverse = true;
+  AisConfig hmc = with_reverse(short_config());
   hmc.refresh = 1.0;
   hmc.steps = 3;
   expect_owned_agree(boltzmann, hmc, "boltzmann plain HMC");
-  AisConfig rwm = short_config();
-  rwm.reverse = true;
+  AisConfig rwm = with_reverse(short_config());
   rwm.transition = AisTransition::metropolis;
   rwm.proposal_scale = 0.4;
   rwm.steps = 2;
@@ -234,14 +235,12 @@ TEST(CudaAis, ParticleCountsThatAreNotMultiplesOf32) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   const auto gaussian = models::Gaussian<double>::make(5, 0.3, 1.0, 0.8);
   for (const std::int64_t particles : {1, 31, 33}) {
-    AisConfig config = short_config(particles, 20);
-    config.reverse = true;
+    AisConfig config = with_reverse(short_config(particles, 20));
     expect_plain_agree(gaussian, config, "gaussian, " + std::to_string(particles) + " particles");
   }
   auto linear = models::LinearGenerativeData<double>::synthetic(
       6, 4, 3, models::LinearGenerativePrior::gaussian, 0.3, 1.0);
-  AisConfig config = short_config(45, 20);
-  config.reverse = true;
+  AisConfig config = with_reverse(short_config(45, 20));
   expect_owned_agree(linear, config, "linear_generative, 3 x 45 particles");
 }
 
@@ -286,8 +285,7 @@ TEST(CudaAis, BothParticleMappingsAgreeWithTheCpu) {
 TEST(CudaAis, ChunkingDoesNotChangeResultsOnTheDevice) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   auto data = models::ProductOfExpertsData<double>::synthetic(models::ExpertKind::student_t, 8, 8);
-  AisConfig config = short_config(77, 40);
-  config.reverse = true;
+  AisConfig config = with_reverse(short_config(77, 40));
   config.device = Device::cuda;
   std::vector<AisResult> runs;
   for (const int chunk : {1, 7, 1000}) {

@@ -7,6 +7,7 @@
 
 #include "common/checkpoint_runs.hpp"
 #include "common/cuda_skip.hpp"
+#include "common/hmc_samplers.hpp"
 #include "common/scratch_directory.hpp"
 #include "myriad/models/builtin.hpp"
 #include "myriad/models/gaussian.hpp"
@@ -28,22 +29,18 @@ TEST_P(CudaCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
   const SampleResult reference = sample(model, base);
   EXPECT_NE(reference.device.find("sm_"), std::string::npos) << reference.device;
 
-  SampleConfig config = base;
-  config.draws_path = scratch / "draws.npy";
-  config.checkpoint.path = scratch / "checkpoint.bin";
+  SampleConfig config = testing::resumable_config(base, scratch);
   config.checkpoint.every = 40;
   int interruptions = 0;
   const SampleResult resumed = testing::run_with_stops(model, config, {30, 75, 3}, interruptions);
   EXPECT_EQ(interruptions, 3);
-  EXPECT_TRUE(testing::file_bytes(scratch / "draws.npy") ==
-              testing::file_bytes(scratch / "reference.npy"))
-      << "the resumed run's draws.npy differs from the uninterrupted run's";
+  EXPECT_TRUE(testing::same_draws_files(scratch));
   testing::expect_same_results(resumed, reference);
 }
 
 INSTANTIATE_TEST_SUITE_P(Samplers, CudaCheckpointResume,
                          ::testing::Values(HmcSampler::chees, HmcSampler::nuts),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         testing::HmcSamplerName{});
 
 TEST(CudaCheckpoint, ChmcResumedIsTheUninterruptedRunBitForBit) {
   // The CUDA backend's chain state is its device arrays as they are (u, the gradient, φ, the
@@ -51,25 +48,18 @@ TEST(CudaCheckpoint, ChmcResumedIsTheUninterruptedRunBitForBit) {
   MYRIAD_SKIP_WITHOUT_CUDA();
   const testing::ScratchDirectory scratch;
   auto problem = models::LinearGaussianProblem::make(3, 6, 1);
-  ChmcConfig base;
-  static_cast<SampleConfig&>(base) =
-      testing::checkpointed_config(HmcSampler::hmc, scratch / "reference.npy");
+  ChmcConfig base = testing::checkpointed_chmc_config(scratch / "reference.npy");
   base.device = Device::cuda;
-  base.metric = MetricKind::diag;
   base.chains = 100;
   const SampleResult reference = sample_chmc(problem.device_model(), base);
-  ChmcConfig config = base;
-  config.draws_path = scratch / "draws.npy";
-  config.checkpoint.path = scratch / "checkpoint.bin";
+  ChmcConfig config = testing::resumable_config(base, scratch);
   config.checkpoint.every = 40;
   int interruptions = 0;
   const SampleResult resumed = testing::run_with_stops(
       config, {30, 75, 3}, interruptions,
       [&](const ChmcConfig& c) { return sample_chmc(problem.device_model(), c); });
   EXPECT_EQ(interruptions, 3);
-  EXPECT_TRUE(testing::file_bytes(scratch / "draws.npy") ==
-              testing::file_bytes(scratch / "reference.npy"))
-      << "the resumed run's draws.npy differs from the uninterrupted run's";
+  EXPECT_TRUE(testing::same_draws_files(scratch));
   testing::expect_same_results(resumed, reference);
 }
 

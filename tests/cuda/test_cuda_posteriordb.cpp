@@ -23,9 +23,9 @@ TEST_P(CudaPosteriordbConformance, AgreesWithStansReference) {
   testing::expect_conformance(GetParam(), Device::cuda);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Posteriors, CudaPosteriordbConformance, ::testing::ValuesIn(testing::conformance_posteriors()),
-    [](const ::testing::TestParamInfo<Posterior>& info) { return std::string(info.param.model); });
+INSTANTIATE_TEST_SUITE_P(Posteriors, CudaPosteriordbConformance,
+                         ::testing::ValuesIn(testing::conformance_posteriors()),
+                         testing::PosteriorName{});
 
 }  // namespace
 }  // namespace myriad

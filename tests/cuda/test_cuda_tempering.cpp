@@ -19,6 +19,7 @@
 #include <string>
 
 #include "common/cuda_skip.hpp"
+#include "common/run_configs.hpp"
 #include "common/temper_methods.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/models/builtin_targets.hpp"
@@ -36,12 +37,8 @@ bool close(double a, double b) {
 /// 77 chains: not a multiple of the warp size, so the padded lanes and the last, partial warp
 /// are exercised; 70 transitions in chunks of 30, so a launch resumes every chain mid-run.
 TemperConfig short_config(TemperMethod method) {
-  TemperConfig config;
+  TemperConfig config = testing::run_config<TemperConfig>(77, 20, 50, 8675309);
   config.method = method;
-  config.chains = 77;
-  config.warmup = 20;
-  config.draws = 50;
-  config.seed = 8675309;
   config.step_size = 0.2;
   config.leapfrog_steps = 10;
   config.log_zeta = -0.5;

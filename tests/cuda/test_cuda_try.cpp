@@ -11,24 +11,13 @@
 
 #include <string>
 
+#include "common/expect_error.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/kernels/cuda_try.cuh"
 
 namespace myriad {
 namespace {
-
-/// The message of the cuda_error thrown by f, or a failure.
-template <class F>
-std::string error_message(F f) {
-  try {
-    f();
-  } catch (const cuda_error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no cuda_error thrown";
-  return {};
-}
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -44,24 +33,27 @@ TEST(CudaTry, SuccessDoesNotThrow) {
 
 TEST(CudaTry, RuntimeErrorNamesCallFileLineAndStatus) {
   const int line = __LINE__ + 1;
-  const std::string m = error_message([] { MYRIAD_CUDA_TRY(failing_runtime_call()); });
+  const std::string m =
+      testing::thrown_message<cuda_error>([] { MYRIAD_CUDA_TRY(failing_runtime_call()); });
   EXPECT_TRUE(contains(m, "CUDA call 'failing_runtime_call()'")) << m;
   EXPECT_TRUE(contains(m, "test_cuda_try.cpp:" + std::to_string(line))) << m;
   EXPECT_TRUE(contains(m, "cudaErrorInvalidValue")) << m;
 }
 
 TEST(CudaTry, CublasErrorUsesTheLibrarysStrings) {
-  const std::string m = error_message([] { MYRIAD_CUBLAS_TRY(CUBLAS_STATUS_NOT_INITIALIZED); });
+  const std::string m =
+      testing::thrown_message<cuda_error>([] { MYRIAD_CUBLAS_TRY(CUBLAS_STATUS_NOT_INITIALIZED); });
   EXPECT_TRUE(contains(m, "cuBLAS call 'CUBLAS_STATUS_NOT_INITIALIZED'")) << m;
   EXPECT_TRUE(contains(m, cublasGetStatusString(CUBLAS_STATUS_NOT_INITIALIZED))) << m;
 }
 
 TEST(CudaTry, CusolverErrorNamesTheStatus) {
-  const std::string m = error_message([] { MYRIAD_CUSOLVER_TRY(CUSOLVER_STATUS_INVALID_VALUE); });
+  const std::string m = testing::thrown_message<cuda_error>(
+      [] { MYRIAD_CUSOLVER_TRY(CUSOLVER_STATUS_INVALID_VALUE); });
   EXPECT_TRUE(contains(m, "cuSOLVER call")) << m;
   EXPECT_TRUE(contains(m, ": CUSOLVER_STATUS_INVALID_VALUE (status 3)")) << m;
-  const std::string unknown =
-      error_message([] { MYRIAD_CUSOLVER_TRY(CUSOLVER_STATUS_INVALID_WORKSPACE); });
+  const std::string unknown = testing::thrown_message<cuda_error>(
+      [] { MYRIAD_CUSOLVER_TRY(CUSOLVER_STATUS_INVALID_WORKSPACE); });
   EXPECT_TRUE(contains(unknown, "status 31")) << unknown;
 }
 

@@ -26,9 +26,11 @@
 #include <utility>
 #include <vector>
 
-#include "myriad/estimate/contraction_path.hpp"
+#include "common/log_sum_product_cases.hpp"
+#include "common/log_sum_product_steps.hpp"
 #include "myriad/backend/device.hpp"
 #include "myriad/core/device_memory.hpp"
+#include "myriad/estimate/contraction_path.hpp"
 #include "myriad/estimate/log_contract.hpp"
 #include "myriad/estimate/log_semiring_gemm.hpp"
 #include "myriad/estimate/log_tensor.hpp"
@@ -42,34 +44,12 @@ void run_cublas_on_device(const LogSemiringGemm& gemm, std::int64_t budget_bytes
 
 namespace {
 
-constexpr double kUnitRoundoff = 0x1p-53;
+using namespace testing::log_sum_product_cases;
 
 #define SKIP_WITHOUT_DEVICE()                                                     \
   do {                                                                            \
     if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device: test skipped"; \
   } while (0)
-
-/// A step's tensors on the host and the step's geometry (see the host tests).
-struct Case {
-  std::string name;
-  std::vector<LogTensor> tensors;
-  std::vector<int> eliminate;
-  std::vector<int> out_vars;
-  std::vector<int> output_vars;
-  std::vector<std::int64_t> output_extents;
-  /// The input views given the tensors' views (slices, renames).
-  std::function<std::vector<LogTensorView>(const std::vector<LogTensorView>&)> inputs =
-      [](const std::vector<LogTensorView>& t) { return t; };
-  std::function<LogTensorView(const LogTensorView&)> destination = [](const LogTensorView& v) {
-    return v;
-  };
-};
-
-Case named(std::string name) {
-  Case c;
-  c.name = std::move(name);
-  return c;
-}
 
 /// N(0, 3²) plus per-(variable, index) offsets uniform in ±1e4 (kept) or ±reduced_offset
 /// (eliminated); −inf with probability 0.1.
@@ -98,116 +78,10 @@ void fill(Case& c, double reduced_offset, std::uint64_t seed) {
   }
 }
 
-Case hierarchical() {
-  Case c = named("hierarchical_gemv");
-  c.tensors = {LogTensor({0, 20, 1, 10}, {3, 5, 9, 40}), LogTensor({0, 20, 10}, {3, 5, 40})};
-  c.eliminate = {10};
-  c.out_vars = c.output_vars = {0, 20, 1};
-  c.output_extents = {3, 5, 9};
-  return c;
-}
-
-Case chain_level(std::int64_t k, std::int64_t steps) {
-  Case c = named("chain_level_k" + std::to_string(k));
-  const int run = 0, t = 20, lag = 1, chain = 2, scratch = 9;
-  const std::int64_t pairs = steps / 2;
-  c.tensors = {LogTensor({run, t, lag, chain}, {2, steps, k, k})};
-  c.inputs = [=](const std::vector<LogTensorView>& v) {
-    return std::vector<LogTensorView>{v[0].slice(t, 0, 2, pairs).renamed(chain, scratch),
-                                      v[0].slice(t, 1, 2, pairs).renamed(lag, scratch)};
-  };
-  c.eliminate = {scratch};
-  c.out_vars = c.output_vars = {run, t, lag, chain};
-  c.output_extents = {2, pairs + steps % 2, k, k};
-  c.destination = [=](const LogTensorView& next) { return next.slice(t, 0, 1, pairs); };
-  return c;
-}
-
-Case multi_axis() {
-  Case c = named("multi_axis_permuted");
-  c.tensors = {LogTensor({10, 1, 20, 2, 11}, {3, 4, 2, 5, 6}),
-               LogTensor({3, 11, 20, 10, 4}, {3, 6, 2, 3, 2})};
-  c.eliminate = {11, 10};
-  c.out_vars = c.output_vars = {4, 1, 20, 3, 2};
-  c.output_extents = {2, 4, 2, 3, 5};
-  return c;
-}
-
-Case backward_with_constants(std::int64_t k) {
-  Case c = named("backward_constants");
-  c.tensors = {LogTensor({0, 10, 1}, {2, 33, 12}), LogTensor({0, 10, 11}, {2, 33, k}),
-               LogTensor({0, 1, 11}, {2, 12, k}),
-               LogTensor::scalar(-std::log(static_cast<double>(k)))};
-  c.eliminate = {11};
-  c.out_vars = c.output_vars = {0, 10, 1};
-  c.output_extents = {2, 33, 12};
-  return c;
-}
-
-Case chimpanzees_block(std::int64_t k) {
-  Case c = named("chimpanzees_block");
-  c.tensors = {LogTensor({20, 10, 5}, {3, k, k}),
-               LogTensor({20, 1, 2, 3, 4, 10}, {3, k, k, k, k, k})};
-  c.eliminate = {10};
-  c.out_vars = c.output_vars = {20, 5, 1, 2, 3, 4};
-  c.output_extents = {3, k, k, k, k, k};
-  return c;
-}
-
-Case batched_dot() {
-  Case c = named("batched_dot");
-  c.tensors = {LogTensor({20, 10}, {7, 37}), LogTensor({20, 10}, {7, 37})};
-  c.eliminate = {10};
-  c.out_vars = c.output_vars = {20};
-  c.output_extents = {7};
-  return c;
-}
-
-Case column_gemv() {
-  Case c = named("column_gemv");
-  c.tensors = {LogTensor({20, 10}, {3, 21}), LogTensor({20, 10, 1}, {3, 21, 300})};
-  c.eliminate = {10};
-  c.out_vars = c.output_vars = {20, 1};
-  c.output_extents = {3, 300};
-  return c;
-}
-
-Case broadcast_reduce() {
-  Case c = named("broadcast_reduce");
-  c.tensors = {LogTensor({10, 11, 1}, {5, 4, 9}), LogTensor({10, 2}, {5, 40}),
-               LogTensor({21}, {3})};
-  c.eliminate = {10, 11};
-  c.out_vars = c.output_vars = {1, 2, 21};
-  c.output_extents = {9, 40, 3};
-  return c;
-}
-
-/// Few outputs of a long reduction (the shape of window 5's single-block chimpanzees step): the
-/// generic and automatic paths split the reduction (estimate/log_sum_product_split.hpp).
-Case starved_dot() {
-  Case c = named("starved_dot");
-  c.tensors = {LogTensor({20, 10}, {7, 5000}), LogTensor({20, 10}, {7, 5000})};
-  c.eliminate = {10};
-  c.out_vars = c.output_vars = {20};
-  c.output_extents = {7};
-  return c;
-}
-
-/// A GEMV of a few tiles over a long reduction: automatic splits it rather than run a handful of
-/// tiled blocks; an explicit tiled request keeps the tiled kernel.
-Case starved_gemv() {
-  Case c = named("starved_gemv");
-  c.tensors = {LogTensor({20, 10}, {2, 3000}), LogTensor({20, 10, 1}, {2, 3000, 64})};
-  c.eliminate = {10};
-  c.out_vars = c.output_vars = {20, 1};
-  c.output_extents = {2, 64};
-  return c;
-}
-
 std::vector<std::function<Case()>> cases() {
   return {starved_dot,
           starved_gemv,
-          hierarchical,
+          [] { return hierarchical(9, 40); },
           [] { return chain_level(20, 7); },
           [] { return chain_level(70, 5); },
           multi_axis,
@@ -229,14 +103,8 @@ LogSumProductStep step_of(const Case& c, const std::vector<const double*>& data,
   }
   LogTensorView output{out, c.output_vars, c.output_extents, row_major_strides(c.output_extents)};
   const LogTensorView destination = c.destination(output);
-  const LogSumProductPlan plan = plan_log_sum_product(c.inputs(views), c.eliminate, &c.out_vars);
-  LogSumProductStep step;
-  step.element = plan.element;
-  step.out = const_cast<double*>(destination.data);
-  step.out_size = plan.out_size;
-  for (std::size_t a = 0; a < plan.out_vars.size(); ++a)
-    step.out_stride[a] = destination.stride_of(plan.out_vars[a]);
-  return step;
+  return testing::log_sum_product_step(
+      plan_log_sum_product(c.inputs(views), c.eliminate, &c.out_vars), destination);
 }
 
 std::int64_t output_size(const Case& c) {
@@ -272,17 +140,6 @@ struct DeviceCase {
   }
   std::vector<double> result() const { return download(out.data(), out.size()); }
 };
-
-double tolerance_of(const Case& c, std::int64_t k) {
-  double scale = 0.0;
-  for (const LogTensor& t : c.tensors) {
-    double m = 0.0;
-    for (double x : t.values())
-      if (std::isfinite(x)) m = std::max(m, std::abs(x));
-    scale += m;
-  }
-  return kUnitRoundoff * (8.0 * scale + 4.0 * static_cast<double>(k) + 16.0);
-}
 
 void expect_same(const std::vector<double>& actual, const std::vector<double>& expected,
                  double tolerance, const std::string& what) {
@@ -348,7 +205,7 @@ TEST(LogSemiringGemmCuda, EveryTilingMatchesTheCpuGenericElement) {
 
 TEST(LogSemiringGemmCuda, CublasInRoundsOfOneBatchMatches) {
   SKIP_WITHOUT_DEVICE();
-  for (const auto& make : {std::function<Case()>(hierarchical),
+  for (const auto& make : {std::function<Case()>([] { return hierarchical(9, 40); }),
                            std::function<Case()>([] { return chain_level(20, 7); }),
                            std::function<Case()>([] { return backward_with_constants(10); })}) {
     Case c = make();
@@ -364,7 +221,8 @@ TEST(LogSemiringGemmCuda, CublasInRoundsOfOneBatchMatches) {
 TEST(LogSemiringGemmCuda, CublasUnderflowFallsBackToTheExactElement) {
   SKIP_WITHOUT_DEVICE();
   // A = (0, −800), B = (−800, 0): S = 2e^-800 underflows to 0; the true value is log 2 − 800.
-  Case c = named("gap_800");
+  Case c;
+  c.name = "gap_800";
   c.tensors = {LogTensor({10}, {2}, std::vector<double>{0.0, -800.0}),
                LogTensor({10}, {2}, std::vector<double>{-800.0, 0.0})};
   c.eliminate = {10};

@@ -204,6 +204,13 @@ class StatAisExact : public ::testing::TestWithParam<Device> {
   std::string label(const char* model) const {
     return std::string(model) + " (" + device_label(GetParam()) + ")";
   }
+  /// The run of `config` on an owning model, forward and reverse (the target has exact draws):
+  /// both estimates exact.
+  template <class Data>
+  void expect_exact_both_ways(Data& data, AisConfig config, const char* model) const {
+    config.reverse = true;
+    expect_exact(run_owned(data, config, GetParam()), label(model));
+  }
 };
 
 // N(1.5·1, 0.7²[(1 − ρ)I + ρ11ᵀ]), ρ = 0.5, in 8 dimensions: normalised, log Z = 0, and far
@@ -222,9 +229,7 @@ TEST_P(StatAisExact, Gaussian) {
 TEST_P(StatAisExact, ProductOfLaplaceExperts) {
   auto data = models::ProductOfExpertsData<double>::synthetic(models::ExpertKind::laplace, 36, 36);
   ASSERT_TRUE(data.has_exact());
-  AisConfig config = config_for(400, 2000, 102);
-  config.reverse = true;
-  expect_exact(run_owned(data, config, GetParam()), label("poe_laplace M=36"));
+  expect_exact_both_ways(data, config_for(400, 2000, 102), "poe_laplace M=36");
 }
 
 // Complete product of Student-t experts, M = L = 16, λ_l ∈ [1.5, 3] (the registry's range; why
@@ -233,9 +238,7 @@ TEST_P(StatAisExact, ProductOfStudentTExperts) {
   auto data = models::ProductOfExpertsData<double>::synthetic(models::ExpertKind::student_t, 16, 16,
                                                               1.5, 3.0);
   ASSERT_TRUE(data.has_exact());
-  AisConfig config = config_for(300, 1000, 103);
-  config.reverse = true;
-  expect_exact(run_owned(data, config, GetParam()), label("poe_student_t M=16"));
+  expect_exact_both_ways(data, config_for(300, 1000, 103), "poe_student_t M=16");
 }
 
 // Gaussian prior, four data points (four problems in one two-level batch, hais.md §6):
@@ -245,9 +248,7 @@ TEST_P(StatAisExact, ProductOfStudentTExperts) {
 TEST_P(StatAisExact, LinearGenerativeGaussianPrior) {
   auto data = models::LinearGenerativeData<double>::synthetic(
       8, 6, 4, models::LinearGenerativePrior::gaussian, 0.3, 1.0);
-  AisConfig config = config_for(500, 2000, 104);
-  config.reverse = true;
-  expect_exact(run_owned(data, config, GetParam()), label("linear_generative gaussian"));
+  expect_exact_both_ways(data, config_for(500, 2000, 104), "linear_generative gaussian");
 }
 
 // Laplace prior at Φ = 0, the paper's sanity check for every generative model (hais.md §9.1):
@@ -268,9 +269,8 @@ TEST_P(StatAisExact, LinearGenerativeLaplacePriorAtZeroPhi) {
 TEST_P(StatAisExact, BoltzmannRelaxation) {
   auto data = models::BoltzmannRelaxationData<double>::synthetic(12);
   AisConfig config = config_for(600, 2000, 106);
-  config.reverse = true;
   config.keep_particles = true;  // the weighted means against E[x] (E.10)
-  expect_exact(run_owned(data, config, GetParam()), label("boltzmann_relaxation"));
+  expect_exact_both_ways(data, config, "boltzmann_relaxation");
 }
 
 // BDMC (hais.md §7) on every target with exact posterior draws, on a short path (30

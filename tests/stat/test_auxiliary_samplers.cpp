@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/model_test_dense_reference.hpp"
 #include "common/run_configs.hpp"
 #include "myriad/models/gaussian_latent_variable.hpp"
 #include "myriad/models/linear_gaussian.hpp"
@@ -224,24 +225,8 @@ TEST(StatAbcSlice, EllipticalSliceOnTheGaussianKernelAbcTargetIsExact) {
         precision[i * N + j] += A[m * N + i] * A[m * N + j] / (epsilon * epsilon);
     for (int m = 0; m < M; ++m) rhs[i] += A[m * N + i] * xbar[m] / (epsilon * epsilon);
   }
-  // Σ = precision⁻¹ column by column (Gauss–Jordan: 8 × 8).
-  std::vector<double> a = precision, inverse(static_cast<std::size_t>(N) * N, 0.0);
-  for (int i = 0; i < N; ++i) inverse[i * N + i] = 1.0;
-  for (int c = 0; c < N; ++c) {
-    const double pivot = a[c * N + c];
-    for (int j = 0; j < N; ++j) {
-      a[c * N + j] /= pivot;
-      inverse[c * N + j] /= pivot;
-    }
-    for (int r = 0; r < N; ++r) {
-      if (r == c) continue;
-      const double f = a[r * N + c];
-      for (int j = 0; j < N; ++j) {
-        a[r * N + j] -= f * a[c * N + j];
-        inverse[r * N + j] -= f * inverse[c * N + j];
-      }
-    }
-  }
+  // Σ = precision⁻¹ (Gauss–Jordan: 8 × 8).
+  const std::vector<double> inverse = testing::gauss_jordan_inverse(precision, N);
   AuxiliaryConfig config = config_for(AuxiliaryMethod::elliptical_slice, 64, 300, 1500);
   const SampleResult result =
       sample_abc_auxiliary(problem.host_model(), AbcKernel::gaussian, epsilon, config);

@@ -79,6 +79,15 @@ TEST(StatChmcWorkloads, AbcRejectionAcceptsNothingOnFullLotkaVolterraData) {
   EXPECT_EQ(summary.accepted, 0);
 }
 
+/// `config` run on whatever device there is, with the problem's data where that device reads it
+/// (the CUDA backend reproduces the CPU's run to rounding).
+template <class Problem>
+SampleResult sample_on_available_device(Problem& problem, ChmcConfig config) {
+  const bool gpu = cuda_device_available();
+  config.device = gpu ? Device::cuda : Device::cpu;
+  return sample_chmc(gpu ? problem.device_model() : problem.host_model(), config);
+}
+
 /// Posterior checks on a converged run: R-hat < 1.01 for every quantity, and the data-generating
 /// value inside the 5%–95% interval widened by half its width (a loose check: the posterior of
 /// one data set need not cover the truth).
@@ -93,23 +102,17 @@ void expect_converged_around(const SampleResult& r, const double* truth) {
 
 TEST(StatChmcConvergence, GldConvergesAroundTheTruth) {
   auto problem = models::GldProblem::make();
-  ChmcConfig config;
-  const bool gpu = cuda_device_available();
-  // The same run on either device (the CUDA backend reproduces the CPU's to rounding). A larger
-  // GPU-only run (256 chains, 300 + 1000) was never run on a device; run on the CPU it gave
-  // R-hat up to 1.018 and took 52 minutes on two cores: not a configuration to test with.
-  config.chains = 64;
-  config.warmup = 100;
-  // Split R-hat of a stationary chain of n draws with integrated autocorrelation τ is about
-  // 1 + (τ − 1)/n; GLD's τ ≈ 3 here, so 150 draws gave 1.012 at stationarity: 400 keep that
-  // short-chain effect below 0.005, well inside the 1.01 bound.
-  config.draws = 400;
-  config.seed = 8;
-  config.device = gpu ? Device::cuda : Device::cpu;
+  // The same run on either device. A larger GPU-only run (256 chains, 300 + 1000) was never run
+  // on a device; run on the CPU it gave R-hat up to 1.018 and took 52 minutes on two cores: not
+  // a configuration to test with. 400 draws: split R-hat of a stationary chain of n draws with
+  // integrated autocorrelation τ is about 1 + (τ − 1)/n; GLD's τ ≈ 3 here, so 150 draws gave
+  // 1.012 at stationarity: 400 keep that short-chain effect below 0.005, well inside the 1.01
+  // bound.
+  ChmcConfig config = myriad::testing::run_config<ChmcConfig>(64, 100, 400, 8);
   config.inner_steps = 4;  // the paper's N_g; N_s ∈ {5..10}
   config.min_steps = 5;
   config.max_steps = 10;
-  const SampleResult r = sample_chmc(gpu ? problem.device_model() : problem.host_model(), config);
+  const SampleResult r = sample_on_available_device(problem, config);
   expect_sane(r);
   const double truth[4] = {5, 1, 0.4, -0.1};
   expect_converged_around(r, truth);
@@ -125,17 +128,11 @@ TEST(StatChmcConvergence, LotkaVolterraConvergesAroundTheTruth) {
   // the run in bench/results/chmc-cpu-workloads.md) and 0.004 with 700, so 600 draws keep it
   // near 0.005, half the 1.01 bound.
   auto problem = models::LotkaVolterraProblem::make();
-  ChmcConfig config;
-  const bool gpu = cuda_device_available();
   // The same run on either device. (128 chains, 300 + 1000, seed 7 on the CPU: R-hat 1.002 with
   // the warm-up's step back-off, 1.15 without it; StatChmcWarmup below.)
-  config.chains = 64;
-  config.warmup = 200;
-  config.draws = 600;
-  config.seed = 7;
-  config.device = gpu ? Device::cuda : Device::cpu;
+  ChmcConfig config = myriad::testing::run_config<ChmcConfig>(64, 200, 600, 7);
   config.inner_steps = 3;  // the paper's N_g; N_s ∈ {4..8}
-  const SampleResult r = sample_chmc(gpu ? problem.device_model() : problem.host_model(), config);
+  const SampleResult r = sample_on_available_device(problem, config);
   expect_sane(r);
   const double truth[4] = {0.4, 0.005, 0.05, 0.001};
   expect_converged_around(r, truth);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/hmc_samplers.hpp"
 #include "common/run_configs.hpp"
 #include "myriad/models/eight_schools.hpp"
 #include "myriad/run/sample.hpp"
@@ -65,7 +66,8 @@ EightSchoolsExact eight_schools_by_quadrature() {
     const double m_mu = v_mu * sum_y;
     const double b = sigma[0] * sigma[0] / (sigma[0] * sigma[0] + tau * tau);
     const double m_th = (1 - b) * y[0] + b * m_mu;
-    const double v_th = sigma[0] * sigma[0] * tau * tau / (sigma[0] * sigma[0] + tau * tau) + b * b * v_mu;
+    const double v_th =
+        sigma[0] * sigma[0] * tau * tau / (sigma[0] * sigma[0] + tau * tau) + b * b * v_mu;
     w_sum += w;
     mu1 += w * m_mu;
     mu2 += w * (v_mu + m_mu * m_mu);
@@ -99,7 +101,7 @@ class StatEightSchoolsSampler : public ::testing::TestWithParam<HmcSampler> {};
 INSTANTIATE_TEST_SUITE_P(Samplers, StatEightSchoolsSampler,
                          ::testing::Values(HmcSampler::hmc, HmcSampler::chees, HmcSampler::snaper,
                                            HmcSampler::nuts),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         testing::HmcSamplerName{});
 
 TEST_P(StatEightSchoolsSampler, AgreesWithExactPosteriorWithinFiveMcse) {
   const EightSchoolsExact exact = eight_schools_by_quadrature();
@@ -109,14 +111,16 @@ TEST_P(StatEightSchoolsSampler, AgreesWithExactPosteriorWithinFiveMcse) {
 
   const int mu = testing::quantity_index(result, "mu");
   const int tau = testing::quantity_index(result, "tau");
-  const int theta0 = testing::quantity_index(result, "theta[1]");  // the first school, in Stan's names
+  const int theta0 =
+      testing::quantity_index(result, "theta[1]");  // the first school, in Stan's names
   const auto identity = [](double x) { return x; };
   testing::expect_within_mcse(testing::mean_of(result, mu, identity), exact.mu_mean, "E[mu]");
   testing::expect_within_mcse(testing::mean_of(result, tau, identity), exact.tau_mean, "E[tau]");
   testing::expect_within_mcse(testing::mean_of(result, theta0, identity), exact.theta0_mean,
                               "E[theta0]");
   testing::expect_within_mcse(
-      testing::mean_of(result, mu, [&](double x) { return (x - exact.mu_mean) * (x - exact.mu_mean); }),
+      testing::mean_of(result, mu,
+                       [&](double x) { return (x - exact.mu_mean) * (x - exact.mu_mean); }),
       exact.mu_sd * exact.mu_sd, "Var[mu]");
   for (const auto& row : result.summary) EXPECT_LT(row.rhat, 1.01) << row.name;
   // The non-centred form is well conditioned: divergences are rare (counted, not hidden); the

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/hmc_samplers.hpp"
 #include "common/run_configs.hpp"
 #include "myriad/mcmc/nuts.hpp"
 #include "myriad/models/gaussian.hpp"
@@ -44,7 +45,7 @@ class StatDenseMetric : public ::testing::TestWithParam<HmcSampler> {};
 
 INSTANTIATE_TEST_SUITE_P(Samplers, StatDenseMetric,
                          ::testing::Values(HmcSampler::hmc, HmcSampler::chees, HmcSampler::nuts),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         testing::HmcSamplerName{});
 
 TEST_P(StatDenseMetric, RecoversAnIllConditionedGaussianWithinFiveMcse) {
   // ρ = 0.99 in D = 10: condition number (1 + 9ρ)/(1 − ρ) ≈ 990, which no diagonal metric

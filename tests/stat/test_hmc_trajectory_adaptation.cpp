@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/hmc_samplers.hpp"
 #include "common/run_configs.hpp"
 #include "myriad/models/banana.hpp"
 #include "myriad/models/gaussian.hpp"
@@ -21,7 +22,7 @@ class StatAdaptiveLength : public ::testing::TestWithParam<HmcSampler> {};
 
 INSTANTIATE_TEST_SUITE_P(Criteria, StatAdaptiveLength,
                          ::testing::Values(HmcSampler::chees, HmcSampler::snaper),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         testing::HmcSamplerName{});
 
 TEST_P(StatAdaptiveLength, RecoversGaussianMomentsWithinFiveMcse) {
   const double mean = -1.0, sd = 3.0, rho = 0.9;
@@ -67,7 +68,7 @@ class StatCurvedTarget : public ::testing::TestWithParam<HmcSampler> {};
 
 INSTANTIATE_TEST_SUITE_P(Samplers, StatCurvedTarget,
                          ::testing::Values(HmcSampler::chees, HmcSampler::snaper),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         testing::HmcSamplerName{});
 
 TEST_P(StatCurvedTarget, BananaAtDefaultsRarelyDivergesAndConverges) {
   // Divergences are rare, not impossible. The leapfrog map is unstable where ε √λmax(M⁻¹H) > 2;

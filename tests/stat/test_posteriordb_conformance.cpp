@@ -19,9 +19,9 @@ TEST_P(StatPosteriordbConformance, AgreesWithStansReference) {
   testing::expect_conformance(GetParam(), Device::cpu);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Posteriors, StatPosteriordbConformance, ::testing::ValuesIn(testing::conformance_posteriors()),
-    [](const ::testing::TestParamInfo<Posterior>& info) { return std::string(info.param.model); });
+INSTANTIATE_TEST_SUITE_P(Posteriors, StatPosteriordbConformance,
+                         ::testing::ValuesIn(testing::conformance_posteriors()),
+                         testing::PosteriorName{});
 
 }  // namespace
 }  // namespace myriad

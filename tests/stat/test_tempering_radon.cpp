@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/run_configs.hpp"
 #include "myriad/app/radon_data.hpp"
 #include "myriad/run/ais.hpp"
 #include "myriad/run/temper.hpp"
@@ -49,18 +50,13 @@ TEST(StatTemperRadon, GibbsCtAgreesWithAisOnLogZAndTheMeans) {
   const AisResult ais_result = ais(target, ais_config);
   const LogZEstimate& annealed = ais_result.forward.estimates[0];
 
-  TemperConfig config;
+  TemperConfig config = testing::run_config<TemperConfig>(24, 500, 1000, 2017);
   config.method = TemperMethod::gibbs_ct;
-  config.chains = 24;
-  config.warmup = 500;
-  config.draws = 1000;
-  config.seed = 2017;
   config.step_size = 0.2;
   config.leapfrog_steps = 20;
   config.metric = TemperingMetric::base;
   config.base = base.spec();
   config.log_zeta = base.log_zeta;
-  config.device = Device::cpu;
   const TemperResult r = temper(target, config);
 
   const double combined = std::hypot(r.log_z.se, annealed.se_delta);

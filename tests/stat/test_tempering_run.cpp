@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/expect_error.hpp"
+#include "common/run_configs.hpp"
 #include "common/temper_methods.hpp"
 #include "myriad/models/gaussian.hpp"
 #include "myriad/run/temper.hpp"
@@ -20,19 +21,14 @@ namespace myriad {
 namespace {
 
 TemperConfig config_for(TemperMethod method) {
-  TemperConfig config;
+  TemperConfig config = testing::run_config<TemperConfig>(64, 200, 1500, 20261129);
   config.method = method;
-  config.chains = 64;
-  config.warmup = 200;
-  config.draws = 1500;
-  config.seed = 20261129;
   config.step_size = 0.25;
   config.leapfrog_steps = 10;
   config.log_zeta = -1.0;
   config.temperatures = 11;
   config.schedule = ScheduleKind::linear;
   config.initial_u = -2.0;
-  config.device = Device::cpu;
   return config;
 }
 

@@ -14,6 +14,7 @@
 
 #include "common/checkpoint_runs.hpp"
 #include "common/expect_error.hpp"
+#include "common/hmc_samplers.hpp"
 #include "common/run_configs.hpp"
 #include "common/same_bits.hpp"
 #include "common/scratch_directory.hpp"
@@ -30,10 +31,13 @@
 namespace myriad {
 namespace {
 
+using testing::checkpointed_chmc_config;
 using testing::checkpointed_config;
 using testing::expect_same_results;
 using testing::file_bytes;
+using testing::resumable_config;
 using testing::run_with_stops;
+using testing::same_draws_files;
 using testing::ScratchDirectory;
 
 class CheckpointResume : public ::testing::TestWithParam<HmcSampler> {};
@@ -41,11 +45,10 @@ class CheckpointResume : public ::testing::TestWithParam<HmcSampler> {};
 TEST_P(CheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
   const ScratchDirectory scratch;
   const auto model = models::Gaussian<double>::make(4, 0.3);
-  const SampleResult reference =
-      sample(model, checkpointed_config(GetParam(), scratch / "reference.npy"));
+  const SampleConfig base = checkpointed_config(GetParam(), scratch / "reference.npy");
+  const SampleResult reference = sample(model, base);
 
-  SampleConfig config = checkpointed_config(GetParam(), scratch / "draws.npy");
-  config.checkpoint.path = scratch / "checkpoint.bin";
+  SampleConfig config = resumable_config(base, scratch);
   config.checkpoint.every = 40;
   // Stopped in the first metric window, at a restart check (iteration 75 of warm-up), at the
   // last warm-up iteration, then twice while sampling (polls come per iteration in warm-up and
@@ -54,15 +57,14 @@ TEST_P(CheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
   const SampleResult resumed = run_with_stops(model, config, {30, 45, 75, 3, 2}, interruptions);
   EXPECT_EQ(interruptions, 5);
   EXPECT_GE(resumed.resumed_at_iteration, 150);
-  EXPECT_TRUE(file_bytes(scratch / "draws.npy") == file_bytes(scratch / "reference.npy"))
-      << "the resumed run's draws.npy differs from the uninterrupted run's";
+  EXPECT_TRUE(same_draws_files(scratch));
   expect_same_results(resumed, reference);
 }
 
 INSTANTIATE_TEST_SUITE_P(Samplers, CheckpointResume,
                          ::testing::Values(HmcSampler::hmc, HmcSampler::chees, HmcSampler::snaper,
                                            HmcSampler::nuts),
-                         [](const auto& info) { return std::string(to_string(info.param)); });
+                         testing::HmcSamplerName{});
 
 TEST(Checkpoint, ResumedRunWithRestartedChainsIsBitForBit) {
   // The funnel strands chains in warm-up: the restarts' memory (the previous log densities, the
@@ -75,14 +77,11 @@ TEST(Checkpoint, ResumedRunWithRestartedChainsIsBitForBit) {
   base.seed = 1;  // three restarts (the CLI's funnel run at these settings)
   const SampleResult reference = sample(model, base);
   ASSERT_GT(reference.warmup_restarts, 0) << "the test needs a run with restarts";
-  SampleConfig config = base;
-  config.draws_path = scratch / "draws.npy";
-  config.checkpoint.path = scratch / "checkpoint.bin";
+  const SampleConfig config = resumable_config(base, scratch);
   int interruptions = 0;
   const SampleResult resumed = run_with_stops(model, config, {60, 90}, interruptions);
   EXPECT_EQ(interruptions, 2);
-  EXPECT_TRUE(file_bytes(scratch / "draws.npy") == file_bytes(scratch / "reference.npy"))
-      << "the resumed run's draws.npy differs from the uninterrupted run's";
+  EXPECT_TRUE(same_draws_files(scratch));
   expect_same_results(resumed, reference);
   EXPECT_EQ(resumed.warmup_restarted_chains, reference.warmup_restarted_chains);
 }
@@ -95,23 +94,17 @@ TEST_P(ChmcCheckpointResume, ResumedRunIsTheUninterruptedRunBitForBit) {
   // lanes or one at a time: the parameter).
   const ScratchDirectory scratch;
   const auto problem = models::LinearGaussianProblem::make(3, 6, 1);
-  ChmcConfig base;
-  static_cast<SampleConfig&>(base) =
-      checkpointed_config(HmcSampler::hmc, scratch / "reference.npy");
-  base.metric = MetricKind::diag;
+  ChmcConfig base = checkpointed_chmc_config(scratch / "reference.npy");
   base.cpu_simd_lanes = GetParam();
   const SampleResult reference = sample_chmc(problem.host_model(), base);
-  ChmcConfig config = base;
-  config.draws_path = scratch / "draws.npy";
-  config.checkpoint.path = scratch / "checkpoint.bin";
+  ChmcConfig config = resumable_config(base, scratch);
   config.checkpoint.every = 40;
   int interruptions = 0;
   const SampleResult resumed =
       run_with_stops(config, {30, 75, 3, 2}, interruptions,
                      [&](const ChmcConfig& c) { return sample_chmc(problem.host_model(), c); });
   EXPECT_EQ(interruptions, 4);
-  EXPECT_TRUE(file_bytes(scratch / "draws.npy") == file_bytes(scratch / "reference.npy"))
-      << "the resumed run's draws.npy differs from the uninterrupted run's";
+  EXPECT_TRUE(same_draws_files(scratch));
   expect_same_results(resumed, reference);
   EXPECT_EQ(resumed.sampling_stats.newton_iterations, reference.sampling_stats.newton_iterations);
   EXPECT_EQ(resumed.warmup_backed_off_chains, reference.warmup_backed_off_chains);

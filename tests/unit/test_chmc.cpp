@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/host_chmc_chain.hpp"
 #include "common/run_configs.hpp"
 #include "common/test_generators.hpp"
 #include "myriad/diag/ess.hpp"
@@ -83,28 +84,7 @@ struct TestIndependent {
 
 /// Per-chain scratch on the host for one chain of a generator.
 template <class G>
-struct OneChain {
-  explicit OneChain(const G& g) : layout(chmc_layout<G, double>(g)) {
-    u.assign(layout.n, 0.0);
-    grad.assign(layout.n, 0.0);
-    work.assign(layout.size(), 0.0);
-    dual.assign(layout.dual_size(), Dual<double>(0.0));
-    nested.assign(layout.nested_size(), Dual<Dual<double>>(Dual<double>(0.0)));
-  }
-  ChmcChain<double> view() {
-    return {ChainVector<double>{u.data(), 1, layout.n},
-            ChainVector<double>{grad.data(), 1, layout.n},
-            &potential,
-            ChainWorkspace<double>{work.data(), 1},
-            ChainWorkspace<Dual<double>>{dual.data(), 1},
-            ChainWorkspace<Dual<Dual<double>>>{nested.data(), 1}};
-  }
-  ChmcLayout layout;
-  std::vector<double> u, grad, work;
-  std::vector<Dual<double>> dual;
-  std::vector<Dual<Dual<double>>> nested;
-  double potential = 0;
-};
+using OneChain = testing::HostChmcChain<G>;
 
 /// φ(u) = −log ρ(u) + ½ log|J Jᵀ| computed directly (J by central differences is not needed:
 /// the Jacobian of TestCurved is written out here).

@@ -205,9 +205,7 @@ class HostKernelEnsemble {
             layout_.m,
             halvings_.data()};
   }
-  kernels::ChainStatisticsView statistics() {
-    return {counters_.data(), chains_};
-  }
+  kernels::ChainStatisticsView statistics() { return {counters_.data(), chains_}; }
 
   Generator generator_;
   std::int64_t chains_;
@@ -397,34 +395,38 @@ TEST(ChmcChainBodies, BatchedGramFactoredOnlyWithZeroInfoAndFinitePositivePivots
 }
 
 TEST(ChmcChainBodies, AutomaticGramFactorisationBatchesDenseGramsUnderWarps) {
-  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense,
-                                       ChmcChainMapping::warp),
-            GramFactorization::library);
-  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense,
-                                       ChmcChainMapping::thread),
-            GramFactorization::chain);
-  EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic,
-                                       GramStructure::diagonal_plus_low_rank,
-                                       ChmcChainMapping::warp),
-            GramFactorization::chain);
-  EXPECT_EQ(resolve_gram_factorization(GramFactorization::tile, GramStructure::dense,
-                                       ChmcChainMapping::thread),
-            GramFactorization::tile);
-  EXPECT_THROW(resolve_gram_factorization(GramFactorization::library,
-                                          GramStructure::triangular_plus_low_rank,
-                                          ChmcChainMapping::warp),
-               invalid_argument);
-  EXPECT_THROW(check_gram_factorization(GramFactorization::registers,
-                                        GramStructure::diagonal_plus_low_rank),
-               invalid_argument);
+  const struct {
+    GramFactorization requested;
+    GramStructure structure;
+    ChmcChainMapping mapping;
+    GramFactorization resolved;
+  } resolutions[] = {{GramFactorization::automatic, GramStructure::dense, ChmcChainMapping::warp,
+                      GramFactorization::library},
+                     {GramFactorization::automatic, GramStructure::dense, ChmcChainMapping::thread,
+                      GramFactorization::chain},
+                     {GramFactorization::automatic, GramStructure::diagonal_plus_low_rank,
+                      ChmcChainMapping::warp, GramFactorization::chain},
+                     {GramFactorization::tile, GramStructure::dense, ChmcChainMapping::thread,
+                      GramFactorization::tile}};
+  for (const auto& r : resolutions)
+    EXPECT_EQ(resolve_gram_factorization(r.requested, r.structure, r.mapping), r.resolved)
+        << to_string(r.requested) << " for structure " << static_cast<int>(r.structure)
+        << " under mapping " << static_cast<int>(r.mapping);
+  EXPECT_THROW(
+      resolve_gram_factorization(GramFactorization::library,
+                                 GramStructure::triangular_plus_low_rank, ChmcChainMapping::warp),
+      invalid_argument);
+  EXPECT_THROW(
+      check_gram_factorization(GramFactorization::registers, GramStructure::diagonal_plus_low_rank),
+      invalid_argument);
   // The automatic pair for the sizes the mapping rows measured: M = 9 thread and chain, M = 16
   // and beyond warp and library.
   for (int m : {9, 16, 128}) {
     const ChmcChainMapping mapping =
         resolve_chmc_chain_mapping(ChmcChainMapping::automatic, GramStructure::dense, m);
-    EXPECT_EQ(resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense,
-                                         mapping),
-              m < kWarpPerChainMinOutputs ? GramFactorization::chain : GramFactorization::library)
+    EXPECT_EQ(
+        resolve_gram_factorization(GramFactorization::automatic, GramStructure::dense, mapping),
+        m < kWarpPerChainMinOutputs ? GramFactorization::chain : GramFactorization::library)
         << "M = " << m;
   }
   for (GramFactorization f :

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "common/expect_error.hpp"
+#include "common/run_configs.hpp"
 #include "common/test_generators.hpp"
 #include "myriad/backend/chmc_backend.hpp"
 #include "myriad/backend/device.hpp"
@@ -18,24 +20,7 @@ namespace myriad {
 namespace {
 
 ChmcConfig small_config(Device device) {
-  ChmcConfig config;
-  config.chains = 8;
-  config.warmup = 5;
-  config.draws = 5;
-  config.seed = 3;
-  config.device = device;
-  return config;
-}
-
-/// The message of the unavailable_error that `run` throws ("" if it throws none).
-template <class Run>
-std::string unavailable_message(Run run) {
-  try {
-    run();
-  } catch (const unavailable_error& e) {
-    return e.what();
-  }
-  return "";
+  return testing::run_config<ChmcConfig>(8, 5, 5, 3, device);
 }
 
 TEST(ChmcDevice, BuiltinGeneratorsDeclareTheirCudaBackends) {
@@ -53,10 +38,10 @@ TEST(ChmcDevice, CudaBackendWithoutDeviceThrowsUnavailable) {
   if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: the backend would run";
   // In a CPU-only build this is the inline factory of backend/chmc_backend.hpp; with CUDA but no
   // device, the backend's constructor.
-  const std::string message = unavailable_message(
+  const std::string message = testing::thrown_message<unavailable_error>(
       [] { make_cuda_chmc_backend<models::Sphere, double>(models::Sphere::make(3, 1.0), 16); });
   EXPECT_NE(message.find("CUDA"), std::string::npos) << message;
-  const std::string noisy = unavailable_message([] {
+  const std::string noisy = testing::thrown_message<unavailable_error>([] {
     const auto g = models::Noisy<models::Sphere>::make(models::Sphere::make(3, 1.0), 0.1);
     make_cuda_chmc_backend<models::Noisy<models::Sphere>, double>(g, 16);
   });
@@ -68,10 +53,10 @@ TEST(ChmcDevice, CudaBackendWithoutDeviceThrowsUnavailable) {
 
 TEST(ChmcDevice, SampleChmcOnCudaWithoutDeviceThrows) {
   if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: the run would proceed";
-  const std::string builtin = unavailable_message(
+  const std::string builtin = testing::thrown_message<unavailable_error>(
       [] { sample_chmc(models::Sphere::make(3, 1.0), small_config(Device::cuda)); });
   EXPECT_NE(builtin.find("--device cuda"), std::string::npos) << builtin;
-  const std::string custom = unavailable_message(
+  const std::string custom = testing::thrown_message<unavailable_error>(
       [] { sample_chmc(test_generators::TestSphere{}, small_config(Device::cuda)); });
   EXPECT_FALSE(custom.empty());
   EXPECT_THROW(choose_chmc_device<models::Sphere>(Device::cuda), unavailable_error);
@@ -82,8 +67,8 @@ TEST(ChmcDevice, HostCompiledCustomGeneratorOnCudaIsAnErrorEvenWithADevice) {
   // Host-compiled code holds no kernels for a generator of its own: `cuda` names the remedy
   // (compile with nvcc) when a device exists, and `automatic` stays on the CPU.
   if (cuda_device_available()) {
-    const std::string message =
-        unavailable_message([] { choose_chmc_device<test_generators::TestCurved>(Device::cuda); });
+    const std::string message = testing::thrown_message<unavailable_error>(
+        [] { choose_chmc_device<test_generators::TestCurved>(Device::cuda); });
     EXPECT_NE(message.find("nvcc"), std::string::npos) << message;
   } else {
     EXPECT_THROW(choose_chmc_device<test_generators::TestCurved>(Device::cuda), unavailable_error);

@@ -46,6 +46,8 @@
 #include <string>
 #include <vector>
 
+#include "common/log_sum_product_cases.hpp"
+#include "common/log_sum_product_steps.hpp"
 #include "myriad/backend/cpu_parallel.hpp"
 #include "myriad/detail/log_sum_product_lane_types.hpp"
 #include "myriad/estimate/log_contract.hpp"
@@ -56,7 +58,8 @@
 namespace myriad {
 namespace {
 
-constexpr double kUnitRoundoff = 0x1p-53;
+using namespace testing::log_sum_product_cases;
+
 constexpr LogGemmTilingId kTilings[] = {LogGemmTilingId::gemv_rows, LogGemmTilingId::gemv_cols,
                                         LogGemmTilingId::tall,      LogGemmTilingId::wide,
                                         LogGemmTilingId::small,     LogGemmTilingId::square};
@@ -70,27 +73,6 @@ struct Values {
   double reduced_offset = 3.0;
   double minus_inf = 0.1;
 };
-
-/// One step as the engine runs it: input views (possibly slices of tensors, renamed), the
-/// variables to eliminate, the output's variables and a destination view (possibly a slice of
-/// a larger output tensor) computed from the output tensor's own view.
-struct Case {
-  std::string name;
-  std::vector<std::unique_ptr<LogTensor>> tensors;  // owners; views point into them
-  std::vector<LogTensorView> inputs;
-  std::vector<int> eliminate;
-  std::vector<int> out_vars;
-  std::vector<int> output_tensor_vars;
-  std::vector<std::int64_t> output_tensor_extents;
-  std::function<LogTensorView(const LogTensorView&)> destination = [](const LogTensorView& v) {
-    return v;
-  };
-};
-
-LogTensor& add_tensor(Case& c, std::vector<int> vars, std::vector<std::int64_t> extents) {
-  c.tensors.push_back(std::make_unique<LogTensor>(std::move(vars), std::move(extents)));
-  return *c.tensors.back();
-}
 
 /// Fills every tensor of rank ≥ 1 of the case (see Values; scalars keep their value). Offsets
 /// are keyed by the tensors' own variables, so a renamed slice's reduced axis (the chain's m)
@@ -109,33 +91,21 @@ void fill(Case& c, const Values& values, std::uint64_t seed) {
   };
   std::vector<bool> reduced(64, false);
   for (int v : c.eliminate) reduced[static_cast<std::size_t>(v)] = true;
-  for (const auto& t : c.tensors) {
-    if (t->rank() == 0) continue;
-    std::vector<std::int64_t> index(static_cast<std::size_t>(t->rank()), 0);
-    for (std::int64_t i = 0; i < t->size(); ++i) {
+  for (LogTensor& t : c.tensors) {
+    if (t.rank() == 0) continue;
+    std::vector<std::int64_t> index(static_cast<std::size_t>(t.rank()), 0);
+    for (std::int64_t i = 0; i < t.size(); ++i) {
       std::int64_t rest = i;
-      for (int a = t->rank() - 1; a >= 0; --a) {
-        index[a] = rest % t->extents()[a];
-        rest /= t->extents()[a];
+      for (int a = t.rank() - 1; a >= 0; --a) {
+        index[a] = rest % t.extents()[a];
+        rest /= t.extents()[a];
       }
       double x = normal(rng);
-      for (int a = 0; a < t->rank(); ++a)
-        x += offset_of(t->vars()[a], index[a], reduced[static_cast<std::size_t>(t->vars()[a])]);
-      t->data()[i] = unit(rng) < values.minus_inf ? -INFINITY : x;
+      for (int a = 0; a < t.rank(); ++a)
+        x += offset_of(t.vars()[a], index[a], reduced[static_cast<std::size_t>(t.vars()[a])]);
+      t.data()[i] = unit(rng) < values.minus_inf ? -INFINITY : x;
     }
   }
-}
-
-/// Σ_j max |T_j| over finite entries of the case's inputs (the tolerance's scale).
-double scale_of(const Case& c) {
-  double scale = 0.0;
-  for (const auto& t : c.tensors) {
-    double m = 0.0;
-    for (double x : t->values())
-      if (std::isfinite(x)) m = std::max(m, std::abs(x));
-    scale += m;
-  }
-  return scale;
 }
 
 /// A fresh output tensor (NaN sentinels) and the case's step writing into it.
@@ -146,15 +116,11 @@ struct Output {
 
 std::unique_ptr<Output> make_output(const Case& c) {
   auto out = std::make_unique<Output>();
-  out->tensor = LogTensor(c.output_tensor_vars, c.output_tensor_extents,
-                          std::numeric_limits<double>::quiet_NaN());
+  out->tensor =
+      LogTensor(c.output_vars, c.output_extents, std::numeric_limits<double>::quiet_NaN());
   const LogTensorView destination = c.destination(out->tensor.view());
-  const LogSumProductPlan plan = plan_log_sum_product(c.inputs, c.eliminate, &c.out_vars);
-  out->step.element = plan.element;
-  out->step.out = const_cast<double*>(destination.data);
-  out->step.out_size = plan.out_size;
-  for (std::size_t a = 0; a < plan.out_vars.size(); ++a)
-    out->step.out_stride[a] = destination.stride_of(plan.out_vars[a]);
+  out->step = testing::log_sum_product_step(
+      plan_log_sum_product(c.input_views(), c.eliminate, &c.out_vars), destination);
   return out;
 }
 
@@ -200,143 +166,7 @@ void print_worst_ratio(const char* test) {
   worst_ratio = 0.0;
 }
 
-double tolerance_of(const Case& c, std::int64_t k) {
-  return kUnitRoundoff * (8.0 * scale_of(c) + 4.0 * static_cast<double>(k) + 16.0);
-}
-
 // --- the cases --------------------------------------------------------------------------------
-
-// Variable ids: 0 run, 1–4 kept K-dims or plates, 5–8 more, 9 the engine's scratch variable,
-// 10–12 eliminated K-dims, 20+ plates.
-
-/// Hierarchical: ℓ_z[run, group, mu, z] + λ[run, group, z], eliminating z (a batched GEMV).
-Case hierarchical(std::int64_t k_mu, std::int64_t k_z) {
-  Case c;
-  c.name = "hierarchical_gemv";
-  add_tensor(c, {0, 20, 1, 10}, {3, 5, k_mu, k_z});
-  add_tensor(c, {0, 20, 10}, {3, 5, k_z});
-  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view()};
-  c.eliminate = {10};
-  c.out_vars = {0, 20, 1};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {3, 5, k_mu};
-  return c;
-}
-
-/// A timeseries level as the engine's chain_forward builds it: cur[run, t, lag, chain],
-/// A = cur[t even] with chain renamed m, B = cur[t odd] with lag renamed m,
-/// C[p, c] = LSE_m A[p, m] + B[m, c] into the first `pairs` steps of the next level.
-Case chain_level(std::int64_t k, std::int64_t steps) {
-  Case c;
-  c.name = "chain_level";
-  const int run = 0, t = 20, lag = 1, chain = 2, scratch = 9;
-  add_tensor(c, {run, t, lag, chain}, {2, steps, k, k});
-  const std::int64_t pairs = steps / 2;
-  const LogTensorView cur = c.tensors[0]->view();
-  c.inputs = {cur.slice(t, 0, 2, pairs).renamed(chain, scratch),
-              cur.slice(t, 1, 2, pairs).renamed(lag, scratch)};
-  c.eliminate = {scratch};
-  c.out_vars = {run, t, lag, chain};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {2, pairs + steps % 2, k, k};
-  c.destination = [t, pairs](const LogTensorView& next) { return next.slice(t, 0, 1, pairs); };
-  return c;
-}
-
-/// Several axes per group, in scrambled orders: A[e1, a1, s, a2, e2] + B[b1, e2, s, e1, b2],
-/// eliminating (e2, e1), output (b2, a1, s, b1, a2).
-Case multi_axis() {
-  Case c;
-  c.name = "multi_axis_permuted";
-  add_tensor(c, {10, 1, 20, 2, 11}, {3, 4, 2, 5, 6});
-  add_tensor(c, {3, 11, 20, 10, 4}, {3, 6, 2, 3, 2});
-  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view()};
-  c.eliminate = {11, 10};
-  c.out_vars = {4, 1, 20, 3, 2};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {2, 4, 2, 3, 5};
-  return c;
-}
-
-/// The backward pass's step for μ(A) of C = LSE_e A[run, e, a] + B[run, e, b]:
-/// μ(A)[run, e, a] = LSE_b A + B + W[run, a, b] − log K: A and −log K are constant over b, B
-/// and W vary, and B's kept e is a row axis, W's a a column axis.
-Case backward_with_constants(std::int64_t k) {
-  Case c;
-  c.name = "backward_constants";
-  add_tensor(c, {0, 10, 1}, {2, 33, 12});
-  add_tensor(c, {0, 10, 11}, {2, 33, k});
-  add_tensor(c, {0, 1, 11}, {2, 12, k});
-  add_tensor(c, {}, {});
-  c.tensors[3]->data()[0] = -std::log(static_cast<double>(k));
-  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view(), c.tensors[2]->view(),
-              c.tensors[3]->view()};
-  c.eliminate = {11};
-  c.out_vars = {0, 10, 1};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {2, 33, 12};
-  return c;
-}
-
-/// Chimpanzees' block plate: ℓ[plate, k_ab, k_sb] + λ[plate, k_alpha, k_bp, k_bpc, k_a, k_ab],
-/// eliminating k_ab: |a| = K⁴, |b| = K.
-Case chimpanzees_block(std::int64_t k) {
-  Case c;
-  c.name = "chimpanzees_block";
-  add_tensor(c, {20, 10, 5}, {3, k, k});
-  add_tensor(c, {20, 1, 2, 3, 4, 10}, {3, k, k, k, k, k});
-  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view()};
-  c.eliminate = {10};
-  c.out_vars = {20, 5, 1, 2, 3, 4};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {3, k, k, k, k, k};
-  return c;
-}
-
-/// M = N = 1: a batched dot product A[s, e] · B[s, e].
-Case batched_dot() {
-  Case c;
-  c.name = "batched_dot";
-  add_tensor(c, {20, 10}, {7, 37});
-  add_tensor(c, {20, 10}, {7, 37});
-  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view()};
-  c.eliminate = {10};
-  c.out_vars = {20};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {7};
-  return c;
-}
-
-/// M = 1: A[s, e] + B[s, e, b] (a GEMV over the columns).
-Case column_gemv() {
-  Case c;
-  c.name = "column_gemv";
-  add_tensor(c, {20, 10}, {3, 21});
-  add_tensor(c, {20, 10, 1}, {3, 21, 300});
-  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view()};
-  c.eliminate = {10};
-  c.out_vars = {20, 1};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {3, 300};
-  return c;
-}
-
-/// B broadcasts along one of the eliminated axes, and a constant input carries a kept axis
-/// that neither operand does (a batch axis): A[e1, e2, a] + B[e1, b] + C[x], eliminating
-/// (e1, e2).
-Case broadcast_reduce() {
-  Case c;
-  c.name = "broadcast_reduce";
-  add_tensor(c, {10, 11, 1}, {5, 4, 9});
-  add_tensor(c, {10, 2}, {5, 40});
-  add_tensor(c, {21}, {3});
-  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view(), c.tensors[2]->view()};
-  c.eliminate = {10, 11};
-  c.out_vars = {1, 2, 21};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {9, 40, 3};
-  return c;
-}
 
 std::vector<std::function<Case()>> numeric_cases() {
   return {
@@ -415,7 +245,7 @@ TEST(LogSemiringGemmShape, ChainLevelIsABatchedGemmOverStridedSlices) {
   EXPECT_EQ(g.k(), 6);  // the scratch variable m
   EXPECT_EQ(g.batches(), 2 * 4);
   // The slices step over two time steps: A's and B's t strides are twice the tensor's.
-  const LogTensorView cur = c.tensors[0]->view();
+  const LogTensorView cur = c.tensors[0].view();
   EXPECT_EQ(g.offset(g.batch, 1, g.a_input), 2 * cur.stride_of(20));
   EXPECT_EQ(g.offset(g.batch, 4, g.a_input), cur.stride_of(0));  // run 1, pair 0
   EXPECT_EQ(g.offset(g.rows, 5, g.a_input), 5 * cur.stride_of(1));
@@ -458,7 +288,7 @@ TEST(LogSemiringGemmShape, MultiAxisGroupsDecodeLikeTheElement) {
         EXPECT_EQ(offset[LogSemiringGemm::kOutputSlot], out_offset);
       }
   // Reduction indices in the element's sweep order (e2 slow, e1 fast).
-  const LogTensor& a = *c.tensors[0];
+  const LogTensor& a = c.tensors[0];
   EXPECT_EQ(g.offset(g.reduce, 1, g.a_input), a.stride_of(10));
   EXPECT_EQ(g.offset(g.reduce, 3, g.a_input), a.stride_of(11));
 }
@@ -503,21 +333,14 @@ TEST(LogSemiringGemmShape, KeptAxisOfConstantsOnlyIsABatchAxisAndBroadcastsReduc
   EXPECT_EQ(g.k(), 5 * 4);
   EXPECT_EQ(g.batches(), 3);                       // x, carried by the constant C only
   EXPECT_EQ(g.offset(g.reduce, 1, g.b_input), 0);  // e2: B broadcasts
-  EXPECT_EQ(g.offset(g.reduce, 4, g.b_input), c.tensors[1]->stride_of(10));
+  EXPECT_EQ(g.offset(g.reduce, 4, g.b_input), c.tensors[1].stride_of(10));
 }
 
 TEST(LogSemiringGemmShape, NonGemmStepsAreRejectedWithAReason) {
   LogTensor a({10, 1}, {6, 4}), b({10, 2}, {6, 3}), d({10}, {6}), constant({1}, {4});
   const auto step_of = [](std::vector<LogTensorView> inputs, std::vector<int> eliminate,
                           double* out) {
-    const LogSumProductPlan plan = plan_log_sum_product(inputs, eliminate);
-    LogSumProductStep step;
-    step.element = plan.element;
-    step.out = out;
-    step.out_size = plan.out_size;
-    const std::vector<std::int64_t> strides = row_major_strides(plan.out_extents);
-    for (std::size_t i = 0; i < strides.size(); ++i) step.out_stride[i] = strides[i];
-    return step;
+    return testing::contiguous_log_sum_product_step(plan_log_sum_product(inputs, eliminate), out);
   };
   std::vector<double> out(64);
   std::string why;
@@ -613,8 +436,8 @@ TEST(LogSemiringGemmTiled, HostBlockMatchesTheGenericElementForEveryTiling) {
       const auto out = make_output(c);
       run_log_semiring_gemm_tiled_host(gemm_of(*out), tiling);
       expect_same_output(*out, reference, tolerance, bitwise,
-                         c.name + " tiling " + std::to_string(static_cast<int>(tiling)) +
-                             " seed " + std::to_string(seed));
+                         c.name + " tiling " + std::to_string(static_cast<int>(tiling)) + " seed " +
+                             std::to_string(seed));
     }
   });
   print_worst_ratio("tiled host block vs generic");
@@ -777,7 +600,7 @@ TEST(LogSumProductLanes, NonFiniteTermsFollowTheGenericElement) {
   if (kernels.empty()) GTEST_SKIP() << "built without SIMD lanes (no xsimd)";
   Case c = batched_dot();
   fill(c, Values{1e4, 3.0, 0.0}, 7);  // finite, so that only the entries set below are not
-  double* a = c.tensors[0]->data();
+  double* a = c.tensors[0].data();
   a[0 * 37 + 3] = INFINITY;
   a[1 * 37 + 5] = std::numeric_limits<double>::quiet_NaN();
   for (int e = 0; e < 37; ++e) a[2 * 37 + e] = -INFINITY;
@@ -845,15 +668,7 @@ TEST(LogSumProductSplit, EveryPartitionMatchesTheGenericElement) {
 
 TEST(LogSumProductSplit, AStarvedStepSplitsAndMatches) {
   // Seven outputs of 5000 terms each: the shape of the single-block chimpanzees step.
-  Case c;
-  c.name = "starved";
-  add_tensor(c, {20, 10}, {7, 5000});
-  add_tensor(c, {20, 10}, {7, 5000});
-  c.inputs = {c.tensors[0]->view(), c.tensors[1]->view()};
-  c.eliminate = {10};
-  c.out_vars = {20};
-  c.output_tensor_vars = c.out_vars;
-  c.output_tensor_extents = {7};
+  Case c = starved_dot();
   fill(c, Values{}, 21);
   const auto reference = run_generic(c);
   // On 132 SMs (270 336 thread slots): 19 parts of 264 terms, the last one 248.
@@ -894,7 +709,7 @@ TEST(LogSumProductSplit, NonFiniteTermsFollowTheGenericElement) {
   // 37 terms in parts of 10: +inf, NaN in a part whose other terms are −inf, rows of −inf.
   Case c = batched_dot();
   fill(c, Values{1e4, 3.0, 0.0}, 9);
-  double* a = c.tensors[0]->data();
+  double* a = c.tensors[0].data();
   a[0 * 37 + 3] = INFINITY;
   for (int e = 20; e < 30; ++e) a[1 * 37 + e] = -INFINITY;
   a[1 * 37 + 25] = std::numeric_limits<double>::quiet_NaN();

@@ -127,20 +127,20 @@ TEST(RandomStreamLayout, NormalPairIsBoxMullerOfOneBlock) {
 // The extreme words map to the extreme outputs (k + ½)/2^b, strictly inside (0, 1): b = 23 for
 // float and 52 for double, so that every output and 1 − output are exactly representable
 // (Random123's u01fixedpt "open_open" convention).
-TEST(RandomUniform, ExtremeWordsStayInsideOpenInterval) {
-  const float f_low = RandomStream::uniform_from_words<float>(0u, 0u);
-  const float f_high = RandomStream::uniform_from_words<float>(0xffffffffu, 0xffffffffu);
-  EXPECT_GT(f_low, 0.0f);
-  EXPECT_LT(f_high, 1.0f);
-  EXPECT_EQ(f_low, std::ldexp(1.0f, -24));
-  EXPECT_EQ(f_high, 1.0f - std::ldexp(1.0f, -24));
+template <class T>
+void expect_extreme_words_at_half_steps(int bits) {
+  SCOPED_TRACE(bits);
+  const T low = RandomStream::uniform_from_words<T>(0u, 0u);
+  const T high = RandomStream::uniform_from_words<T>(0xffffffffu, 0xffffffffu);
+  EXPECT_GT(low, T(0));
+  EXPECT_LT(high, T(1));
+  EXPECT_EQ(low, std::ldexp(T(1), -(bits + 1)));
+  EXPECT_EQ(high, T(1) - std::ldexp(T(1), -(bits + 1)));
+}
 
-  const double d_low = RandomStream::uniform_from_words<double>(0u, 0u);
-  const double d_high = RandomStream::uniform_from_words<double>(0xffffffffu, 0xffffffffu);
-  EXPECT_GT(d_low, 0.0);
-  EXPECT_LT(d_high, 1.0);
-  EXPECT_EQ(d_low, std::ldexp(1.0, -53));
-  EXPECT_EQ(d_high, 1.0 - std::ldexp(1.0, -53));
+TEST(RandomUniform, ExtremeWordsStayInsideOpenInterval) {
+  expect_extreme_words_at_half_steps<float>(23);
+  expect_extreme_words_at_half_steps<double>(52);
 }
 
 TEST(RandomUniform, ComplementedWordsGiveOneMinusU) {

@@ -386,28 +386,19 @@ TEST(AisModelsBoltzmann, RejectsBadArguments) {
   expect_invalid_argument([] { Data::synthetic(0); },
                           "boltzmann_relaxation: units must lie in [1, 30]");
   expect_invalid_argument([] { Data::synthetic(31); }, "got 31");
-  expect_invalid_argument(
-      [] {
-        Data::from_parameters({0, 1, 1}, {0, 0});
-      },
-      "boltzmann_relaxation: W has 3 entries, expected units^2 = 4");
-  expect_invalid_argument(
-      [] {
-        Data::from_parameters({0.5, 1, 1, 0}, {0, 0});
-      },
-      "boltzmann_relaxation: W[0][0] must be 0, got 0.5");
-  expect_invalid_argument(
-      [] {
-        Data::from_parameters({0, 1, 2, 0}, {0, 0});
-      },
-      "boltzmann_relaxation: W[0][1] != W[1][0]");
-  expect_invalid_argument(
-      [] {
-        Data::from_parameters({0, 1, 1, 0}, {0, std::numeric_limits<double>::quiet_NaN()});
-      },
-      "boltzmann_relaxation: b[1] is not finite");
-  expect_invalid_argument([] { Data::from_parameters({}, {}); },
-                          "boltzmann_relaxation: units must lie in [1, 30]");
+  // Parameters (W, b) that are no Boltzmann machine, and what the refusal says.
+  struct NotAMachine {
+    std::vector<double> w, b;
+    const char* message;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const NotAMachine& bad : std::vector<NotAMachine>{
+           {{0, 1, 1}, {0, 0}, "boltzmann_relaxation: W has 3 entries, expected units^2 = 4"},
+           {{0.5, 1, 1, 0}, {0, 0}, "boltzmann_relaxation: W[0][0] must be 0, got 0.5"},
+           {{0, 1, 2, 0}, {0, 0}, "boltzmann_relaxation: W[0][1] != W[1][0]"},
+           {{0, 1, 1, 0}, {0, nan}, "boltzmann_relaxation: b[1] is not finite"},
+           {{}, {}, "boltzmann_relaxation: units must lie in [1, 30]"}})
+    expect_invalid_argument([&] { Data::from_parameters(bad.w, bad.b); }, bad.message);
   const auto data = Data::synthetic(3);
   expect_invalid_argument([&] { data.host_model().exact_log_z(1); },
                           "boltzmann_relaxation: the only problem is 0, got 1");

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/device_model.hpp"
 #include "common/log_densities.hpp"
+#include "common/model_test_synthetic_plated_data.hpp"
 #include "common/plated_model_checks.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/plated_model.hpp"
@@ -92,8 +92,7 @@ TEST(MpisPaperModels, BusBreakdownData) {
   EXPECT_NE(a.true_latent(BusBreakdown::kAlpha), other.true_latent(BusBreakdown::kAlpha));
 
   ASSERT_EQ(a.delay().size(), 270u);
-  const std::vector<std::size_t> sizes{1, 1, 50, 5, 1, 3, 3, 9};
-  for (int g = 0; g < 8; ++g) EXPECT_EQ(a.true_latent(g).size(), sizes[g]) << "latent " << g;
+  expect_true_latent_sizes(a, {1, 1, 50, 5, 1, 3, 3, 9});
   for (std::size_t i = 0; i < 270; ++i) {
     const double d = a.delay()[i];
     EXPECT_TRUE(d >= 0 && d <= 131 && d == std::floor(d)) << "delay " << i << " = " << d;
@@ -120,19 +119,17 @@ TEST(MpisPaperModels, BusBreakdownData) {
       [&](std::size_t i) { return 131 * p(i) * (1 - p(i)); }, "total delay");
 
   const BusBreakdown host = a.host_model();
-  EXPECT_EQ(host.delay, a.delay().data());
-  EXPECT_EQ(host.company, a.company().data());
-  EXPECT_EQ(host.journey_type, a.journey_type().data());
-  expect_no_device_model_without_cuda(
-      [] { return BusBreakdownData::synthetic(11).device_model(); });
+  expect_host_views_and_no_device_model<BusBreakdownData>(
+      {{"delay", host.delay, a.delay().data()},
+       {"company", host.company, a.company().data()},
+       {"journey_type", host.journey_type, a.journey_type().data()}});
 }
 
 // ---------------------------------------------------------------------------------------------
 // The engine at small K
 
 TEST(MpisPaperModels, EngineOnBusBreakdown) {
-  const BusBreakdownData data = BusBreakdownData::synthetic(1);
-  expect_log_marginal_increases(data.host_model(), 64);
+  expect_log_marginal_increases_on_synthetic_data<BusBreakdownData>(64);
 }
 
 }  // namespace

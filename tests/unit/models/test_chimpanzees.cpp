@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/device_model.hpp"
 #include "common/log_densities.hpp"
+#include "common/model_test_synthetic_plated_data.hpp"
 #include "common/plated_model_checks.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/plated_model.hpp"
@@ -88,8 +88,7 @@ TEST(MpisPaperModels, ChimpanzeesData) {
   EXPECT_NE(a.true_latent(Chimpanzees::kAlphaActor), other.true_latent(Chimpanzees::kAlphaActor));
 
   ASSERT_EQ(a.pulled_left().size(), 420u);
-  const std::vector<std::size_t> sizes{1, 1, 1, 1, 1, 7, 42};
-  for (int g = 0; g < 7; ++g) EXPECT_EQ(a.true_latent(g).size(), sizes[g]) << "latent " << g;
+  expect_true_latent_sizes(a, {1, 1, 1, 1, 1, 7, 42});
   EXPECT_EQ(a.true_latent(Chimpanzees::kSigmaActor)[0], ChimpanzeesData::kTrueSigmaActor);
   EXPECT_EQ(a.true_latent(Chimpanzees::kBetaPC)[0], ChimpanzeesData::kTrueBetaPC);
   for (const auto* x : {&a.pulled_left(), &a.condition(), &a.prosoc_left()}) {
@@ -109,18 +108,17 @@ TEST(MpisPaperModels, ChimpanzeesData) {
       a.pulled_left(), p, [&](std::size_t i) { return p(i) * (1 - p(i)); }, "left pulls");
 
   const Chimpanzees host = a.host_model();
-  EXPECT_EQ(host.pulled_left, a.pulled_left().data());
-  EXPECT_EQ(host.condition, a.condition().data());
-  EXPECT_EQ(host.prosoc_left, a.prosoc_left().data());
-  expect_no_device_model_without_cuda([] { return ChimpanzeesData::synthetic(11).device_model(); });
+  expect_host_views_and_no_device_model<ChimpanzeesData>(
+      {{"pulled_left", host.pulled_left, a.pulled_left().data()},
+       {"condition", host.condition, a.condition().data()},
+       {"prosoc_left", host.prosoc_left, a.prosoc_left().data()}});
 }
 
 // ---------------------------------------------------------------------------------------------
 // The engine at small K
 
 TEST(MpisPaperModels, EngineOnChimpanzees) {
-  const ChimpanzeesData data = ChimpanzeesData::synthetic(1);
-  expect_log_marginal_increases(data.host_model(), 16);
+  expect_log_marginal_increases_on_synthetic_data<ChimpanzeesData>(16);
 }
 
 }  // namespace

@@ -31,18 +31,40 @@ constexpr std::uint64_t kDataSeed = 20261126;
 constexpr int kN = 30;
 constexpr int kK = 3;
 
-/// An intercept and two normal covariates; y = 1 + 2 x1 − x2 + N(0, 0.5²).
-LinearRegressionData<double> regression_data(ScalePrior prior, double scale) {
+/// The design and responses of every data set here: an intercept and two normal covariates
+/// (row-major, kN × kK), and y = 1 + 2 x1 − x2 + N(0, 0.5²).
+struct RegressionArrays {
   std::vector<double> x, y;
+};
+RegressionArrays regression_arrays() {
+  RegressionArrays a;
   for (int i = 0; i < kN; ++i) {
     const std::vector<double> z = standard_normals(kDataSeed, i, 3);
-    x.insert(x.end(), {1.0, z[0], z[1]});
-    y.push_back(1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2]);
+    a.x.insert(a.x.end(), {1.0, z[0], z[1]});
+    a.y.push_back(1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2]);
   }
-  // A proper prior on the first two coefficients, a flat one on the third.
+  return a;
+}
+
+/// `direct` plus the normal likelihood Σ_i log N(y_i; x_iᵀβ, σ) of regression_arrays() at
+/// θ = (β, log σ), written out with <cmath> and added term by term.
+double add_normal_likelihood(double direct, const std::vector<double>& theta) {
+  const RegressionArrays a = regression_arrays();
+  const double sigma = std::exp(theta[kK]);
+  for (int i = 0; i < kN; ++i) {
+    const double mean =
+        a.x[i * kK] * theta[0] + a.x[i * kK + 1] * theta[1] + a.x[i * kK + 2] * theta[2];
+    direct += normal_lpdf(a.y[i], mean, sigma);
+  }
+  return direct;
+}
+
+/// regression_arrays() with a proper prior on the first two coefficients, a flat one on the third.
+LinearRegressionData<double> regression_data(ScalePrior prior, double scale) {
+  const RegressionArrays a = regression_arrays();
   std::vector<double> mean = {0.5, 0.0, 0.0};
   std::vector<double> sd = {3.0, 10.0, std::numeric_limits<double>::infinity()};
-  return LinearRegressionData<double>::from_arrays(x, y, kN, kK, mean, sd, prior, scale);
+  return LinearRegressionData<double>::from_arrays(a.x, a.y, kN, kK, mean, sd, prior, scale);
 }
 
 /// regression_data's design and responses with Student-t(3, 0.5, 3) on β1, N(0, 10²) on β2 and
@@ -50,12 +72,8 @@ LinearRegressionData<double> regression_data(ScalePrior prior, double scale) {
 /// the precision T (the data rounded to T).
 template <class T>
 LinearRegressionData<T> student_t_regression_data(ScalePrior prior, double scale, double scale_df) {
-  std::vector<T> x, y;
-  for (int i = 0; i < kN; ++i) {
-    const std::vector<double> z = standard_normals(kDataSeed, i, 3);
-    x.insert(x.end(), {T(1), T(z[0]), T(z[1])});
-    y.push_back(T(1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2]));
-  }
+  const RegressionArrays a = regression_arrays();
+  const std::vector<T> x(a.x.begin(), a.x.end()), y(a.y.begin(), a.y.end());
   const T inf = std::numeric_limits<T>::infinity();
   return LinearRegressionData<T>::from_arrays(x, y, kN, kK, {T(0.5), T(0), T(-1)},
                                               {T(3), T(10), T(0.7)}, {T(3), inf, T(1.5)}, prior,
@@ -98,25 +116,11 @@ TEST(ModelsLogDensity, LinearRegressionMatchesNormalLikelihoodPriorsAndJacobian)
   const auto cauchy = regression_data(ScalePrior::half_cauchy, 2.5);
   const auto normal = regression_data(ScalePrior::half_normal, 2.5);
   const auto flat = regression_data(ScalePrior::flat, 1.0);
-  const std::vector<double> x_flat = [&] {
-    std::vector<double> x;
-    for (int i = 0; i < kN; ++i) {
-      const std::vector<double> z = standard_normals(kDataSeed, i, 3);
-      x.insert(x.end(), {1.0, z[0], z[1]});
-    }
-    return x;
-  }();
   for (int p = 0; p < 8; ++p) {
     const auto theta = regression_point(p);
     const double sigma = std::exp(theta[kK]);
-    double direct = normal_lpdf(theta[0], 0.5, 3.0) + normal_lpdf(theta[1], 0.0, 10.0);
-    for (int i = 0; i < kN; ++i) {
-      const std::vector<double> z = standard_normals(kDataSeed, i, 3);
-      const double y = 1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2];
-      const double mean =
-          x_flat[i * 3] * theta[0] + x_flat[i * 3 + 1] * theta[1] + x_flat[i * 3 + 2] * theta[2];
-      direct += normal_lpdf(y, mean, sigma);
-    }
+    double direct = add_normal_likelihood(
+        normal_lpdf(theta[0], 0.5, 3.0) + normal_lpdf(theta[1], 0.0, 10.0), theta);
     direct += theta[kK];  // the Jacobian of σ = e^τ
     const double tolerance = 1e-12 * std::fabs(direct);
     EXPECT_NEAR(flat.host_model().log_density(theta), direct, tolerance) << "point " << p;
@@ -137,13 +141,10 @@ TEST(ModelsLogDensity, LinearRegressionMatchesStudentTPriorsWithTheirConstants) 
   for (int p = 0; p < 8; ++p) {
     const auto theta = regression_point(p);
     const double sigma = std::exp(theta[kK]);
-    double direct = student_t_lpdf(theta[0], 3, 0.5, 3) + normal_lpdf(theta[1], 0, 10) +
-                    student_t_lpdf(theta[2], 1.5, -1, 0.7);
-    for (int i = 0; i < kN; ++i) {
-      const std::vector<double> z = standard_normals(kDataSeed, i, 3);
-      const double y = 1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2];
-      direct += normal_lpdf(y, theta[0] + z[0] * theta[1] + z[1] * theta[2], sigma);
-    }
+    double direct =
+        add_normal_likelihood(student_t_lpdf(theta[0], 3, 0.5, 3) + normal_lpdf(theta[1], 0, 10) +
+                                  student_t_lpdf(theta[2], 1.5, -1, 0.7),
+                              theta);
     direct += theta[kK];  // the Jacobian of σ = e^τ
     const double tolerance = 1e-12 * std::fabs(direct);
     EXPECT_NEAR(t_flat_sigma.host_model().log_density(theta), direct, tolerance) << "point " << p;
@@ -156,14 +157,10 @@ TEST(ModelsLogDensity, LinearRegressionMatchesStudentTPriorsWithTheirConstants) 
 TEST(ModelsLogDensity, LinearRegressionFlatPriorIgnoresDegreesOfFreedom) {
   // An infinite scale is a flat prior whatever ν says: the same density as regression_data's.
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> x, y;
-  for (int i = 0; i < kN; ++i) {
-    const std::vector<double> z = standard_normals(kDataSeed, i, 3);
-    x.insert(x.end(), {1.0, z[0], z[1]});
-    y.push_back(1.0 + 2.0 * z[0] - z[1] + 0.5 * z[2]);
-  }
-  const auto with_df = LinearRegressionData<double>::from_arrays(
-      x, y, kN, kK, {0.5, 0.0, 0.0}, {3.0, 10.0, inf}, {inf, inf, 2.0}, ScalePrior::flat, 1.0, inf);
+  const RegressionArrays a = regression_arrays();
+  const auto with_df =
+      LinearRegressionData<double>::from_arrays(a.x, a.y, kN, kK, {0.5, 0.0, 0.0}, {3.0, 10.0, inf},
+                                                {inf, inf, 2.0}, ScalePrior::flat, 1.0, inf);
   const auto without = regression_data(ScalePrior::flat, 1.0);
   for (int p = 0; p < 8; ++p) {
     const auto theta = regression_point(p);

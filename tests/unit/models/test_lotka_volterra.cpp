@@ -339,6 +339,22 @@ TEST(GeneratorsJacobianVjp, LotkaVolterraSummariesMatchesDualPassesForAnyCotange
   std::printf("    max |vjp - duals| / sum |C dJ| = %.2e\n", worst);
 }
 
+/// `half_log_det` + Σ_a log L_aa, added in the order of a, for the Cholesky factor L of the n × n
+/// Gram matrix G whose entry G_ac (c ≤ a) is gram(a, c), in any scalar S: ½ log|G| when
+/// half_log_det is 0.
+template <class S, class Gram>
+S add_half_log_det_by_cholesky(S half_log_det, int n, const Gram& gram) {
+  std::vector<S> l(static_cast<std::size_t>(n) * n, S(0));
+  for (int a = 0; a < n; ++a)
+    for (int c = 0; c <= a; ++c) {
+      S sum = gram(a, c);
+      for (int e = 0; e < c; ++e) sum = sum - l[a * n + e] * l[c * n + e];
+      l[a * n + c] = a == c ? sqrt(sum) : sum / l[c * n + c];
+    }
+  for (int a = 0; a < n; ++a) half_log_det = half_log_det + log(l[a * n + a]);
+  return half_log_det;
+}
+
 /// ½ log|J Jᵀ| of Lotka–Volterra in any scalar, independently of the library's factorisations:
 /// J = [B T] from structured_jacobian, W = T⁻¹B by forward substitution, and
 /// ½ log|J Jᵀ| = Σ log T_ii + ½ log|I + WᵀW| (matrix determinant lemma) with a K × K Cholesky.
@@ -359,16 +375,11 @@ auto lotka_volterra_half_log_det(const LotkaVolterra& g, const Vec& u) {
       B(i, a) = sum / T(i, i);  // B now holds W
     }
   }
-  std::vector<S> l(static_cast<std::size_t>(K) * K, S(0));
-  for (int a = 0; a < K; ++a)
-    for (int c = 0; c <= a; ++c) {
-      S sum = a == c ? S(1) : S(0);
-      for (int i = 0; i < M; ++i) sum = sum + B(i, a) * B(i, c);
-      for (int e = 0; e < c; ++e) sum = sum - l[a * K + e] * l[c * K + e];
-      l[a * K + c] = a == c ? sqrt(sum) : sum / l[c * K + c];
-    }
-  for (int a = 0; a < K; ++a) half_log_det = half_log_det + log(l[a * K + a]);
-  return half_log_det;
+  return add_half_log_det_by_cholesky(half_log_det, K, [&](int a, int c) {  // I + WᵀW
+    S sum = a == c ? S(1) : S(0);
+    for (int i = 0; i < M; ++i) sum = sum + B(i, a) * B(i, c);
+    return sum;
+  });
 }
 
 /// ½ log|J Jᵀ| of a dense generator in any scalar: J from jacobian(), G = J Jᵀ and its Cholesky
@@ -377,19 +388,14 @@ template <class Vec>
 auto lotka_volterra_half_log_det(const LotkaVolterraSummaries& g, const Vec& u) {
   using S = std::decay_t<decltype(u[0])>;
   const int M = g.output_dim(), N = g.input_dim();
-  std::vector<S> j(static_cast<std::size_t>(M) * N), l(static_cast<std::size_t>(M) * M, S(0));
+  std::vector<S> j(static_cast<std::size_t>(M) * N);
   auto J = myriad::dense_matrix(j.data(), M, N);
   g.jacobian(u, J);
-  S half_log_det = S(0);
-  for (int a = 0; a < M; ++a)
-    for (int c = 0; c <= a; ++c) {
-      S sum = S(0);
-      for (int n = 0; n < N; ++n) sum = sum + J(a, n) * J(c, n);
-      for (int e = 0; e < c; ++e) sum = sum - l[a * M + e] * l[c * M + e];
-      l[a * M + c] = a == c ? sqrt(sum) : sum / l[c * M + c];
-      if (a == c) half_log_det = half_log_det + log(l[a * M + a]);
-    }
-  return half_log_det;
+  return add_half_log_det_by_cholesky(S(0), M, [&](int a, int c) {  // J Jᵀ
+    S sum = S(0);
+    for (int n = 0; n < N; ++n) sum = sum + J(a, n) * J(c, n);
+    return sum;
+  });
 }
 
 /// The value of ½ log|J Jᵀ| at u and a first-order bound on its rounding error (the tape's

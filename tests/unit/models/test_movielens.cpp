@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/device_model.hpp"
 #include "common/log_densities.hpp"
+#include "common/model_test_synthetic_plated_data.hpp"
 #include "common/plated_model_checks.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/plated_model.hpp"
@@ -77,9 +77,7 @@ TEST(MpisPaperModels, MovieLensData) {
 
   ASSERT_EQ(a.rating().size(), 1500u);
   ASSERT_EQ(a.features().size(), 1500u * 18);
-  EXPECT_EQ(a.true_latent(MovieLens::kMu).size(), 18u);
-  EXPECT_EQ(a.true_latent(MovieLens::kPsi).size(), 18u);
-  EXPECT_EQ(a.true_latent(MovieLens::kZ).size(), 300u * 18);
+  expect_true_latent_sizes(a, {18, 18, 300 * 18});  // mu, psi, z
   EXPECT_TRUE(all_binary(a.rating()));
   EXPECT_TRUE(has_both(a.rating()));
   EXPECT_TRUE(all_binary(a.features()));
@@ -104,17 +102,16 @@ TEST(MpisPaperModels, MovieLensData) {
       a.rating(), p, [&](std::size_t i) { return p(i) * (1 - p(i)); }, "positive ratings");
 
   const MovieLens host = a.host_model();
-  EXPECT_EQ(host.rating, a.rating().data());
-  EXPECT_EQ(host.features, a.features().data());
-  expect_no_device_model_without_cuda([] { return MovieLensData::synthetic(11).device_model(); });
+  expect_host_views_and_no_device_model<MovieLensData>(
+      {{"rating", host.rating, a.rating().data()},
+       {"features", host.features, a.features().data()}});
 }
 
 // ---------------------------------------------------------------------------------------------
 // The engine at small K
 
 TEST(MpisPaperModels, EngineOnMovieLens) {
-  const MovieLensData data = MovieLensData::synthetic(1);
-  expect_log_marginal_increases(data.host_model(), 32);
+  expect_log_marginal_increases_on_synthetic_data<MovieLensData>(32);
 }
 
 }  // namespace

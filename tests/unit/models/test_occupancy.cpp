@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/device_model.hpp"
 #include "common/log_densities.hpp"
+#include "common/model_test_synthetic_plated_data.hpp"
 #include "common/plated_model_checks.hpp"
 #include "myriad/core/error.hpp"
 #include "myriad/model/plated_model.hpp"
@@ -96,9 +96,7 @@ TEST(MpisPaperModels, OccupancyData) {
   ASSERT_EQ(a.detected().size(), 72000u);
   ASSERT_EQ(a.quality().size(), 72000u);
   ASSERT_EQ(a.weather().size(), 14400u);
-  const std::vector<std::size_t> sizes{1, 1, 1, 1, 1, 1, 12, 12, 12, 72, 14400};
-  for (int g = 0; g <= Occupancy::kOccupied; ++g)
-    EXPECT_EQ(a.true_latent(g).size(), sizes[g]) << "latent " << g;
+  expect_true_latent_sizes(a, {1, 1, 1, 1, 1, 1, 12, 12, 12, 72, 14400});
   EXPECT_TRUE(all_binary(a.detected()));
   EXPECT_TRUE(has_both(a.detected()));
   EXPECT_TRUE(all_binary(a.quality()));
@@ -127,10 +125,10 @@ TEST(MpisPaperModels, OccupancyData) {
       z, q, [&](std::size_t i) { return q(i) * (1 - q(i)); }, "occupied sites");
 
   const Occupancy host = a.host_model();
-  EXPECT_EQ(host.detected, a.detected().data());
-  EXPECT_EQ(host.quality, a.quality().data());
-  EXPECT_EQ(host.weather, a.weather().data());
-  expect_no_device_model_without_cuda([] { return OccupancyData::synthetic(11).device_model(); });
+  expect_host_views_and_no_device_model<OccupancyData>(
+      {{"detected", host.detected, a.detected().data()},
+       {"quality", host.quality, a.quality().data()},
+       {"weather", host.weather, a.weather().data()}});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -140,8 +138,7 @@ TEST(MpisPaperModels, EngineOnOccupancy) {
   // The parent-mixture proposal of z: the subset argument above does not apply verbatim (z's
   // mixture density averages over all K parent particles), but the gap is tens of thousands of
   // nats against a standard error of hundreds.
-  const OccupancyData data = OccupancyData::synthetic(1);
-  expect_log_marginal_increases(data.host_model(), 3);
+  expect_log_marginal_increases_on_synthetic_data<OccupancyData>(3);
 }
 
 }  // namespace

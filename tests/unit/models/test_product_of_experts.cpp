@@ -21,6 +21,7 @@
 #include "common/density_derivatives.hpp"
 #include "common/device_model.hpp"
 #include "common/expect_error.hpp"
+#include "common/model_test_dense_reference.hpp"
 #include "common/quadrature.hpp"
 #include "common/test_points.hpp"
 #include "myriad/core/device_memory.hpp"
@@ -37,57 +38,6 @@ using namespace myriad::models;
 
 constexpr std::uint64_t kPointSeed = 20111212;
 constexpr int kPoints = 8;
-
-// ---------------------------------------------------------------------------------------------
-// Small host linear algebra.
-
-/// log|det A| of an n × n row-major matrix by LU with partial pivoting.
-double log_abs_det(std::vector<double> a, int n) {
-  double log_det = 0.0;
-  for (int k = 0; k < n; ++k) {
-    int pivot = k;
-    for (int i = k + 1; i < n; ++i) {
-      if (std::fabs(a[i * n + k]) > std::fabs(a[pivot * n + k])) pivot = i;
-    }
-    for (int j = 0; j < n; ++j) std::swap(a[k * n + j], a[pivot * n + j]);
-    log_det += std::log(std::fabs(a[k * n + k]));
-    for (int i = k + 1; i < n; ++i) {
-      const double factor = a[i * n + k] / a[k * n + k];
-      for (int j = k; j < n; ++j) a[i * n + j] -= factor * a[k * n + j];
-    }
-  }
-  return log_det;
-}
-
-/// A⁻¹ of an n × n row-major matrix by Gauss–Jordan elimination with partial pivoting.
-std::vector<double> inverse(std::vector<double> a, int n) {
-  std::vector<double> inv(static_cast<std::size_t>(n) * n, 0.0);
-  for (int i = 0; i < n; ++i) inv[i * n + i] = 1.0;
-  for (int k = 0; k < n; ++k) {
-    int pivot = k;
-    for (int i = k + 1; i < n; ++i) {
-      if (std::fabs(a[i * n + k]) > std::fabs(a[pivot * n + k])) pivot = i;
-    }
-    for (int j = 0; j < n; ++j) {
-      std::swap(a[k * n + j], a[pivot * n + j]);
-      std::swap(inv[k * n + j], inv[pivot * n + j]);
-    }
-    const double diagonal = a[k * n + k];
-    for (int j = 0; j < n; ++j) {
-      a[k * n + j] /= diagonal;
-      inv[k * n + j] /= diagonal;
-    }
-    for (int i = 0; i < n; ++i) {
-      if (i == k) continue;
-      const double factor = a[i * n + k];
-      for (int j = 0; j < n; ++j) {
-        a[i * n + j] -= factor * a[k * n + j];
-        inv[i * n + j] -= factor * inv[k * n + j];
-      }
-    }
-  }
-  return inv;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Derivative checks. Tolerances are first-order forward error bounds (ErrorScales,
@@ -438,7 +388,7 @@ TEST(PoeExactSample, LaplaceCovarianceMatchesClosedForm) {
   // S_ij = mean(x_i x_j) with standard error sd(x_i x_j)/√N (Laplace: all moments finite).
   const int m = 4, n = 400000;
   const auto data = ProductOfExpertsData<double>::synthetic(ExpertKind::laplace, m, m);
-  const std::vector<double> inv = inverse(data.filters(), m);
+  const std::vector<double> inv = gauss_jordan_inverse(data.filters(), m);
   const std::vector<double> draws = exact_draws(data.host_model(), n, 17);
   double worst = 0;  // largest |estimate − truth| in standard errors
   for (int i = 0; i < m; ++i) {
