@@ -87,6 +87,9 @@ write("missing", mom_iq=None)
 write("short", mom_iq=data["mom_iq"][:-1])
 write("nan", mom_iq=data["mom_iq"][:3] + ["NaN"] + data["mom_iq"][4:])
 write("real_n", N=434.5)
+write("string", mom_iq=data["mom_iq"][:3] + ["high"] + data["mom_iq"][4:])
+write("boolean", N=True)
+write("ragged", kid_score=[data["kid_score"][:2], [1]])
 write("bound", kid_score=[250] + data["kid_score"][1:])
 open(f"{sys.argv[2]}/truncated.json", "w").write('{"N": 3,')
 PY
@@ -94,6 +97,9 @@ expect_usage_error "data variable 'mom_iq' is missing" sample --model kidscore_m
 expect_usage_error "data variable 'mom_iq' must be an array of 434 reals, got an array of shape .433." sample --model kidscore_momhsiq --data "$work/short.json" "${common[@]}"
 expect_usage_error "data variable 'mom_iq' has entry 4 not finite (nan)" sample --model kidscore_momhsiq --data "$work/nan.json" "${common[@]}"
 expect_usage_error "data variable 'N' must be an integer, got 434.5" sample --model kidscore_momhsiq --data "$work/real_n.json" "${common[@]}"
+expect_usage_error "data variable 'mom_iq' is not a number" sample --model kidscore_momhsiq --data "$work/string.json" "${common[@]}"
+expect_usage_error "data variable 'N' is not a number" sample --model kidscore_momhsiq --data "$work/boolean.json" "${common[@]}"
+expect_usage_error "data variable 'kid_score' is not a number, .* or a rectangular array" sample --model kidscore_momhsiq --data "$work/ragged.json" "${common[@]}"
 expect_usage_error "data variable 'kid_score' has entry 1 = 250, outside its declared bounds .0, 200." sample --model kidscore_momhsiq --data "$work/bound.json" "${common[@]}"
 expect_usage_error "truncated.json: not valid JSON" sample --model kidscore_momhsiq --data "$work/truncated.json" "${common[@]}"
 expect_usage_error "missing.json: cannot be read" sample --model kidscore_momhsiq --data "$work/nosuch/missing.json" "${common[@]}"

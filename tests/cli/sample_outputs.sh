@@ -163,6 +163,24 @@ r = json.load(open(sys.argv[1] + "/run.json"))
 assert r["data_file"].endswith("garch-garch11/data.json"), r.get("data_file")
 assert r["settings"]["precision"] == "double"
 PY
+# logistic on a data file of the user's (CmdStan's format): its D coefficients are sampled.
+python3 - "$work/logistic.json" <<'PY'
+import json, math, sys
+n, x, y = 40, [], []
+for i in range(n):
+    t = (i - n / 2) / 10
+    x.append([1.0, t])
+    y.append(1 if math.sin(3 * i) + t > 0 else 0)
+json.dump({"N": n, "D": 2, "X": x, "y": y}, open(sys.argv[1], "w"))
+PY
+"$myriad" sample --model logistic --data "$work/logistic.json" --chains 8 --warmup 100 --draws 50 \
+  --device cpu --output "$work/logistic" --quiet
+python3 - "$work/logistic" <<'PY'
+import csv, json, sys
+run = [r["variable"] for r in csv.DictReader(open(sys.argv[1] + "/summary.csv"))]
+assert run == ["beta[1]", "beta[2]"], run
+assert json.load(open(sys.argv[1] + "/run.json"))["data_file"].endswith("logistic.json")
+PY
 for data in "" "--data $pdb/eight_schools-eight_schools_noncentered/data.json"; do
   "$myriad" sample --model eight_schools $data --chains 8 --warmup 30 --draws 10 --seed 3 \
     --device cpu --output "$work/es${data:+_data}" --quiet

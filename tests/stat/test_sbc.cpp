@@ -18,52 +18,13 @@
 #include <utility>
 #include <vector>
 
-#include "common/run_configs.hpp"
-#include "myriad/app/registry.hpp"
-#include "myriad/backend/device.hpp"
+#include "common/sbc_calibration.hpp"
 #include "myriad/run/sbc.hpp"
 
 namespace myriad {
 namespace {
 
-SbcResult calibrate(const std::string& model,
-                    const std::vector<std::pair<std::string, std::string>>& arguments,
-                    bool batched = false) {
-  const ModelSpec& spec = find_model(model);
-  EXPECT_TRUE(static_cast<bool>(spec.sbc)) << model << " states no simulation";
-  const ModelArguments args(spec, arguments);
-  SbcConfig sbc;
-  sbc.replications = 200;
-  sbc.posterior_draws = 99;
-  sbc.bins = 20;
-  sbc.alpha = 0.001;
-  sbc.seed = 2026;
-  ChmcConfig config;
-  static_cast<SampleConfig&>(config) = testing::run_config(16, 500, 500, sbc.seed);
-  if (spec.kind == ModelKind::generator) {
-    config.sampler = HmcSampler::hmc;
-    config.metric = MetricKind::diag;
-  }
-  // As `myriad sbc --batch on|off` runs them on the CPU: unbatched, replications at once.
-  const SbcResult result = batched ? spec.sbc_batch(args, sbc, config, [](std::int64_t) {})
-                                   : run_sbc(
-                                         sbc, config,
-                                         [&](std::int64_t r, const SampleConfig& run) {
-                                           ChmcConfig settings = config;
-                                           static_cast<SampleConfig&>(settings) = run;
-                                           return spec.sbc(args, sbc.seed, r, settings);
-                                         },
-                                         [](std::int64_t) {}, cpu_threads());
-  EXPECT_EQ(result.replications, 200);
-  for (const SbcQuantity& q : result.quantities) {
-    EXPECT_GE(q.histogram.p_value, 0.001)
-        << model << " " << q.name << ": chi-square " << q.histogram.chi_square;
-    EXPECT_TRUE(q.bands.inside) << model << " " << q.name << ": ECDF outside its bands";
-    std::printf("%s %s: chi-square p %.3f, ECDF %s\n", model.c_str(), q.name.c_str(),
-                q.histogram.p_value, q.bands.inside ? "inside" : "OUTSIDE");
-  }
-  return result;
-}
+using testing::calibrate;
 
 TEST(StatSbc, HmcOnEightSchoolsAsOneBatch) {
   const SbcResult result = calibrate("eight_schools", {}, /*batched=*/true);
