@@ -309,8 +309,10 @@ def main(argv=None):
         w("")
         w("(`OUTDIR` is a temporary folder, removed after reading; `--keep DIR` keeps them.) Defaults of "
           f"`myriad sample` in force: sampler `{first_my.get('sampler')}`, metric `auto` (dense "
-          "up to dimension 100), target acceptance 0.8, Stan's inits uniform(−2, 2), restarts "
-          "of stranded chains in warm-up on.")
+          "up to dimension 100), target acceptance 0.8, inits uniform(−2, 2) as Stan's but one "
+          "per superchain (`--superchains` automatic: 16 superchains of 4 chains at 64 chains, for "
+          "nested R-hat; the conformance test starts every chain on its own), restarts of "
+          "stranded chains in warm-up on.")
         w("")
 
     # Main table

@@ -178,7 +178,7 @@ PY
 python3 - "$work/logistic" <<'PY'
 import csv, json, sys
 run = [r["variable"] for r in csv.DictReader(open(sys.argv[1] + "/summary.csv"))]
-assert run == ["beta[1]", "beta[2]"], run
+assert run == ["beta[0]", "beta[1]"], run
 assert json.load(open(sys.argv[1] + "/run.json"))["data_file"].endswith("logistic.json")
 PY
 for data in "" "--data $pdb/eight_schools-eight_schools_noncentered/data.json"; do
