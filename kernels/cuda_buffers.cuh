@@ -50,35 +50,35 @@ class PinnedBuffer {
   std::size_t size_ = 0;
 };
 
-/// Owning non-blocking stream: it does not synchronise with the legacy default stream.
-class Stream {
+/// An owning handle of a CUDA runtime or library object (a stream, an event, a cuBLAS context):
+/// not copyable, destroyed by `destroy` with its status ignored (a destructor cannot throw, and
+/// the object is gone either way). Derived classes create the object.
+template <class Handle, auto destroy>
+class OwnedHandle {
  public:
-  Stream() { MYRIAD_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() {
-    if (stream_) cudaStreamDestroy(stream_);
+  OwnedHandle(const OwnedHandle&) = delete;
+  OwnedHandle& operator=(const OwnedHandle&) = delete;
+  ~OwnedHandle() {
+    if (handle_) destroy(handle_);
   }
-  cudaStream_t get() const { return stream_; }
-  void synchronize() const { MYRIAD_CUDA_TRY(cudaStreamSynchronize(stream_)); }
+  Handle get() const { return handle_; }
 
- private:
-  cudaStream_t stream_ = nullptr;
+ protected:
+  OwnedHandle() = default;
+  Handle handle_ = nullptr;
+};
+
+/// Owning non-blocking stream: it does not synchronise with the legacy default stream.
+class Stream : public OwnedHandle<cudaStream_t, &cudaStreamDestroy> {
+ public:
+  Stream() { MYRIAD_CUDA_TRY(cudaStreamCreateWithFlags(&handle_, cudaStreamNonBlocking)); }
+  void synchronize() const { MYRIAD_CUDA_TRY(cudaStreamSynchronize(handle_)); }
 };
 
 /// Owning event used for ordering only (no timing, which makes record/wait cheaper).
-class Event {
+class Event : public OwnedHandle<cudaEvent_t, &cudaEventDestroy> {
  public:
-  Event() { MYRIAD_CUDA_TRY(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  ~Event() {
-    if (event_) cudaEventDestroy(event_);
-  }
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
+  Event() { MYRIAD_CUDA_TRY(cudaEventCreateWithFlags(&handle_, cudaEventDisableTiming)); }
 };
 
 /// n rounded up to a multiple of m.

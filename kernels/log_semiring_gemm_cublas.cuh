@@ -45,6 +45,7 @@
 #include <memory>
 #include <vector>
 
+#include "cuda_buffers.cuh"
 #include "cuda_parallel.cuh"
 #include "cuda_try.cuh"
 #include "kernel_common.cuh"
@@ -94,18 +95,9 @@ MYRIAD_KERNEL void __launch_bounds__(kMaxShiftBlockSize)
 namespace cuda_detail {
 
 /// An owning cuBLAS handle.
-class CublasHandle {
+class CublasHandle : public cuda_detail::OwnedHandle<cublasHandle_t, &cublasDestroy> {
  public:
   CublasHandle() { MYRIAD_CUBLAS_TRY(cublasCreate(&handle_)); }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  ~CublasHandle() {
-    if (handle_) cublasDestroy(handle_);
-  }
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
 };
 
 /// The calling thread's handle for the current device, created on first use. Thread-local

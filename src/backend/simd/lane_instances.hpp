@@ -24,45 +24,36 @@
 #include "myriad/models/radon.hpp"
 #include "myriad/models/sphere.hpp"
 
-#define MYRIAD_FOR_EACH_LANE_MODEL(X)                    \
-  X(HmcLaneFamily, models::Gaussian<float>, float)       \
-  X(HmcLaneFamily, models::Gaussian<double>, double)     \
-  X(HmcLaneFamily, models::Logistic<float>, float)       \
-  X(HmcLaneFamily, models::Logistic<double>, double)     \
-  X(HmcLaneFamily, models::EightSchools<float>, float)   \
-  X(HmcLaneFamily, models::EightSchools<double>, double) \
-  X(HmcLaneFamily, models::Banana<float>, float)         \
-  X(HmcLaneFamily, models::Banana<double>, double)       \
-  X(HmcLaneFamily, models::Funnel<float>, float)         \
-  X(HmcLaneFamily, models::Funnel<double>, double)       \
-  X(HmcLaneFamily, models::Radon<float>, float)          \
-  X(HmcLaneFamily, models::Radon<double>, double)
+// X(family, Model<float>, float) and X(family, Model<double>, double): a model template in both
+// precisions.
+#define MYRIAD_LANE_BOTH_PRECISIONS(X, Family, Model) \
+  X(Family, Model<float>, float) X(Family, Model<double>, double)
+// A generator and its noisy variant (model/noisy_generator.hpp), in double.
+#define MYRIAD_LANE_WITH_NOISE(X, Generator) \
+  X(ChmcLaneFamily, Generator, double) X(ChmcLaneFamily, models::Noisy<Generator>, double)
 
-#define MYRIAD_FOR_EACH_AIS_LANE_TARGET(X)                      \
-  X(AisLaneFamily, models::Gaussian<float>, float)              \
-  X(AisLaneFamily, models::Gaussian<double>, double)            \
-  X(AisLaneFamily, models::ProductOfExperts<float>, float)      \
-  X(AisLaneFamily, models::ProductOfExperts<double>, double)    \
-  X(AisLaneFamily, models::BoltzmannRelaxation<float>, float)   \
-  X(AisLaneFamily, models::BoltzmannRelaxation<double>, double) \
-  X(AisLaneFamily, models::LinearGenerative<float>, float)      \
-  X(AisLaneFamily, models::LinearGenerative<double>, double)    \
-  X(AisLaneFamily, models::Mcrbm<float>, float)                 \
-  X(AisLaneFamily, models::Mcrbm<double>, double)               \
-  X(AisLaneFamily, models::Radon<float>, float)                 \
-  X(AisLaneFamily, models::Radon<double>, double)
+#define MYRIAD_FOR_EACH_LANE_MODEL(X)                                 \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, HmcLaneFamily, models::Gaussian)     \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, HmcLaneFamily, models::Logistic)     \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, HmcLaneFamily, models::EightSchools) \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, HmcLaneFamily, models::Banana)       \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, HmcLaneFamily, models::Funnel)       \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, HmcLaneFamily, models::Radon)
 
-#define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X)                             \
-  X(ChmcLaneFamily, models::Sphere, double)                                \
-  X(ChmcLaneFamily, models::LinearGaussian, double)                        \
-  X(ChmcLaneFamily, models::LotkaVolterra, double)                         \
-  X(ChmcLaneFamily, models::LotkaVolterraSummaries, double)                \
-  X(ChmcLaneFamily, models::Gld, double)                                   \
-  X(ChmcLaneFamily, models::Noisy<models::Sphere>, double)                 \
-  X(ChmcLaneFamily, models::Noisy<models::LinearGaussian>, double)         \
-  X(ChmcLaneFamily, models::Noisy<models::LotkaVolterra>, double)          \
-  X(ChmcLaneFamily, models::Noisy<models::LotkaVolterraSummaries>, double) \
-  X(ChmcLaneFamily, models::Noisy<models::Gld>, double)
+#define MYRIAD_FOR_EACH_AIS_LANE_TARGET(X)                                   \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, AisLaneFamily, models::Gaussian)            \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, AisLaneFamily, models::ProductOfExperts)    \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, AisLaneFamily, models::BoltzmannRelaxation) \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, AisLaneFamily, models::LinearGenerative)    \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, AisLaneFamily, models::Mcrbm)               \
+  MYRIAD_LANE_BOTH_PRECISIONS(X, AisLaneFamily, models::Radon)
+
+#define MYRIAD_FOR_EACH_CHMC_LANE_GENERATOR(X)              \
+  MYRIAD_LANE_WITH_NOISE(X, models::Sphere)                 \
+  MYRIAD_LANE_WITH_NOISE(X, models::LinearGaussian)         \
+  MYRIAD_LANE_WITH_NOISE(X, models::LotkaVolterra)          \
+  MYRIAD_LANE_WITH_NOISE(X, models::LotkaVolterraSummaries) \
+  MYRIAD_LANE_WITH_NOISE(X, models::Gld)
 
 // Each instruction set's translation unit defines its kernels with this (compiled_lane_kernel,
 // detail/lane_kernel_choice.hpp).
