@@ -32,9 +32,11 @@ TEST(CudaTry, SuccessDoesNotThrow) {
 }
 
 TEST(CudaTry, RuntimeErrorNamesCallFileLineAndStatus) {
-  const int line = __LINE__ + 1;
-  const std::string m =
-      testing::thrown_message<cuda_error>([] { MYRIAD_CUDA_TRY(failing_runtime_call()); });
+  int line = 0;  // the line of the MYRIAD_CUDA_TRY, taken inside the lambda so formatting keeps it
+  const std::string m = testing::thrown_message<cuda_error>([&line] {
+    line = __LINE__ + 1;
+    MYRIAD_CUDA_TRY(failing_runtime_call());
+  });
   EXPECT_TRUE(contains(m, "CUDA call 'failing_runtime_call()'")) << m;
   EXPECT_TRUE(contains(m, "test_cuda_try.cpp:" + std::to_string(line))) << m;
   EXPECT_TRUE(contains(m, "cudaErrorInvalidValue")) << m;
