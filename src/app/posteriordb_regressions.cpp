@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "myriad/models/linear_regression.hpp"
+#include "myriad/run/sbc.hpp"
 #include "posteriordb_spec.hpp"
 
 namespace myriad {
@@ -186,15 +187,37 @@ Regression diamonds(const StanData& data) {
   return r;
 }
 
+/// SBC for a regression port (`myriad sbc --model NAME --data FILE`): its design from the data
+/// file, β and σ drawn from its priors and ỹ from the model (LinearRegressionData::simulate).
+/// Only blr's priors are all proper and normal; the others have a flat prior (kidscore_momhsiq,
+/// logearn_interaction_z, logmesquite_logvash, nes: β; kilpisjarvi: σ) or Student-t ones
+/// (diamonds), so they state no simulation (check_simulable names the first such prior).
+ModelSpec with_simulation(ModelSpec spec, Regression (*make)(const StanData&)) {
+  spec.sbc_check = [make](const ModelArguments& a) { make(a.required_data()).check_simulable(); };
+  spec.sbc = [make](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
+                    const ChmcConfig& config) {
+    std::vector<double> truth;
+    Regression data = make(a.required_data()).simulate(seed, r, truth);
+    SampleConfig resolved = config;
+    resolved.device = choose_device<models::LinearRegression<double>>(config.device);
+    SampleResult run = resolved.device == Device::cuda ? sample(data.device_model(), resolved)
+                                                       : sample(data.host_model(), resolved);
+    return SbcReplication{std::move(truth), std::move(run)};
+  };
+  return spec;
+}
+
 }  // namespace
 
 std::vector<ModelSpec> posteriordb_regression_specs() {
   return {
+
       posteriordb_spec("kidscore_momhsiq", "kidiq-kidscore_momhsiq",
                        "kid_score on mom_hs and mom_iq, sigma ~ half-Cauchy(0, 2.5)",
                        "int<lower=0> N; vector<lower=0, upper=200>[N] kid_score, mom_iq; "
                        "vector<lower=0, upper=1>[N] mom_hs",
                        kidiq),
+
       posteriordb_spec("logearn_interaction_z", "earnings-logearn_interaction_z",
                        "log earnings on standardised height, sex and their interaction",
                        "int<lower=0> N; vector[N] earn, height, male", earnings),
@@ -214,9 +237,11 @@ std::vector<ModelSpec> posteriordb_regression_specs() {
                        "int<lower=0> N; vector[N] x, y; real xpred, pmualpha, psalpha, pmubeta, "
                        "psbeta",
                        kilpisjarvi),
-      posteriordb_spec("blr", "sblrc-blr",
-                       "Bayesian linear regression, beta ~ N(0, 10), sigma ~ half-N(0, 10)",
-                       "int<lower=0> N, D; matrix[N, D] X; vector[N] y", blr),
+      with_simulation(
+          posteriordb_spec("blr", "sblrc-blr",
+                           "Bayesian linear regression, beta ~ N(0, 10), sigma ~ half-N(0, 10)",
+                           "int<lower=0> N, D; matrix[N, D] X; vector[N] y", blr),
+          blr),
       posteriordb_spec("diamonds", "diamonds-diamonds",
                        "brms regression of price on 24 correlated predictors (badly conditioned)",
                        "int<lower=1> N, K; vector[N] Y; matrix[N, K] X; int prior_only", diamonds),

@@ -281,6 +281,7 @@ ModelSpec logistic_spec() {
                                                   a.number("prior_sd"),
                                                   a.unsigned_integer("data_seed"), seed, r);
   };
+  spec.sbc_check = refuse_with_sbc;
   spec.sbc = [simulate](const ModelArguments& a, std::uint64_t seed, std::int64_t r,
                         const ChmcConfig& config) {
     auto data = simulate(a, seed, r);

@@ -30,6 +30,9 @@ std::vector<OptionSpec> sbc_options(SbcConfig& sbc, ChmcConfig& config) {
       "built-in model that states how to simulate its data (see 'myriad models')",
       "output directory (ranks.npy, sbc.csv, run.json)",
       {
+          {"data", "FILE", "",
+           "the model's data (CmdStan's JSON) where SBC keeps part of it: eight_schools's "
+           "standard errors, a posteriordb regression's design; the outcomes are simulated"},
           {"replications", "R", "100", "prior draws, each with its simulated data and run",
            integer_setting(sbc.replications, 2, 1ll << 30)},
           {"posterior-draws", "L", "99",
@@ -88,7 +91,7 @@ int sbc_command(int argc, char** argv) {
     throw UsageError{spec.name +
                      " does not state how to simulate its data: no SBC (see 'myriad "
                      "models')"};
-  const ModelArguments arguments(spec, model_arguments(line));
+  const ModelArguments arguments(spec, model_arguments(line), data_path(line));
   if (spec.sbc_check) spec.sbc_check(arguments);
   const bool generator = spec.kind == ModelKind::generator;
   const std::string sampler =

@@ -67,7 +67,23 @@ assert list(logistic["quantities"]) == ["beta[0]", "beta[1]", "beta[2]"], list(l
 assert max(logistic["replications"]["max_rhat"]) < 1.1, logistic["replications"]["max_rhat"]
 PY
 
+# A posteriordb regression: its design from --data, its parameters from its priors, the outcomes
+# simulated; Stan's names.
+pdb="$(dirname "$0")/../data/posteriordb"
+"$myriad" sbc --model blr --data "$pdb/sblrc-blr/data.json" --replications 6 --chains 4 \
+  --warmup 100 --draws 100 --posterior-draws 39 --bins 10 --seed 4 --device cpu \
+  --output "$work/blr" --quiet || exit 1
+python3 - "$work/blr" <<'PY' || { echo "FAIL: blr sbc outputs"; failures=$((failures + 1)); }
+import json, sys
+report = json.load(open(sys.argv[1] + "/run.json"))
+names = list(report["quantities"])
+assert names == ["beta[1]", "beta[2]", "beta[3]", "beta[4]", "beta[5]", "sigma"], names
+PY
+
 common=(--replications 4 --chains 2 --warmup 10 --draws 20 --device cpu --output "$work/out")
+expect_usage_error "kidscore_momhsiq does not state how to simulate its data" sbc --model kidscore_momhsiq --data "$pdb/kidiq-kidscore_momhsiq/data.json" "${common[@]}"
+expect_usage_error "model blr needs --data FILE.json" sbc --model blr "${common[@]}"
+expect_usage_error "simulates the data: --data does not apply" sbc --model logistic --data "$pdb/sblrc-blr/data.json" "${common[@]}"
 expect_usage_error "funnel does not state how to simulate its data" sbc --model funnel "${common[@]}"
 expect_usage_error "sbc: bins must be >= 2 and divide posterior_draws + 1 = 40" sbc --model eight_schools --posterior-draws 39 --bins 7 "${common[@]}"
 expect_usage_error "fewer than --posterior-draws 99" sbc --model eight_schools "${common[@]}"

@@ -20,13 +20,15 @@
 namespace myriad::testing {
 
 /// R = 200 replications of `model` (16 chains × (500 + 500), ranks among L = 99 draws, 20 bins),
-/// each quantity expected to pass both uniformity tests.
+/// each quantity expected to pass both uniformity tests; `data_file` as `myriad sbc --data`.
 inline SbcResult calibrate(const std::string& model,
                            const std::vector<std::pair<std::string, std::string>>& arguments,
-                           bool batched = false, Device device = Device::cpu) {
+                           bool batched = false, Device device = Device::cpu,
+                           const std::string& data_file = {}) {
   const ModelSpec& spec = find_model(model);
   EXPECT_TRUE(static_cast<bool>(spec.sbc)) << model << " states no simulation";
-  const ModelArguments args(spec, arguments);
+  const ModelArguments args(spec, arguments, data_file);
+  if (spec.sbc_check) spec.sbc_check(args);
   SbcConfig sbc;
   sbc.replications = 200;
   sbc.posterior_draws = 99;

@@ -57,6 +57,7 @@
 #include "myriad/core/hd.hpp"
 #include "myriad/core/math.hpp"
 #include "myriad/core/mirrored_array.hpp"
+#include "myriad/core/random.hpp"
 #include "myriad/model/library_instances.hpp"
 #include "myriad/model/row_products.hpp"
 
@@ -292,6 +293,67 @@ class LinearRegressionData : public MirroredViews<LinearRegressionData<T>> {
   int n() const { return model_.n; }
   int k() const { return model_.k; }
 
+  /// Throws myriad::invalid_argument unless simulate can draw from every prior: β_j normal and
+  /// σ half-normal or half-Cauchy. A flat prior is improper (nothing to draw), and the library
+  /// draws no Student-t; the message names the first such coefficient, or sigma.
+  void check_simulable() const {
+    const std::vector<T>& sd = prior_sd_.host();
+    const std::vector<T>& df = prior_df_.host();
+    for (int j = 0; j < model_.k; ++j) {
+      const std::string what =
+          "simulation-based calibration draws the parameters from the prior: " +
+          coefficient_name(j) + "'s prior is ";
+      if (!std::isfinite(sd[j])) throw invalid_argument(what + "flat (improper)");
+      if (std::isfinite(df[j])) throw invalid_argument(what + "Student-t, which it does not draw");
+    }
+    const std::string what =
+        "simulation-based calibration draws the parameters from the prior: sigma's prior is ";
+    if (model_.scale_prior == ScalePrior::flat) throw invalid_argument(what + "flat (improper)");
+    if (model_.scale_prior == ScalePrior::half_student_t)
+      throw invalid_argument(what + "half-Student-t, which it does not draw");
+  }
+
+  /// Simulation-based calibration (run/sbc.hpp): a draw from the prior — β_j ~ N(m_j, s_j²),
+  /// σ = a|z| (half-normal) or a tan(πu/2) (half-Cauchy), z normal and u uniform — and data from
+  /// the model given it on this design, ỹ_i = x_iᵀβ + σ ε_i, from RandomStream(seed,
+  /// replication) at iteration 0 (tag user + 0: β's k normals, then the n of ε; user + 1: σ's
+  /// draw). Returns the regression on ỹ (the same design, priors and names) and writes the draw
+  /// as the recorded quantities (β, σ) to `truth`. Throws as check_simulable.
+  LinearRegressionData simulate(std::uint64_t seed, std::int64_t replication,
+                                std::vector<double>& truth) const {
+    check_simulable();
+    constexpr double kPi = 3.14159265358979323846;
+    const int n = model_.n, k = model_.k;
+    const RandomStream rng(seed, static_cast<std::uint64_t>(replication));
+    const auto normal = static_cast<Purpose>(user_purpose(0));
+    const auto scale_draw = static_cast<Purpose>(user_purpose(1));
+    const std::vector<T>& mean = prior_mean_.host();
+    const std::vector<T>& sd = prior_sd_.host();
+    truth.assign(static_cast<std::size_t>(k) + 1, 0.0);
+    for (int j = 0; j < k; ++j)
+      truth[j] =
+          static_cast<double>(mean[j]) +
+          static_cast<double>(sd[j]) * rng.normal<double>(0, normal, static_cast<std::uint32_t>(j));
+    const double a = static_cast<double>(model_.scale);
+    const double sigma = model_.scale_prior == ScalePrior::half_normal
+                             ? a * std::fabs(rng.normal<double>(0, scale_draw, 0))
+                             : a * std::tan(0.5 * kPi * rng.uniform<double>(0, scale_draw, 0));
+    truth[k] = sigma;
+    const std::vector<T>& x = x_.host();
+    std::vector<T> y(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      double mu = 0;
+      for (int j = 0; j < k; ++j)
+        mu += static_cast<double>(x[static_cast<std::size_t>(i) * k + j]) * truth[j];
+      y[i] = T(mu + sigma * rng.normal<double>(0, normal, static_cast<std::uint32_t>(k + i)));
+    }
+    LinearRegressionData simulated =
+        from_arrays(x, std::move(y), n, k, prior_mean_.host(), prior_sd_.host(), prior_df_.host(),
+                    model_.scale_prior, a, static_cast<double>(model_.scale_df));
+    simulated.coefficient_names_ = coefficient_names_;
+    return simulated;
+  }
+
   /// The model viewing copy(array) of each array (MirroredViews: host_model, device_model).
   template <class Copy>
   LinearRegression<T> viewing(Copy copy) const {
@@ -306,6 +368,12 @@ class LinearRegressionData : public MirroredViews<LinearRegressionData<T>> {
   static double student_t_log_norm(double nu, double s) {
     return std::lgamma(0.5 * (nu + 1)) - std::lgamma(0.5 * nu) - 0.5 * (std::log(nu) + kLogPi) -
            std::log(s);
+  }
+
+  /// Coefficient j's recorded name: its given name, else beta[j + 1] (Stan's).
+  std::string coefficient_name(int j) const {
+    return coefficient_names_.empty() ? "beta[" + std::to_string(j + 1) + "]"
+                                      : coefficient_names_[static_cast<std::size_t>(j)];
   }
 
   LinearRegression<T> view(const T* x, const T* y, const T* mean, const T* sd, const T* df,

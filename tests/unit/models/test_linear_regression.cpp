@@ -2,8 +2,9 @@
 // gradient against forward-mode duals and central finite differences under each prior of σ and
 // with Student-t coefficient priors, the log density against the normal likelihood and the
 // normal, Student-t and half-distribution priors written out directly (with the Jacobian of
-// σ = e^τ), float against double, the recorded quantities (Stan's names and given ones), and the
-// data container's validation.
+// σ = e^τ), float against double, the recorded quantities (Stan's names and given ones), the
+// data container's validation, and its simulation for SBC (draws from the priors, the model on
+// the same design, the priors it refuses).
 
 #include <gtest/gtest.h>
 
@@ -299,6 +300,90 @@ TEST(ModelsLinearRegressionData, FromArraysValidatesData) {
     auto owned = make(x, y, mean, sd, ScalePrior::flat, 1);
     return owned.device_model();
   });
+}
+
+/// A regression for SBC: kN × kK design of regression_arrays, β_j ~ N(m_j, s_j²) and σ under
+/// `scale_prior` with scale 2.
+LinearRegressionData<double> simulable(ScalePrior scale_prior) {
+  const RegressionArrays a = regression_arrays();
+  return LinearRegressionData<double>::from_arrays(a.x, a.y, kN, kK, {1.0, -2.0, 0.5},
+                                                   {0.5, 2.0, 1.0}, scale_prior, 2.0);
+}
+
+TEST(ModelsLinearRegressionData, SimulateDrawsThePriorsAndTheModelOnTheSameDesign) {
+  const LinearRegressionData<double> data = simulable(ScalePrior::half_normal);
+  // The same (seed, replication) gives the same draw; another replication another.
+  std::vector<double> truth, again, other;
+  LinearRegressionData<double> simulated = data.simulate(7, 3, truth);
+  const LinearRegressionData<double> twin = data.simulate(7, 3, again);
+  data.simulate(7, 4, other);
+  ASSERT_EQ(truth.size(), static_cast<std::size_t>(kK + 1));
+  EXPECT_EQ(truth, again);
+  EXPECT_NE(truth, other);
+  EXPECT_GT(truth[kK], 0.0);
+  // The design is kept, and the recorded quantities keep their names.
+  const LinearRegression<double> model = simulated.host_model();
+  const LinearRegression<double> original = data.host_model();
+  for (int e = 0; e < kN * kK; ++e) EXPECT_EQ(model.x[e], original.x[e]);
+  EXPECT_EQ(myriad::recorded_quantity_names(model), myriad::recorded_quantity_names(original));
+  EXPECT_EQ(twin.host_model().y[kN - 1], model.y[kN - 1]);
+  EXPECT_NE(model.y[0], original.y[0]);  // the outcomes are simulated
+}
+
+TEST(ModelsLinearRegressionData, SimulatedParametersFollowTheirPriors) {
+  // Over 4000 replications each β_j's mean and variance, and σ's mean (half-normal:
+  // a √(2/π), variance a²(1 − 2/π); half-Cauchy: the median a), within 5 standard errors.
+  constexpr int kReplications = 4000;
+  const std::vector<double> mean = {1.0, -2.0, 0.5}, sd = {0.5, 2.0, 1.0};
+  for (const ScalePrior prior : {ScalePrior::half_normal, ScalePrior::half_cauchy}) {
+    const LinearRegressionData<double> data = simulable(prior);
+    std::vector<std::vector<double>> draws(kK + 1);
+    std::vector<double> truth;
+    for (int r = 0; r < kReplications; ++r) {
+      data.simulate(2026, r, truth);
+      for (int q = 0; q <= kK; ++q) draws[q].push_back(truth[q]);
+    }
+    for (int j = 0; j < kK; ++j) {
+      double m = 0, v = 0;
+      for (double b : draws[j]) m += b / kReplications;
+      for (double b : draws[j]) v += (b - m) * (b - m) / (kReplications - 1);
+      EXPECT_NEAR(m, mean[j], 5 * sd[j] / std::sqrt(kReplications)) << "beta " << j;
+      // The variance's standard error for a normal: σ² √(2/(R − 1)).
+      EXPECT_NEAR(v, sd[j] * sd[j], 5 * sd[j] * sd[j] * std::sqrt(2.0 / (kReplications - 1)))
+          << "beta " << j;
+    }
+    std::vector<double> sigma = draws[kK];
+    if (prior == ScalePrior::half_normal) {
+      double m = 0;
+      for (double s : sigma) m += s / kReplications;
+      const double expected = 2.0 * std::sqrt(2.0 / M_PI);
+      EXPECT_NEAR(m, expected, 5 * 2.0 * std::sqrt((1 - 2.0 / M_PI) / kReplications));
+    } else {
+      // The fraction below the median a = 2 is ½, its standard error ½/√R.
+      double below = 0;
+      for (double s : sigma) below += s < 2.0 ? 1.0 / kReplications : 0.0;
+      EXPECT_NEAR(below, 0.5, 5 * 0.5 / std::sqrt(kReplications));
+    }
+  }
+}
+
+TEST(ModelsLinearRegressionData, SimulateRefusesPriorsItCannotDrawFrom) {
+  const RegressionArrays a = regression_arrays();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> mean(kK, 0.0);
+  std::vector<double> truth;
+  const auto flat_beta = LinearRegressionData<double>::from_arrays(
+      a.x, a.y, kN, kK, mean, {1.0, inf, 1.0}, ScalePrior::half_normal, 1.0);
+  expect_invalid_argument([&] { flat_beta.simulate(1, 0, truth); },
+                          "beta[2]'s prior is flat (improper)");
+  const auto flat_sigma = LinearRegressionData<double>::from_arrays(
+      a.x, a.y, kN, kK, mean, {1.0, 1.0, 1.0}, ScalePrior::flat, 1.0);
+  expect_invalid_argument([&] { flat_sigma.check_simulable(); },
+                          "sigma's prior is flat (improper)");
+  const auto student = LinearRegressionData<double>::from_arrays(
+      a.x, a.y, kN, kK, mean, {1.0, 1.0, 1.0}, {inf, 3.0, inf}, ScalePrior::half_normal, 1.0, 1.0);
+  expect_invalid_argument([&] { student.check_simulable(); },
+                          "beta[2]'s prior is Student-t, which it does not draw");
 }
 
 }  // namespace
