@@ -64,19 +64,6 @@ void store_hmc_lanes(LaneGroup<T>& group, const HmcEnsembleView<T>& state, std::
   }
 }
 
-/// body(c0, count) for the groups of `width` chains c0 … c0 + count − 1 that cover first …
-/// last − 1, each group's state loaded into `group` before and stored back after.
-template <class T, class Body>
-void for_each_hmc_lane_group(LaneGroup<T>& group, const HmcEnsembleView<T>& state,
-                             std::int64_t first, std::int64_t last, int width, Body body) {
-  for (std::int64_t c0 = first; c0 < last; c0 += width) {
-    const int count = static_cast<int>(std::min<std::int64_t>(width, last - c0));
-    load_hmc_lanes(group, state, c0, count);
-    body(c0, count);
-    store_hmc_lanes(group, state, c0, count);
-  }
-}
-
 /// hmc_chain_iterations for chains first … last − 1 in groups of the kernel's width, on one
 /// thread, with `group` as the thread's scratch.
 template <class Model, class T>
@@ -89,7 +76,9 @@ IterationStats hmc_lane_iterations(const Model& model, const HmcLaneKernel<Model
   IterationStats stats;
   HmcLaneOutcomes<T> out;
   HmcChainTotals totals[kMaxLaneWidth];
-  for_each_hmc_lane_group(group, state, first, last, kernel.width, [&](std::int64_t c0, int count) {
+  for (std::int64_t c0 = first; c0 < last; c0 += kernel.width) {
+    const int count = static_cast<int>(std::min<std::int64_t>(kernel.width, last - c0));
+    load_hmc_lanes(group, state, c0, count);
     std::fill(totals, totals + kernel.width, HmcChainTotals{});
     for (int i = 0; i < num_iterations; ++i) {
       const std::uint32_t iteration = first_iteration + static_cast<std::uint32_t>(i);
@@ -101,8 +90,9 @@ IterationStats hmc_lane_iterations(const Model& model, const HmcLaneKernel<Model
                                 state.position.chains, c0 + l);
       }
     }
+    store_hmc_lanes(group, state, c0, count);
     for (int l = 0; l < count; ++l) stats += totals[l].stats(num_iterations);
-  });
+  }
   return stats;
 }
 
@@ -116,7 +106,9 @@ IterationStats hmc_lane_criterion_iteration(
   IterationStats stats;
   HmcLaneOutcomes<T> out;
   double start_square[kMaxLaneWidth];
-  for_each_hmc_lane_group(group, state, first, last, kernel.width, [&](std::int64_t c0, int count) {
+  for (std::int64_t c0 = first; c0 < last; c0 += kernel.width) {
+    const int count = static_cast<int>(std::min<std::int64_t>(kernel.width, last - c0));
+    load_hmc_lanes(group, state, c0, count);
     for (int l = 0; l < count; ++l)
       start_square[l] = criterion_square(probe, group.lane(kLanePosition, l), metric);
     kernel.run(model, group.data(), settings.seed, c0, iteration,
@@ -129,7 +121,8 @@ IterationStats hmc_lane_criterion_iteration(
       totals.add(out.lane(l));
       stats += totals.stats(1);
     }
-  });
+    store_hmc_lanes(group, state, c0, count);
+  }
   return stats;
 }
 
