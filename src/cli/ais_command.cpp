@@ -31,13 +31,13 @@ namespace myriad::cli {
 namespace {
 
 /// Where `ais` puts what it reads beyond its AisConfig.
-struct AisSettings {
+struct AisCommandExtras {
   Precision precision = Precision::float64;
   double base_scale = 1;
 };
 
 /// The options of `ais`, the ones every run reads bound to `config` and `own`.
-std::vector<OptionSpec> ais_options(AisConfig& config, AisSettings& own) {
+std::vector<OptionSpec> ais_options(AisConfig& config, AisCommandExtras& own) {
   std::vector<OptionSpec> options = run_command_options(
       "built-in target (see 'myriad models')",
       "output directory (run.json, summary.csv, log_weights.npy, "
@@ -102,7 +102,7 @@ std::vector<OptionSpec> ais_options(AisConfig& config, AisSettings& own) {
 int ais_command(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   AisConfig config;
-  AisSettings own;
+  AisCommandExtras own;
   CommandLine line("ais", ais_options(config, own));
   if (parse_run_command(line, argc, argv)) return 0;  // --help
 

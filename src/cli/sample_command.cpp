@@ -41,13 +41,13 @@ MetricKind parse_metric(const std::string& name) {
 }
 
 /// Where `sample` puts what it reads beyond its SampleConfig.
-struct SampleSettings {
+struct SampleCommandExtras {
   Precision precision = Precision::float64;
   int checkpoint_every = 0;
 };
 
 /// The options of `sample`, the ones every run reads bound to `config` and `own`.
-std::vector<OptionSpec> sample_options(SampleConfig& config, SampleSettings& own) {
+std::vector<OptionSpec> sample_options(SampleConfig& config, SampleCommandExtras& own) {
   return run_command_options(
       "built-in model to sample (see 'myriad models')",
       "output directory (summary.csv, draws.npy, run.json)",
@@ -529,7 +529,7 @@ SampleResult run_sampler(const ModelSpec& spec, const ModelArguments& arguments,
 int sample_command(int argc, char** argv, bool resuming) {
   const auto start = std::chrono::steady_clock::now();
   SampleConfig config;
-  SampleSettings own;
+  SampleCommandExtras own;
   CommandLine line("sample", sample_options(config, own));
   if (parse_run_command(line, argc, argv)) return 0;  // --help
   const Precision precision = own.precision;
